@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mpip control-message (CM) trailer, wire format v1: encoder and decoder.
+ *
+ * This file and cm.c are portable: they build inside the kernel module and,
+ * unchanged, in host unit tests.  They use no kernel API.
+ *
+ * The trailer is appended at the very end of the IP payload.  All multi-byte
+ * fields are big-endian.  Offsets are from the first trailer byte; T is the
+ * total trailer length, N the number of addresses in the list.
+ *
+ *   off     size  field
+ *   0       4     source node ID (random per network namespace, never 0)
+ *   4       2     session ID (0: no session)
+ *   6       1     path ID (0: no path)
+ *   7       1     feedback path ID (0: no feedback in this CM)
+ *   8       4     timestamp, microseconds of the sender's clock, mod 2^32
+ *   12      4     path delay for the feedback path, microseconds, mod 2^32
+ *   16      4*N   address list: N IPv4 addresses (network byte order)
+ *   T-12    2     checksum adjustment (see below)
+ *   T-10    1     flags (MPIP_CM_F_*)
+ *   T-9     1     N, number of addresses (0..MPIP_CM_MAX_ADDRS)
+ *   T-8     1     magic, MPIP_CM_MAGIC
+ *   T-7     1     version, MPIP_CM_VERSION
+ *   T-6     2     T, total trailer length in bytes (28 + 4*N)
+ *   T-4     4     check: CRC32C (Castagnoli, reflected, init ~0, final ~0)
+ *                 over bytes [0, T-4) with the checksum-adjustment bytes
+ *                 taken as zero
+ *
+ * A receiver finds the trailer from the tail: the last 8 bytes give magic,
+ * version, length and check; only then is the rest read.
+ *
+ * Checksum adjustment: chosen so that the 16-bit ones'-complement sum of
+ * all T bytes (taken as big-endian 16-bit words) equals MPIP_CM_CSUM_SUM.
+ * A TCP segment carrying a trailer has a TCP checksum that is valid for the
+ * segment without its trailer; the adjustment guarantees that the checksum
+ * of the whole segment is invalid at either byte alignment, so a host
+ * without MPIP always drops such a segment instead of taking the trailer
+ * for data.
+ */
+#ifndef MPIP_CORE_CM_H
+#define MPIP_CORE_CM_H
+
+#include "compat.h"
+
+#define MPIP_CM_VERSION		1
+#define MPIP_CM_MAGIC		0xd7
+#define MPIP_CM_BODY_LEN	16	/* fields before the address list */
+#define MPIP_CM_FOOTER_LEN	12	/* fields after the address list */
+#define MPIP_CM_TAIL_LEN	8	/* what a receiver reads first */
+#define MPIP_CM_MAX_ADDRS	8
+#define MPIP_CM_MIN_LEN		(MPIP_CM_BODY_LEN + MPIP_CM_FOOTER_LEN)
+#define MPIP_CM_MAX_LEN		(MPIP_CM_MIN_LEN + 4 * MPIP_CM_MAX_ADDRS)
+#define MPIP_CM_CSUM_SUM	0x4000
+
+/* CM flags */
+#define MPIP_CM_F_ENABLE	0x01	/* availability query */
+#define MPIP_CM_F_ENABLED	0x02	/* availability confirmation */
+#define MPIP_CM_F_CTRL		0x04	/* control only: consumed by MPIP */
+#define MPIP_CM_F_IP_CHANGE	0x08	/* sender's addresses changed */
+#define MPIP_CM_F_HB		0x10	/* heartbeat */
+#define MPIP_CM_F_HS		0x20	/* NAT fake handshake */
+
+/* Decoder results (negative); 0 or a positive length means success. */
+enum mpip_cm_err {
+	MPIP_CM_E_SHORT = -1,	/* fewer bytes than a trailer needs */
+	MPIP_CM_E_MAGIC = -2,	/* magic byte does not match */
+	MPIP_CM_E_VERSION = -3,	/* unknown version */
+	MPIP_CM_E_LENGTH = -4,	/* length field inconsistent */
+	MPIP_CM_E_ADDRS = -5,	/* address count does not fit the length */
+	MPIP_CM_E_CHECK = -6,	/* CRC32C or checksum adjustment wrong */
+	MPIP_CM_E_INVAL = -7,	/* encoder: bad argument or no room */
+};
+
+struct mpip_cm {
+	u32 node_id;
+	u16 session_id;
+	u8 path_id;
+	u8 fb_path_id;
+	u32 timestamp_us;
+	u32 path_delay_us;
+	u8 flags;
+	u8 naddrs;
+	u32 addrs[MPIP_CM_MAX_ADDRS];	/* network byte order, as on the wire */
+};
+
+/* Bytes the trailer for @cm takes on the wire. */
+static inline unsigned int mpip_cm_len(const struct mpip_cm *cm)
+{
+	return MPIP_CM_MIN_LEN + 4 * cm->naddrs;
+}
+
+/*
+ * Write @cm into @buf (@len bytes available).  Returns the trailer length,
+ * or MPIP_CM_E_INVAL if @cm has too many addresses or @buf is too small.
+ */
+int mpip_cm_encode(const struct mpip_cm *cm, u8 *buf, unsigned int len);
+
+/*
+ * Look at the last MPIP_CM_TAIL_LEN bytes of a packet (@tail) whose IP
+ * payload is @avail bytes long.  Returns the trailer length T, or a
+ * negative enum mpip_cm_err if these bytes cannot end a trailer.
+ */
+int mpip_cm_peek(const u8 *tail, unsigned int avail);
+
+/*
+ * Decode the trailer in @buf, which holds exactly @len bytes: the whole
+ * trailer, as returned by mpip_cm_peek().  Returns @len on success and
+ * fills @cm; on failure returns a negative enum mpip_cm_err and leaves
+ * @cm in an unspecified state.  Never reads outside @buf.
+ */
+int mpip_cm_decode(const u8 *buf, unsigned int len, struct mpip_cm *cm);
+
+/* CRC32C of @len bytes, continuing from @crc (start with 0). */
+u32 mpip_crc32c(u32 crc, const u8 *buf, unsigned int len);
+
+/* Wrap-safe comparison of two microsecond timestamps: @a - @b. */
+static inline s32 mpip_ts_diff(u32 a, u32 b)
+{
+	return (s32)(a - b);
+}
+
+#endif /* MPIP_CORE_CM_H */

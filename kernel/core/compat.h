@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types for the portable mpip core, so that the same files build in the
+ * kernel module and in host unit tests.
+ */
+#ifndef MPIP_CORE_COMPAT_H
+#define MPIP_CORE_COMPAT_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/string.h>
+#else
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int8_t s8;
+typedef int16_t s16;
+typedef int32_t s32;
+typedef int64_t s64;
+#endif
+
+#endif /* MPIP_CORE_COMPAT_H */
