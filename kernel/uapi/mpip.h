@@ -54,6 +54,7 @@ enum mpip_cmd {
 
 	__MPIP_CMD_MAX,
 };
+
 #define MPIP_CMD_MAX (__MPIP_CMD_MAX - 1)
 
 /**
@@ -85,6 +86,7 @@ enum mpip_attr {
 
 	__MPIP_A_MAX,
 };
+
 #define MPIP_A_MAX (__MPIP_A_MAX - 1)
 
 /**
@@ -123,6 +125,7 @@ enum mpip_avail_attr {
 
 	__MPIP_AVAIL_A_MAX,
 };
+
 #define MPIP_AVAIL_A_MAX (__MPIP_AVAIL_A_MAX - 1)
 
 /**
@@ -148,6 +151,7 @@ enum mpip_node_attr {
 
 	__MPIP_NODE_A_MAX,
 };
+
 #define MPIP_NODE_A_MAX (__MPIP_NODE_A_MAX - 1)
 
 /**
@@ -163,6 +167,7 @@ enum mpip_ep_attr {
 
 	__MPIP_EP_A_MAX,
 };
+
 #define MPIP_EP_A_MAX (__MPIP_EP_A_MAX - 1)
 
 /**
@@ -209,6 +214,7 @@ enum mpip_stat {
 
 	__MPIP_STAT_MAX,
 };
+
 #define MPIP_STAT_MAX (__MPIP_STAT_MAX - 1)
 
 /**
@@ -232,6 +238,7 @@ enum mpip_cfg {
 
 	__MPIP_CFG_MAX,
 };
+
 #define MPIP_CFG_MAX (__MPIP_CFG_MAX - 1)
 
 #endif /* _UAPI_LINUX_MPIP_H */

@@ -1,0 +1,51 @@
+# mpip top-level Makefile.
+#
+#   make            build kernel/mpip.ko and userspace/mpipctl
+#   make check      install what is missing, run unit tests and VM selftests
+#   make demo       boot the lab and show mpip at work
+#   make unit       host unit tests only (ASan/UBSan)
+#   make clean
+
+# Kernel to build against: the running kernel's headers if present, else the
+# newest /lib/modules/*/build on this machine.
+KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
+		echo /lib/modules/$$(uname -r)/build; \
+	else \
+		ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1; \
+	fi)
+
+PWD := $(CURDIR)
+
+.PHONY: all module mpipctl unit check demo deps clean help
+
+all: module mpipctl
+
+module:
+	@if [ -z "$(KDIR)" ]; then \
+		echo "mpip: no kernel headers found; install linux-headers-$$(uname -r) or set KDIR" >&2; \
+		exit 1; \
+	fi
+	$(MAKE) -C $(KDIR) M=$(PWD) modules
+
+mpipctl:
+	$(MAKE) -C userspace
+
+unit:
+	$(MAKE) -C tests/unit run
+
+deps:
+	tools/deps.sh
+
+check:
+	tools/check.sh
+
+demo:
+	tools/demo.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(PWD) clean
+	$(MAKE) -C userspace clean
+	$(MAKE) -C tests/unit clean
+
+help:
+	@sed -n '3,8p' Makefile

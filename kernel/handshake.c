@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip handshake control packets (paper §3.2).
+ *
+ * TCP: a query or confirmation is a copy of the IP and TCP headers of a
+ * segment the host is sending anyway, reduced to a bare ACK, with the CM
+ * as its only payload.  Its TCP checksum is valid only without the trailer,
+ * so a host without MPIP drops it; an MPIP host consumes it.
+ *
+ * UDP: a confirmation is a new datagram with UDP length 8 and the CM in
+ * the surplus area behind it, with a deliberately wrong UDP checksum, so a
+ * host without MPIP drops it.  (A UDP query is the sender's own datagram
+ * with a trailer in its surplus area: see output.c.)
+ */
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <net/checksum.h>
+#include <net/ip.h>
+#include <net/route.h>
+
+#include "mpip.h"
+
+static struct sk_buff *mpip_ctrl_alloc(const struct dst_entry *dst,
+				       unsigned int hlen)
+{
+	unsigned int hh = LL_RESERVED_SPACE(dst->dev);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(hh + hlen + MPIP_CM_MAX_LEN, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, hh);
+	skb_reset_network_header(skb);
+	skb->protocol = htons(ETH_P_IP);
+	skb->ip_summed = CHECKSUM_NONE;
+	return skb;
+}
+
+static void mpip_ctrl_put_cm(struct sk_buff *skb, const struct mpip_cm *cm)
+{
+	unsigned int len = mpip_cm_len(cm);
+	struct iphdr *iph = ip_hdr(skb);
+
+	mpip_cm_encode(cm, skb_put(skb, len), len);
+	iph->tot_len = htons(skb->len);
+	ip_send_check(iph);
+}
+
+/*
+ * Send a TCP control packet with CM flags @flags (plus CTRL) next to the
+ * outgoing segment @skb, from the POST_ROUTING hook.
+ */
+void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
+			const struct nf_hook_state *state, u8 flags)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	unsigned int ihl = iph->ihl * 4, thl, hlen;
+	struct sk_buff *nskb;
+	struct tcphdr *th;
+	struct mpip_cm cm;
+	u8 buf[60];
+
+	th = skb_header_pointer(skb, ihl, sizeof(*th), buf);
+	if (!th)
+		return;
+	thl = th->doff * 4;
+	hlen = ihl + thl;
+
+	nskb = mpip_ctrl_alloc(skb_dst(skb), hlen);
+	if (!nskb) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return;
+	}
+	if (skb_copy_bits(skb, 0, skb_put(nskb, hlen), hlen)) {
+		kfree_skb(nskb);
+		return;
+	}
+	skb_set_transport_header(nskb, ihl);
+	th = tcp_hdr(nskb);
+	tcp_flag_word(th) &= ~(TCP_FLAG_CWR | TCP_FLAG_ECE | TCP_FLAG_URG |
+			       TCP_FLAG_PSH | TCP_FLAG_RST | TCP_FLAG_SYN |
+			       TCP_FLAG_FIN);
+	th->check = 0;
+	th->check = csum_tcpudp_magic(iph->saddr, iph->daddr, thl, IPPROTO_TCP,
+				      csum_partial(th, thl, 0));
+
+	mpip_cm_fill(mn, &cm, flags | MPIP_CM_F_CTRL, true);
+	mpip_ctrl_put_cm(nskb, &cm);
+
+	skb_dst_set(nskb, dst_clone(skb_dst(skb)));
+	nskb->dev = skb->dev;
+	nskb->mark = skb->mark;
+	nskb->priority = skb->priority;
+	state->okfn(state->net, NULL, nskb);
+}
+
+/* Answer the UDP query @skb (received, not yet stripped) with ENABLED. */
+void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb)
+{
+	const struct iphdr *qiph = ip_hdr(skb);
+	struct udphdr _quh, *quh;
+	struct flowi4 fl4 = {};
+	struct sk_buff *nskb;
+	struct udphdr *uh;
+	struct iphdr *iph;
+	struct rtable *rt;
+	struct mpip_cm cm;
+	__sum16 check;
+
+	quh = skb_header_pointer(skb, qiph->ihl * 4, sizeof(_quh), &_quh);
+	if (!quh)
+		return;
+
+	fl4.daddr = qiph->saddr;
+	fl4.saddr = qiph->daddr;
+	fl4.flowi4_proto = IPPROTO_UDP;
+	fl4.fl4_sport = quh->dest;
+	fl4.fl4_dport = quh->source;
+	fl4.flowi4_mark = skb->mark;
+	rt = ip_route_output_key(mn->net, &fl4);
+	if (IS_ERR(rt))
+		return;
+
+	nskb = mpip_ctrl_alloc(&rt->dst, sizeof(*iph) + sizeof(*uh));
+	if (!nskb) {
+		ip_rt_put(rt);
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return;
+	}
+	skb_dst_set(nskb, &rt->dst);
+
+	iph = skb_put_zero(nskb, sizeof(*iph));
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->ttl = ip4_dst_hoplimit(&rt->dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = fl4.saddr;
+	iph->daddr = fl4.daddr;
+	iph->frag_off = htons(IP_DF);
+
+	skb_set_transport_header(nskb, nskb->len);
+	uh = skb_put_zero(nskb, sizeof(*uh));
+	uh->source = fl4.fl4_sport;
+	uh->dest = fl4.fl4_dport;
+	uh->len = htons(sizeof(*uh));
+	check = csum_tcpudp_magic(iph->saddr, iph->daddr, sizeof(*uh),
+				  IPPROTO_UDP, csum_partial(uh, sizeof(*uh), 0));
+	if (!check)
+		check = CSUM_MANGLED_0;
+	/* Wrong on purpose: hosts without MPIP must drop this datagram. */
+	check ^= (__force __sum16)htons(0x8000);
+	uh->check = check ? check : (__force __sum16)htons(0x7fff);
+
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_ENABLED | MPIP_CM_F_CTRL, true);
+	mpip_ctrl_put_cm(nskb, &cm);
+	ip_select_ident(mn->net, nskb, NULL);
+	ip_send_check(iph);
+
+	mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
+	ip_local_out(mn->net, NULL, nskb);
+}

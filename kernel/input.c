@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip input: the PRE_ROUTING hook.  Finds a CM trailer at the tail of
+ * TCP and UDP packets addressed to this host, learns from it, and either
+ * strips it (data) or consumes the packet (control).
+ */
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/route.h>
+
+#include "mpip.h"
+
+struct mpip_rx {
+	__be32 saddr;
+	__be16 sport;
+	u8 proto;
+	unsigned int cm_len;
+	struct mpip_cm cm;
+};
+
+/* Transport header length and, for UDP, the UDP length. */
+static bool mpip_in_l4(const struct sk_buff *skb, unsigned int ihl, u8 proto,
+		       struct mpip_rx *rx, unsigned int *l4hl,
+		       unsigned int *ulen)
+{
+	struct tcphdr _th, *th;
+	struct udphdr _uh, *uh;
+
+	if (proto == IPPROTO_TCP) {
+		th = skb_header_pointer(skb, ihl, sizeof(_th), &_th);
+		if (!th || th->doff < 5)
+			return false;
+		rx->sport = th->source;
+		*l4hl = th->doff * 4;
+		*ulen = 0;
+		return true;
+	}
+	uh = skb_header_pointer(skb, ihl, sizeof(_uh), &_uh);
+	if (!uh)
+		return false;
+	rx->sport = uh->source;
+	*l4hl = sizeof(*uh);
+	*ulen = ntohs(uh->len);
+	return true;
+}
+
+/* Find and decode a trailer at the tail of @skb; false if there is none. */
+static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	unsigned int ihl = iph->ihl * 4, l4hl, ulen, plen;
+	u8 tailbuf[MPIP_CM_TAIL_LEN], cmbuf[MPIP_CM_MAX_LEN];
+	const u8 *tail, *cmp;
+	int len;
+
+	if (ip_is_fragment(iph) || skb->len < ihl)
+		return false;
+	if (iph->protocol != IPPROTO_TCP && iph->protocol != IPPROTO_UDP)
+		return false;
+	rx->proto = iph->protocol;
+	rx->saddr = iph->saddr;
+	if (!mpip_in_l4(skb, ihl, rx->proto, rx, &l4hl, &ulen))
+		return false;
+
+	plen = skb->len - ihl;
+	if (plen < l4hl + MPIP_CM_MIN_LEN)
+		return false;
+	tail = skb_header_pointer(skb, skb->len - MPIP_CM_TAIL_LEN,
+				  MPIP_CM_TAIL_LEN, tailbuf);
+	if (!tail)
+		return false;
+	len = mpip_cm_peek(tail, plen - l4hl);
+	if (len < 0)
+		return false;
+	/* A UDP trailer lies exactly in the surplus area. */
+	if (rx->proto == IPPROTO_UDP && ulen + len != plen)
+		return false;
+
+	cmp = skb_header_pointer(skb, skb->len - len, len, cmbuf);
+	if (!cmp || mpip_cm_decode(cmp, len, &rx->cm) != len)
+		return false;
+	rx->cm_len = len;
+	return true;
+}
+
+/* Learn from a valid CM: the sender runs MPIP. */
+static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
+			  const struct mpip_rx *rx)
+{
+	const struct mpip_cm *cm = &rx->cm;
+	struct mpip_avail *e;
+
+	rcu_read_lock();
+	mpip_node_learn(mn, cm->node_id, rx->saddr, rx->sport, cm);
+
+	e = mpip_avail_get(mn, rx->saddr, rx->sport, rx->proto);
+	if (e) {
+		if (READ_ONCE(e->state) != MPIP_AVAIL_YES)
+			WRITE_ONCE(e->state, MPIP_AVAIL_YES);
+		if (READ_ONCE(e->node_id) != cm->node_id)
+			WRITE_ONCE(e->node_id, cm->node_id);
+		mpip_touch(&e->last_rx);
+		mpip_touch(&e->last_used);
+	}
+
+	if (cm->flags & MPIP_CM_F_ENABLE) {
+		mpip_inc(mn, MPIP_STAT_RX_QUERY);
+		if (rx->proto == IPPROTO_UDP)
+			mpip_udp_confirm_send(mn, skb);
+		else if (e)
+			set_bit(MPIP_AVF_CONFIRM, &e->flags);
+	}
+	if (cm->flags & MPIP_CM_F_ENABLED)
+		mpip_inc(mn, MPIP_STAT_RX_CONFIRM);
+	rcu_read_unlock();
+}
+
+/* Remove the trailer; the transport checksum is valid without it. */
+static int mpip_in_strip(struct sk_buff *skb, unsigned int len)
+{
+	struct iphdr *iph;
+
+	if (skb_ensure_writable(skb, ip_hdrlen(skb)))
+		return -ENOMEM;
+	if (pskb_trim_rcsum(skb, skb->len - len))
+		return -ENOMEM;
+	iph = ip_hdr(skb);
+	iph->tot_len = htons(skb->len);
+	ip_send_check(iph);
+	return 0;
+}
+
+unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
+			  const struct nf_hook_state *state)
+{
+	struct mpip_net *mn = mpip_pernet(state->net);
+	struct mpip_rx rx;
+
+	if (!READ_ONCE(mn->enabled))
+		return NF_ACCEPT;
+	if (!mpip_in_find_cm(skb, &rx))
+		return NF_ACCEPT;
+	if (inet_addr_type(state->net, ip_hdr(skb)->daddr) != RTN_LOCAL) {
+		mpip_inc(mn, MPIP_STAT_RX_NOT_LOCAL);
+		return NF_ACCEPT;
+	}
+
+	mpip_in_learn(mn, skb, &rx);
+
+	if (rx.cm.flags & MPIP_CM_F_CTRL) {
+		mpip_inc(mn, MPIP_STAT_RX_CTRL);
+		consume_skb(skb);
+		return NF_STOLEN;
+	}
+	if (mpip_in_strip(skb, rx.cm_len)) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return NF_DROP;
+	}
+	mpip_inc(mn, MPIP_STAT_RX_CM);
+	return NF_ACCEPT;
+}

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip generic netlink family: status, tables, counters and tunables.
+ * Every command acts on the caller's network namespace.
+ */
+#include <net/genetlink.h>
+#include <net/netlink.h>
+#include <net/sock.h>
+
+#include "mpip.h"
+
+static struct genl_family mpip_genl_family;
+
+static struct netlink_range_validation mpip_range_threshold = {
+	.min = 1, .max = 100,
+};
+
+static struct netlink_range_validation mpip_range_peer = {
+	.min = 100, .max = 600000,
+};
+
+static struct netlink_range_validation mpip_range_expiry = {
+	.min = 1000, .max = 86400000,
+};
+
+static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
+	[MPIP_CFG_QUERY_THRESHOLD] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_threshold),
+	[MPIP_CFG_PEER_TIMEOUT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_peer),
+	[MPIP_CFG_AVAIL_TIMEOUT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_expiry),
+	[MPIP_CFG_NODE_TIMEOUT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_expiry),
+};
+
+static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
+	[MPIP_A_ENABLED] = NLA_POLICY_MAX(NLA_U8, 1),
+	[MPIP_A_CONFIG] = NLA_POLICY_NESTED(mpip_cfg_policy),
+};
+
+static struct mpip_net *mpip_nl_net(struct genl_info *info)
+{
+	return mpip_pernet(genl_info_net(info));
+}
+
+static u32 mpip_age_ms(unsigned long stamp)
+{
+	return jiffies_to_msecs(jiffies - READ_ONCE(stamp));
+}
+
+static struct sk_buff *mpip_nl_reply_new(struct genl_info *info, void **hdr)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+
+	if (!msg)
+		return NULL;
+	*hdr = genlmsg_put_reply(msg, info, &mpip_genl_family, 0,
+				 info->genlhdr->cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+static int mpip_nl_get_status(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mpip_net *mn = mpip_nl_net(info);
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = mpip_nl_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	if (nla_put_u8(msg, MPIP_A_ENABLED, READ_ONCE(mn->enabled)) ||
+	    nla_put_u32(msg, MPIP_A_NODE_ID, mn->node_id) ||
+	    nla_put_string(msg, MPIP_A_VERSION, MPIP_VERSION) ||
+	    nla_put_u32(msg, MPIP_A_AVAIL_COUNT, READ_ONCE(mn->avail.count)) ||
+	    nla_put_u32(msg, MPIP_A_NODE_COUNT, READ_ONCE(mn->nodes.count))) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+static int mpip_nl_set_status(struct sk_buff *skb, struct genl_info *info)
+{
+	if (GENL_REQ_ATTR_CHECK(info, MPIP_A_ENABLED))
+		return -EINVAL;
+	mpip_set_enabled(mpip_nl_net(info),
+			 nla_get_u8(info->attrs[MPIP_A_ENABLED]));
+	return 0;
+}
+
+static int mpip_nl_flush(struct sk_buff *skb, struct genl_info *info)
+{
+	mpip_flush(mpip_nl_net(info));
+	return 0;
+}
+
+static int mpip_nl_get_stats(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mpip_net *mn = mpip_nl_net(info);
+	struct sk_buff *msg;
+	struct nlattr *nest;
+	void *hdr;
+	int s;
+
+	msg = mpip_nl_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	nest = nla_nest_start(msg, MPIP_A_STATS);
+	if (!nest)
+		goto err;
+	for (s = MPIP_STAT_UNSPEC + 1; s <= MPIP_STAT_MAX; s++) {
+		if (nla_put_u64_64bit(msg, s, mpip_stat_sum(mn, s),
+				      MPIP_STAT_UNSPEC))
+			goto err;
+	}
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+err:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
+{
+	switch (key) {
+	case MPIP_CFG_QUERY_THRESHOLD:
+		return &cfg->query_threshold;
+	case MPIP_CFG_PEER_TIMEOUT_MS:
+		return &cfg->peer_timeout_ms;
+	case MPIP_CFG_AVAIL_TIMEOUT_MS:
+		return &cfg->avail_timeout_ms;
+	case MPIP_CFG_NODE_TIMEOUT_MS:
+		return &cfg->node_timeout_ms;
+	}
+	return NULL;
+}
+
+static int mpip_nl_get_config(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mpip_net *mn = mpip_nl_net(info);
+	struct sk_buff *msg;
+	struct nlattr *nest;
+	void *hdr;
+	int key;
+
+	msg = mpip_nl_reply_new(info, &hdr);
+	if (!msg)
+		return -ENOMEM;
+	nest = nla_nest_start(msg, MPIP_A_CONFIG);
+	if (!nest)
+		goto err;
+	for (key = MPIP_CFG_UNSPEC + 1; key <= MPIP_CFG_MAX; key++) {
+		if (nla_put_u32(msg, key,
+				READ_ONCE(*mpip_cfg_field(&mn->cfg, key))))
+			goto err;
+	}
+	nla_nest_end(msg, nest);
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+err:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+static int mpip_nl_set_config(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mpip_net *mn = mpip_nl_net(info);
+	struct nlattr *tb[MPIP_CFG_MAX + 1];
+	int key, err;
+
+	if (GENL_REQ_ATTR_CHECK(info, MPIP_A_CONFIG))
+		return -EINVAL;
+	/* Validated against the policy here, before anything changes. */
+	err = nla_parse_nested(tb, MPIP_CFG_MAX, info->attrs[MPIP_A_CONFIG],
+			       mpip_cfg_policy, info->extack);
+	if (err)
+		return err;
+	for (key = MPIP_CFG_UNSPEC + 1; key <= MPIP_CFG_MAX; key++) {
+		if (tb[key])
+			WRITE_ONCE(*mpip_cfg_field(&mn->cfg, key),
+				   nla_get_u32(tb[key]));
+	}
+	return 0;
+}
+
+static void *mpip_nl_dump_hdr(struct sk_buff *skb, struct netlink_callback *cb,
+			      u8 cmd)
+{
+	return genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+			   &mpip_genl_family, NLM_F_MULTI, cmd);
+}
+
+static int mpip_nl_put_avail(struct sk_buff *skb, struct netlink_callback *cb,
+			     const struct mpip_avail *e)
+{
+	struct nlattr *nest;
+	void *hdr;
+
+	hdr = mpip_nl_dump_hdr(skb, cb, MPIP_CMD_GET_AVAIL);
+	if (!hdr)
+		return -EMSGSIZE;
+	nest = nla_nest_start(skb, MPIP_A_AVAIL);
+	if (!nest ||
+	    nla_put_in_addr(skb, MPIP_AVAIL_A_ADDR, e->addr) ||
+	    nla_put_u16(skb, MPIP_AVAIL_A_PORT, ntohs(e->port)) ||
+	    nla_put_u8(skb, MPIP_AVAIL_A_PROTO, e->proto) ||
+	    nla_put_u8(skb, MPIP_AVAIL_A_STATE, READ_ONCE(e->state)) ||
+	    nla_put_u32(skb, MPIP_AVAIL_A_QUERIES, atomic_read(&e->queries)) ||
+	    nla_put_u32(skb, MPIP_AVAIL_A_NODE_ID, READ_ONCE(e->node_id)) ||
+	    nla_put_u32(skb, MPIP_AVAIL_A_AGE_MS, mpip_age_ms(e->last_used))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int mpip_nl_put_eps(struct sk_buff *skb, const struct mpip_node *n)
+{
+	struct nlattr *list, *ep;
+	unsigned int i;
+
+	list = nla_nest_start(skb, MPIP_NODE_A_ENDPOINTS);
+	if (!list)
+		return -EMSGSIZE;
+	for (i = 0; i < n->nep; i++) {
+		ep = nla_nest_start(skb, MPIP_NODE_A_ENDPOINT);
+		if (!ep ||
+		    nla_put_in_addr(skb, MPIP_EP_A_ADDR, n->ep[i].addr) ||
+		    nla_put_u16(skb, MPIP_EP_A_PORT, ntohs(n->ep[i].port)))
+			return -EMSGSIZE;
+		nla_nest_end(skb, ep);
+	}
+	nla_nest_end(skb, list);
+
+	list = nla_nest_start(skb, MPIP_NODE_A_ADDRS);
+	if (!list)
+		return -EMSGSIZE;
+	for (i = 0; i < n->naddrs; i++) {
+		if (nla_put_in_addr(skb, MPIP_NODE_A_ADDR,
+				    (__force __be32)n->addrs[i]))
+			return -EMSGSIZE;
+	}
+	nla_nest_end(skb, list);
+	return 0;
+}
+
+static int mpip_nl_put_node(struct sk_buff *skb, struct netlink_callback *cb,
+			    struct mpip_node *n)
+{
+	struct nlattr *nest;
+	void *hdr;
+	int err;
+
+	hdr = mpip_nl_dump_hdr(skb, cb, MPIP_CMD_GET_NODES);
+	if (!hdr)
+		return -EMSGSIZE;
+	nest = nla_nest_start(skb, MPIP_A_NODE);
+	if (!nest ||
+	    nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
+	    nla_put_u32(skb, MPIP_NODE_A_AGE_MS, mpip_age_ms(n->last_seen)))
+		goto err;
+	spin_lock_bh(&n->lock);
+	err = mpip_nl_put_eps(skb, n);
+	spin_unlock_bh(&n->lock);
+	if (err)
+		goto err;
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+err:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+typedef int (*mpip_nl_put_t)(struct sk_buff *skb, struct netlink_callback *cb,
+			     struct hlist_node *pos);
+
+/*
+ * Dump one RCU hash table: cb->args[0] is the bucket and cb->args[1] the
+ * position inside it where the previous message stopped.
+ */
+static int mpip_nl_dump_table(struct sk_buff *skb, struct netlink_callback *cb,
+			      struct hlist_head *buckets, unsigned long n,
+			      mpip_nl_put_t put)
+{
+	struct hlist_node *pos;
+	unsigned long b, i;
+
+	rcu_read_lock();
+	for (b = cb->args[0]; b < n; b++, cb->args[1] = 0) {
+		i = 0;
+		__hlist_for_each_rcu(pos, &buckets[b]) {
+			if (i++ < cb->args[1])
+				continue;
+			if (put(skb, cb, pos)) {
+				cb->args[1] = i - 1;
+				goto out;
+			}
+		}
+	}
+out:
+	cb->args[0] = b;
+	rcu_read_unlock();
+	return skb->len;
+}
+
+static int mpip_nl_put_avail_pos(struct sk_buff *skb,
+				 struct netlink_callback *cb,
+				 struct hlist_node *pos)
+{
+	return mpip_nl_put_avail(skb, cb,
+				 hlist_entry(pos, struct mpip_avail, hnode));
+}
+
+static int mpip_nl_put_node_pos(struct sk_buff *skb,
+				struct netlink_callback *cb,
+				struct hlist_node *pos)
+{
+	return mpip_nl_put_node(skb, cb,
+				hlist_entry(pos, struct mpip_node, hnode));
+}
+
+static int mpip_nl_dump_avail(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
+
+	return mpip_nl_dump_table(skb, cb, mn->avail.buckets,
+				  ARRAY_SIZE(mn->avail.buckets),
+				  mpip_nl_put_avail_pos);
+}
+
+static int mpip_nl_dump_nodes(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
+
+	return mpip_nl_dump_table(skb, cb, mn->nodes.buckets,
+				  ARRAY_SIZE(mn->nodes.buckets),
+				  mpip_nl_put_node_pos);
+}
+
+static const struct genl_ops mpip_genl_ops[] = {
+	{
+		.cmd = MPIP_CMD_GET_STATUS,
+		.doit = mpip_nl_get_status,
+	},
+	{
+		.cmd = MPIP_CMD_SET_STATUS,
+		.doit = mpip_nl_set_status,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = MPIP_CMD_GET_AVAIL,
+		.dumpit = mpip_nl_dump_avail,
+	},
+	{
+		.cmd = MPIP_CMD_GET_NODES,
+		.dumpit = mpip_nl_dump_nodes,
+	},
+	{
+		.cmd = MPIP_CMD_GET_STATS,
+		.doit = mpip_nl_get_stats,
+	},
+	{
+		.cmd = MPIP_CMD_GET_CONFIG,
+		.doit = mpip_nl_get_config,
+	},
+	{
+		.cmd = MPIP_CMD_SET_CONFIG,
+		.doit = mpip_nl_set_config,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = MPIP_CMD_FLUSH,
+		.doit = mpip_nl_flush,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+};
+
+static struct genl_family mpip_genl_family __ro_after_init = {
+	.name = MPIP_GENL_NAME,
+	.version = MPIP_GENL_VERSION,
+	.maxattr = MPIP_A_MAX,
+	.policy = mpip_nl_policy,
+	.netnsok = true,
+	.parallel_ops = true,
+	.module = THIS_MODULE,
+	.ops = mpip_genl_ops,
+	.n_ops = ARRAY_SIZE(mpip_genl_ops),
+	.resv_start_op = MPIP_CMD_GET_STATUS,
+};
+
+int mpip_genl_register(void)
+{
+	return genl_register_family(&mpip_genl_family);
+}
+
+void mpip_genl_unregister(void)
+{
+	genl_unregister_family(&mpip_genl_family);
+}

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip output: the POST_ROUTING hook for locally generated IPv4 packets.
+ *
+ * - TCP SYNs get their MSS option lowered so data segments leave room
+ *   for a trailer.
+ * - Packets to a destination whose MPIP availability is unknown trigger
+ *   queries, up to the query threshold.
+ * - Packets to MPIP peers carry a data trailer.
+ */
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <net/ip.h>
+#include <net/tcp.h>
+
+#include "mpip.h"
+
+struct mpip_pkt {
+	struct iphdr *iph;
+	unsigned int ihl;
+	__be16 sport;
+	__be16 dport;
+	u8 tcp_flags;		/* TCP only */
+	unsigned int thl;	/* transport header length */
+};
+
+/* Parse the transport header; false if mpip leaves the packet alone. */
+static bool mpip_out_parse(struct sk_buff *skb, struct mpip_pkt *p)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	struct tcphdr _th, *th;
+	struct udphdr _uh, *uh;
+
+	if (ip_is_fragment(iph))
+		return false;
+	p->ihl = iph->ihl * 4;
+
+	switch (iph->protocol) {
+	case IPPROTO_TCP:
+		th = skb_header_pointer(skb, p->ihl, sizeof(_th), &_th);
+		if (!th || th->doff < 5)
+			return false;
+		p->sport = th->source;
+		p->dport = th->dest;
+		p->tcp_flags = ((u8 *)th)[13];
+		p->thl = th->doff * 4;
+		return true;
+	case IPPROTO_UDP:
+		uh = skb_header_pointer(skb, p->ihl, sizeof(_uh), &_uh);
+		if (!uh)
+			return false;
+		/* A datagram with surplus data is not ours to touch. */
+		if (ntohs(uh->len) != skb->len - p->ihl)
+			return false;
+		p->sport = uh->source;
+		p->dport = uh->dest;
+		p->thl = sizeof(*uh);
+		return true;
+	}
+	return false;
+}
+
+/* Lower the MSS option of an outgoing SYN by the data trailer length. */
+static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
+			   const struct mpip_pkt *p)
+{
+	unsigned int off, end = p->ihl + p->thl;
+	struct tcphdr *th;
+	u8 *opt;
+	u16 mss;
+
+	if (skb_ensure_writable(skb, end))
+		return;
+	th = (struct tcphdr *)(skb_network_header(skb) + p->ihl);
+	opt = (u8 *)th;
+
+	for (off = sizeof(*th); off < p->thl;) {
+		if (opt[off] == TCPOPT_EOL)
+			return;
+		if (opt[off] == TCPOPT_NOP) {
+			off++;
+			continue;
+		}
+		if (off + 1 >= p->thl || opt[off + 1] < 2 ||
+		    off + opt[off + 1] > p->thl)
+			return;
+		if (opt[off] == TCPOPT_MSS && opt[off + 1] == TCPOLEN_MSS) {
+			mss = get_unaligned_be16(opt + off + 2);
+			if (mss <= TCP_MIN_MSS + MPIP_DATA_CM_LEN)
+				return;
+			put_unaligned_be16(mss - MPIP_DATA_CM_LEN,
+					   opt + off + 2);
+			inet_proto_csum_replace2(&th->check, skb, htons(mss),
+						 htons(mss - MPIP_DATA_CM_LEN),
+						 false);
+			mpip_inc(mn, MPIP_STAT_MSS_CLAMPED);
+			return;
+		}
+		off += opt[off + 1];
+	}
+}
+
+/* Resolve a pending partial checksum, then append @cm. */
+static int mpip_out_add_cm(struct sk_buff *skb, const struct mpip_cm *cm)
+{
+	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))
+		return -EINVAL;
+	return mpip_skb_add_cm(skb, cm);
+}
+
+/*
+ * Query a destination of unknown availability.  TCP: a separate control
+ * packet.  UDP: a trailer on the datagram itself, which a host without
+ * MPIP ignores since it lies beyond the UDP length.
+ */
+static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
+			   struct sk_buff *skb, const struct nf_hook_state *st)
+{
+	u32 limit = READ_ONCE(mn->cfg.query_threshold);
+	struct mpip_cm cm;
+
+	if (atomic_read(&e->queries) >= limit) {
+		if (cmpxchg(&e->state, MPIP_AVAIL_PROBING, MPIP_AVAIL_NO) ==
+		    MPIP_AVAIL_PROBING)
+			mpip_inc(mn, MPIP_STAT_PROBE_GIVEUP);
+		return;
+	}
+
+	if (ip_hdr(skb)->protocol == IPPROTO_TCP) {
+		if (atomic_inc_return(&e->queries) > limit)
+			return;
+		mpip_tcp_ctrl_send(mn, skb, st, MPIP_CM_F_ENABLE);
+		mpip_inc(mn, MPIP_STAT_TX_QUERY);
+		return;
+	}
+
+	if (skb_is_gso(skb))
+		return;
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_ENABLE, true);
+	if (mpip_skb_room(skb) < mpip_cm_len(&cm))
+		return;
+	if (atomic_inc_return(&e->queries) > limit)
+		return;
+	if (mpip_out_add_cm(skb, &cm))
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+	else
+		mpip_inc(mn, MPIP_STAT_TX_QUERY);
+}
+
+/* Add a data trailer to one non-GSO packet, if it fits. */
+static void mpip_out_data_one(struct mpip_net *mn, struct sk_buff *skb)
+{
+	struct mpip_cm cm;
+
+	if (mpip_skb_room(skb) < MPIP_DATA_CM_LEN) {
+		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
+		return;
+	}
+	mpip_cm_fill(mn, &cm, 0, false);
+	if (mpip_out_add_cm(skb, &cm))
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+	else
+		mpip_inc(mn, MPIP_STAT_TX_CM);
+}
+
+/*
+ * A GSO packet is split here, in software, so that every segment on the
+ * wire carries its own trailer.  The segments go straight on to the rest
+ * of the output path; the original is consumed.
+ */
+static unsigned int mpip_out_data_gso(struct mpip_net *mn,
+				      struct sk_buff *skb,
+				      const struct nf_hook_state *st)
+{
+	struct sk_buff *segs, *seg, *next;
+
+	segs = skb_gso_segment(skb, 0);
+	if (IS_ERR_OR_NULL(segs)) {
+		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
+		return NF_ACCEPT;
+	}
+	mpip_inc(mn, MPIP_STAT_TX_GSO_SPLIT);
+	consume_skb(skb);
+
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		mpip_out_data_one(mn, seg);
+		st->okfn(st->net, st->sk, seg);
+	}
+	return NF_STOLEN;
+}
+
+static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e)
+{
+	unsigned long t = mpip_ms_to_jiffies(READ_ONCE(mn->cfg.peer_timeout_ms));
+
+	if (!time_after(jiffies, READ_ONCE(e->last_rx) + t))
+		return false;
+	atomic_set(&e->queries, 0);
+	WRITE_ONCE(e->state, MPIP_AVAIL_PROBING);
+	mpip_inc(mn, MPIP_STAT_PEER_LOST);
+	return true;
+}
+
+/*
+ * SYNs only get their MSS lowered; neither they nor RSTs carry trailers
+ * or trigger queries.  Returns true when mpip is done with the segment.
+ */
+static bool mpip_out_tcp_done(struct mpip_net *mn, struct sk_buff *skb,
+			      const struct mpip_pkt *p)
+{
+	if (p->tcp_flags & TCPHDR_SYN) {
+		mpip_clamp_mss(mn, skb, p);
+		return true;
+	}
+	return (p->tcp_flags & TCPHDR_RST) || !(p->tcp_flags & TCPHDR_ACK);
+}
+
+unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
+			   const struct nf_hook_state *st)
+{
+	struct mpip_net *mn = mpip_pernet(st->net);
+	struct mpip_pkt p;
+	struct mpip_avail *e;
+	unsigned int verdict = NF_ACCEPT;
+	bool tcp;
+
+	if (!READ_ONCE(mn->enabled))
+		return NF_ACCEPT;
+	if (IPCB(skb)->flags & IPSKB_FORWARDED)
+		return NF_ACCEPT;
+	if (!mpip_out_parse(skb, &p))
+		return NF_ACCEPT;
+
+	p.iph = ip_hdr(skb);
+	tcp = p.iph->protocol == IPPROTO_TCP;
+	if (tcp && mpip_out_tcp_done(mn, skb, &p))
+		return NF_ACCEPT;
+
+	rcu_read_lock();
+	e = mpip_avail_get(mn, p.iph->daddr, p.dport, p.iph->protocol);
+	if (!e)
+		goto out;
+	mpip_touch(&e->last_used);
+
+	if (READ_ONCE(e->state) == MPIP_AVAIL_YES && tcp &&
+	    mpip_peer_lost(mn, e))
+		goto out_probe;
+
+	switch (READ_ONCE(e->state)) {
+	case MPIP_AVAIL_PROBING:
+		goto out_probe;
+	case MPIP_AVAIL_YES:
+		if (tcp && test_and_clear_bit(MPIP_AVF_CONFIRM, &e->flags)) {
+			mpip_tcp_ctrl_send(mn, skb, st, MPIP_CM_F_ENABLED);
+			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
+		}
+		if (skb_is_gso(skb))
+			verdict = mpip_out_data_gso(mn, skb, st);
+		else
+			mpip_out_data_one(mn, skb);
+		goto out;
+	default:
+		goto out;
+	}
+
+out_probe:
+	mpip_out_probe(mn, e, skb, st);
+out:
+	rcu_read_unlock();
+	return verdict;
+}

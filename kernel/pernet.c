@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip per network namespace state: creation, teardown, hooks, counters
+ * and the garbage collector that expires table entries.
+ */
+#include <linux/random.h>
+#include <linux/netfilter_ipv4.h>
+#include <net/netns/generic.h>
+#include <net/netfilter/ipv4/nf_defrag_ipv4.h>
+
+#include "mpip.h"
+
+static unsigned int mpip_net_id __read_mostly;
+
+/*
+ * Input runs after defragmentation and before raw, conntrack and the
+ * filter table, so that they all see packets without trailers.  Output
+ * runs after SNAT and every other POST_ROUTING hook except the conntrack
+ * confirmation, so that conntrack and NAT only see the original packet.
+ */
+static const struct nf_hook_ops mpip_nf_ops[] = {
+	{
+		.hook = mpip_in_hook,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_PRE_ROUTING,
+		.priority = NF_IP_PRI_CONNTRACK_DEFRAG + 1,
+	},
+	{
+		.hook = mpip_out_hook,
+		.pf = NFPROTO_IPV4,
+		.hooknum = NF_INET_POST_ROUTING,
+		.priority = NF_IP_PRI_CONNTRACK_CONFIRM - 1,
+	},
+};
+
+static const struct mpip_config mpip_config_default = {
+	.query_threshold = 5,
+	.peer_timeout_ms = 3000,
+	.avail_timeout_ms = 300000,
+	.node_timeout_ms = 300000,
+};
+
+struct mpip_net *mpip_pernet(const struct net *net)
+{
+	return net_generic(net, mpip_net_id);
+}
+
+u64 mpip_stat_sum(const struct mpip_net *mn, enum mpip_stat s)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(mn->stats, cpu)->cnt[s];
+	return sum;
+}
+
+void mpip_flush(struct mpip_net *mn)
+{
+	mpip_avail_flush(mn);
+	mpip_node_flush(mn);
+}
+
+void mpip_set_enabled(struct mpip_net *mn, bool on)
+{
+	WRITE_ONCE(mn->enabled, on);
+	if (!on)
+		mpip_flush(mn);
+}
+
+static void mpip_gc_work(struct work_struct *work)
+{
+	struct mpip_net *mn = container_of(to_delayed_work(work),
+					   struct mpip_net, gc_work);
+
+	mpip_avail_gc(mn);
+	mpip_node_gc(mn);
+	queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
+			   MPIP_GC_INTERVAL);
+}
+
+static u32 mpip_new_node_id(void)
+{
+	u32 id;
+
+	do {
+		id = get_random_u32();
+	} while (!id);
+	return id;
+}
+
+static int __net_init mpip_net_init(struct net *net)
+{
+	struct mpip_net *mn = mpip_pernet(net);
+	int err;
+
+	mn->net = net;
+	mn->node_id = mpip_new_node_id();
+	mn->cfg = mpip_config_default;
+	mn->enabled = READ_ONCE(mpip_default_enabled);
+	mpip_avail_init(&mn->avail);
+	mpip_node_init(&mn->nodes);
+	INIT_DELAYED_WORK(&mn->gc_work, mpip_gc_work);
+
+	mn->stats = alloc_percpu(struct mpip_stats);
+	if (!mn->stats)
+		return -ENOMEM;
+
+	err = nf_defrag_ipv4_enable(net);
+	if (err)
+		goto err_stats;
+
+	err = nf_register_net_hooks(net, mpip_nf_ops, ARRAY_SIZE(mpip_nf_ops));
+	if (err)
+		goto err_defrag;
+
+	queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
+			   MPIP_GC_INTERVAL);
+	return 0;
+
+err_defrag:
+	nf_defrag_ipv4_disable(net);
+err_stats:
+	free_percpu(mn->stats);
+	return err;
+}
+
+static void __net_exit mpip_net_exit(struct net *net)
+{
+	struct mpip_net *mn = mpip_pernet(net);
+
+	/* Returns after every CPU has left the hooks. */
+	nf_unregister_net_hooks(net, mpip_nf_ops, ARRAY_SIZE(mpip_nf_ops));
+	nf_defrag_ipv4_disable(net);
+	cancel_delayed_work_sync(&mn->gc_work);
+	mpip_flush(mn);
+	free_percpu(mn->stats);
+}
+
+static struct pernet_operations mpip_net_ops = {
+	.init = mpip_net_init,
+	.exit = mpip_net_exit,
+	.id = &mpip_net_id,
+	.size = sizeof(struct mpip_net),
+};
+
+int mpip_pernet_register(void)
+{
+	return register_pernet_subsys(&mpip_net_ops);
+}
+
+void mpip_pernet_unregister(void)
+{
+	unregister_pernet_subsys(&mpip_net_ops);
+}

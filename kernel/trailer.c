@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip: building CM trailers and putting them on socket buffers.
+ */
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <linux/ip.h>
+#include <linux/timekeeping.h>
+#include <net/ip.h>
+#include <net/route.h>
+#include <net/sock.h>
+
+#include "mpip.h"
+
+static u32 mpip_now_us(void)
+{
+	return (u32)ktime_to_us(ktime_get());
+}
+
+/* Collect up to MPIP_CM_MAX_ADDRS usable IPv4 addresses of the namespace. */
+static u8 mpip_local_addrs(struct net *net, u32 *addrs)
+{
+	struct net_device *dev;
+	struct in_device *in_dev;
+	const struct in_ifaddr *ifa;
+	u8 n = 0;
+
+	rcu_read_lock();
+	for_each_netdev_rcu(net, dev) {
+		if ((dev->flags & IFF_LOOPBACK) || !(dev->flags & IFF_UP))
+			continue;
+		in_dev = __in_dev_get_rcu(dev);
+		if (!in_dev)
+			continue;
+		in_dev_for_each_ifa_rcu(ifa, in_dev) {
+			if (ifa->ifa_scope == RT_SCOPE_HOST)
+				continue;
+			addrs[n++] = (__force u32)ifa->ifa_local;
+			if (n == MPIP_CM_MAX_ADDRS)
+				goto out;
+		}
+	}
+out:
+	rcu_read_unlock();
+	return n;
+}
+
+void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
+		  bool with_addrs)
+{
+	memset(cm, 0, sizeof(*cm));
+	cm->node_id = mn->node_id;
+	cm->timestamp_us = mpip_now_us();
+	cm->flags = flags;
+	if (with_addrs)
+		cm->naddrs = mpip_local_addrs(mn->net, cm->addrs);
+}
+
+/* Bytes that can still be added to @skb without exceeding its route MTU. */
+unsigned int mpip_skb_room(const struct sk_buff *skb)
+{
+	unsigned int mtu = dst_mtu(skb_dst(skb));
+
+	return skb->len < mtu ? mtu - skb->len : 0;
+}
+
+/* Make room for @len more bytes at the tail and return where they go. */
+static void *mpip_skb_tail_room(struct sk_buff *skb, unsigned int len)
+{
+	unsigned int nr;
+	void *p;
+
+	if (!skb_is_nonlinear(skb) || skb_has_frag_list(skb) ||
+	    skb_shinfo(skb)->nr_frags >= MAX_SKB_FRAGS) {
+		if (skb_linearize_cow(skb))
+			return NULL;
+		if (skb_tailroom(skb) < len &&
+		    pskb_expand_head(skb, 0, len - skb_tailroom(skb),
+				     GFP_ATOMIC))
+			return NULL;
+		return skb_put(skb, len);
+	}
+
+	/*
+	 * Paged data may be shared with the socket's retransmit queue: leave
+	 * it alone and hang the trailer off a fragment of its own.
+	 */
+	if (skb_unclone(skb, GFP_ATOMIC))
+		return NULL;
+	p = netdev_alloc_frag(SKB_DATA_ALIGN(len));
+	if (!p)
+		return NULL;
+	nr = skb_shinfo(skb)->nr_frags;
+	skb_fill_page_desc(skb, nr, virt_to_head_page(p),
+			   p - page_address(virt_to_head_page(p)), len);
+	skb->len += len;
+	skb->data_len += len;
+	/* As pskb_expand_head(): a socket's accounting is not ours to change. */
+	if (!skb->sk || skb->destructor == sock_edemux)
+		skb->truesize += SKB_DATA_ALIGN(len);
+	return p;
+}
+
+/*
+ * Append the trailer for @cm to an IPv4 packet whose transport checksum is
+ * already final (not CHECKSUM_PARTIAL), and fix the IP header.
+ */
+int mpip_skb_add_cm(struct sk_buff *skb, const struct mpip_cm *cm)
+{
+	unsigned int len = mpip_cm_len(cm);
+	struct iphdr *iph;
+	void *p;
+
+	if (skb_ensure_writable(skb, ip_hdrlen(skb)))
+		return -ENOMEM;
+	p = mpip_skb_tail_room(skb, len);
+	if (!p)
+		return -ENOMEM;
+	if (mpip_cm_encode(cm, p, len) != len)
+		return -EINVAL;
+
+	iph = ip_hdr(skb);
+	iph->tot_len = htons(ntohs(iph->tot_len) + len);
+	ip_send_check(iph);
+	return 0;
+}

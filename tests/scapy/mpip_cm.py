@@ -1,0 +1,434 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Scapy support for the mpip control-message (CM) trailer, wire format v1.
+
+Written from Documentation/wire-format.rst, independently of the C code in
+kernel/core/cm.c, so that the two can be checked against each other.
+
+    MPIPTrailer        the trailer as a scapy Packet (build and dissect)
+    encode(...)        bytes of a trailer from field values
+    validate(raw)      0 or a negative error code (same codes as cm.h)
+    find_trailer(pkt)  the MPIPTrailer at the end of an IP packet, or None
+    strip(pkt)         the IP packet without its trailer
+    add(pkt, trailer)  the IP packet with a trailer appended
+    udp_confirmation(...)  a UDP availability confirmation (ENABLED|CTRL)
+"""
+
+import socket
+import struct
+import sys
+
+try:
+    import scapy  # noqa: F401
+except ImportError:  # a python without scapy: use Debian's python3-scapy
+    sys.path.append("/usr/lib/python3/dist-packages")
+
+from scapy.fields import (ByteField, FieldListField, FlagsField, IPField,
+                          IntField, ShortField, XByteField, XIntField,
+                          XShortField)
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.packet import Packet
+
+VERSION = 1
+MAGIC = 0xD7
+BODY_LEN = 16
+FOOTER_LEN = 12
+TAIL_LEN = 8
+MAX_ADDRS = 8
+MIN_LEN = BODY_LEN + FOOTER_LEN
+MAX_LEN = MIN_LEN + 4 * MAX_ADDRS
+CSUM_SUM = 0x4000
+
+F_ENABLE = 0x01
+F_ENABLED = 0x02
+F_CTRL = 0x04
+F_IP_CHANGE = 0x08
+F_HB = 0x10
+F_HS = 0x20
+
+# Bit i of the flags byte is FLAG_NAMES[i]; bits 6 and 7 are reserved.
+FLAG_NAMES = ["ENABLE", "ENABLED", "CTRL", "IP_CHANGE", "HB", "HS",
+              "RES6", "RES7"]
+
+E_SHORT = -1
+E_MAGIC = -2
+E_VERSION = -3
+E_LENGTH = -4
+E_ADDRS = -5
+E_CHECK = -6
+E_INVAL = -7
+
+ERROR_NAMES = {
+    E_SHORT: "short", E_MAGIC: "magic", E_VERSION: "version",
+    E_LENGTH: "length", E_ADDRS: "addrs", E_CHECK: "check",
+    E_INVAL: "inval",
+}
+
+IPPROTO_TCP = 6
+IPPROTO_UDP = 17
+
+
+class MPIPError(ValueError):
+    """A trailer was rejected; .code is one of the E_* values."""
+
+    def __init__(self, code):
+        super().__init__("invalid MPIP trailer: %s" % ERROR_NAMES[code])
+        self.code = code
+
+
+# ---- checksums -----------------------------------------------------------
+
+def _crc32c_table():
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 if c & 1 else 0)
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc32c_table()
+
+
+def crc32c(data, crc=0):
+    """CRC32C of data, continuing from a previous result (start with 0)."""
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = (crc >> 8) ^ _CRC_TABLE[(crc ^ b) & 0xFF]
+    return crc ^ 0xFFFFFFFF
+
+
+def ones_sum(data):
+    """RFC 1071 folded 16-bit ones'-complement sum (odd tail zero-padded)."""
+    data = bytes(data)
+    if len(data) & 1:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def internet_checksum(data):
+    """The value an RFC 1071 checksum field takes for data."""
+    return ~ones_sum(data) & 0xFFFF
+
+
+def trailer_check(raw):
+    """The check field for trailer bytes raw (adjustment taken as zero)."""
+    t = len(raw)
+    return crc32c(bytes(raw[:t - 12]) + b"\0\0" + bytes(raw[t - 10:t - 4]))
+
+
+def trailer_adjust(raw):
+    """The checksum adjustment for trailer bytes raw (check filled in)."""
+    t = len(raw)
+    s = ones_sum(bytes(raw[:t - 12]) + b"\0\0" + bytes(raw[t - 10:]))
+    a = (CSUM_SUM - s) % 0xFFFF
+    return a if a else 0xFFFF
+
+
+# ---- plain encode / decode -----------------------------------------------
+
+def encode(node_id=0, session_id=0, path_id=0, fb_path_id=0,
+           timestamp_us=0, path_delay_us=0, flags=0, addrs=()):
+    """Trailer bytes for the given field values (addresses as strings)."""
+    addrs = list(addrs)
+    if len(addrs) > MAX_ADDRS:
+        raise MPIPError(E_INVAL)
+    t = MIN_LEN + 4 * len(addrs)
+    raw = bytearray(struct.pack("!IHBBII", node_id, session_id, path_id,
+                                fb_path_id, timestamp_us, path_delay_us))
+    for a in addrs:
+        raw += socket.inet_aton(a)
+    raw += struct.pack("!HBBBBHI", 0, flags, len(addrs), MAGIC, VERSION,
+                       t, 0)
+    raw[t - 4:] = struct.pack("!I", trailer_check(raw))
+    raw[t - 12:t - 10] = struct.pack("!H", trailer_adjust(raw))
+    return bytes(raw)
+
+
+def peek(tail, avail):
+    """Trailer length from the last 8 bytes of an avail-byte payload,
+    or a negative error code."""
+    if avail < TAIL_LEN or avail < MIN_LEN or len(tail) < TAIL_LEN:
+        return E_SHORT
+    tail = bytes(tail[-TAIL_LEN:])
+    if tail[0] != MAGIC:
+        return E_MAGIC
+    if tail[1] != VERSION:
+        return E_VERSION
+    t = struct.unpack("!H", tail[2:4])[0]
+    if t < MIN_LEN or t > MAX_LEN or (t - MIN_LEN) % 4 or t > avail:
+        return E_LENGTH
+    return t
+
+
+def validate(raw):
+    """0 if raw is exactly one valid trailer, else a negative error code."""
+    raw = bytes(raw)
+    t = len(raw)
+    if t < MIN_LEN:
+        return E_SHORT
+    r = peek(raw[-TAIL_LEN:], t)
+    if r < 0:
+        return r
+    if r != t:
+        return E_LENGTH
+    n = raw[t - 9]
+    if n > MAX_ADDRS or MIN_LEN + 4 * n != t:
+        return E_ADDRS
+    if struct.unpack("!I", raw[t - 4:])[0] != trailer_check(raw):
+        return E_CHECK
+    if raw[t - 12:t - 10] == b"\0\0" or ones_sum(raw) != CSUM_SUM:
+        return E_CHECK
+    return 0
+
+
+def decode(raw):
+    """Field values of the trailer raw as a dict; raises MPIPError."""
+    err = validate(raw)
+    if err:
+        raise MPIPError(err)
+    return MPIPTrailer(bytes(raw)).to_dict()
+
+
+# ---- the scapy layer -----------------------------------------------------
+
+class _AddrListField(FieldListField):
+    """The address list.  Its count (N) comes after it on the wire, so when
+    dissecting, the number of addresses is taken from the bytes left before
+    the 12-byte footer."""
+
+    def __init__(self, name, default):
+        super().__init__(name, default, IPField("", "0.0.0.0"))
+
+    def getfield(self, pkt, s):
+        n = max(0, (len(s) - FOOTER_LEN) // 4)
+        addrs = [socket.inet_ntoa(s[4 * i:4 * i + 4]) for i in range(n)]
+        return s[4 * n:], addrs
+
+
+class MPIPTrailer(Packet):
+    """The CM trailer.  Fields left as None (naddrs, length, check,
+    csum_adjust) are computed when the packet is built."""
+
+    name = "MPIP CM trailer"
+    fields_desc = [
+        XIntField("node_id", 0),
+        ShortField("session_id", 0),
+        ByteField("path_id", 0),
+        ByteField("fb_path_id", 0),
+        IntField("timestamp_us", 0),
+        IntField("path_delay_us", 0),
+        _AddrListField("addrs", []),
+        XShortField("csum_adjust", None),
+        FlagsField("flags", 0, 8, FLAG_NAMES),
+        ByteField("naddrs", None),
+        XByteField("magic", MAGIC),
+        ByteField("version", VERSION),
+        ShortField("length", None),
+        XIntField("check", None),
+    ]
+
+    def post_build(self, p, pay):
+        p = bytearray(p)
+        t = len(p)
+        if self.naddrs is None:
+            p[t - 9] = len(self.addrs)
+        if self.length is None:
+            p[t - 6:t - 4] = struct.pack("!H", t)
+        if self.check is None:
+            p[t - 4:] = struct.pack("!I", trailer_check(p))
+        if self.csum_adjust is None:
+            p[t - 12:t - 10] = struct.pack("!H", trailer_adjust(p))
+        return bytes(p) + pay
+
+    def extract_padding(self, s):
+        return b"", s
+
+    def flag_names(self):
+        """Names of the set flag bits, lowest bit first."""
+        v = int(self.flags)
+        return [FLAG_NAMES[i] for i in range(8) if v & (1 << i)]
+
+    def to_dict(self):
+        """Field values as plain python values (flags as an int)."""
+        built = MPIPTrailer(bytes(self))
+        return {
+            "node_id": built.node_id,
+            "session_id": built.session_id,
+            "path_id": built.path_id,
+            "fb_path_id": built.fb_path_id,
+            "timestamp_us": built.timestamp_us,
+            "path_delay_us": built.path_delay_us,
+            "flags": int(built.flags),
+            "naddrs": built.naddrs,
+            "addrs": list(built.addrs),
+            "length": built.length,
+            "csum_adjust": built.csum_adjust,
+            "check": built.check,
+        }
+
+    def mysummary(self):
+        return self.sprintf("MPIP node=%node_id% sess=%session_id% "
+                            "path=%path_id% flags=%flags%")
+
+
+# ---- IP packet helpers ---------------------------------------------------
+
+def _ip_bytes(pkt):
+    """Bytes of the IP datagram in pkt (bytes, an IP packet, or a packet
+    with an IP layer), cut at the IP total length."""
+    if isinstance(pkt, (bytes, bytearray)):
+        raw = bytes(pkt)
+    else:
+        raw = bytes(pkt[IP] if IP in pkt else pkt)
+    if len(raw) < 20 or raw[0] >> 4 != 4:
+        return None
+    ihl = (raw[0] & 0xF) * 4
+    tot = struct.unpack("!H", raw[2:4])[0]
+    if ihl < 20 or tot < ihl or tot > len(raw):
+        return None
+    return raw[:tot]
+
+
+def _locate(raw):
+    """Trailer length T at the end of IP datagram raw, or 0 if none."""
+    ihl = (raw[0] & 0xF) * 4
+    frag = struct.unpack("!H", raw[6:8])[0]
+    if frag & 0x3FFF:  # MF or a fragment offset: not a whole datagram
+        return 0
+    proto = raw[9]
+    payload = raw[ihl:]
+    avail = len(payload)
+    if avail < MIN_LEN:
+        return 0
+    t = peek(payload[-TAIL_LEN:], avail)
+    if t < 0 or validate(payload[-t:]):
+        return 0
+    if proto == IPPROTO_UDP:
+        if avail < 8 + t:
+            return 0
+        ulen = struct.unpack("!H", payload[4:6])[0]
+        if ulen < 8 or ulen + t != avail:
+            return 0
+    elif proto == IPPROTO_TCP:
+        if avail < 20 or (payload[12] >> 4) * 4 > avail - t:
+            return 0
+    return t
+
+
+def find_trailer(pkt):
+    """The MPIPTrailer at the end of the IP datagram in pkt, or None.
+
+    pkt may be bytes, an IP packet or any packet with an IP layer.  The
+    trailer must be valid (magic, version, length, count, CRC32C, sum); for
+    UDP it must fill the surplus area after the UDP length exactly, for TCP
+    it must not overlap the TCP header.  Fragments are ignored."""
+    raw = _ip_bytes(pkt)
+    if raw is None:
+        return None
+    t = _locate(raw)
+    return MPIPTrailer(raw[-t:]) if t else None
+
+
+def _with_ip_len(raw, new_len):
+    raw = bytearray(raw)
+    ihl = (raw[0] & 0xF) * 4
+    raw[2:4] = struct.pack("!H", new_len)
+    raw[10:12] = b"\0\0"
+    raw[10:12] = struct.pack("!H", internet_checksum(raw[:ihl]))
+    return bytes(raw)
+
+
+def strip(pkt):
+    """The IP packet in pkt without its trailer (unchanged if it has none);
+    IP total length and header checksum are fixed up."""
+    raw = _ip_bytes(pkt)
+    if raw is None:
+        raise ValueError("not an IPv4 packet")
+    t = _locate(raw)
+    if not t:
+        return IP(raw)
+    return IP(_with_ip_len(raw[:-t], len(raw) - t))
+
+
+def add(pkt, trailer):
+    """The IP packet in pkt with trailer (MPIPTrailer or bytes) appended.
+
+    pkt is built first, so its transport checksum is that of the packet
+    without the trailer; the IP total length and header checksum then
+    account for the trailer.  For UDP the trailer lands in the surplus
+    area, for TCP it becomes part of the segment."""
+    raw = _ip_bytes(pkt)
+    if raw is None:
+        raise ValueError("not an IPv4 packet")
+    tb = bytes(trailer)
+    return IP(_with_ip_len(raw + tb, len(raw) + len(tb)))
+
+
+def l4_checksum_ok(pkt, without_trailer=True):
+    """Whether the TCP/UDP checksum of the datagram in pkt is valid.
+
+    With without_trailer, a trailer found by find_trailer() is left out
+    (the segment or datagram as the transport layer sees it after MPIP).
+    Returns None for other protocols, fragments, and UDP without checksum.
+    """
+    raw = _ip_bytes(pkt)
+    if raw is None or struct.unpack("!H", raw[6:8])[0] & 0x3FFF:
+        return None
+    if without_trailer:
+        t = _locate(raw)
+        if t:
+            raw = raw[:-t]
+    ihl = (raw[0] & 0xF) * 4
+    proto = raw[9]
+    seg = raw[ihl:]
+    if proto == IPPROTO_UDP:
+        if len(seg) < 8:
+            return False
+        ulen = struct.unpack("!H", seg[4:6])[0]
+        if ulen < 8 or ulen > len(seg):
+            return False
+        if seg[6:8] == b"\0\0":
+            return None
+        seg = seg[:ulen]
+    elif proto != IPPROTO_TCP:
+        return None
+    pseudo = raw[12:20] + struct.pack("!BBH", 0, proto, len(seg))
+    return ones_sum(pseudo + seg) == 0xFFFF
+
+
+def udp_confirmation(src, dst, sport, dport, trailer, ip_id=0, ttl=64):
+    """A UDP availability confirmation: UDP length 8, no payload, trailer
+    in the surplus area, and a deliberately invalid UDP checksum (the
+    correct one XOR 0x8000, or 0x7fff if that would be 0)."""
+    ip = IP(src=src, dst=dst, id=ip_id, ttl=ttl) / UDP(sport=sport,
+                                                        dport=dport)
+    raw = bytearray(bytes(ip))
+    good = struct.unpack("!H", raw[26:28])[0]  # scapy: 0 is sent as 0xffff
+    bad = good ^ 0x8000
+    raw[26:28] = struct.pack("!H", bad if bad else 0x7FFF)
+    return add(bytes(raw), trailer)
+
+
+def control_packet(segment, trailer):
+    """A TCP control packet: a copy of the IP and TCP headers of segment
+    (an IP/TCP packet), TCP flags reduced to ACK, no payload, TCP checksum
+    of that header-only segment, then trailer."""
+    ip = IP(_ip_bytes(segment))
+    hdr = ip.copy()
+    hdr[TCP].remove_payload()
+    hdr[TCP].flags = "A"
+    hdr[TCP].chksum = None
+    hdr.len = None
+    hdr.chksum = None
+    return add(hdr, trailer)
+
+
+__all__ = [
+    "MPIPTrailer", "MPIPError", "encode", "decode", "validate", "peek",
+    "crc32c", "ones_sum", "find_trailer", "strip", "add", "l4_checksum_ok",
+    "udp_confirmation", "control_packet",
+]

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpipctl: control MPIP (network-layer multipath) through the "mpip"
+ * generic netlink family.  See mpipctl(8) and Documentation/netlink.rst.
+ *
+ * Every command checks its arguments before it opens a netlink socket.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netlink/genl/genl.h>
+
+#include "mpipctl.h"
+
+#ifndef MPIPCTL_VERSION
+#define MPIPCTL_VERSION "unknown"
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void err_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mpipctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Counter names: enum mpip_stat lower-cased, without MPIP_STAT_. */
+static const char *const stat_names[MPIP_STAT_MAX + 1] = {
+	[MPIP_STAT_TX_CM]		= "tx_cm",
+	[MPIP_STAT_RX_CM]		= "rx_cm",
+	[MPIP_STAT_TX_QUERY]		= "tx_query",
+	[MPIP_STAT_RX_QUERY]		= "rx_query",
+	[MPIP_STAT_TX_CONFIRM]		= "tx_confirm",
+	[MPIP_STAT_RX_CONFIRM]		= "rx_confirm",
+	[MPIP_STAT_RX_CTRL]		= "rx_ctrl",
+	[MPIP_STAT_PROBE_GIVEUP]	= "probe_giveup",
+	[MPIP_STAT_PEER_LOST]		= "peer_lost",
+	[MPIP_STAT_MSS_CLAMPED]		= "mss_clamped",
+	[MPIP_STAT_TX_GSO_SPLIT]	= "tx_gso_split",
+	[MPIP_STAT_TX_NO_ROOM]		= "tx_no_room",
+	[MPIP_STAT_DROP_NOMEM]		= "drop_nomem",
+	[MPIP_STAT_TABLE_FULL]		= "table_full",
+	[MPIP_STAT_RX_NOT_LOCAL]	= "rx_not_local",
+};
+
+/* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
+static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
+	[MPIP_CFG_QUERY_THRESHOLD]	= "query_threshold",
+	[MPIP_CFG_PEER_TIMEOUT_MS]	= "peer_timeout_ms",
+	[MPIP_CFG_AVAIL_TIMEOUT_MS]	= "avail_timeout_ms",
+	[MPIP_CFG_NODE_TIMEOUT_MS]	= "node_timeout_ms",
+};
+
+#define CFG_LIST "query_threshold, peer_timeout_ms, avail_timeout_ms, node_timeout_ms"
+
+static int cfg_lookup(const char *name)
+{
+	int i;
+
+	for (i = 1; i <= MPIP_CFG_MAX; i++)
+		if (strcmp(name, cfg_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* A decimal u32: digits only, the whole string, no overflow. */
+static int parse_u32(const char *s, uint32_t *out)
+{
+	unsigned long long v;
+	const char *p;
+
+	if (!*s)
+		return -EINVAL;
+	for (p = s; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+	errno = 0;
+	v = strtoull(s, NULL, 10);
+	if (errno == ERANGE || v > UINT32_MAX)
+		return -ERANGE;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* status */
+
+struct status {
+	bool has_enabled;
+	uint8_t enabled;
+	uint32_t node_id, avail_count, node_count;
+	char version[64];
+};
+
+static int status_reply(struct nlattr **tb, void *arg)
+{
+	struct status *st = arg;
+
+	if (!tb[MPIP_A_ENABLED])
+		return -1;
+	st->has_enabled = true;
+	st->enabled = nla_get_u8(tb[MPIP_A_ENABLED]);
+	if (tb[MPIP_A_NODE_ID])
+		st->node_id = nla_get_u32(tb[MPIP_A_NODE_ID]);
+	if (tb[MPIP_A_VERSION])
+		snprintf(st->version, sizeof(st->version), "%s",
+			 nla_get_string(tb[MPIP_A_VERSION]));
+	if (tb[MPIP_A_AVAIL_COUNT])
+		st->avail_count = nla_get_u32(tb[MPIP_A_AVAIL_COUNT]);
+	if (tb[MPIP_A_NODE_COUNT])
+		st->node_count = nla_get_u32(tb[MPIP_A_NODE_COUNT]);
+	return 0;
+}
+
+static int cmd_status(struct ctx *c, int argc, char **argv)
+{
+	struct status st = { 0 };
+	char idbuf[16];
+	struct json j;
+	int ret;
+
+	(void)argc, (void)argv;
+	ret = mpip_simple(c, MPIP_CMD_GET_STATUS, status_reply, &st);
+	if (ret != EXIT_OK)
+		return ret;
+	if (!st.has_enabled) {
+		err_msg("status: no reply from the kernel");
+		return EXIT_FAIL;
+	}
+	if (!c->json) {
+		printf("mpip:           %s\n",
+		       st.enabled ? "enabled" : "disabled");
+		printf("node id:        %s\n", st.node_id ?
+		       fmt_node_id(st.node_id, idbuf, sizeof(idbuf)) : "-");
+		printf("version:        %s\n", st.version[0] ? st.version : "-");
+		printf("avail entries:  %u\n", st.avail_count);
+		printf("node entries:   %u\n", st.node_count);
+		return EXIT_OK;
+	}
+	json_init(&j, stdout);
+	json_obj_begin(&j);
+	json_key(&j, "enabled");
+	json_bool(&j, st.enabled);
+	json_key(&j, "node_id");
+	if (st.node_id)
+		json_str(&j, fmt_node_id(st.node_id, idbuf, sizeof(idbuf)));
+	else
+		json_null(&j);
+	json_key(&j, "version");
+	if (st.version[0])
+		json_str(&j, st.version);
+	else
+		json_null(&j);
+	json_key(&j, "avail_count");
+	json_uint(&j, st.avail_count);
+	json_key(&j, "node_count");
+	json_uint(&j, st.node_count);
+	json_obj_end(&j);
+	json_finish(&j);
+	return EXIT_OK;
+}
+
+/* enable, disable */
+
+static int set_status(struct ctx *c, uint8_t on)
+{
+	struct nl_msg *msg = mpip_req(c, MPIP_CMD_SET_STATUS, 0);
+
+	if (!msg)
+		return EXIT_FAIL;
+	if (nla_put_u8(msg, MPIP_A_ENABLED, on) < 0) {
+		nlmsg_free(msg);
+		err_msg("out of memory");
+		return EXIT_FAIL;
+	}
+	return mpip_run(c, msg, NULL, NULL);
+}
+
+static int cmd_enable(struct ctx *c, int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return set_status(c, 1);
+}
+
+static int cmd_disable(struct ctx *c, int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return set_status(c, 0);
+}
+
+/* flush */
+
+static int cmd_flush(struct ctx *c, int argc, char **argv)
+{
+	(void)argc, (void)argv;
+	return mpip_simple(c, MPIP_CMD_FLUSH, NULL, NULL);
+}
+
+/*
+ * Name/value lists: stats (u64) and get (u32).  Values present in the
+ * reply are printed in enum order; attributes this mpipctl does not know
+ * are skipped.
+ */
+#define VALUES_MAX (MPIP_STAT_MAX > MPIP_CFG_MAX ? MPIP_STAT_MAX : MPIP_CFG_MAX)
+
+struct values {
+	int max;			/* MPIP_STAT_MAX or MPIP_CFG_MAX */
+	const char *const *names;
+	bool seen;			/* the reply carried the nest */
+	bool has[VALUES_MAX + 1];
+	uint64_t val[VALUES_MAX + 1];
+};
+
+/*
+ * MPIP_A_STATS is walked by hand rather than with nla_parse_nested: a
+ * kernel that needs to align the u64s may insert pad attributes, which
+ * must be skipped, whatever their type.
+ */
+static int stats_reply(struct nlattr **tb, void *arg)
+{
+	struct values *v = arg;
+	struct nlattr *a;
+	int rem;
+
+	if (!tb[MPIP_A_STATS])
+		return -1;
+	v->seen = true;
+	nla_for_each_nested(a, tb[MPIP_A_STATS], rem) {
+		int type = nla_type(a);
+
+		if (nla_len(a) == 0)	/* padding */
+			continue;
+		if (nla_len(a) != sizeof(uint64_t))
+			return -1;
+		if (type >= 1 && type <= v->max) {
+			v->has[type] = true;
+			v->val[type] = nla_get_u64(a);
+		}
+	}
+	return 0;
+}
+
+static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
+	[MPIP_CFG_QUERY_THRESHOLD]	= { .type = NLA_U32 },
+	[MPIP_CFG_PEER_TIMEOUT_MS]	= { .type = NLA_U32 },
+	[MPIP_CFG_AVAIL_TIMEOUT_MS]	= { .type = NLA_U32 },
+	[MPIP_CFG_NODE_TIMEOUT_MS]	= { .type = NLA_U32 },
+};
+
+static int config_reply(struct nlattr **tb, void *arg)
+{
+	struct nlattr *cfg[MPIP_CFG_MAX + 1];
+	struct values *v = arg;
+	int i;
+
+	if (!tb[MPIP_A_CONFIG] ||
+	    nla_parse_nested(cfg, MPIP_CFG_MAX, tb[MPIP_A_CONFIG],
+			     cfg_policy) < 0)
+		return -1;
+	v->seen = true;
+	for (i = 1; i <= MPIP_CFG_MAX; i++) {
+		if (cfg[i]) {
+			v->has[i] = true;
+			v->val[i] = nla_get_u32(cfg[i]);
+		}
+	}
+	return 0;
+}
+
+/* Print entry @only, or all of them when @only is 0. */
+static void print_values(struct ctx *c, const struct values *v,
+			 const char *title, int only)
+{
+	const char *const hdr[2] = { title, "VALUE" };
+	struct table t;
+	struct json j;
+	int i;
+
+	if (c->json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j);
+	} else {
+		table_init(&t, 2, "lr", hdr);
+	}
+	for (i = 1; i <= v->max; i++) {
+		if (!v->has[i] || (only && i != only))
+			continue;
+		if (c->json) {
+			json_key(&j, v->names[i]);
+			json_uint(&j, v->val[i]);
+		} else {
+			table_cell(&t, "%s", v->names[i]);
+			table_cell(&t, "%llu", (unsigned long long)v->val[i]);
+		}
+	}
+	if (c->json) {
+		json_obj_end(&j);
+		json_finish(&j);
+	} else {
+		table_print(&t, stdout);
+		table_free(&t);
+	}
+}
+
+static int cmd_stats(struct ctx *c, int argc, char **argv)
+{
+	struct values v = { .max = MPIP_STAT_MAX, .names = stat_names };
+	int ret;
+
+	(void)argc, (void)argv;
+	ret = mpip_simple(c, MPIP_CMD_GET_STATS, stats_reply, &v);
+	if (ret == EXIT_OK && !v.seen) {
+		err_msg("stats: no reply from the kernel");
+		ret = EXIT_FAIL;
+	}
+	if (ret == EXIT_OK)
+		print_values(c, &v, "COUNTER", 0);
+	return ret;
+}
+
+/* get, set */
+
+static int cmd_get(struct ctx *c, int argc, char **argv)
+{
+	struct values v = { .max = MPIP_CFG_MAX, .names = cfg_names };
+	int key = 0, ret;
+
+	if (argc > 1) {
+		key = cfg_lookup(argv[1]);
+		if (key < 0) {
+			err_msg("get: unknown tunable '%s' (one of " CFG_LIST ")",
+				argv[1]);
+			return EXIT_FAIL;
+		}
+	}
+	ret = mpip_open(c);
+	if (ret != EXIT_OK)
+		return ret;
+	ret = mpip_simple(c, MPIP_CMD_GET_CONFIG, config_reply, &v);
+	mpip_close(c);
+	if (ret == EXIT_OK && (!v.seen || (key && !v.has[key]))) {
+		err_msg("get: no %s in the kernel's reply",
+			key ? cfg_names[key] : "tunables");
+		ret = EXIT_FAIL;
+	}
+	if (ret == EXIT_OK)
+		print_values(c, &v, "TUNABLE", key);
+	return ret;
+}
+
+static int cmd_set(struct ctx *c, int argc, char **argv)
+{
+	struct nlattr *nest;
+	struct nl_msg *msg;
+	uint32_t val;
+	int key, ret;
+
+	if (argc < 3) {
+		err_msg("set: missing %s (usage: mpipctl set KEY VALUE)",
+			argc < 2 ? "KEY and VALUE" : "VALUE");
+		return EXIT_FAIL;
+	}
+	key = cfg_lookup(argv[1]);
+	if (key < 0) {
+		err_msg("set: unknown tunable '%s' (one of " CFG_LIST ")",
+			argv[1]);
+		return EXIT_FAIL;
+	}
+	ret = parse_u32(argv[2], &val);
+	if (ret == -EINVAL) {
+		err_msg("set: invalid value '%s' for %s: not a non-negative decimal integer",
+			argv[2], argv[1]);
+		return EXIT_FAIL;
+	}
+	if (ret == -ERANGE) {
+		err_msg("set: value '%s' for %s is out of range (0..%u)",
+			argv[2], argv[1], UINT32_MAX);
+		return EXIT_FAIL;
+	}
+
+	ret = mpip_open(c);
+	if (ret != EXIT_OK)
+		return ret;
+	msg = mpip_req(c, MPIP_CMD_SET_CONFIG, 0);
+	if (!msg) {
+		mpip_close(c);
+		return EXIT_FAIL;
+	}
+	nest = nla_nest_start(msg, MPIP_A_CONFIG | NLA_F_NESTED);
+	if (!nest || nla_put_u32(msg, key, val) < 0 ||
+	    nla_nest_end(msg, nest) < 0) {
+		nlmsg_free(msg);
+		mpip_close(c);
+		err_msg("out of memory");
+		return EXIT_FAIL;
+	}
+	ret = mpip_run(c, msg, NULL, NULL);
+	mpip_close(c);
+	return ret;
+}
+
+/* Command table and dispatch. */
+
+/*
+ * A command takes at most max_args arguments; handlers check the rest
+ * themselves.  With open_nl the dispatcher opens the netlink socket around
+ * the handler; commands with arguments to check (show, get, set) open it
+ * themselves once the arguments are known to be good.
+ */
+static const struct cmd {
+	const char *name;
+	const char *args;
+	const char *help;
+	int max_args;
+	bool open_nl;
+	int (*fn)(struct ctx *c, int argc, char **argv);
+} cmds[] = {
+	{ "status", "", "show whether MPIP is on, node ID, version, table sizes",
+	  0, true, cmd_status },
+	{ "enable", "", "switch MPIP on in this network namespace",
+	  0, true, cmd_enable },
+	{ "disable", "", "switch MPIP off (also empties the tables)",
+	  0, true, cmd_disable },
+	{ "show", "avail|nodes", "list the availability table or the node table",
+	  1, false, cmd_show },
+	{ "stats", "", "show the counters",
+	  0, true, cmd_stats },
+	{ "get", "[KEY]", "show one tunable, or all of them",
+	  1, false, cmd_get },
+	{ "set", "KEY VALUE", "change one tunable",
+	  2, false, cmd_set },
+	{ "flush", "", "empty the availability and node tables",
+	  0, true, cmd_flush },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f,
+		"Usage: mpipctl [-j|--json] [-h|--help] [-V|--version] COMMAND [ARGS]\n"
+		"\n"
+		"Control MPIP (network-layer multipath) in the current network namespace.\n"
+		"\n"
+		"Commands:\n");
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%s%s%s", cmds[i].name,
+			 cmds[i].args[0] ? " " : "", cmds[i].args);
+		fprintf(f, "  %-18s %s\n", buf, cmds[i].help);
+	}
+	fprintf(f,
+		"\n"
+		"Options:\n"
+		"  -j, --json         print JSON (status, show, stats, get)\n"
+		"  -h, --help         print this help and exit\n"
+		"  -V, --version      print the version and exit\n"
+		"\n"
+		"Tunables: " CFG_LIST "\n"
+		"enable, disable, set and flush need CAP_NET_ADMIN.\n");
+}
+
+static int run(struct ctx *c, const struct cmd *cmd, int argc, char **argv)
+{
+	int ret;
+
+	c->cmd = cmd->name;
+	if (argc - 1 > cmd->max_args) {
+		err_msg("%s: unexpected argument '%s' (usage: mpipctl %s%s%s)",
+			cmd->name, argv[cmd->max_args + 1], cmd->name,
+			cmd->args[0] ? " " : "", cmd->args);
+		return EXIT_FAIL;
+	}
+	if (!cmd->open_nl)
+		return cmd->fn(c, argc, argv);
+	ret = mpip_open(c);
+	if (ret != EXIT_OK)
+		return ret;
+	ret = cmd->fn(c, argc, argv);
+	mpip_close(c);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctx c = { 0 };
+	size_t i;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+jhV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			c.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("mpipctl %s (netlink family %s version %d)\n",
+			       MPIPCTL_VERSION, MPIP_GENL_NAME,
+			       MPIP_GENL_VERSION);
+			return EXIT_OK;
+		default:
+			err_msg("unknown option '%s' (try 'mpipctl --help')",
+				argv[optind - 1]);
+			return EXIT_FAIL;
+		}
+	}
+	if (optind >= argc) {
+		err_msg("missing command (try 'mpipctl --help')");
+		return EXIT_FAIL;
+	}
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (strcmp(argv[optind], cmds[i].name) == 0)
+			return run(&c, &cmds[i], argc - optind, argv + optind);
+	err_msg("unknown command '%s' (try 'mpipctl --help')", argv[optind]);
+	return EXIT_FAIL;
+}

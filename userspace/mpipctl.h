@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mpipctl: shared declarations.
+ */
+#ifndef MPIPCTL_H
+#define MPIPCTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <netlink/netlink.h>
+#include <netlink/attr.h>
+
+#include "mpip.h"
+
+/* Exit statuses. */
+#define EXIT_OK		0
+#define EXIT_FAIL	1	/* usage error, kernel error */
+#define EXIT_NOMOD	2	/* the "mpip" family is not registered */
+
+struct ctx {
+	bool json;
+	const char *cmd;	/* command name, for messages */
+	struct nl_sock *sk;
+	int family;
+};
+
+/* mpipctl.c */
+void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* nl.c */
+
+/*
+ * Called once per reply message with its top-level attributes parsed
+ * against the mpip policy.  Return 0, or -1 for a malformed reply.
+ */
+typedef int (*reply_fn)(struct nlattr **tb, void *arg);
+
+int mpip_open(struct ctx *c);
+void mpip_close(struct ctx *c);
+struct nl_msg *mpip_req(struct ctx *c, uint8_t cmd, int flags);
+int mpip_run(struct ctx *c, struct nl_msg *msg, reply_fn fn, void *arg);
+int mpip_simple(struct ctx *c, uint8_t cmd, reply_fn fn, void *arg);
+
+/* json.c: a streaming JSON writer, compact output. */
+#define JSON_MAX_DEPTH 8
+
+struct json {
+	FILE *f;
+	int depth;
+	bool need_comma[JSON_MAX_DEPTH];
+	bool after_key;
+};
+
+void json_init(struct json *j, FILE *f);
+void json_obj_begin(struct json *j);
+void json_obj_end(struct json *j);
+void json_arr_begin(struct json *j);
+void json_arr_end(struct json *j);
+void json_key(struct json *j, const char *key);
+void json_str(struct json *j, const char *s);
+void json_uint(struct json *j, uint64_t v);
+void json_bool(struct json *j, bool v);
+void json_null(struct json *j);
+void json_finish(struct json *j);
+
+/* table.c: aligned text tables. */
+struct table {
+	int ncols;
+	const char *align;	/* one 'l' or 'r' per column */
+	size_t ncells, cap;
+	char **cells;		/* row-major; row 0 is the header */
+};
+
+void table_init(struct table *t, int ncols, const char *align,
+		const char *const *header);
+void table_cell(struct table *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void table_print(const struct table *t, FILE *f);
+void table_free(struct table *t);
+
+/* show.c */
+int cmd_show(struct ctx *c, int argc, char **argv);
+
+/* Formatting helpers shared by the commands (show.c). */
+const char *fmt_addr(uint32_t be_addr, char *buf, size_t len);
+const char *fmt_node_id(uint32_t id, char *buf, size_t len);
+
+#endif /* MPIPCTL_H */
