@@ -1,0 +1,297 @@
+# shellcheck shell=bash
+# tests/selftests/lib.sh - helpers for mpip's kselftest-style tests.
+#
+# A test file looks like:
+#
+#   #!/usr/bin/env bash
+#   set -euo pipefail
+#   source "$(dirname "$0")/lib.sh"
+#   P=$(unique_prefix foo)            # namespaces ${P}a ${P}b ...
+#   cleanup_push "$TOPO" clean --prefix "$P"
+#   t_ping() { in_ns "${P}a" ping -c1 -W1 10.1.1.2; }
+#   ktap_header
+#   ktap_plan 1
+#   "$TOPO" twolink --prefix "$P"
+#   ktap_run ping t_ping
+#   ktap_finish
+#
+# ktap_run runs a subtest function in a subshell with `set -e`: the first
+# failing command fails the subtest.  Its output becomes "# " diagnostic
+# lines.  A subtest calls `skip REASON` to report a skip, `fail MSG` to fail
+# with a message.  ktap_finish exits 0 if nothing failed, else 1.
+#
+# All output is KTAP on stdout; tests should not print anything else there.
+
+LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+REPO=$(cd "$LIB_DIR/../.." && pwd -P)
+TOPO=$REPO/tools/topo.sh
+export REPO TOPO
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+_ktap_n=0
+_ktap_plan=
+_ktap_pass=0
+_ktap_fail=0
+_ktap_skip=0
+_lib_tmp=$(mktemp -d /tmp/mpip-selftest.XXXXXX)
+_lib_cleanups=()
+
+# ------------------------------------------------------------------ cleanup
+
+# cleanup_push CMD [ARG...]: run at exit (LIFO), errors ignored.  Call it
+# from the test's main shell, not from inside a ktap_run subtest (a subshell).
+cleanup_push() {
+	local q
+	q=$(printf '%q ' "$@")
+	_lib_cleanups+=("$q")
+}
+
+_lib_cleanup() {
+	local rc=$? i
+	trap - EXIT
+	set +e
+	for ((i = ${#_lib_cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${_lib_cleanups[i]}" >/dev/null 2>&1
+	done
+	# daemons started with a pid file in our tmpdir (e.g. iperf3 servers
+	# started from inside a subtest, whose cleanup_push was in a subshell)
+	for i in "$_lib_tmp"/*.pid; do
+		[[ -f $i ]] && kill "$(cat "$i")" 2>/dev/null
+	done
+	rm -rf "$_lib_tmp"
+	exit "$rc"
+}
+trap _lib_cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# tmpdir: a private scratch directory (removed at exit)
+tmpdir() { printf '%s\n' "$_lib_tmp"; }
+
+# ------------------------------------------------------------------- KTAP
+
+ktap_header() { echo "KTAP version 1"; }
+
+ktap_plan() {
+	_ktap_plan=$1
+	echo "1..$1"
+}
+
+# ktap_diag MSG...: one "# " line per line of MSG
+ktap_diag() {
+	local l
+	while IFS= read -r l; do
+		printf '# %s\n' "$l"
+	done <<<"$*"
+}
+
+ktap_ok() {
+	_ktap_n=$((_ktap_n + 1))
+	_ktap_pass=$((_ktap_pass + 1))
+	[[ $# -lt 2 || -z $2 ]] || ktap_diag "$2"
+	echo "ok $_ktap_n $1"
+}
+
+ktap_fail() {
+	_ktap_n=$((_ktap_n + 1))
+	_ktap_fail=$((_ktap_fail + 1))
+	[[ $# -lt 2 || -z $2 ]] || ktap_diag "$2"
+	echo "not ok $_ktap_n $1"
+}
+
+ktap_skip() {
+	_ktap_n=$((_ktap_n + 1))
+	_ktap_skip=$((_ktap_skip + 1))
+	echo "ok $_ktap_n $1 # SKIP ${2:-}"
+}
+
+# ktap_skip_all REASON: the whole file is skipped (call instead of ktap_plan)
+ktap_skip_all() {
+	echo "1..0 # SKIP $*"
+	exit "$KSFT_SKIP"
+}
+
+# ktap_finish: report leftovers of the plan and exit 0 (all ok) or 1
+ktap_finish() {
+	if [[ -n $_ktap_plan && $_ktap_n -ne $_ktap_plan ]]; then
+		ktap_diag "planned $_ktap_plan tests but ran $_ktap_n"
+		exit "$KSFT_FAIL"
+	fi
+	ktap_diag "$(printf 'Totals: pass:%d fail:%d skip:%d' \
+		"$_ktap_pass" "$_ktap_fail" "$_ktap_skip")"
+	((_ktap_fail == 0)) && exit "$KSFT_PASS"
+	exit "$KSFT_FAIL"
+}
+
+# Inside a subtest (ktap_run):
+skip() {
+	printf '%s\n' "$*" >"$_lib_tmp/.skip"
+	exit "$KSFT_SKIP"
+}
+fail() {
+	printf '%s\n' "$*" >&2
+	exit 1
+}
+
+# ktap_run NAME FUNC [ARG...]: run FUNC as one subtest.
+ktap_run() {
+	local name=$1 rc had_e=0
+	shift
+	[[ $- == *e* ]] && had_e=1
+	rm -f "$_lib_tmp/.skip"
+	set +e
+	(
+		set -e
+		"$@"
+	) 2>&1 </dev/null | sed -u 's/^/# /'
+	rc=${PIPESTATUS[0]}
+	((had_e)) && set -e
+	if ((rc == 0)); then
+		ktap_ok "$name"
+	elif ((rc == KSFT_SKIP)) && [[ -f $_lib_tmp/.skip ]]; then
+		ktap_skip "$name" "$(head -n1 "$_lib_tmp/.skip")"
+	else
+		ktap_fail "$name" "exit status $rc"
+	fi
+	return 0
+}
+
+# ---------------------------------------------------------------- helpers
+
+# unique_prefix TAG: a short namespace prefix unique to this process
+unique_prefix() {
+	printf '%.4s%d\n' "$1" "$$"
+}
+
+# in_ns NS CMD...: run CMD in network namespace NS
+in_ns() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@"
+}
+
+# wait_for TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds
+wait_for() {
+	local t=$1 end
+	shift
+	end=$(($(date +%s%N) + t * 1000000000))
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		(($(date +%s%N) >= end)) && return 1
+		sleep 0.1
+	done
+}
+
+# tx_packets NS DEV / rx_packets NS DEV / tx_bytes / rx_bytes
+_stat() { in_ns "$1" cat "/sys/class/net/$2/statistics/$3"; }
+tx_packets() { _stat "$1" "$2" tx_packets; }
+rx_packets() { _stat "$1" "$2" rx_packets; }
+tx_bytes() { _stat "$1" "$2" tx_bytes; }
+rx_bytes() { _stat "$1" "$2" rx_bytes; }
+
+# ping_avg_ms NS DST [PING ARGS...]: average RTT in ms (integer part kept)
+ping_avg_ms() {
+	local ns=$1 dst=$2 out
+	shift 2
+	out=$(in_ns "$ns" ping -q -n -c 5 -i 0.2 -W 2 "$@" "$dst") || return 1
+	sed -n 's|^rtt [^=]*= [0-9.]*/\([0-9.]*\)/.*|\1|p' <<<"$out"
+}
+
+# tcp_listening NS PORT: true if something listens on TCP PORT in NS
+tcp_listening() {
+	in_ns "$1" ss -Htln "sport = :$2" | grep -q .
+}
+
+# iperf3_server_start NS [PORT]: start a daemonised iperf3 server in NS
+iperf3_server_start() {
+	local ns=$1 port=${2:-5201} pidf
+	pidf=$_lib_tmp/iperf3.$ns.$port.pid
+	in_ns "$ns" iperf3 -s -D -p "$port" -I "$pidf" >/dev/null 2>&1 || return 1
+	cleanup_push iperf3_server_stop "$ns" "$port"
+	wait_for 10 tcp_listening "$ns" "$port"
+}
+
+# iperf3_server_stop NS [PORT]
+iperf3_server_stop() {
+	local ns=$1 port=${2:-5201} pidf pid
+	pidf=$_lib_tmp/iperf3.$ns.$port.pid
+	[[ -f $pidf ]] || return 0
+	pid=$(cat "$pidf" 2>/dev/null || true)
+	[[ -n $pid ]] && kill "$pid" 2>/dev/null
+	rm -f "$pidf"
+	return 0
+}
+
+# iperf3_mbps NS SERVER_ADDR [IPERF3 ARGS...]: run a client, print the
+# receiver's rate in Mbit/s (e.g. "19.4").  Default: 3 s, port 5201.
+iperf3_mbps() {
+	local ns=$1 dst=$2 json
+	shift 2
+	json=$(in_ns "$ns" iperf3 -J -c "$dst" -t 3 "$@") || {
+		printf '%s\n' "$json" | jq -r '.error // empty' >&2 2>/dev/null
+		return 1
+	}
+	jq -r '.end.sum_received.bits_per_second / 1e6 | . * 10 | round / 10' <<<"$json"
+}
+
+# float_between X LO HI: LO <= X <= HI
+float_between() {
+	awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'
+}
+float_gt() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x > y) }'; }
+float_lt() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x < y) }'; }
+
+# sha256_equal FILE1 FILE2
+sha256_equal() {
+	local a b
+	a=$(sha256sum <"$1" | cut -d' ' -f1) || return 1
+	b=$(sha256sum <"$2" | cut -d' ' -f1) || return 1
+	[[ $a == "$b" ]]
+}
+
+# random_file PATH SIZE_MIB: a file of random bytes
+random_file() {
+	head -c "$(($2 * 1024 * 1024))" /dev/urandom >"$1"
+}
+
+# ------------------------------------------------------------------ dmesg
+
+DMESG_BAD='WARNING|BUG|KASAN|kmemleak|Oops|general protection|refcount_t|use-after-free'
+_KMEMLEAK=/sys/kernel/debug/kmemleak
+
+# dmesg_mark: write a unique marker to the kernel log and print it
+dmesg_mark() {
+	local m
+	m="mpip-selftest-mark-$$-$RANDOM$RANDOM"
+	echo "$m" >/dev/kmsg
+	[[ -w $_KMEMLEAK ]] && echo clear >"$_KMEMLEAK" 2>/dev/null
+	printf '%s\n' "$m"
+}
+
+# check_dmesg_clean MARK: fail (printing the lines) if the kernel log gained
+# lines matching DMESG_BAD after MARK (whole log if MARK was rotated out),
+# or if kmemleak (when enabled) reports new leaks.
+check_dmesg_clean() {
+	local mark=$1 log bad
+	log=$(dmesg 2>/dev/null) || {
+		echo "cannot read dmesg" >&2
+		return 1
+	}
+	if grep -qF -- "$mark" <<<"$log"; then
+		log=$(awk -v m="$mark" 'found; index($0, m) { found = 1 }' <<<"$log")
+	fi
+	bad=$(grep -E -- "$DMESG_BAD" <<<"$log" | grep -vF mpip-selftest-mark || true)
+	if [[ -w $_KMEMLEAK ]]; then
+		echo scan >"$_KMEMLEAK" 2>/dev/null
+		bad+=$(cat "$_KMEMLEAK" 2>/dev/null || true)
+	fi
+	if [[ -n $bad ]]; then
+		printf 'kernel log since %s:\n%s\n' "$mark" "$bad" >&2
+		return 1
+	fi
+	return 0
+}

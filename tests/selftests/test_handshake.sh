@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# test_handshake.sh - two MPIP hosts discover each other (paper §3.2):
+# after one TCP and one UDP exchange each marks the other available and
+# holds the other's node ID, endpoints and advertised addresses.
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_require
+P=$(unique_prefix hs)
+A=${P}a
+B=${P}b
+cleanup_push "$TOPO" clean --prefix "$P"
+MARK=$(dmesg_mark)
+"$TOPO" twolink --prefix "$P"
+T=$(tmpdir)
+
+t_exchange() {
+	head -c 200000 /dev/urandom >"$T/f"
+	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/f" "$T/g"
+	sha256_equal "$T/f" "$T/g"
+	udp_exchange "$A" "$B" 10.1.1.2 6000 20 7000
+}
+
+t_avail_a() {
+	mpipctl_in "$A" -j show avail | jq -c '.[]'
+	[[ $(mpip_avail_state "$A" 10.1.1.2 5000) == yes ]] ||
+		fail "A does not mark B:5000 (tcp) available"
+	[[ $(mpip_avail_state "$A" 10.1.1.2 6000) == yes ]] ||
+		fail "A does not mark B:6000 (udp) available"
+}
+
+t_avail_b() {
+	mpipctl_in "$B" -j show avail | jq -c '.[]'
+	[[ $(mpip_avail_state "$B" 10.1.1.1 7000) == yes ]] ||
+		fail "B does not mark A:7000 (udp) available"
+	mpipctl_in "$B" -j show avail | jq -e \
+		'[.[] | select(.addr == "10.1.1.1" and .proto == "tcp" and .state == "yes")] | length == 1' ||
+		fail "B does not mark A's TCP endpoint available"
+}
+
+# node_ok NS PEER_NS PEER_ADDR1 PEER_ADDR2 PORT
+node_ok() {
+	local ns=$1 peer=$2 a1=$3 a2=$4 port=$5 id
+	id=$(mpip_node_id "$peer")
+	[[ $id =~ ^0x[0-9a-f]{8}$ ]] || fail "bad node id '$id'"
+	mpipctl_in "$ns" -j show nodes | jq -c '.[]'
+	mpipctl_in "$ns" -j show nodes | jq -e --arg id "$id" \
+		--arg a1 "$a1" --arg a2 "$a2" --argjson port "$port" '
+		[.[] | select(.node_id == $id)] | length == 1 and
+		(.[0].addrs | index($a1) != null and index($a2) != null) and
+		([.[0].endpoints[] | select(.addr == $a1 and (if $port > 0 then .port == $port else true end))] | length >= 1)' ||
+		fail "$ns does not hold $peer's node $id with $a1, $a2"
+}
+
+t_nodes_a() { node_ok "$A" "$B" 10.1.1.2 10.1.2.2 5000; }
+t_nodes_b() { node_ok "$B" "$A" 10.1.1.1 10.1.2.1 7000; }
+
+t_node_ids_differ() {
+	local a b
+	a=$(mpip_node_id "$A")
+	b=$(mpip_node_id "$B")
+	echo "node ids: A $a, B $b"
+	[[ $a != "$b" ]]
+}
+
+t_counters() {
+	mpipctl_in "$A" -j stats
+	mpipctl_in "$B" -j stats
+	(($(mpip_stat "$A" tx_query) >= 2)) || fail "A sent no queries"
+	(($(mpip_stat "$B" rx_query) >= 2)) || fail "B got no queries"
+	(($(mpip_stat "$A" rx_confirm) >= 2)) || fail "A got no confirmation"
+	(($(mpip_stat "$A" tx_cm) > 0)) || fail "A sent no data trailers"
+	(($(mpip_stat "$B" rx_cm) > 0)) || fail "B stripped no trailers"
+	(($(mpip_stat "$A" mss_clamped) >= 1)) || fail "A's SYN MSS not clamped"
+	(($(mpip_stat "$A" probe_giveup) == 0)) || fail "A gave up probing an MPIP peer"
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+ktap_header
+ktap_plan 8
+ktap_run tcp_and_udp_exchange t_exchange
+ktap_run a_marks_b_available t_avail_a
+ktap_run b_marks_a_available t_avail_b
+ktap_run a_holds_b_node t_nodes_a
+ktap_run b_holds_a_node t_nodes_b
+ktap_run node_ids_random_per_namespace t_node_ids_differ
+ktap_run handshake_counters t_counters
+ktap_run dmesg_clean t_dmesg
+ktap_finish

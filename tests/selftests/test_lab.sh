@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# test_lab.sh - sanity checks of the lab itself (tools/topo.sh, netem,
+# iperf3, policy routing); needs no mpip.
+# Subtest functions are called through ktap_run:
+# shellcheck disable=SC2317
+set -euo pipefail
+# shellcheck source=tests/selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+[[ $EUID == 0 ]] || ktap_skip_all "needs root (run inside tools/vm.sh)"
+for c in ip tc ping iperf3 jq; do
+	command -v "$c" >/dev/null || ktap_skip_all "missing $c"
+done
+
+P=$(unique_prefix lab)
+A=${P}a
+B=${P}b
+cleanup_push "$TOPO" clean --prefix "$P"
+MARK=$(dmesg_mark)
+
+t_twolink_up() {
+	"$TOPO" twolink --prefix "$P"
+}
+
+t_ping_link() { # DST
+	in_ns "$A" ping -q -n -c 3 -i 0.2 -W 2 "$1"
+}
+
+t_netem_delay() {
+	local rtt1 rtt2
+	"$TOPO" netem "$A" eth2 -,20ms,-
+	"$TOPO" netem "$B" eth2 -,20ms,-
+	rtt1=$(ping_avg_ms "$A" 10.1.1.2)
+	rtt2=$(ping_avg_ms "$A" 10.1.2.2)
+	echo "avg rtt: link1 ${rtt1} ms, link2 ${rtt2} ms (netem 20ms each way)"
+	float_gt "$rtt2" 35 || fail "link 2 rtt $rtt2 ms not > 35 ms"
+	float_lt "$rtt1" 10 || fail "link 1 rtt $rtt1 ms not < 10 ms"
+	# and shaping can be removed again
+	"$TOPO" netem "$A" eth2 -
+	"$TOPO" netem "$B" eth2 -
+	rtt2=$(ping_avg_ms "$A" 10.1.2.2)
+	echo "link 2 after removing netem: ${rtt2} ms"
+	float_lt "$rtt2" 10 || fail "link 2 rtt $rtt2 ms after netem removal"
+}
+
+t_unshaped_rate() {
+	local mbps
+	iperf3_server_start "$B" 5201
+	mbps=$(iperf3_mbps "$A" 10.1.2.2 -t 2)
+	echo "unshaped link 2: $mbps Mbit/s"
+	iperf3_server_stop "$B" 5201
+	float_gt "$mbps" 20 || fail "unshaped veth only $mbps Mbit/s"
+}
+
+t_rate_20mbit() {
+	local mbps
+	"$TOPO" netem "$A" eth1 20mbit,-,-
+	"$TOPO" netem "$B" eth1 20mbit,-,-
+	iperf3_server_start "$B" 5202
+	mbps=$(iperf3_mbps "$A" 10.1.1.2 -p 5202 -t 3)
+	echo "link 1 shaped to 20mbit: $mbps Mbit/s"
+	iperf3_server_stop "$B" 5202
+	float_between "$mbps" 14 22 || fail "rate $mbps Mbit/s not in [14, 22]"
+}
+
+t_link_down_up() {
+	"$TOPO" down "$A" eth2
+	if in_ns "$A" ping -q -n -c 1 -W 1 10.1.2.2 >/dev/null 2>&1; then
+		fail "ping over a downed link succeeded"
+	fi
+	"$TOPO" up "$A" eth2
+	wait_for 10 in_ns "$A" ping -q -n -c 1 -W 1 10.1.2.2 ||
+		fail "link 2 did not come back"
+}
+
+t_router_up() {
+	"$TOPO" router --prefix "$P"
+	[[ $(in_ns "${P}r" sysctl -n net.ipv4.ip_forward) == 1 ]]
+}
+
+t_router_pairs() {
+	local s d bad=0
+	for s in 10.2.1.1 10.2.2.1; do
+		for d in 10.3.1.2 10.3.2.2; do
+			if in_ns "$A" ping -q -n -c 2 -i 0.2 -W 2 -I "$s" "$d" >/dev/null; then
+				echo "$s -> $d ok"
+			else
+				echo "$s -> $d FAILED"
+				bad=1
+			fi
+		done
+	done
+	((bad == 0))
+}
+
+# Each (src, dst) pair must leave a by the interface owning src, and the
+# replies must leave b by the interface owning dst.
+t_router_egress() {
+	local n=20 s d sdev ddev odev oddev a0 ao b0 bo da db dao dbo bad=0
+	for s in 10.2.1.1 10.2.2.1; do
+		for d in 10.3.1.2 10.3.2.2; do
+			if [[ $s == 10.2.1.1 ]]; then sdev=eth1 odev=eth2; else sdev=eth2 odev=eth1; fi
+			if [[ $d == 10.3.1.2 ]]; then ddev=eth1 oddev=eth2; else ddev=eth2 oddev=eth1; fi
+			a0=$(tx_packets "$A" "$sdev")
+			ao=$(tx_packets "$A" "$odev")
+			b0=$(tx_packets "$B" "$ddev")
+			bo=$(tx_packets "$B" "$oddev")
+			in_ns "$A" ping -q -n -c "$n" -i 0.05 -W 2 -I "$s" "$d" >/dev/null
+			da=$(($(tx_packets "$A" "$sdev") - a0))
+			dao=$(($(tx_packets "$A" "$odev") - ao))
+			db=$(($(tx_packets "$B" "$ddev") - b0))
+			dbo=$(($(tx_packets "$B" "$oddev") - bo))
+			echo "$s -> $d: a tx $sdev +$da $odev +$dao; b tx $ddev +$db $oddev +$dbo"
+			if ((da < n || dao > 3 || db < n || dbo > 3)); then
+				echo "  wrong egress interface"
+				bad=1
+			fi
+		done
+	done
+	# unbound sockets use the main table: default via eth1
+	a0=$(tx_packets "$A" eth1)
+	in_ns "$A" ping -q -n -c 5 -i 0.05 -W 2 10.3.2.2 >/dev/null
+	da=$(($(tx_packets "$A" eth1) - a0))
+	echo "unbound -> 10.3.2.2: a tx eth1 +$da"
+	((da >= 5)) || bad=1
+	((bad == 0))
+}
+
+t_router_netem() {
+	local rtt
+	"$TOPO" router --prefix "$P" --link2 -,10ms,-
+	rtt=$(ping_avg_ms "$A" 10.3.2.2 -I 10.2.2.1)
+	echo "eth2 -> eth2 rtt ${rtt} ms (4 x 10 ms netem)"
+	float_between "$rtt" 35 80 || fail "rtt $rtt ms not ~40 ms"
+	rtt=$(ping_avg_ms "$A" 10.3.1.2 -I 10.2.1.1)
+	echo "eth1 -> eth1 rtt ${rtt} ms (no netem)"
+	float_lt "$rtt" 10 || fail "rtt $rtt ms on the unshaped path"
+}
+
+t_clean() {
+	"$TOPO" clean --prefix "$P"
+	! ip netns list | grep -q "^${P}[abr]\b"
+}
+
+t_dmesg() {
+	check_dmesg_clean "$MARK"
+}
+
+ktap_header
+ktap_plan 13
+ktap_run twolink_setup t_twolink_up
+ktap_run twolink_ping_link1 t_ping_link 10.1.1.2
+ktap_run twolink_ping_link2 t_ping_link 10.1.2.2
+ktap_run netem_delay_20ms t_netem_delay
+ktap_run unshaped_throughput t_unshaped_rate
+ktap_run netem_rate_20mbit t_rate_20mbit
+ktap_run link_down_up t_link_down_up
+ktap_run router_setup t_router_up
+ktap_run router_all_pairs t_router_pairs
+ktap_run router_egress_by_source t_router_egress
+ktap_run router_netem t_router_netem
+ktap_run clean t_clean
+ktap_run dmesg_clean t_dmesg
+ktap_finish

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# test_legacy.sh - an MPIP host and a host without MPIP (disabled in its
+# namespace): data arrives byte-identical both ways, the legacy UDP socket
+# gets exactly the datagrams sent, TCP queries are dropped by the legacy
+# host's checksum check (never delivered), and probing stops at the
+# threshold.
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_require
+P=$(unique_prefix lg)
+A=${P}a
+B=${P}b
+cleanup_push "$TOPO" clean --prefix "$P"
+MARK=$(dmesg_mark)
+"$TOPO" twolink --prefix "$P"
+T=$(tmpdir)
+THRESHOLD=5
+
+t_setup() {
+	mpipctl_in "$B" disable
+	mpipctl_in "$B" -j status | jq -e '.enabled == false'
+	mpipctl_in "$A" set query_threshold "$THRESHOLD"
+	in_ns "$B" nstat -n
+	random_file "$T/f5" 5
+}
+
+t_tcp_a_to_b() {
+	tcp_send_file "$A" "$B" 10.1.1.2 5001 "$T/f5" "$T/g1"
+	sha256_equal "$T/f5" "$T/g1"
+}
+
+t_tcp_b_to_a() {
+	tcp_send_file "$B" "$A" 10.1.1.1 5002 "$T/f5" "$T/g2"
+	sha256_equal "$T/f5" "$T/g2"
+}
+
+t_udp_a_to_b() { udp_exchange "$A" "$B" 10.1.1.2 6001 500 7001; }
+t_udp_b_to_a() { udp_exchange "$B" "$A" 10.1.1.1 6002 500 7002; }
+
+t_probing_stopped() {
+	local avail no
+	avail=$(mpipctl_in "$A" -j show avail)
+	jq -c '.[]' <<<"$avail"
+	mpipctl_in "$A" -j stats
+	# every destination on B ends "no" after exactly THRESHOLD queries
+	jq -e --argjson t "$THRESHOLD" \
+		'length >= 2 and all(.[]; .state == "no" and .queries == $t)' \
+		<<<"$avail" || fail "a destination was not given up after $THRESHOLD queries"
+	no=$(jq 'length' <<<"$avail")
+	(($(mpip_stat "$A" probe_giveup) == no)) ||
+		fail "probe_giveup $(mpip_stat "$A" probe_giveup) != $no destinations"
+	(($(mpip_stat "$A" tx_query) == no * THRESHOLD)) ||
+		fail "tx_query $(mpip_stat "$A" tx_query) != $((no * THRESHOLD))"
+	(($(mpip_stat "$A" tx_cm) == 0)) || fail "A sent data trailers to a legacy host"
+	(($(mpip_stat "$A" rx_confirm) == 0)) || fail "A got a confirmation from a legacy host"
+}
+
+t_tcp_queries_dropped() {
+	local tcpq=0 csum
+	# TCP destinations on B: queries were sent as separate control packets
+	tcpq=$(mpipctl_in "$A" -j show avail |
+		jq '[.[] | select(.proto == "tcp") | .queries] | add')
+	csum=$(in_ns "$B" nstat -az TcpInCsumErrors | awk '/TcpInCsumErrors/ {print $2}')
+	echo "A sent $tcpq TCP queries; B's TcpInCsumErrors: $csum"
+	((tcpq == 2 * THRESHOLD)) || fail "expected $((2 * THRESHOLD)) TCP queries"
+	((csum == tcpq)) || fail "legacy host did not drop exactly the queries"
+}
+
+t_udp_no_errors() {
+	local err
+	err=$(in_ns "$B" nstat -az UdpInErrors UdpInCsumErrors | awk 'NR > 1 {s += $2} END {print s + 0}')
+	((err == 0)) || fail "legacy host counted $err UDP errors"
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+ktap_header
+ktap_plan 9
+ktap_run setup_legacy_b t_setup
+ktap_run tcp_5MB_mpip_to_legacy t_tcp_a_to_b
+ktap_run tcp_5MB_legacy_to_mpip t_tcp_b_to_a
+ktap_run udp_500_mpip_to_legacy t_udp_a_to_b
+ktap_run udp_500_legacy_to_mpip t_udp_b_to_a
+ktap_run probing_stops_at_threshold t_probing_stopped
+ktap_run tcp_queries_dropped_by_legacy t_tcp_queries_dropped
+ktap_run legacy_udp_no_errors t_udp_no_errors
+ktap_run dmesg_clean t_dmesg
+ktap_finish

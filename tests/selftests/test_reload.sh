@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# test_reload.sh - unload and reload mpip three times while iperf3 runs
+# between two MPIP hosts: no kernel warning, and traffic flows (and the
+# hosts find each other again) after each reload.
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_require
+P=$(unique_prefix rl)
+A=${P}a
+B=${P}b
+cleanup_push "$TOPO" clean --prefix "$P"
+cleanup_push mpip_load
+MARK=$(dmesg_mark)
+"$TOPO" twolink --prefix "$P"
+T=$(tmpdir)
+DURATION=45
+
+t_start() {
+	iperf3_server_start "$B" 5201
+	in_ns "$A" iperf3 -c 10.1.1.2 -t "$DURATION" -i 1 --forceflush \
+		>"$T/iperf3.out" 2>&1 &
+	echo $! >"$T/iperf3.pid"
+	wait_for 15 grep -q 'sec' "$T/iperf3.out"
+	wait_for 15 test "$(mpip_avail_state "$A" 10.1.1.2 5201)" = yes
+}
+
+# flowing: B's link 1 receives at least 2 MB within 15 s
+flowing() {
+	local before
+	before=$(rx_bytes "$B" eth1)
+	wait_for 15 test "$(($(rx_bytes "$B" eth1) - before))" -gt 2000000 ||
+		fail "less than 2 MB arrived within 15 s"
+}
+
+t_reload() {
+	sleep 2
+	mpip_unload
+	! mpip_loaded || fail "module still loaded"
+	flowing
+	mpip_load
+	mpip_loaded || fail "module did not load"
+	flowing
+	wait_for 15 test "$(mpip_avail_state "$A" 10.1.1.2 5201)" = yes ||
+		fail "A did not find B again"
+	(($(mpip_stat "$B" rx_cm) > 0)) || fail "no trailers after reload"
+}
+
+t_iperf3_done() {
+	local rc=0
+	wait_for $((DURATION + 30)) bash -c "! kill -0 $(cat "$T/iperf3.pid")" ||
+		fail "iperf3 did not finish"
+	wait "$(cat "$T/iperf3.pid")" 2>/dev/null || rc=$?
+	tail -n 4 "$T/iperf3.out"
+	grep -q 'receiver' "$T/iperf3.out" || fail "iperf3 failed (rc $rc)"
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+ktap_header
+ktap_plan 6
+ktap_run iperf3_running t_start
+ktap_run reload_1 t_reload
+ktap_run reload_2 t_reload
+ktap_run reload_3 t_reload
+ktap_run iperf3_completes t_iperf3_done
+ktap_run dmesg_clean t_dmesg
+ktap_finish

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Send or receive a reproducible series of UDP datagrams and check them.
+
+  udpcheck.py send HOST PORT COUNT [--sport P] [--seed S] [--gap-us U]
+  udpcheck.py recv PORT COUNT [--seed S] [--timeout SEC]
+
+Datagram i has a size drawn from the seed (1..1400 bytes) and content that
+encodes i and the seed, so the receiver can tell a lost, duplicated,
+truncated, extended or corrupted datagram from a good one.  The receiver
+prints one JSON object: received, good, bad, duplicates, missing; it exits
+0 only when exactly COUNT good datagrams arrived, each once, and nothing
+else.
+"""
+import argparse
+import hashlib
+import json
+import random
+import socket
+import sys
+import time
+
+
+def payload(seed, i):
+    rng = random.Random(seed * 1000003 + i)
+    size = rng.choice([1, 7, 28, 64, 200, 512, 999, 1200, 1400,
+                       rng.randint(1, 1400)])
+    head = b"%d:%d:" % (seed, i)
+    body = hashlib.sha256(head).digest() * (size // 32 + 2)
+    return (head + body)[:max(size, len(head))]
+
+
+def send(args):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if args.sport:
+        s.bind(("0.0.0.0", args.sport))
+    for i in range(args.count):
+        s.sendto(payload(args.seed, i), (args.host, args.port))
+        if args.gap_us:
+            time.sleep(args.gap_us / 1e6)
+    return 0
+
+
+def recv(args):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    s.bind(("0.0.0.0", args.port))
+    if args.ready:
+        open(args.ready, "w").close()
+    seen = {}
+    bad = 0
+    received = 0
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        s.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            data, _ = s.recvfrom(65535)
+        except socket.timeout:
+            break
+        received += 1
+        try:
+            seed, i = data.split(b":", 2)[:2]
+            i = int(i)
+            ok = int(seed) == args.seed and data == payload(args.seed, i)
+        except ValueError:
+            ok = False
+        if ok:
+            seen[i] = seen.get(i, 0) + 1
+        else:
+            bad += 1
+        if len(seen) == args.count and args.linger <= 0:
+            break
+        if len(seen) == args.count:
+            deadline = min(deadline, time.monotonic() + args.linger)
+            args.linger = 0
+    dups = sum(n - 1 for n in seen.values())
+    res = {"received": received, "good": len(seen), "bad": bad,
+           "duplicates": dups, "missing": args.count - len(seen)}
+    print(json.dumps(res))
+    return 0 if (res["good"] == args.count and not bad and not dups
+                 and received == args.count) else 1
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    ps = sub.add_parser("send")
+    ps.add_argument("host")
+    ps.add_argument("port", type=int)
+    ps.add_argument("count", type=int)
+    ps.add_argument("--sport", type=int, default=0)
+    ps.add_argument("--seed", type=int, default=1)
+    ps.add_argument("--gap-us", type=int, default=200)
+    pr = sub.add_parser("recv")
+    pr.add_argument("port", type=int)
+    pr.add_argument("count", type=int)
+    pr.add_argument("--seed", type=int, default=1)
+    pr.add_argument("--timeout", type=float, default=20)
+    pr.add_argument("--linger", type=float, default=0.5,
+                    help="keep listening this long after the last one")
+    pr.add_argument("--ready", help="file to create once bound")
+    args = p.parse_args()
+    return send(args) if args.cmd == "send" else recv(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# tools/topo.sh - build the lab topologies (network namespaces + veth + netem).
+# Run as root, normally inside the VM (tools/vm.sh).  Prints nothing on success.
+#
+#   topo.sh twolink [--link1 SPEC] [--link2 SPEC] [--prefix P] [--ipv6]
+#       ${P}a and ${P}b joined by two disjoint veth links:
+#         link 1: ${P}a eth1 10.1.1.1/24 <-> ${P}b eth1 10.1.1.2/24
+#         link 2: ${P}a eth2 10.1.2.1/24 <-> ${P}b eth2 10.1.2.2/24
+#
+#   topo.sh router [--link1 SPEC] [--link2 SPEC] [--prefix P] [--ipv6]
+#       ${P}a - ${P}r - ${P}b, every host link is its own /24:
+#         ${P}a eth1 10.2.1.1/24 <-> ${P}r a1 10.2.1.254/24   (link 1)
+#         ${P}a eth2 10.2.2.1/24 <-> ${P}r a2 10.2.2.254/24   (link 2)
+#         ${P}b eth1 10.3.1.2/24 <-> ${P}r b1 10.3.1.254/24   (link 1)
+#         ${P}b eth2 10.3.2.2/24 <-> ${P}r b2 10.3.2.254/24   (link 2)
+#       The router forwards.  Hosts use source policy routing: table 101
+#       (eth1) and 102 (eth2), `ip rule from <addr> table N`, and a main
+#       default route via eth1, so all 4 (src,dst) pairs work and each packet
+#       leaves by the interface owning its source address.
+#
+#   topo.sh down|up NS DEV          set a link down/up
+#   topo.sh netem NS DEV SPEC       change shaping of NS/DEV's egress live
+#   topo.sh clean [--prefix P]      delete ${P}a ${P}b ${P}r (kills their processes)
+#
+# SPEC is RATE,DELAY,LOSS, e.g. 40mbit,1ms,0% ; an empty or "-" field means
+# none (e.g. ",20ms," or "-,20ms,-"); "" or "-" alone removes all shaping.
+# --link1/--link2 apply netem to both ends' egress of that link (in the
+# router topology: to both the a-side and the b-side link).  Default prefix:
+# mp.  IPv6 is disabled in the namespaces (no ND/MLD chatter in counters)
+# unless --ipv6 is given.
+set -euo pipefail
+
+die() {
+	printf 'topo.sh: %s\n' "$*" >&2
+	exit 1
+}
+
+usage() {
+	sed -n '2,33s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	exit 2
+}
+
+# Quiet command runner: show output only if the command fails.
+run() {
+	local out
+	if ! out=$("$@" 2>&1); then
+		printf 'topo.sh: failed: %s\n%s\n' "$*" "$out" >&2
+		return 1
+	fi
+}
+
+ns_exists() {
+	[[ -e /run/netns/$1 ]] || ip netns list 2>/dev/null | awk '{print $1}' | grep -qx "$1"
+}
+
+ns_del() {
+	local ns=$1 pids
+	ns_exists "$ns" || return 0
+	pids=$(ip netns pids "$ns" 2>/dev/null || true)
+	if [[ -n $pids ]]; then
+		# shellcheck disable=SC2086
+		kill $pids 2>/dev/null || true
+		sleep 0.2
+		# shellcheck disable=SC2086
+		kill -9 $pids 2>/dev/null || true
+	fi
+	ip netns del "$ns" 2>/dev/null || true
+}
+
+ns_new() {
+	local ns=$1 ipv6=$2
+	ns_del "$ns"
+	run ip netns add "$ns"
+	run ip -n "$ns" link set lo up
+	# Settings that new interfaces inherit from "default".
+	local s
+	for s in net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+		net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.default.arp_ignore=1 \
+		net.ipv4.conf.all.arp_announce=2 net.ipv4.conf.default.arp_announce=2; do
+		run ip netns exec "$ns" sysctl -qw "$s"
+	done
+	if [[ $ipv6 == 0 ]]; then
+		run ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		run ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	fi
+}
+
+# veth NS1 DEV1 NS2 DEV2
+veth() {
+	run ip link add "$2" netns "$1" type veth peer name "$4" netns "$3"
+}
+
+addr() { # NS DEV CIDR
+	run ip -n "$1" addr add "$3" dev "$2"
+	run ip -n "$1" link set "$2" up
+}
+
+field_set() { [[ -n $1 && $1 != - ]]; }
+
+# netem NS DEV SPEC
+shape() {
+	local ns=$1 dev=$2 spec=${3:-} rate delay loss args=()
+	if ! field_set "$spec"; then
+		ip -n "$ns" link show dev "$dev" >/dev/null 2>&1 || die "no device $dev in $ns"
+		tc -n "$ns" qdisc del dev "$dev" root >/dev/null 2>&1 || true
+		return 0
+	fi
+	IFS=, read -r rate delay loss _ <<<"$spec"
+	if field_set "${delay:-}"; then
+		[[ $delay =~ ^[0-9.]+(s|ms|us)?$ ]] || die "bad delay '$delay' in '$spec'"
+		args+=(delay "$delay")
+	fi
+	if field_set "${rate:-}"; then
+		[[ $rate =~ ^[0-9.]+([kKmMgG]?(bit|bps))?$ ]] || die "bad rate '$rate' in '$spec'"
+		args+=(rate "$rate")
+	fi
+	if field_set "${loss:-}"; then
+		[[ $loss =~ ^[0-9.]+%?$ ]] || die "bad loss '$loss' in '$spec'"
+		args+=(loss "$loss")
+	fi
+	if ((${#args[@]} == 0)); then
+		tc -n "$ns" qdisc del dev "$dev" root >/dev/null 2>&1 || true
+		return 0
+	fi
+	run tc -n "$ns" qdisc replace dev "$dev" root netem "${args[@]}"
+}
+
+parse_common() {
+	prefix=mp
+	link1=
+	link2=
+	ipv6=0
+	while (($#)); do
+		case $1 in
+		--link1) link1=${2?--link1 needs a value}; shift 2 ;;
+		--link1=*) link1=${1#*=}; shift ;;
+		--link2) link2=${2?--link2 needs a value}; shift 2 ;;
+		--link2=*) link2=${1#*=}; shift ;;
+		--prefix) prefix=${2:?--prefix needs a value}; shift 2 ;;
+		--prefix=*) prefix=${1#*=}; shift ;;
+		--ipv6) ipv6=1; shift ;;
+		-h | --help) usage ;;
+		*) die "unknown argument '$1'" ;;
+		esac
+	done
+	[[ $prefix =~ ^[A-Za-z0-9_.-]{1,12}$ ]] || die "bad prefix '$prefix'"
+}
+
+clean_prefix() {
+	local p=$1
+	ns_del "${p}a"
+	ns_del "${p}b"
+	ns_del "${p}r"
+}
+
+cmd_twolink() {
+	parse_common "$@"
+	local A=${prefix}a B=${prefix}b
+	clean_prefix "$prefix"
+	ns_new "$A" "$ipv6"
+	ns_new "$B" "$ipv6"
+	veth "$A" eth1 "$B" eth1
+	veth "$A" eth2 "$B" eth2
+	addr "$A" eth1 10.1.1.1/24
+	addr "$B" eth1 10.1.1.2/24
+	addr "$A" eth2 10.1.2.1/24
+	addr "$B" eth2 10.1.2.2/24
+	shape "$A" eth1 "$link1"
+	shape "$B" eth1 "$link1"
+	shape "$A" eth2 "$link2"
+	shape "$B" eth2 "$link2"
+}
+
+# host_policy NS ADDR1 GW1 NET1 ADDR2 GW2 NET2
+host_policy() {
+	local ns=$1
+	run ip -n "$ns" route replace "$4" dev eth1 src "$2" table 101
+	run ip -n "$ns" route replace default via "$3" dev eth1 src "$2" table 101
+	run ip -n "$ns" route replace "$7" dev eth2 src "$5" table 102
+	run ip -n "$ns" route replace default via "$6" dev eth2 src "$5" table 102
+	run ip -n "$ns" rule add from "$2" table 101 priority 1001
+	run ip -n "$ns" rule add from "$5" table 102 priority 1002
+	run ip -n "$ns" route replace default via "$3" dev eth1
+}
+
+cmd_router() {
+	parse_common "$@"
+	local A=${prefix}a B=${prefix}b R=${prefix}r
+	clean_prefix "$prefix"
+	ns_new "$A" "$ipv6"
+	ns_new "$B" "$ipv6"
+	ns_new "$R" "$ipv6"
+	run ip netns exec "$R" sysctl -qw net.ipv4.ip_forward=1
+	veth "$A" eth1 "$R" a1
+	veth "$A" eth2 "$R" a2
+	veth "$B" eth1 "$R" b1
+	veth "$B" eth2 "$R" b2
+	addr "$A" eth1 10.2.1.1/24
+	addr "$A" eth2 10.2.2.1/24
+	addr "$B" eth1 10.3.1.2/24
+	addr "$B" eth2 10.3.2.2/24
+	addr "$R" a1 10.2.1.254/24
+	addr "$R" a2 10.2.2.254/24
+	addr "$R" b1 10.3.1.254/24
+	addr "$R" b2 10.3.2.254/24
+	host_policy "$A" 10.2.1.1 10.2.1.254 10.2.1.0/24 10.2.2.1 10.2.2.254 10.2.2.0/24
+	host_policy "$B" 10.3.1.2 10.3.1.254 10.3.1.0/24 10.3.2.2 10.3.2.254 10.3.2.0/24
+	shape "$A" eth1 "$link1"
+	shape "$R" a1 "$link1"
+	shape "$B" eth1 "$link1"
+	shape "$R" b1 "$link1"
+	shape "$A" eth2 "$link2"
+	shape "$R" a2 "$link2"
+	shape "$B" eth2 "$link2"
+	shape "$R" b2 "$link2"
+}
+
+need_ns_dev() {
+	[[ $# -ge 2 ]] || usage
+	ns_exists "$1" || die "no namespace '$1'"
+	ip -n "$1" link show dev "$2" >/dev/null 2>&1 || die "no device '$2' in '$1'"
+}
+
+main() {
+	(($#)) || usage
+	[[ $EUID == 0 ]] || die "must run as root (inside the VM: tools/vm.sh -- ...)"
+	local sub=$1
+	shift
+	case $sub in
+	twolink) cmd_twolink "$@" ;;
+	router) cmd_router "$@" ;;
+	down | up)
+		[[ $# == 2 ]] || usage
+		need_ns_dev "$@"
+		run ip -n "$1" link set dev "$2" "$sub"
+		;;
+	netem)
+		[[ $# == 3 ]] || usage
+		need_ns_dev "$1" "$2"
+		shape "$1" "$2" "$3"
+		;;
+	clean)
+		parse_common "$@"
+		clean_prefix "$prefix"
+		;;
+	-h | --help | help) usage ;;
+	*) die "unknown subcommand '$sub'" ;;
+	esac
+}
+
+main "$@"

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# tools/vm.sh - run a command as root inside a throw-away QEMU guest.
+#
+#   tools/vm.sh [options] -- COMMAND [ARG...]
+#
+# Boots the Debian kernel the module is built for with virtme-ng (vng) over
+# the host filesystem (read-only root with tmpfs overlays on /etc, /var, /tmp
+# ...), with the repository mounted read-write, runs COMMAND as root with the
+# repository root as current directory and exits with COMMAND's status.
+# The guest's stdout/stderr are this script's stdout/stderr; vm.sh itself
+# prints one timing line on stderr (unless -q) and nothing on stdout.
+#
+# Options:
+#   --cpus N        guest CPUs (default 2)
+#   --mem SIZE      guest memory, qemu syntax (default 2G)
+#   --kernel VER    kernel version under /lib/modules and /boot/vmlinuz-VER
+#                   (default: running kernel if its headers are installed,
+#                   else the newest /lib/modules/*/build - same rule as the
+#                   top Makefile's KDIR)
+#   --timeout SECS  kill the VM after SECS (default 3600, 0 = never);
+#                   exit status 124 on timeout
+#   --accel A       kvm | tcg | auto (default auto; also $MPIP_VM_ACCEL)
+#   -q, --quiet     no timing line on stderr
+#   -v, --verbose   show vng's command and the guest's boot console on stderr
+#
+# KVM is used only if /dev/kvm exists and a probe boot shows that a guest
+# really runs (nested KVM can be present but hang); the result is cached per
+# host boot in ~/.cache/mpip.  Otherwise QEMU's TCG emulation is used.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/mpip
+VENV=${MPIP_VENV:-$CACHE/venv}
+SELF=$REPO/tools/vm.sh
+
+# Kernel modules that udev would load in a q35 guest and that we never need;
+# loading them under TCG costs many seconds of boot time.  Only alias-based
+# autoloading is blocked; an explicit modprobe still works.
+BLACKLIST=kvm,kvm_amd,kvm_intel,ccp,irqbypass,aesni_intel,ghash_clmulni_intel
+BLACKLIST+=,crc32_pclmul,crct10dif_pclmul,sha1_ssse3,sha256_ssse3,sha512_ssse3
+BLACKLIST+=,pcspkr,psmouse,serio_raw,evdev,joydev,button,i2c_i801,i2c_smbus
+BLACKLIST+=,iTCO_wdt,iTCO_vendor_support,intel_pmc_bxt,lpc_ich,i6300esb
+BLACKLIST+=,ahci,libahci,sr_mod,cdrom,sg,qemu_fw_cfg,powernow_k8,edac_mce_amd
+BLACKLIST+=,intel_rapl_msr,intel_rapl_common,snd_pcsp
+
+die() {
+	printf 'vm.sh: %s\n' "$*" >&2
+	exit 125
+}
+
+usage() {
+	sed -n '2,27s/^# \{0,1\}//p' "$SELF" >&2
+	exit "${1:-125}"
+}
+
+# ---------------------------------------------------------------- guest side
+# Invoked by the host side as the guest's script:
+#   vm.sh --guest T0 QUIET -- COMMAND...
+guest_main() {
+	local t0=$1 quiet=$2 now up
+	shift 3
+	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	export HOME=/root MPIP_IN_VM=1
+	export TERM=${TERM:-dumb}
+	unset PYENV_VERSION PYTHONPATH VIRTUAL_ENV
+	cd "$REPO"
+	if [[ $quiet == 0 ]]; then
+		now=$(date +%s.%N)
+		read -r up _ </proc/uptime
+		printf 'vm.sh: %s %s, command starts %.1f s after launch (guest uptime %s s)\n' \
+			"$(uname -r)" "$(grep -q mpip_accel=kvm /proc/cmdline && echo kvm || echo tcg)" \
+			"$(echo "$now - $t0" | bc)" "$up" >&2
+	fi
+	exec "$@"
+}
+
+if [[ ${1:-} == --guest ]]; then
+	shift
+	guest_main "$@"
+fi
+
+# ----------------------------------------------------------------- host side
+cpus=2
+mem=2G
+kver=
+timeout_s=${MPIP_VM_TIMEOUT:-3600}
+accel=${MPIP_VM_ACCEL:-auto}
+quiet=0
+verbose=0
+
+while (($#)); do
+	case $1 in
+	--cpus) cpus=${2:?}; shift 2 ;;
+	--cpus=*) cpus=${1#*=}; shift ;;
+	--mem | --memory) mem=${2:?}; shift 2 ;;
+	--mem=* | --memory=*) mem=${1#*=}; shift ;;
+	--kernel) kver=${2:?}; shift 2 ;;
+	--kernel=*) kver=${1#*=}; shift ;;
+	--timeout) timeout_s=${2:?}; shift 2 ;;
+	--timeout=*) timeout_s=${1#*=}; shift ;;
+	--accel) accel=${2:?}; shift 2 ;;
+	--accel=*) accel=${1#*=}; shift ;;
+	-q | --quiet) quiet=1; shift ;;
+	-v | --verbose) verbose=1; shift ;;
+	-h | --help) usage 0 ;;
+	--) shift; break ;;
+	*) echo "vm.sh: unknown option '$1'" >&2; usage ;;
+	esac
+done
+(($#)) || { echo "vm.sh: no command given" >&2; usage; }
+[[ $cpus =~ ^[1-9][0-9]*$ ]] || die "bad --cpus '$cpus'"
+[[ $timeout_s =~ ^[0-9]+$ ]] || die "bad --timeout '$timeout_s'"
+[[ $REPO != *[[:space:]]* ]] || die "the repository path must not contain spaces: $REPO"
+
+if [[ -z $kver ]]; then
+	if [[ -d /lib/modules/$(uname -r)/build ]]; then
+		kver=$(uname -r)
+	else
+		kver=$(find /lib/modules -mindepth 2 -maxdepth 2 -name build 2>/dev/null |
+			awk -F/ '{print $4}' | sort -V | tail -n 1)
+	fi
+	[[ -n $kver ]] || die "no kernel headers in /lib/modules/*/build; run tools/deps.sh"
+fi
+kimg=/boot/vmlinuz-$kver
+[[ -r $kimg ]] || die "no readable kernel image $kimg (install linux-image-$kver)"
+[[ -d /lib/modules/$kver/kernel ]] || die "no modules in /lib/modules/$kver"
+
+# Find vng: our venv first, then PATH; install if missing.
+find_vng() {
+	if [[ -x $VENV/bin/vng ]]; then
+		echo "$VENV/bin/vng"
+	else
+		command -v vng || true
+	fi
+}
+vng=$(find_vng)
+if [[ -z $vng ]] || ! command -v qemu-system-x86_64 >/dev/null; then
+	echo "vm.sh: virtme-ng or qemu missing, running tools/deps.sh" >&2
+	"$REPO/tools/deps.sh" >&2
+	vng=$(find_vng)
+	[[ -n $vng ]] || die "vng not found after tools/deps.sh"
+fi
+# vng runs virtme-run & co. from PATH
+PATH=$(dirname "$vng"):$PATH
+
+# Does KVM really work?  Boot the kernel with -accel kvm for a few seconds
+# and look for its first console line.
+kvm_probe() {
+	local out pid i ok=0
+	out=$(mktemp /tmp/mpip-kvm-probe.XXXXXX)
+	qemu-system-x86_64 -accel kvm -cpu host -m 256 -display none -no-reboot \
+		-nodefaults -serial "file:$out" -kernel "$kimg" \
+		-append 'console=ttyS0 earlyprintk=ttyS0 panic=-1' \
+		</dev/null >/dev/null 2>&1 &
+	pid=$!
+	for ((i = 0; i < 60; i++)); do
+		if grep -aq 'Linux version' "$out" 2>/dev/null; then
+			ok=1
+			break
+		fi
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.25
+	done
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	rm -f "$out"
+	((ok))
+}
+
+kvm_usable() {
+	local bootid stamp
+	[[ -c /dev/kvm && -r /dev/kvm && -w /dev/kvm ]] || return 1
+	bootid=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
+	stamp=$CACHE/kvm-probe.$bootid
+	if [[ ! -f $stamp ]]; then
+		mkdir -p "$CACHE"
+		if kvm_probe 2>/dev/null; then echo ok >"$stamp"; else echo no >"$stamp"; fi
+	fi
+	[[ $(<"$stamp") == ok ]]
+}
+
+case $accel in
+auto) if kvm_usable; then accel=kvm; else accel=tcg; fi ;;
+kvm | tcg) ;;
+*) die "bad --accel '$accel' (kvm, tcg or auto)" ;;
+esac
+
+# Build the guest command: this script in guest mode.  Quote every word
+# for a POSIX shell.
+q() {
+	local s=$1
+	printf "'%s'" "${s//\'/\'\\\'\'}"
+}
+t0=$(date +%s.%N)
+gcmd="$(q "$SELF") --guest $t0 $quiet --"
+for a in "$@"; do
+	gcmd+=" $(q "$a")"
+done
+
+vng_args=(
+	--run "$kimg"
+	--name mpip-vm
+	--cpus "$cpus"
+	--memory "$mem"
+	--rwdir "$REPO"
+	--cwd "$REPO"
+	--force-9p
+	--append "modprobe.blacklist=$BLACKLIST"
+	--append "log_buf_len=8M"
+	--append "mpip_accel=$accel"
+	--exec "$gcmd"
+)
+[[ $accel == tcg ]] && vng_args+=(--disable-kvm)
+((verbose)) && vng_args+=(--verbose)
+
+cmd=("$vng" "${vng_args[@]}")
+if ((timeout_s > 0)); then
+	if [[ -t 0 ]]; then
+		cmd=(timeout --foreground --kill-after=20 "$timeout_s" "${cmd[@]}")
+	else
+		cmd=(timeout --kill-after=20 "$timeout_s" "${cmd[@]}")
+	fi
+fi
+((verbose)) && printf 'vm.sh: %q ' "${cmd[@]}" >&2 && echo >&2
+
+cd "$REPO"
+
+# QEMU opens /proc/self/fd/{1,2} itself, with O_TRUNC and one file offset per
+# chardev: with a regular file as stdout/stderr that would truncate it and let
+# the guest's streams overwrite each other.  Hand it pipes instead (a tty is
+# fine as it is).  Without a tty on stdin, give it /dev/null: vng needs a
+# valid fd 0.
+[[ -t 0 ]] || exec </dev/null
+errpid=
+if [[ ! -t 2 ]]; then
+	exec 4> >(cat >&2)
+	errpid=$!
+else
+	exec 4>&2
+fi
+
+set +e
+if [[ -t 1 ]]; then
+	"${cmd[@]}" 2>&4
+	rc=$?
+else
+	"${cmd[@]}" 2>&4 | cat
+	rc=${PIPESTATUS[0]}
+fi
+set -e
+exec 4>&-
+[[ -n $errpid ]] && wait "$errpid" 2>/dev/null
+if ((rc == 124 && timeout_s > 0)); then
+	echo "vm.sh: guest did not finish within ${timeout_s} s, killed" >&2
+fi
+exit "$rc"
