@@ -142,6 +142,7 @@ if [[ -z $vng ]] || ! command -v qemu-system-x86_64 >/dev/null; then
 fi
 # vng runs virtme-run & co. from PATH
 PATH=$(dirname "$vng"):$PATH
+[[ -x $CACHE/virtiofsd/bin/virtiofsd ]] && PATH=$CACHE/virtiofsd/bin:$PATH
 
 # Does KVM really work?  Boot the kernel with -accel kvm for a few seconds
 # and look for its first console line.

@@ -32,6 +32,9 @@
  *
  * Checksum adjustment: chosen so that the 16-bit ones'-complement sum of
  * all T bytes (taken as big-endian 16-bit words) equals MPIP_CM_CSUM_SUM.
+ * Of the two ones'-complement zeros the encoder writes 0xffff, and the
+ * decoder rejects an adjustment of 0x0000, so every trailer has exactly
+ * one valid encoding.
  * A TCP segment carrying a trailer has a TCP checksum that is valid for the
  * segment without its trailer; the adjustment guarantees that the checksum
  * of the whole segment is invalid at either byte alignment, so a host

@@ -69,7 +69,8 @@ enum mpip_cmd {
  * @MPIP_A_NODE: nested, enum mpip_node_attr
  * @MPIP_A_STATS: nested, enum mpip_stat (u64 each)
  * @MPIP_A_CONFIG: nested, enum mpip_cfg (u32 each)
- * @MPIP_A_PAD: padding for 64-bit attributes
+ * @MPIP_A_PAD: reserved; the 64-bit counters inside MPIP_A_STATS are
+ *	padded with MPIP_STAT_UNSPEC attributes, which readers skip
  */
 enum mpip_attr {
 	MPIP_A_UNSPEC,

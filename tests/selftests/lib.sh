@@ -139,10 +139,11 @@ fail() {
 
 # ktap_run NAME FUNC [ARG...]: run FUNC as one subtest.
 ktap_run() {
-	local name=$1 rc had_e=0
+	local name=$1 rc had_e=0 t0
 	shift
 	[[ $- == *e* ]] && had_e=1
 	rm -f "$_lib_tmp/.skip"
+	t0=$(date +%s%N)
 	set +e
 	(
 		set -e
@@ -150,6 +151,8 @@ ktap_run() {
 	) 2>&1 </dev/null | sed -u 's/^/# /'
 	rc=${PIPESTATUS[0]}
 	((had_e)) && set -e
+	printf '# %s: %d.%ds\n' "$name" $((($(date +%s%N) - t0) / 1000000000)) \
+		$((($(date +%s%N) - t0) / 100000000 % 10))
 	if ((rc == 0)); then
 		ktap_ok "$name"
 	elif ((rc == KSFT_SKIP)) && [[ -f $_lib_tmp/.skip ]]; then
@@ -186,17 +189,26 @@ wait_for() {
 	done
 }
 
-# tx_packets NS DEV / rx_packets NS DEV / tx_bytes / rx_bytes
-_stat() { in_ns "$1" cat "/sys/class/net/$2/statistics/$3"; }
-tx_packets() { _stat "$1" "$2" tx_packets; }
-rx_packets() { _stat "$1" "$2" rx_packets; }
-tx_bytes() { _stat "$1" "$2" tx_bytes; }
-rx_bytes() { _stat "$1" "$2" rx_bytes; }
+# tx_packets NS DEV / rx_packets NS DEV / tx_bytes / rx_bytes: interface
+# counters (one `ip -n` call: cheaper than `ip netns exec` under TCG)
+_stat() { # NS DEV RX|TX FIELD(1=bytes 2=packets)
+	local out f
+	out=$(ip -n "$1" -s -o link show dev "$2") || return 1
+	out=${out#*"$3":*\\}
+	read -r -a f <<<"${out%%\\*}"
+	printf '%s\n' "${f[$4 - 1]}"
+}
+tx_packets() { _stat "$1" "$2" TX 2; }
+rx_packets() { _stat "$1" "$2" RX 2; }
+tx_bytes() { _stat "$1" "$2" TX 1; }
+rx_bytes() { _stat "$1" "$2" RX 1; }
 
-# ping_avg_ms NS DST [PING ARGS...]: average RTT in ms (integer part kept)
+# ping_avg_ms NS DST [PING ARGS...]: average RTT in ms of 5 pings, after
+# one warm-up ping (ARP resolution would inflate the first RTT)
 ping_avg_ms() {
 	local ns=$1 dst=$2 out
 	shift 2
+	in_ns "$ns" ping -q -n -c 1 -W 2 "$@" "$dst" >/dev/null 2>&1 || true
 	out=$(in_ns "$ns" ping -q -n -c 5 -i 0.2 -W 2 "$@" "$dst") || return 1
 	sed -n 's|^rtt [^=]*= [0-9.]*/\([0-9.]*\)/.*|\1|p' <<<"$out"
 }

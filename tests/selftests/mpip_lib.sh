@@ -60,9 +60,11 @@ tcp_send_file() {
 	in_ns "$dst" timeout 120 socat -u "TCP-LISTEN:$port,reuseaddr" \
 		"OPEN:$out,creat,trunc" &
 	local lpid=$!
-	wait_for 10 tcp_listening "$dst" "$port" || return 1
-	in_ns "$src" timeout 110 socat -u "OPEN:$file" "TCP:$addr:$port" || return 1
-	wait "$lpid"
+	wait_for 30 tcp_listening "$dst" "$port" ||
+		fail "nothing listens on $dst:$port"
+	in_ns "$src" timeout 110 socat -u "OPEN:$file" "TCP:$addr:$port" ||
+		fail "TCP sender $src -> $addr:$port failed"
+	wait "$lpid" || fail "TCP receiver on $dst:$port failed"
 }
 
 # udp_exchange NS_SRC NS_DST DST_ADDR PORT COUNT [SPORT]: send COUNT checked
@@ -76,9 +78,9 @@ udp_exchange() {
 	in_ns "$dst" python3 "$REPO/tests/selftests/udpcheck.py" recv "$port" \
 		"$count" --timeout 60 --linger 1 --ready "$ready" >"$res" &
 	local rpid=$!
-	wait_for 10 test -e "$ready" || return 1
+	wait_for 60 test -e "$ready" || fail "UDP receiver on $dst:$port not ready"
 	in_ns "$src" python3 "$REPO/tests/selftests/udpcheck.py" send "$addr" \
-		"$port" "$count" --sport "$sport"
+		"$port" "$count" --sport "$sport" || fail "UDP sender failed"
 	local rc=0
 	wait "$rpid" || rc=$?
 	echo "udp $src -> $dst:$port: $(cat "$res")"

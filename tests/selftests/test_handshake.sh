@@ -19,7 +19,7 @@ T=$(tmpdir)
 t_exchange() {
 	head -c 200000 /dev/urandom >"$T/f"
 	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/f" "$T/g"
-	sha256_equal "$T/f" "$T/g"
+	sha256_equal "$T/f" "$T/g" || fail "TCP data differs"
 	udp_exchange "$A" "$B" 10.1.1.2 6000 20 7000
 }
 

@@ -131,7 +131,7 @@ t_router_netem() {
 	"$TOPO" router --prefix "$P" --link2 -,10ms,-
 	rtt=$(ping_avg_ms "$A" 10.3.2.2 -I 10.2.2.1)
 	echo "eth2 -> eth2 rtt ${rtt} ms (4 x 10 ms netem)"
-	float_between "$rtt" 35 80 || fail "rtt $rtt ms not ~40 ms"
+	float_between "$rtt" 35 65 || fail "rtt $rtt ms not ~40 ms"
 	rtt=$(ping_avg_ms "$A" 10.3.1.2 -I 10.2.1.1)
 	echo "eth1 -> eth1 rtt ${rtt} ms (no netem)"
 	float_lt "$rtt" 10 || fail "rtt $rtt ms on the unshaped path"

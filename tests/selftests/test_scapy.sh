@@ -19,7 +19,8 @@ T=$(tmpdir)
 DECODE="/usr/bin/python3 $REPO/tests/scapy/decode_pcap.py"
 
 t_capture() {
-	in_ns "$B" tcpdump -U -n -i eth1 -w "$T/cap.pcap" -s 0 'ip' 2>/dev/null &
+	ip netns exec "$B" tcpdump -U -n -i eth1 -w "$T/cap.pcap" -s 0 'ip' \
+		>/dev/null 2>&1 &
 	echo $! >"$T/tcpdump.pid"
 	sleep 2
 	udp_exchange "$A" "$B" 10.1.1.2 6100 10 7100
@@ -27,7 +28,7 @@ t_capture() {
 	tcp_send_file "$A" "$B" 10.1.1.2 5100 "$T/f" "$T/g"
 	sleep 1
 	kill "$(cat "$T/tcpdump.pid")"
-	sleep 1
+	wait "$(cat "$T/tcpdump.pid")" || true
 	$DECODE --json "$T/cap.pcap" >"$T/cms.json"
 	wc -l <"$T/cms.json"
 }
