@@ -49,40 +49,41 @@ static u32 mpip_age_ms(unsigned long stamp)
 	return jiffies_to_msecs(jiffies - READ_ONCE(stamp));
 }
 
-static struct sk_buff *mpip_nl_reply_new(struct genl_info *info, void **hdr)
-{
-	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+typedef int (*mpip_nl_fill_t)(struct sk_buff *msg, struct mpip_net *mn);
 
-	if (!msg)
-		return NULL;
-	*hdr = genlmsg_put_reply(msg, info, &mpip_genl_family, 0,
-				 info->genlhdr->cmd);
-	if (!*hdr) {
-		nlmsg_free(msg);
-		return NULL;
-	}
-	return msg;
-}
-
-static int mpip_nl_get_status(struct sk_buff *skb, struct genl_info *info)
+/* Answer a doit request with the attributes @fill puts into the reply. */
+static int mpip_nl_reply(struct genl_info *info, mpip_nl_fill_t fill)
 {
-	struct mpip_net *mn = mpip_nl_net(info);
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = mpip_nl_reply_new(info, &hdr);
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	if (nla_put_u8(msg, MPIP_A_ENABLED, READ_ONCE(mn->enabled)) ||
-	    nla_put_u32(msg, MPIP_A_NODE_ID, mn->node_id) ||
-	    nla_put_string(msg, MPIP_A_VERSION, MPIP_VERSION) ||
-	    nla_put_u32(msg, MPIP_A_AVAIL_COUNT, READ_ONCE(mn->avail.count)) ||
-	    nla_put_u32(msg, MPIP_A_NODE_COUNT, READ_ONCE(mn->nodes.count))) {
+	hdr = genlmsg_put_reply(msg, info, &mpip_genl_family, 0,
+				info->genlhdr->cmd);
+	if (!hdr || fill(msg, mpip_nl_net(info))) {
 		nlmsg_free(msg);
 		return -EMSGSIZE;
 	}
 	genlmsg_end(msg, hdr);
 	return genlmsg_reply(msg, info);
+}
+
+static int mpip_nl_fill_status(struct sk_buff *msg, struct mpip_net *mn)
+{
+	if (nla_put_u8(msg, MPIP_A_ENABLED, READ_ONCE(mn->enabled)) ||
+	    nla_put_u32(msg, MPIP_A_NODE_ID, mn->node_id) ||
+	    nla_put_string(msg, MPIP_A_VERSION, MPIP_VERSION) ||
+	    nla_put_u32(msg, MPIP_A_AVAIL_COUNT, READ_ONCE(mn->avail.count)) ||
+	    nla_put_u32(msg, MPIP_A_NODE_COUNT, READ_ONCE(mn->nodes.count)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int mpip_nl_get_status(struct sk_buff *skb, struct genl_info *info)
+{
+	return mpip_nl_reply(info, mpip_nl_fill_status);
 }
 
 static int mpip_nl_set_status(struct sk_buff *skb, struct genl_info *info)
@@ -100,31 +101,26 @@ static int mpip_nl_flush(struct sk_buff *skb, struct genl_info *info)
 	return 0;
 }
 
-static int mpip_nl_get_stats(struct sk_buff *skb, struct genl_info *info)
+static int mpip_nl_fill_stats(struct sk_buff *msg, struct mpip_net *mn)
 {
-	struct mpip_net *mn = mpip_nl_net(info);
-	struct sk_buff *msg;
 	struct nlattr *nest;
-	void *hdr;
 	int s;
 
-	msg = mpip_nl_reply_new(info, &hdr);
-	if (!msg)
-		return -ENOMEM;
 	nest = nla_nest_start(msg, MPIP_A_STATS);
 	if (!nest)
-		goto err;
+		return -EMSGSIZE;
 	for (s = MPIP_STAT_UNSPEC + 1; s <= MPIP_STAT_MAX; s++) {
 		if (nla_put_u64_64bit(msg, s, mpip_stat_sum(mn, s),
 				      MPIP_STAT_UNSPEC))
-			goto err;
+			return -EMSGSIZE;
 	}
 	nla_nest_end(msg, nest);
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-err:
-	nlmsg_free(msg);
-	return -EMSGSIZE;
+	return 0;
+}
+
+static int mpip_nl_get_stats(struct sk_buff *skb, struct genl_info *info)
+{
+	return mpip_nl_reply(info, mpip_nl_fill_stats);
 }
 
 static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
@@ -142,31 +138,26 @@ static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
 	return NULL;
 }
 
-static int mpip_nl_get_config(struct sk_buff *skb, struct genl_info *info)
+static int mpip_nl_fill_config(struct sk_buff *msg, struct mpip_net *mn)
 {
-	struct mpip_net *mn = mpip_nl_net(info);
-	struct sk_buff *msg;
 	struct nlattr *nest;
-	void *hdr;
 	int key;
 
-	msg = mpip_nl_reply_new(info, &hdr);
-	if (!msg)
-		return -ENOMEM;
 	nest = nla_nest_start(msg, MPIP_A_CONFIG);
 	if (!nest)
-		goto err;
+		return -EMSGSIZE;
 	for (key = MPIP_CFG_UNSPEC + 1; key <= MPIP_CFG_MAX; key++) {
 		if (nla_put_u32(msg, key,
 				READ_ONCE(*mpip_cfg_field(&mn->cfg, key))))
-			goto err;
+			return -EMSGSIZE;
 	}
 	nla_nest_end(msg, nest);
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-err:
-	nlmsg_free(msg);
-	return -EMSGSIZE;
+	return 0;
+}
+
+static int mpip_nl_get_config(struct sk_buff *skb, struct genl_info *info)
+{
+	return mpip_nl_reply(info, mpip_nl_fill_config);
 }
 
 static int mpip_nl_set_config(struct sk_buff *skb, struct genl_info *info)

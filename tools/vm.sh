@@ -205,7 +205,6 @@ vng_args=(
 	--memory "$mem"
 	--rwdir "$REPO"
 	--cwd "$REPO"
-	--force-9p
 	--append "modprobe.blacklist=$BLACKLIST"
 	--append "log_buf_len=8M"
 	--append "mpip_accel=$accel"

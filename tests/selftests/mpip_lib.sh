@@ -86,3 +86,18 @@ udp_exchange() {
 	echo "udp $src -> $dst:$port: $(cat "$res")"
 	return "$rc"
 }
+
+# mpip_setup_twolink TAG: the usual start of a test file.  Checks what the
+# tests need, builds a fresh two-link topology and sets the globals
+# P (namespace prefix), A and B (the two hosts), T (scratch directory) and
+# MARK (kernel log mark).  Call it from the test's main shell.
+mpip_setup_twolink() {
+	mpip_require
+	P=$(unique_prefix "$1")
+	A=${P}a
+	B=${P}b
+	T=$(tmpdir)
+	cleanup_push "$TOPO" clean --prefix "$P"
+	MARK=$(dmesg_mark)
+	"$TOPO" twolink --prefix "$P"
+}

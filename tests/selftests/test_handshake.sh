@@ -7,14 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
-mpip_require
-P=$(unique_prefix hs)
-A=${P}a
-B=${P}b
-cleanup_push "$TOPO" clean --prefix "$P"
-MARK=$(dmesg_mark)
-"$TOPO" twolink --prefix "$P"
-T=$(tmpdir)
+mpip_setup_twolink hs
 
 t_exchange() {
 	head -c 200000 /dev/urandom >"$T/f"

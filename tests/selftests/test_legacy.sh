@@ -9,14 +9,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
-mpip_require
-P=$(unique_prefix lg)
-A=${P}a
-B=${P}b
-cleanup_push "$TOPO" clean --prefix "$P"
-MARK=$(dmesg_mark)
-"$TOPO" twolink --prefix "$P"
-T=$(tmpdir)
+mpip_setup_twolink lg
 THRESHOLD=5
 
 t_setup() {

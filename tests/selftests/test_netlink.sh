@@ -6,13 +6,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
-mpip_require
-P=$(unique_prefix nl)
-A=${P}a
-B=${P}b
-cleanup_push "$TOPO" clean --prefix "$P"
-"$TOPO" twolink --prefix "$P"
-T=$(tmpdir)
+mpip_setup_twolink nl
 
 t_status() {
 	mpipctl_in "$A" -j status | tee "$T/st"

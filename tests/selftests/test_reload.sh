@@ -7,15 +7,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
-mpip_require
-P=$(unique_prefix rl)
-A=${P}a
-B=${P}b
-cleanup_push "$TOPO" clean --prefix "$P"
+mpip_setup_twolink rl
 cleanup_push mpip_load
-MARK=$(dmesg_mark)
-"$TOPO" twolink --prefix "$P"
-T=$(tmpdir)
 DURATION=600
 
 t_start() {

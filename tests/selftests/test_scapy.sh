@@ -7,15 +7,9 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
-mpip_require
+mpip_setup_twolink sc
 command -v tcpdump >/dev/null || ktap_skip_all "missing tcpdump"
 /usr/bin/python3 -c 'import scapy' 2>/dev/null || ktap_skip_all "missing python3-scapy"
-P=$(unique_prefix sc)
-A=${P}a
-B=${P}b
-cleanup_push "$TOPO" clean --prefix "$P"
-"$TOPO" twolink --prefix "$P"
-T=$(tmpdir)
 DECODE="/usr/bin/python3 $REPO/tests/scapy/decode_pcap.py"
 
 t_capture() {
