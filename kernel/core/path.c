@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip per-path delay tracking and path weights.
+ *
+ * Portable C: no kernel API, only the types that compat.h provides.  No
+ * 64-bit division either, so that the object links on 32-bit kernels.
+ * The model is described in path.h.
+ */
+#include "path.h"
+
+/* Wrap-safe: true if @a is before (smaller than) @b mod 2^32. */
+static bool path_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+/**
+ * mpip_path_delay_init() - forget all samples of a path
+ * @pd: delay state
+ *
+ * Use it when the path is (re)created, or when its samples can no longer
+ * be compared with the new ones (the peer's clock jumped).
+ */
+void mpip_path_delay_init(struct mpip_path_delay *pd)
+{
+	pd->d_min = 0;
+	pd->d_rt = 0;
+	pd->q = 0;
+	pd->q_max = 0;
+	pd->have_sample = false;
+}
+
+/**
+ * mpip_path_delay_sample() - account one raw one-way delay sample
+ * @pd: delay state of the path
+ * @sample: receiver clock minus sender timestamp, in us, mod 2^32
+ * @smooth_shift: smoothing weight 1/2^@smooth_shift of the new sample;
+ *	0 takes the sample as is, values above MPIP_DELAY_SHIFT_MAX are
+ *	clamped
+ *
+ * The first sample sets D and D_min to @sample and Q, Q_max to 0.  Later
+ * ones move the smoothed delay D towards @sample by the distance divided
+ * by 2^@smooth_shift, rounded towards zero but at least 1 us, so that D
+ * never overshoots @sample and reaches a constant input exactly.  Then,
+ * as in the paper: D_min = min(D_min, @sample), Q = D - D_min,
+ * Q_max = max(Q_max, Q).  D_min tracks the raw samples: the lowest delay
+ * ever seen is the best estimate of the constant part of the delay.
+ * Since D always lies between earlier samples and @sample, Q >= 0.
+ */
+void mpip_path_delay_sample(struct mpip_path_delay *pd, u32 sample,
+			    unsigned int smooth_shift)
+{
+	u32 diff, step;
+	s32 q;
+
+	if (!pd->have_sample) {
+		pd->d_min = sample;
+		pd->d_rt = sample;
+		pd->q = 0;
+		pd->q_max = 0;
+		pd->have_sample = true;
+		return;
+	}
+
+	if (smooth_shift > MPIP_DELAY_SHIFT_MAX)
+		smooth_shift = MPIP_DELAY_SHIFT_MAX;
+
+	/* D += (sample - D) / 2^shift, on the magnitude: no signed shifts. */
+	diff = sample - pd->d_rt;
+	if ((s32)diff < 0) {
+		step = (0U - diff) >> smooth_shift;
+		pd->d_rt -= step ? step : 1;
+	} else if (diff) {
+		step = diff >> smooth_shift;
+		pd->d_rt += step ? step : 1;
+	}
+
+	if (path_before(sample, pd->d_min))
+		pd->d_min = sample;
+
+	q = (s32)(pd->d_rt - pd->d_min);
+	pd->q = q > 0 ? (u32)q : 0;
+	if (pd->q > pd->q_max)
+		pd->q_max = pd->q;
+}
+
+/**
+ * mpip_min_delay_index() - path with the lowest delay (responsiveness first)
+ * @pd: delay state of @n paths; all of them between the same two nodes,
+ *	so that they share one clock offset
+ * @n: number of paths
+ *
+ * Compares the smoothed delays D wrap-safe.  Ties go to the lowest index.
+ * Paths without a sample come after all paths with one.
+ *
+ * Return: the index of the chosen path: 0 if no path has a sample yet,
+ * MPIP_PATH_NONE if @n is 0.
+ */
+unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
+				  unsigned int n)
+{
+	unsigned int i, best = MPIP_PATH_NONE;
+
+	for (i = 0; i < n; i++) {
+		if (!pd[i].have_sample)
+			continue;
+		if (best == MPIP_PATH_NONE ||
+		    path_before(pd[i].d_rt, pd[best].d_rt))
+			best = i;
+	}
+	if (best == MPIP_PATH_NONE && n)
+		best = 0;
+	return best;
+}
+
+/**
+ * mpip_weights_init() - initial path weights
+ * @w: weights of @n paths
+ * @n: number of paths
+ *
+ * Every path gets MPIP_WEIGHT_MAX / @n, at least MPIP_WEIGHT_MIN.
+ */
+void mpip_weights_init(u32 *w, unsigned int n)
+{
+	u32 v;
+	unsigned int i;
+
+	if (!n)
+		return;
+	v = MPIP_WEIGHT_MAX / n;
+	if (v < MPIP_WEIGHT_MIN)
+		v = MPIP_WEIGHT_MIN;
+	for (i = 0; i < n; i++)
+		w[i] = v;
+}
+
+/**
+ * mpip_weights_adjust() - one iteration of Algorithm 1
+ * @q: queueing delays Q of @n paths, in us
+ * @w: weights of the same @n paths, updated in place
+ * @n: number of paths
+ * @step: adjustment granularity S
+ *
+ * With Q_avg the mean of @q, every path with Q <= Q_avg gains @step, up to
+ * MPIP_WEIGHT_MAX, and every other path loses @step, down to
+ * MPIP_WEIGHT_MIN.  The comparison is exact: Q * @n <= sum of @q, in
+ * 64 bits.  A weight outside the bounds on entry is brought back inside.
+ */
+void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step)
+{
+	u64 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sum += q[i];
+
+	for (i = 0; i < n; i++) {
+		if ((u64)q[i] * n <= sum) {
+			if (w[i] >= MPIP_WEIGHT_MAX ||
+			    step >= MPIP_WEIGHT_MAX - w[i])
+				w[i] = MPIP_WEIGHT_MAX;
+			else
+				w[i] += step;
+			if (w[i] < MPIP_WEIGHT_MIN)
+				w[i] = MPIP_WEIGHT_MIN;
+		} else {
+			if (w[i] > MPIP_WEIGHT_MAX)
+				w[i] = MPIP_WEIGHT_MAX;
+			if (w[i] < MPIP_WEIGHT_MIN ||
+			    w[i] - MPIP_WEIGHT_MIN <= step)
+				w[i] = MPIP_WEIGHT_MIN;
+			else
+				w[i] -= step;
+		}
+	}
+}
+
+/**
+ * mpip_weights_pick() - choose a path with probability proportional to weight
+ * @w: weights of @n paths; any u32 values, 0 means never chosen
+ * @n: number of paths
+ * @rnd: uniformly distributed 32-bit random number
+ *
+ * Maps @rnd to r = floor(@rnd * sum / 2^32) in [0, sum) without a
+ * division, and returns the path whose share of [0, sum) holds r.  Path k
+ * is chosen for floor or ceil of w[k] * 2^32 / sum values of @rnd, so
+ * its probability differs from w[k] / sum by less than 2^-32.
+ *
+ * Return: the index of the chosen path, or MPIP_PATH_NONE if @n is 0 or
+ * all weights are 0.
+ */
+unsigned int mpip_weights_pick(const u32 *w, unsigned int n, u32 rnd)
+{
+	u64 sum = 0, r;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sum += w[i];
+	if (!sum)
+		return MPIP_PATH_NONE;
+
+	/* (sum * rnd) >> 32 in 64 bits: sum may exceed 32 bits. */
+	r = (sum >> 32) * rnd + (((sum & 0xffffffffULL) * rnd) >> 32);
+
+	for (i = 0; i < n; i++) {
+		if (r < w[i])
+			return i;
+		r -= w[i];
+	}
+	return MPIP_PATH_NONE;	/* not reached: r < sum */
+}

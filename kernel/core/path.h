@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mpip per-path delay tracking and path weights (MPIP paper, sections
+ * 3.4.2 and 3.5.1, Algorithm 1).
+ *
+ * This file and path.c are portable: they build inside the kernel module
+ * and, unchanged, in host unit tests.  They use no kernel API and keep no
+ * state of their own; the caller owns the arrays and does the locking.
+ *
+ * Delays are one-way delay samples in microseconds, mod 2^32: the
+ * receiver's clock at arrival minus the sender's timestamp.  They contain
+ * an arbitrary clock offset between the two nodes, so only differences
+ * between samples mean anything.  All paths from one sender to one
+ * receiver share that offset, so their delays can be compared with each
+ * other.  Every comparison is wrap-safe (signed 32-bit difference), which
+ * requires the values compared to lie within 2^31 us (about 35 minutes)
+ * of each other.
+ */
+#ifndef MPIP_CORE_PATH_H
+#define MPIP_CORE_PATH_H
+
+#include "compat.h"
+
+#ifndef __KERNEL__
+#include <stdbool.h>
+#endif
+
+#define MPIP_WEIGHT_MAX		1000	/* upper bound of a path weight */
+#define MPIP_WEIGHT_MIN		1	/* lower bound: a path is never dropped */
+#define MPIP_DELAY_SHIFT_MAX	31	/* larger smoothing shifts are clamped */
+
+/* Returned by the index functions when there is no path to choose. */
+#define MPIP_PATH_NONE		(~0U)
+
+/**
+ * struct mpip_path_delay - delay state of one path, one direction
+ * @d_min: minimum of all raw samples (the constant part of the delay)
+ * @d_rt: smoothed real-time delay D
+ * @q: real-time queueing delay Q = @d_rt - @d_min, in us, never negative
+ * @q_max: maximum of @q since the first sample
+ * @have_sample: false until the first sample; then the fields are valid
+ *
+ * @d_min and @d_rt carry the clock offset; @q and @q_max do not.
+ * A zeroed struct is a valid "no sample yet" state.
+ */
+struct mpip_path_delay {
+	u32 d_min;
+	u32 d_rt;
+	u32 q;
+	u32 q_max;
+	bool have_sample;
+};
+
+void mpip_path_delay_init(struct mpip_path_delay *pd);
+void mpip_path_delay_sample(struct mpip_path_delay *pd, u32 sample,
+			    unsigned int smooth_shift);
+unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
+				  unsigned int n);
+
+void mpip_weights_init(u32 *w, unsigned int n);
+void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step);
+unsigned int mpip_weights_pick(const u32 *w, unsigned int n, u32 rnd);
+
+#endif /* MPIP_CORE_PATH_H */

@@ -1,0 +1,942 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests for kernel/core/path.c: one-way delay tracking, path
+ * weights (Algorithm 1 of the MPIP paper) and weighted path choice.
+ *
+ * Delay samples are built as "relative delay + clock offset" mod 2^32 and
+ * checked against a reference model in signed 64-bit arithmetic that
+ * never wraps, so every wrap of the u32 clock is cross-checked.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "path.h"
+#include "ktap.h"
+
+#define PICK_DRAWS	1000000
+
+/* Clock offsets (receiver minus sender) that put samples across 2^32. */
+static const u32 offsets[] = {
+	0, 1, 0xffffff80, 0xfffffa00, 0xffffffff, 0x7fffff00, 0x80000000,
+	(u32)-1000, (u32)-50000, (u32)-5000000, 0x12345678,
+};
+
+#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* ---- delay tracking ---------------------------------------------------- */
+
+/* Reference model: relative delays in s64, no wrap anywhere. */
+struct ref_delay {
+	long long d_min, d_rt, q, q_max;
+	int have;
+};
+
+static void ref_sample(struct ref_delay *r, long long s, unsigned int shift)
+{
+	long long diff, step;
+
+	if (!r->have) {
+		r->d_min = s;
+		r->d_rt = s;
+		r->q = 0;
+		r->q_max = 0;
+		r->have = 1;
+		return;
+	}
+	if (shift > 31)
+		shift = 31;
+	diff = s - r->d_rt;
+	step = (diff < 0 ? -diff : diff) >> shift;
+	if (!step && diff)
+		step = 1;
+	r->d_rt += diff < 0 ? -step : step;
+	if (s < r->d_min)
+		r->d_min = s;
+	r->q = r->d_rt - r->d_min;
+	if (r->q > r->q_max)
+		r->q_max = r->q;
+}
+
+/* @pd matches @r shifted by clock offset @off. */
+static int delay_matches(struct unit_ctx *ctx, const struct mpip_path_delay *pd,
+			 const struct ref_delay *r, u32 off, const char *what,
+			 unsigned int step)
+{
+	return CHECK_EQ_MSG(pd->have_sample, 1, "%s step %u", what, step) &&
+	       CHECK_EQ_MSG(pd->d_rt, (u32)(r->d_rt + off),
+			    "%s step %u off 0x%x", what, step, off) &&
+	       CHECK_EQ_MSG(pd->d_min, (u32)(r->d_min + off),
+			    "%s step %u off 0x%x", what, step, off) &&
+	       CHECK_EQ_MSG(pd->q, r->q, "%s step %u off 0x%x",
+			    what, step, off) &&
+	       CHECK_EQ_MSG(pd->q_max, r->q_max, "%s step %u off 0x%x",
+			    what, step, off);
+}
+
+UNIT_TEST(delay_init_and_first_sample)
+{
+	struct mpip_path_delay pd, zero;
+
+	memset(&zero, 0, sizeof(zero));
+	memset(&pd, 0xa5, sizeof(pd));
+	mpip_path_delay_init(&pd);
+	CHECK(!pd.have_sample);
+	CHECK_EQ(pd.d_min, 0);
+	CHECK_EQ(pd.d_rt, 0);
+	CHECK_EQ(pd.q, 0);
+	CHECK_EQ(pd.q_max, 0);
+
+	/* A zeroed struct is "no sample"; the first sample sets everything. */
+	mpip_path_delay_sample(&zero, 0xfffffff0, 3);
+	CHECK(zero.have_sample);
+	CHECK_EQ(zero.d_min, 0xfffffff0);
+	CHECK_EQ(zero.d_rt, 0xfffffff0);
+	CHECK_EQ(zero.q, 0);
+	CHECK_EQ(zero.q_max, 0);
+
+	/* Re-init after samples: the next sample is a first sample again. */
+	mpip_path_delay_sample(&zero, 0x100, 0);
+	CHECK_EQ(zero.q_max, 0x110);
+	mpip_path_delay_init(&zero);
+	mpip_path_delay_sample(&zero, 42, 0);
+	CHECK_EQ(zero.d_min, 42);
+	CHECK_EQ(zero.d_rt, 42);
+	CHECK_EQ(zero.q, 0);
+	CHECK_EQ(zero.q_max, 0);
+}
+
+/* Hand-computed, no smoothing: D is the last sample. */
+static const struct {
+	u32 rel, d_min, q, q_max;
+} raw_table[] = {
+	{ 200, 200, 0, 0 },
+	{ 100, 100, 0, 0 },
+	{ 350, 100, 250, 250 },
+	{ 180, 100, 80, 250 },
+	{ 50, 50, 0, 250 },
+	{ 600, 50, 550, 550 },
+	{ 50, 50, 0, 550 },
+	{ 51, 50, 1, 550 },
+};
+
+UNIT_TEST(delay_table_no_smoothing_across_wrap)
+{
+	unsigned int o, i;
+
+	for (o = 0; o < ARRAY_LEN(offsets); o++) {
+		struct mpip_path_delay pd = { 0 };
+		u32 off = offsets[o];
+
+		for (i = 0; i < ARRAY_LEN(raw_table); i++) {
+			mpip_path_delay_sample(&pd, raw_table[i].rel + off, 0);
+			CHECK_EQ_MSG(pd.d_rt, (u32)(raw_table[i].rel + off),
+				     "off 0x%x row %u", off, i);
+			CHECK_EQ_MSG(pd.d_min, (u32)(raw_table[i].d_min + off),
+				     "off 0x%x row %u", off, i);
+			CHECK_EQ_MSG(pd.q, raw_table[i].q,
+				     "off 0x%x row %u", off, i);
+			CHECK_EQ_MSG(pd.q_max, raw_table[i].q_max,
+				     "off 0x%x row %u", off, i);
+		}
+	}
+}
+
+UNIT_TEST(delay_wrap_absolute_values)
+{
+	struct mpip_path_delay pd = { 0 };
+
+	/* Offset -128: samples straddle 0xffffffff -> 0. */
+	mpip_path_delay_sample(&pd, 0x00000048, 0);	/* rel 200 */
+	mpip_path_delay_sample(&pd, 0xffffffe4, 0);	/* rel 100 */
+	CHECK_EQ(pd.d_min, 0xffffffe4);
+	CHECK_EQ(pd.q, 0);
+	mpip_path_delay_sample(&pd, 0x000000de, 0);	/* rel 350 */
+	CHECK_EQ(pd.d_min, 0xffffffe4);		/* not 0xde: wrap-safe */
+	CHECK_EQ(pd.d_rt, 0x000000de);
+	CHECK_EQ(pd.q, 250);
+	CHECK_EQ(pd.q_max, 250);
+	mpip_path_delay_sample(&pd, 0xffffffb2, 0);	/* rel 50 */
+	CHECK_EQ(pd.d_min, 0xffffffb2);
+	CHECK_EQ(pd.q, 0);
+	CHECK_EQ(pd.q_max, 250);
+	mpip_path_delay_sample(&pd, 0x00000000, 0);	/* rel 128 */
+	CHECK_EQ(pd.q, 78);
+	mpip_path_delay_sample(&pd, 0xffffffff, 0);	/* rel 127 */
+	CHECK_EQ(pd.q, 77);
+	CHECK_EQ(pd.d_min, 0xffffffb2);
+}
+
+/*
+ * Hand-computed with smooth_shift 2 (weight 1/4), offset 0:
+ *   1000: first sample
+ *   2000: D += 1000/4 = 250            -> 1250, Q 250
+ *   2000: D += 750/4 = 187             -> 1437, Q 437
+ *    600: D -= 837/4 = 209             -> 1228, D_min 600, Q 628
+ *   1230: 2/4 = 0, at least 1          -> 1229, Q 629
+ *   1230:                              -> 1230, Q 630
+ *   1230: no change                    -> 1230, Q 630
+ *    590: D -= 640/4 = 160             -> 1070, D_min 590, Q 480
+ *   1070: no change                    -> 1070, Q 480
+ */
+static const struct {
+	u32 rel, d_rt, d_min, q, q_max;
+} ewma_table[] = {
+	{ 1000, 1000, 1000, 0, 0 },
+	{ 2000, 1250, 1000, 250, 250 },
+	{ 2000, 1437, 1000, 437, 437 },
+	{ 600, 1228, 600, 628, 628 },
+	{ 1230, 1229, 600, 629, 629 },
+	{ 1230, 1230, 600, 630, 630 },
+	{ 1230, 1230, 600, 630, 630 },
+	{ 590, 1070, 590, 480, 630 },
+	{ 1070, 1070, 590, 480, 630 },
+};
+
+UNIT_TEST(delay_table_smoothed_across_wrap)
+{
+	unsigned int o, i;
+
+	for (o = 0; o < ARRAY_LEN(offsets); o++) {
+		struct mpip_path_delay pd = { 0 };
+		u32 off = offsets[o];
+
+		for (i = 0; i < ARRAY_LEN(ewma_table); i++) {
+			mpip_path_delay_sample(&pd, ewma_table[i].rel + off, 2);
+			CHECK_EQ_MSG(pd.d_rt, (u32)(ewma_table[i].d_rt + off),
+				     "off 0x%x row %u", off, i);
+			CHECK_EQ_MSG(pd.d_min,
+				     (u32)(ewma_table[i].d_min + off),
+				     "off 0x%x row %u", off, i);
+			CHECK_EQ_MSG(pd.q, ewma_table[i].q,
+				     "off 0x%x row %u", off, i);
+			CHECK_EQ_MSG(pd.q_max, ewma_table[i].q_max,
+				     "off 0x%x row %u", off, i);
+		}
+	}
+}
+
+UNIT_TEST(delay_smoothing_reaches_constant_input)
+{
+	static const unsigned int shifts[] = { 1, 3, 8, 31 };
+	unsigned int s, i;
+
+	for (s = 0; s < ARRAY_LEN(shifts); s++) {
+		struct mpip_path_delay pd = { 0 };
+		u32 prev, step;
+
+		/* Down from +5000 to a constant 0xfffffff0 + 100, crossing 0. */
+		mpip_path_delay_sample(&pd, 0xfffffff0 + 5000, 0);
+		prev = pd.d_rt;
+		for (i = 0; i < 6000; i++) {
+			mpip_path_delay_sample(&pd, 0xfffffff0 + 100,
+					       shifts[s]);
+			/* monotone, never overshoots */
+			if (!CHECK((s32)(pd.d_rt - prev) <= 0) ||
+			    !CHECK((s32)(pd.d_rt - (0xfffffff0 + 100)) >= 0))
+				break;
+			prev = pd.d_rt;
+		}
+		CHECK_EQ_MSG(pd.d_rt, (u32)(0xfffffff0 + 100), "shift %u",
+			     shifts[s]);
+		CHECK_EQ_MSG(pd.q, 0, "shift %u", shifts[s]);
+		/* Q peaked at the first step down: D_min fell at once. */
+		step = 4900 >> shifts[s];
+		CHECK_EQ_MSG(pd.q_max, 4900 - (step ? step : 1), "shift %u",
+			     shifts[s]);
+
+		/* And back up to a constant: Q follows D up to 4900. */
+		for (i = 0; i < 6000; i++)
+			mpip_path_delay_sample(&pd, 0xfffffff0 + 5000,
+					       shifts[s]);
+		CHECK_EQ_MSG(pd.d_rt, (u32)(0xfffffff0 + 5000), "shift %u",
+			     shifts[s]);
+		CHECK_EQ_MSG(pd.q, 4900, "shift %u", shifts[s]);
+		CHECK_EQ_MSG(pd.q_max, 4900, "shift %u", shifts[s]);
+	}
+}
+
+UNIT_TEST(delay_large_shift_clamped)
+{
+	static const unsigned int shifts[] = { 31, 32, 33, 64, 1000, ~0U };
+	unsigned int s;
+
+	for (s = 0; s < ARRAY_LEN(shifts); s++) {
+		struct mpip_path_delay pd = { 0 };
+
+		mpip_path_delay_sample(&pd, 1000, shifts[s]);
+		mpip_path_delay_sample(&pd, 1500, shifts[s]);
+		CHECK_EQ_MSG(pd.d_rt, 1001, "shift %u", shifts[s]);
+		mpip_path_delay_sample(&pd, 900, shifts[s]);
+		CHECK_EQ_MSG(pd.d_rt, 1000, "shift %u", shifts[s]);
+		CHECK_EQ_MSG(pd.d_min, 900, "shift %u", shifts[s]);
+		CHECK_EQ_MSG(pd.q, 100, "shift %u", shifts[s]);
+		CHECK_EQ_MSG(pd.q_max, 100, "shift %u", shifts[s]);
+	}
+}
+
+UNIT_TEST(delay_half_range_difference_is_defined)
+{
+	struct mpip_path_delay pd = { 0 };
+
+	/*
+	 * Samples 2^31 apart are outside the comparable window; the result
+	 * is meaningless but defined (no signed overflow, no big shifts).
+	 */
+	mpip_path_delay_sample(&pd, 0, 1);
+	mpip_path_delay_sample(&pd, 0x80000000, 1);
+	CHECK_EQ(pd.d_rt, 0xc0000000);
+	CHECK_EQ(pd.d_min, 0x80000000);
+	CHECK_EQ(pd.q, 0x40000000);
+
+	memset(&pd, 0, sizeof(pd));
+	mpip_path_delay_sample(&pd, 0x7fffffff, 0);
+	mpip_path_delay_sample(&pd, 0xffffffff, 0);	/* "before" */
+	CHECK_EQ(pd.d_rt, 0xffffffff);
+	CHECK_EQ(pd.d_min, 0xffffffff);
+	CHECK_EQ(pd.q, 0);
+	CHECK_EQ(pd.q_max, 0);
+
+	/* D "below" D_min: only outside the window; Q is clamped to 0. */
+	memset(&pd, 0, sizeof(pd));
+	mpip_path_delay_sample(&pd, 0, 0);
+	mpip_path_delay_sample(&pd, 0x70000000, 0);
+	CHECK_EQ(pd.q, 0x70000000);
+	mpip_path_delay_sample(&pd, 0xe0000000, 1);
+	CHECK_EQ(pd.d_rt, 0xa8000000);
+	CHECK_EQ(pd.d_min, 0xe0000000);
+	CHECK_EQ(pd.q, 0);
+	CHECK_EQ(pd.q_max, 0x70000000);
+}
+
+/*
+ * Random delay sequences (base delay, queueing bursts, jitter), each run
+ * at every clock offset and several shifts against the s64 model.  Also
+ * checks the invariants Q >= 0, D_min <= every sample, D between the
+ * extreme samples seen, Q_max monotone and >= Q.
+ */
+UNIT_TEST(delay_random_sequences_match_model)
+{
+	static const unsigned int shifts[] = { 0, 1, 2, 3, 4, 7 };
+	unsigned int seq, o, s, i;
+
+	for (seq = 0; seq < 20; seq++) {
+		long long rel[400];
+		long long base = 1000 + unit_below(ctx, 200000);
+
+		for (i = 0; i < ARRAY_LEN(rel); i++) {
+			long long queue = unit_below(ctx, 8) ?
+					  unit_below(ctx, 3000) :
+					  unit_below(ctx, 400000);
+
+			rel[i] = base + queue;
+			if (unit_below(ctx, 50) == 0)	/* below base: new min */
+				rel[i] = base - unit_below(ctx, 900);
+		}
+		for (o = 0; o <= ARRAY_LEN(offsets); o++) {
+			u32 off = o < ARRAY_LEN(offsets) ? offsets[o] :
+				  unit_rand32(ctx);
+
+			for (s = 0; s < ARRAY_LEN(shifts); s++) {
+				struct mpip_path_delay pd = { 0 };
+				struct ref_delay r = { 0 };
+				long long lo = rel[0], hi = rel[0];
+				u32 qmax_prev = 0;
+				int ok = 1;
+
+				for (i = 0; i < ARRAY_LEN(rel) && ok; i++) {
+					u32 smp = (u32)(rel[i] + off);
+
+					if (rel[i] < lo)
+						lo = rel[i];
+					if (rel[i] > hi)
+						hi = rel[i];
+					mpip_path_delay_sample(&pd, smp,
+							       shifts[s]);
+					ref_sample(&r, rel[i], shifts[s]);
+					ok = delay_matches(ctx, &pd, &r, off,
+							   "random", i);
+					ok = ok && CHECK(r.d_rt >= lo &&
+							 r.d_rt <= hi);
+					ok = ok && CHECK(r.d_min == lo);
+					ok = ok && CHECK((s32)pd.q >= 0);
+					ok = ok && CHECK(pd.q <= pd.q_max);
+					ok = ok && CHECK(pd.q_max >= qmax_prev);
+					qmax_prev = pd.q_max;
+				}
+			}
+		}
+	}
+}
+
+/* ---- Algorithm 1 ------------------------------------------------------- */
+
+UNIT_TEST(weights_init_values)
+{
+	static const struct {
+		unsigned int n;
+		u32 w;
+	} tab[] = {
+		{ 1, 1000 }, { 2, 500 }, { 3, 333 }, { 7, 142 }, { 8, 125 },
+		{ 999, 1 }, { 1000, 1 }, { 1001, 1 }, { 4000, 1 },
+	};
+	static u32 w[4001];
+	unsigned int t, i;
+
+	for (t = 0; t < ARRAY_LEN(tab); t++) {
+		for (i = 0; i <= tab[t].n; i++)
+			w[i] = 0xdead;
+		mpip_weights_init(w, tab[t].n);
+		for (i = 0; i < tab[t].n; i++)
+			if (!CHECK_EQ_MSG(w[i], tab[t].w, "n %u i %u",
+					  tab[t].n, i))
+				break;
+		CHECK_EQ_MSG(w[tab[t].n], 0xdead, "n %u: wrote past end",
+			     tab[t].n);
+	}
+	w[0] = 0xdead;
+	mpip_weights_init(w, 0);
+	CHECK_EQ(w[0], 0xdead);
+}
+
+/*
+ * Two paths, q = {5, 20}, S = 10, from 500/500: Q_avg = 12.5, path 0
+ * gains and path 1 loses 10 per iteration until 1000 and 1.  Then the
+ * congestion moves to path 0 and path 1 climbs back from the floor.
+ */
+UNIT_TEST(weights_adjust_two_path_table)
+{
+	static const struct {
+		unsigned int iter;
+		u32 w0, w1;
+	} tab[] = {
+		{ 1, 510, 490 }, { 2, 520, 480 }, { 3, 530, 470 },
+		{ 10, 600, 400 }, { 25, 750, 250 }, { 48, 980, 20 },
+		{ 49, 990, 10 }, { 50, 1000, 1 }, { 51, 1000, 1 },
+		{ 60, 1000, 1 },
+	};
+	static const struct {
+		unsigned int iter;
+		u32 w0, w1;
+	} back[] = {
+		{ 1, 990, 11 }, { 2, 980, 21 }, { 50, 500, 501 },
+		{ 99, 10, 991 }, { 100, 1, 1000 }, { 101, 1, 1000 },
+	};
+	const u32 q[2] = { 5, 20 }, q2[2] = { 20, 5 };
+	unsigned int it = 0, t;
+	u32 w[2];
+
+	mpip_weights_init(w, 2);
+	CHECK_EQ(w[0], 500);
+	CHECK_EQ(w[1], 500);
+	for (t = 0; t < ARRAY_LEN(tab); t++) {
+		while (it < tab[t].iter) {
+			mpip_weights_adjust(q, w, 2, 10);
+			it++;
+		}
+		CHECK_EQ_MSG(w[0], tab[t].w0, "iteration %u", it);
+		CHECK_EQ_MSG(w[1], tab[t].w1, "iteration %u", it);
+	}
+	it = 0;
+	for (t = 0; t < ARRAY_LEN(back); t++) {
+		while (it < back[t].iter) {
+			mpip_weights_adjust(q2, w, 2, 10);
+			it++;
+		}
+		CHECK_EQ_MSG(w[0], back[t].w0, "back iteration %u", it);
+		CHECK_EQ_MSG(w[1], back[t].w1, "back iteration %u", it);
+	}
+}
+
+UNIT_TEST(weights_adjust_equal_q_all_increase)
+{
+	static const u32 qs[][3] = {
+		{ 7, 7, 7 }, { 0, 0, 0 }, { 0xffffffff, 0xffffffff, 0xffffffff },
+	};
+	unsigned int k, it;
+	u32 w[3];
+
+	for (k = 0; k < ARRAY_LEN(qs); k++) {
+		mpip_weights_init(w, 3);
+		for (it = 1; it <= 68; it++) {
+			u32 want = it < 67 ? 333 + 10 * it : 1000;
+
+			mpip_weights_adjust(qs[k], w, 3, 10);
+			CHECK_EQ_MSG(w[0], want, "set %u iteration %u", k, it);
+			CHECK_EQ_MSG(w[1], want, "set %u iteration %u", k, it);
+			CHECK_EQ_MSG(w[2], want, "set %u iteration %u", k, it);
+		}
+	}
+}
+
+UNIT_TEST(weights_adjust_three_path_table)
+{
+	/* One iteration from 333/333/333 with S = 10, hand-computed. */
+	static const struct {
+		u32 q[3];
+		u32 w[3];
+	} tab[] = {
+		{ { 10, 30, 20 }, { 343, 323, 343 } },	/* avg 20: = counts */
+		{ { 10, 11, 12 }, { 343, 343, 323 } },	/* avg 11 */
+		{ { 0, 0, 1 }, { 343, 343, 323 } },	/* avg 1/3 */
+		{ { 1, 1, 0 }, { 323, 323, 343 } },	/* avg 2/3 */
+		{ { 100, 0, 0 }, { 323, 343, 343 } },
+		{ { 0xffffffff, 0xfffffffe, 0xfffffffe },
+		  { 323, 343, 343 } },			/* sum > 2^32 */
+		{ { 0xffffffff, 0xffffffff, 0xfffffffe },
+		  { 323, 323, 343 } },
+	};
+	unsigned int t, i;
+
+	for (t = 0; t < ARRAY_LEN(tab); t++) {
+		u32 w[3];
+
+		mpip_weights_init(w, 3);
+		mpip_weights_adjust(tab[t].q, w, 3, 10);
+		for (i = 0; i < 3; i++)
+			CHECK_EQ_MSG(w[i], tab[t].w[i], "row %u path %u", t, i);
+	}
+
+	/* Two paths with a non-integer average: 5 <= 5.5 < 6. */
+	{
+		const u32 q[2] = { 5, 6 };
+		u32 w[2] = { 500, 500 };
+
+		mpip_weights_adjust(q, w, 2, 10);
+		CHECK_EQ(w[0], 510);
+		CHECK_EQ(w[1], 490);
+	}
+}
+
+UNIT_TEST(weights_adjust_bounds)
+{
+	/* Steps larger than the range: straight to the bounds. */
+	{
+		const u32 q[2] = { 5, 20 };
+		u32 w[2] = { 500, 500 };
+
+		mpip_weights_adjust(q, w, 2, 0xffffffff);
+		CHECK_EQ(w[0], 1000);
+		CHECK_EQ(w[1], 1);
+		mpip_weights_adjust(q, w, 2, 999);
+		CHECK_EQ(w[0], 1000);
+		CHECK_EQ(w[1], 1);
+	}
+	/* Exactly to the bounds, and one past. */
+	{
+		const u32 q[2] = { 0, 1 };
+		u32 w[2] = { 990, 11 };
+
+		mpip_weights_adjust(q, w, 2, 10);
+		CHECK_EQ(w[0], 1000);
+		CHECK_EQ(w[1], 1);
+		w[0] = 991;
+		w[1] = 10;
+		mpip_weights_adjust(q, w, 2, 10);
+		CHECK_EQ(w[0], 1000);
+		CHECK_EQ(w[1], 1);
+	}
+	/* Step 0 only brings out-of-range weights back in range. */
+	{
+		const u32 q[4] = { 1, 0, 1, 0 };
+		u32 w[4] = { 0, 1500, 2000, 0 };
+
+		mpip_weights_adjust(q, w, 4, 0);
+		CHECK_EQ(w[0], 1);
+		CHECK_EQ(w[1], 1000);
+		CHECK_EQ(w[2], 1000);
+		CHECK_EQ(w[3], 1);
+		mpip_weights_adjust(q, w, 4, 0);
+		CHECK_EQ(w[0], 1);
+		CHECK_EQ(w[1], 1000);
+		CHECK_EQ(w[2], 1000);
+		CHECK_EQ(w[3], 1);
+	}
+	/* One path: always at or below the average. */
+	{
+		const u32 q[1] = { 123456 };
+		u32 w[1];
+		unsigned int it;
+
+		mpip_weights_init(w, 1);
+		for (it = 0; it < 5; it++)
+			mpip_weights_adjust(q, w, 1, 10);
+		CHECK_EQ(w[0], 1000);
+	}
+	/* No paths: nothing is touched. */
+	mpip_weights_adjust(NULL, NULL, 0, 10);
+}
+
+/*
+ * Paths of capacity cap[i] units per period T share an offered load of
+ * @load units per period, split by weight, and Algorithm 1 (S = 10) runs
+ * once per period.  Returns the weights averaged over the last 200 of
+ * 2000 periods in @mean.
+ *
+ * SIM_UTIL: a path's queueing delay grows with its utilisation,
+ * load share / capacity, and goes straight into Algorithm 1.  Delays are
+ * equal when utilisations are, i.e. when weights are proportional to
+ * capacities.
+ *
+ * SIM_TRACKER: the same delays reach Algorithm 1 only through the delay
+ * tracker, as raw one-way samples (4 per period, smooth_shift 2) with a
+ * clock offset across the u32 wrap, a propagation delay of its own per
+ * path and jitter.  The first 20 periods are idle (no queueing, as while
+ * the paths are set up), so D_min learns the propagation delay and Q is
+ * the queueing delay.
+ */
+enum sim_mode { SIM_UTIL, SIM_TRACKER };
+
+static void simulate(struct unit_ctx *ctx, const double *cap,
+		     unsigned int n, double load, enum sim_mode mode,
+		     double *mean)
+{
+	static const u32 prop[4] = { 10000, 35000, 20000, 5000 };
+	const u32 off = 0xfff00000;
+	struct mpip_path_delay pd[4];
+	u32 w[4], q[4];
+	unsigned int it, i, k;
+
+	memset(pd, 0, sizeof(pd));
+	mpip_weights_init(w, n);
+	for (i = 0; i < n; i++)
+		mean[i] = 0;
+
+	for (it = 0; it < 20 && mode == SIM_TRACKER; it++)
+		for (i = 0; i < n; i++)
+			mpip_path_delay_sample(&pd[i], off + prop[i] +
+					       unit_below(ctx, 300), 2);
+
+	for (it = 0; it < 2000; it++) {
+		u32 sum = 0;
+
+		for (i = 0; i < n; i++)
+			sum += w[i];
+		for (i = 0; i < n; i++) {
+			u32 qd = (u32)(20000.0 * load * w[i] / sum / cap[i]);
+
+			if (mode == SIM_UTIL) {
+				q[i] = qd;
+				continue;
+			}
+			for (k = 0; k < 4; k++)
+				mpip_path_delay_sample(&pd[i], off + prop[i] +
+						       qd + unit_below(ctx, 300),
+						       2);
+			q[i] = pd[i].q;
+		}
+		mpip_weights_adjust(q, w, n, 10);
+		for (i = 0; i < n; i++)
+			CHECK(w[i] >= MPIP_WEIGHT_MIN &&
+			      w[i] <= MPIP_WEIGHT_MAX);
+		if (it >= 1800)
+			for (i = 0; i < n; i++)
+				mean[i] += w[i] / 200.0;
+	}
+}
+
+static int ratio_ok(double a, double b)
+{
+	return a >= 1.6 * b && a <= 2.5 * b;
+}
+
+UNIT_TEST(weights_converge_to_capacity_ratio)
+{
+	static const double loads[] = { 30.0, 54.0, 72.0 };	/* of 60 */
+	const double cap[2] = { 40.0, 20.0 }, rev[2] = { 20.0, 40.0 };
+	double mean[2];
+	unsigned int l;
+
+	for (l = 0; l < ARRAY_LEN(loads); l++) {
+		simulate(ctx, cap, 2, loads[l], SIM_UTIL, mean);
+		unit_diag("util load %.0f: 40/20 weights %.1f/%.1f", loads[l],
+			  mean[0], mean[1]);
+		CHECK(ratio_ok(mean[0], mean[1]));
+
+		simulate(ctx, rev, 2, loads[l], SIM_UTIL, mean);
+		unit_diag("util load %.0f: 20/40 weights %.1f/%.1f", loads[l],
+			  mean[0], mean[1]);
+		CHECK(ratio_ok(mean[1], mean[0]));
+	}
+}
+
+UNIT_TEST(weights_converge_three_paths)
+{
+	const double cap[3] = { 40.0, 20.0, 20.0 };
+	double mean[3];
+
+	simulate(ctx, cap, 3, 54.0, SIM_UTIL, mean);
+	unit_diag("util 40/20/20 weights %.1f/%.1f/%.1f", mean[0], mean[1],
+		  mean[2]);
+	CHECK(ratio_ok(mean[0], mean[1]));
+	CHECK(ratio_ok(mean[0], mean[2]));
+	CHECK(mean[1] >= 0.8 * mean[2] && mean[1] <= 1.25 * mean[2]);
+}
+
+UNIT_TEST(weights_converge_through_delay_tracker)
+{
+	static const double loads[] = { 30.0, 54.0, 72.0 };	/* of 60 */
+	const double cap[2] = { 40.0, 20.0 }, rev[2] = { 20.0, 40.0 };
+	const double cap3[3] = { 40.0, 20.0, 20.0 };
+	double mean[3];
+	unsigned int l;
+
+	for (l = 0; l < ARRAY_LEN(loads); l++) {
+		simulate(ctx, cap, 2, loads[l], SIM_TRACKER, mean);
+		unit_diag("tracker load %.0f: 40/20 weights %.1f/%.1f",
+			  loads[l], mean[0], mean[1]);
+		CHECK(ratio_ok(mean[0], mean[1]));
+
+		simulate(ctx, rev, 2, loads[l], SIM_TRACKER, mean);
+		unit_diag("tracker load %.0f: 20/40 weights %.1f/%.1f",
+			  loads[l], mean[0], mean[1]);
+		CHECK(ratio_ok(mean[1], mean[0]));
+	}
+
+	simulate(ctx, cap3, 3, 54.0, SIM_TRACKER, mean);
+	unit_diag("tracker 40/20/20 weights %.1f/%.1f/%.1f", mean[0], mean[1],
+		  mean[2]);
+	CHECK(ratio_ok(mean[0], mean[1]));
+	CHECK(ratio_ok(mean[0], mean[2]));
+	CHECK(mean[1] >= 0.8 * mean[2] && mean[1] <= 1.25 * mean[2]);
+}
+
+/* ---- weighted pick ----------------------------------------------------- */
+
+/* Index whose share holds r in [0, sum): independent linear search. */
+static unsigned int ref_owner(const u32 *w, unsigned int n,
+			      unsigned __int128 r)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (r < w[i])
+			return i;
+		r -= w[i];
+	}
+	return MPIP_PATH_NONE;
+}
+
+/*
+ * Path k gets the rnd values in [ceil(C_k * 2^32 / sum),
+ * ceil(C_{k+1} * 2^32 / sum)), C_k the sum of the weights before k: check
+ * both ends of every non-empty range and the value just below it, and
+ * that the range holds floor or ceil of w[k] * 2^32 / sum values.
+ */
+static void check_boundaries(struct unit_ctx *ctx, const u32 *w,
+			     unsigned int n)
+{
+	unsigned __int128 sum = 0, c = 0;
+	unsigned long long expect = 0;
+	unsigned int k, prev = MPIP_PATH_NONE;
+
+	for (k = 0; k < n; k++)
+		sum += w[k];
+	for (k = 0; k < n; k++) {
+		unsigned __int128 first, end, cnt, lo;
+
+		first = ((c << 32) + sum - 1) / sum;
+		c += w[k];
+		end = ((c << 32) + sum - 1) / sum;
+		cnt = end - first;
+		lo = ((unsigned __int128)w[k] << 32) / sum;
+		CHECK_EQ_MSG(first, expect, "k %u", k);
+		CHECK(cnt == lo || cnt == lo + 1);
+		if (!w[k])
+			CHECK_EQ_MSG(cnt, 0, "k %u", k);
+		if (first == end)
+			continue;
+		CHECK_EQ_MSG(mpip_weights_pick(w, n, (u32)first), k,
+			     "k %u first 0x%llx", k,
+			     (unsigned long long)first);
+		CHECK_EQ_MSG(mpip_weights_pick(w, n, (u32)(end - 1)), k,
+			     "k %u end 0x%llx", k, (unsigned long long)end);
+		CHECK_EQ_MSG(ref_owner(w, n, (first * sum) >> 32), k,
+			     "k %u", k);
+		if (prev != MPIP_PATH_NONE)
+			CHECK_EQ_MSG(mpip_weights_pick(w, n, (u32)first - 1),
+				     prev, "k %u", k);
+		else
+			CHECK_EQ_MSG(first, 0, "k %u", k);
+		prev = k;
+		expect = (unsigned long long)end;
+	}
+	CHECK_EQ(expect, 1ULL << 32);
+	CHECK_EQ(mpip_weights_pick(w, n, 0xffffffff), prev);
+}
+
+UNIT_TEST(pick_exact_boundaries)
+{
+	static const u32 w1[] = { 1, 2, 3 };
+	static const u32 w2[] = { 500, 500 };
+	static const u32 w3[] = { 1, 999 };
+	static const u32 w4[] = { 0, 7, 0, 0, 13, 1, 0 };
+	static const u32 w5[] = { 1000, 1, 1, 1000, 500, 333 };
+	static const u32 w6[] = { 0xffffffff, 0xffffffff, 0xffffffff };
+	static const u32 w7[] = { 0xffffffff, 1, 0x80000000 };
+	u32 wr[16];
+	unsigned int i, t;
+
+	check_boundaries(ctx, w1, ARRAY_LEN(w1));
+	check_boundaries(ctx, w2, ARRAY_LEN(w2));
+	check_boundaries(ctx, w3, ARRAY_LEN(w3));
+	check_boundaries(ctx, w4, ARRAY_LEN(w4));
+	check_boundaries(ctx, w5, ARRAY_LEN(w5));
+	check_boundaries(ctx, w6, ARRAY_LEN(w6));
+	check_boundaries(ctx, w7, ARRAY_LEN(w7));
+
+	/* Hand-computed: {1, 2, 3}, sum 6, first rnd of path 1 is 2^32/6. */
+	CHECK_EQ(mpip_weights_pick(w1, 3, 0), 0);
+	CHECK_EQ(mpip_weights_pick(w1, 3, 715827882), 0);
+	CHECK_EQ(mpip_weights_pick(w1, 3, 715827883), 1);
+	CHECK_EQ(mpip_weights_pick(w1, 3, 2147483647), 1);
+	CHECK_EQ(mpip_weights_pick(w1, 3, 2147483648U), 2);
+	/* Three times 2^32 - 1: the second third starts at 1431655766. */
+	CHECK_EQ(mpip_weights_pick(w6, 3, 1431655765), 0);
+	CHECK_EQ(mpip_weights_pick(w6, 3, 1431655766), 1);
+
+	for (t = 0; t < 200; t++) {
+		unsigned int n = 1 + unit_below(ctx, ARRAY_LEN(wr));
+
+		for (i = 0; i < n; i++)
+			wr[i] = unit_below(ctx, 4) ? 1 + unit_below(ctx, 1000)
+						   : 0;
+		wr[unit_below(ctx, n)] |= 1;
+		check_boundaries(ctx, wr, n);
+	}
+}
+
+UNIT_TEST(pick_matches_model_on_random_draws)
+{
+	static const u32 w[] = { 3, 0, 1000, 1, 0, 77, 0xfffffff0, 5 };
+	unsigned __int128 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_LEN(w); i++)
+		sum += w[i];
+	for (i = 0; i < 100000; i++) {
+		u32 rnd = unit_rand32(ctx);
+
+		if (!CHECK_EQ_MSG(mpip_weights_pick(w, ARRAY_LEN(w), rnd),
+				  ref_owner(w, ARRAY_LEN(w),
+					    (sum * rnd) >> 32),
+				  "rnd 0x%x", rnd))
+			break;
+	}
+}
+
+static void check_distribution(struct unit_ctx *ctx, const u32 *w,
+			       unsigned int n)
+{
+	unsigned long count[16] = { 0 };
+	double sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sum += w[i];
+	for (i = 0; i < PICK_DRAWS; i++) {
+		unsigned int k = mpip_weights_pick(w, n, unit_rand32(ctx));
+
+		if (!CHECK(k < n))
+			return;
+		count[k]++;
+	}
+	for (i = 0; i < n; i++) {
+		double p = w[i] / sum, f = (double)count[i] / PICK_DRAWS;
+		double var = PICK_DRAWS * p * (1 - p);
+		double dev = count[i] - PICK_DRAWS * p;
+
+		CHECK(f - p <= 0.01 && p - f <= 0.01);
+		/* and within 5 sigma (+1), far tighter for small p */
+		dev = dev < 0 ? -dev : dev;
+		if (!CHECK(dev <= 1 || (dev - 1) * (dev - 1) <= 25 * var))
+			unit_diag("path %u weight %u: %lu of %u, want %.1f",
+				  i, w[i], count[i], PICK_DRAWS,
+				  PICK_DRAWS * p);
+		if (w[i])
+			CHECK(count[i] > 0);
+		else
+			CHECK_EQ(count[i], 0);
+	}
+}
+
+UNIT_TEST(pick_distribution)
+{
+	static const u32 w1[] = { 500, 500 };
+	static const u32 w2[] = { 1, 999 };
+	static const u32 w3[] = { 1000, 1, 1, 1000, 500 };
+	static const u32 w4[] = { 667, 333 };
+	static const u32 w5[] = { 10, 20, 30, 40 };
+	static const u32 w6[] = { 0, 5, 0, 5, 0 };
+
+	check_distribution(ctx, w1, ARRAY_LEN(w1));
+	check_distribution(ctx, w2, ARRAY_LEN(w2));
+	check_distribution(ctx, w3, ARRAY_LEN(w3));
+	check_distribution(ctx, w4, ARRAY_LEN(w4));
+	check_distribution(ctx, w5, ARRAY_LEN(w5));
+	check_distribution(ctx, w6, ARRAY_LEN(w6));
+}
+
+UNIT_TEST(pick_single_path_and_none)
+{
+	static const u32 one[] = { 1 }, big[] = { 0xffffffff }, k[] = { 500 };
+	static const u32 zeros[] = { 0, 0, 0 };
+	unsigned int i;
+
+	for (i = 0; i < 10000; i++) {
+		u32 rnd = i < 2 ? (i ? 0xffffffff : 0) : unit_rand32(ctx);
+
+		if (!CHECK_EQ(mpip_weights_pick(one, 1, rnd), 0) ||
+		    !CHECK_EQ(mpip_weights_pick(big, 1, rnd), 0) ||
+		    !CHECK_EQ(mpip_weights_pick(k, 1, rnd), 0))
+			break;
+	}
+	CHECK_EQ(mpip_weights_pick(NULL, 0, 0), MPIP_PATH_NONE);
+	CHECK_EQ(mpip_weights_pick(one, 0, 12345), MPIP_PATH_NONE);
+	CHECK_EQ(mpip_weights_pick(zeros, 3, 0), MPIP_PATH_NONE);
+	CHECK_EQ(mpip_weights_pick(zeros, 3, 0xffffffff), MPIP_PATH_NONE);
+}
+
+/* ---- responsiveness first ---------------------------------------------- */
+
+UNIT_TEST(min_delay_index)
+{
+	struct mpip_path_delay pd[5];
+	unsigned int o;
+
+	memset(pd, 0, sizeof(pd));
+	CHECK_EQ(mpip_min_delay_index(NULL, 0), MPIP_PATH_NONE);
+	CHECK_EQ(mpip_min_delay_index(pd, 5), 0);	/* no samples yet */
+
+	for (o = 0; o < ARRAY_LEN(offsets); o++) {
+		u32 off = offsets[o];
+
+		memset(pd, 0, sizeof(pd));
+		/* path 2 only: it wins over paths that have no sample */
+		mpip_path_delay_sample(&pd[2], off + 30000, 0);
+		CHECK_EQ_MSG(mpip_min_delay_index(pd, 5), 2, "off 0x%x", off);
+		mpip_path_delay_sample(&pd[4], off + 20000, 0);
+		CHECK_EQ_MSG(mpip_min_delay_index(pd, 5), 4, "off 0x%x", off);
+		mpip_path_delay_sample(&pd[1], off + 25000, 0);
+		CHECK_EQ_MSG(mpip_min_delay_index(pd, 5), 4, "off 0x%x", off);
+		/* tie: the lowest index wins */
+		mpip_path_delay_sample(&pd[3], off + 20000, 0);
+		CHECK_EQ_MSG(mpip_min_delay_index(pd, 5), 3, "off 0x%x", off);
+		mpip_path_delay_sample(&pd[1], off + 20000, 0);
+		CHECK_EQ_MSG(mpip_min_delay_index(pd, 5), 1, "off 0x%x", off);
+		/* smoothed delay counts, not the last sample or D_min */
+		mpip_path_delay_sample(&pd[2], off + 1000, 2);	/* D 22750 */
+		CHECK_EQ_MSG(pd[2].d_rt, (u32)(off + 22750), "off 0x%x", off);
+		CHECK_EQ_MSG(mpip_min_delay_index(pd, 5), 1, "off 0x%x", off);
+		mpip_path_delay_sample(&pd[2], off + 1000, 2);	/* D 17313 */
+		CHECK_EQ_MSG(mpip_min_delay_index(pd, 5), 2, "off 0x%x", off);
+		/* a prefix of the array */
+		CHECK_EQ_MSG(mpip_min_delay_index(pd, 2), 1, "off 0x%x", off);
+		CHECK_EQ_MSG(mpip_min_delay_index(pd, 1), 0, "off 0x%x", off);
+	}
+
+	/* Wrap-safe across paths: 0xfffffff0 is before 0x10. */
+	memset(pd, 0, sizeof(pd));
+	mpip_path_delay_sample(&pd[0], 0x00000010, 0);
+	mpip_path_delay_sample(&pd[1], 0xfffffff0, 0);
+	CHECK_EQ(mpip_min_delay_index(pd, 2), 1);
+}
