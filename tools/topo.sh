@@ -36,7 +36,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,33s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,/^set -/{/^#/s/^# \{0,1\}//p;}' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 

@@ -10,6 +10,11 @@
 # The guest's stdout/stderr are this script's stdout/stderr; vm.sh itself
 # prints one timing line on stderr (unless -q) and nothing on stdout.
 #
+# Environment: MPIP_VM_ACCEL (as --accel), MPIP_VM_TIMEOUT (as --timeout),
+# MPIP_VM_BZIMAGE=1 boot /boot/vmlinuz-VER itself instead of the cached
+# uncompressed vmlinux, MPIP_VM_9P=1 share the host root over 9p even when
+# virtiofsd (built by tools/deps.sh) is available.
+#
 # Options:
 #   --cpus N        guest CPUs (default 2)
 #   --mem SIZE      guest memory, qemu syntax (default 2G)
@@ -49,7 +54,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,27s/^# \{0,1\}//p' "$SELF" >&2
+	sed -n '2,/^set -/{/^#/s/^# \{0,1\}//p;}' "$SELF" >&2
 	exit "${1:-125}"
 }
 
@@ -125,6 +130,35 @@ kimg=/boot/vmlinuz-$kver
 [[ -r $kimg ]] || die "no readable kernel image $kimg (install linux-image-$kver)"
 [[ -d /lib/modules/$kver/kernel ]] || die "no modules in /lib/modules/$kver"
 
+# Under TCG, decompressing Debian's xz bzImage takes ~10 s of emulated CPU.
+# QEMU can boot the uncompressed ELF vmlinux directly (PVH entry point,
+# CONFIG_PVH=y in Debian's kernels), so extract it once and cache it.
+# Falls back to the bzImage if anything about this does not work out.
+extract_vmlinux() {
+	local img=$1 out=$2 off tmp
+	off=$(LC_ALL=C grep -abo $'\xfd7zXZ\x00' "$img" 2>/dev/null | head -n 1 | cut -d: -f1)
+	[[ -n $off ]] || return 1
+	tmp=$(mktemp "$out.XXXXXX") || return 1
+	if tail -c +$((off + 1)) "$img" | xz -dc --single-stream >"$tmp" 2>/dev/null &&
+		[[ $(head -c 4 "$tmp" | od -An -c | tr -d ' ') == 177ELF ]] &&
+		LC_ALL=C grep -aq "Linux version $kver " "$tmp"; then
+		mv -f "$tmp" "$out"
+	else
+		rm -f "$tmp"
+		return 1
+	fi
+}
+boot_img=$kimg
+if [[ ${MPIP_VM_BZIMAGE:-0} != 1 ]] && command -v xz >/dev/null &&
+	grep -qx 'CONFIG_PVH=y' "/boot/config-$kver" 2>/dev/null; then
+	vmlinux=$CACHE/vmlinux-$kver
+	if [[ ! -s $vmlinux || $vmlinux -ot $kimg ]]; then
+		mkdir -p "$CACHE"
+		extract_vmlinux "$kimg" "$vmlinux" || rm -f "$vmlinux"
+	fi
+	[[ -s $vmlinux ]] && boot_img=$vmlinux
+fi
+
 # Find vng: our venv first, then PATH; install if missing.
 find_vng() {
 	if [[ -x $VENV/bin/vng ]]; then
@@ -199,7 +233,7 @@ for a in "$@"; do
 done
 
 vng_args=(
-	--run "$kimg"
+	--run "$boot_img"
 	--name mpip-vm
 	--cpus "$cpus"
 	--memory "$mem"
@@ -211,6 +245,7 @@ vng_args=(
 	--exec "$gcmd"
 )
 [[ $accel == tcg ]] && vng_args+=(--disable-kvm)
+[[ ${MPIP_VM_9P:-0} == 1 ]] && vng_args+=(--force-9p)
 ((verbose)) && vng_args+=(--verbose)
 
 cmd=("$vng" "${vng_args[@]}")

@@ -33,7 +33,7 @@ while (($#)); do
 	case $1 in
 	--timeout) timeout_s=${2:?}; shift 2 ;;
 	--timeout=*) timeout_s=${1#*=}; shift ;;
-	-h | --help) sed -n '2,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^set -/{/^#/s/^# \{0,1\}//p;}' "$0"; exit 0 ;;
 	*)
 		t=$1
 		if [[ ! -f $t ]]; then

@@ -55,6 +55,7 @@ t_node_ids_differ() {
 	a=$(mpip_node_id "$A")
 	b=$(mpip_node_id "$B")
 	echo "node ids: A $a, B $b"
+	[[ $a =~ ^0x[0-9a-f]{8}$ && $b =~ ^0x[0-9a-f]{8}$ ]] || fail "bad node id"
 	[[ $a != "$b" ]]
 }
 

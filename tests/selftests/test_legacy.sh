@@ -56,15 +56,20 @@ t_tcp_queries_dropped() {
 	# TCP destinations on B: queries were sent as separate control packets
 	tcpq=$(mpipctl_in "$A" -j show avail |
 		jq '[.[] | select(.proto == "tcp") | .queries] | add')
-	csum=$(in_ns "$B" nstat -az TcpInCsumErrors | awk '/TcpInCsumErrors/ {print $2}')
+	csum=$(in_ns "$B" nstat -az TcpInCsumErrors | awk '$1 == "TcpInCsumErrors" {print $2}')
 	echo "A sent $tcpq TCP queries; B's TcpInCsumErrors: $csum"
+	[[ $tcpq =~ ^[0-9]+$ ]] || fail "no TCP destinations on A"
+	[[ $csum =~ ^[0-9]+$ ]] || fail "no TcpInCsumErrors counter on B"
 	((tcpq == 2 * THRESHOLD)) || fail "expected $((2 * THRESHOLD)) TCP queries"
 	((csum == tcpq)) || fail "legacy host did not drop exactly the queries"
 }
 
 t_udp_no_errors() {
 	local err
-	err=$(in_ns "$B" nstat -az UdpInErrors UdpInCsumErrors | awk 'NR > 1 {s += $2} END {print s + 0}')
+	# both counters must be there: a missing one is not a zero
+	err=$(in_ns "$B" nstat -az UdpInErrors UdpInCsumErrors | awk '
+		$1 == "UdpInErrors" || $1 == "UdpInCsumErrors" {s += $2; n++}
+		END {if (n != 2) exit 1; print s}') || fail "UDP error counters missing"
 	((err == 0)) || fail "legacy host counted $err UDP errors"
 }
 

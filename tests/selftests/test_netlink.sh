@@ -61,17 +61,18 @@ t_flush_and_json() {
 }
 
 t_default_param() {
-	local p=/sys/module/mpip/parameters/default_enabled
+	local p=/sys/module/mpip/parameters/default_enabled old
 	[[ -w $p ]] || skip "parameter not writable"
+	old=$(cat "$p")
+	# restore the parameter and remove the namespace however this subtest
+	# ends (a subtest is a subshell: its EXIT trap is its own; topo.sh
+	# clean does not know ${P}z)
+	# shellcheck disable=SC2064 # expand now: the locals are gone at exit
+	trap "echo $(printf %q "$old") >$p; ip netns del ${P}z 2>/dev/null" EXIT
 	echo 0 >"$p"
 	ip netns add "${P}z"
-	in_ns "${P}z" "$MPIPCTL" -j status | jq -e '.enabled == false' || {
-		echo 1 >"$p"
-		ip netns del "${P}z"
+	in_ns "${P}z" "$MPIPCTL" -j status | jq -e '.enabled == false' ||
 		fail "new namespace not disabled"
-	}
-	echo 1 >"$p"
-	ip netns del "${P}z"
 }
 
 t_not_loaded_error() {

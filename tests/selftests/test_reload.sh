@@ -16,15 +16,27 @@ t_start() {
 	ip netns exec "$A" iperf3 -c 10.1.1.2 -t "$DURATION" -i 1 --forceflush \
 		</dev/null >"$T/iperf3.out" 2>&1 &
 	echo $! >"$T/iperf3.pid"
-	wait_for 15 grep -q 'sec' "$T/iperf3.out"
-	wait_for 15 test "$(mpip_avail_state "$A" 10.1.1.2 5201)" = yes
+	wait_for 15 grep -q 'sec' "$T/iperf3.out" || {
+		cat "$T/iperf3.out"
+		fail "iperf3 client reports no progress"
+	}
+	wait_for 15 mpip_avail_is "$A" 10.1.1.2 5201 yes ||
+		fail "A does not mark B:5201 available"
 }
 
-# flowing: B's link 1 receives at least 2 MB within 15 s
+# rx_grew NS DEV BEFORE MIN: DEV in NS received more than MIN bytes since
+# its counter read BEFORE (a command for wait_for, which polls it)
+rx_grew() {
+	local now
+	now=$(rx_bytes "$1" "$2") || return 1
+	((now - $3 > $4))
+}
+
+# flowing: B's link 1 receives more than 2 MB within 15 s
 flowing() {
 	local before
 	before=$(rx_bytes "$B" eth1)
-	wait_for 15 test "$(($(rx_bytes "$B" eth1) - before))" -gt 2000000 ||
+	wait_for 15 rx_grew "$B" eth1 "$before" 2000000 ||
 		fail "less than 2 MB arrived within 15 s"
 }
 
@@ -36,7 +48,7 @@ t_reload() {
 	mpip_load
 	mpip_loaded || fail "module did not load"
 	flowing
-	wait_for 15 test "$(mpip_avail_state "$A" 10.1.1.2 5201)" = yes ||
+	wait_for 15 mpip_avail_is "$A" 10.1.1.2 5201 yes ||
 		fail "A did not find B again"
 	(($(mpip_stat "$B" rx_cm) > 0)) || fail "no trailers after reload"
 }

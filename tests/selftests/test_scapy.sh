@@ -10,27 +10,33 @@ source "$(dirname "$0")/mpip_lib.sh"
 mpip_setup_twolink sc
 command -v tcpdump >/dev/null || ktap_skip_all "missing tcpdump"
 /usr/bin/python3 -c 'import scapy' 2>/dev/null || ktap_skip_all "missing python3-scapy"
-DECODE="/usr/bin/python3 $REPO/tests/scapy/decode_pcap.py"
+decode() { /usr/bin/python3 "$REPO/tests/scapy/decode_pcap.py" "$@"; }
 
 t_capture() {
 	ip netns exec "$B" tcpdump -U -n -i eth1 -w "$T/cap.pcap" -s 0 'ip' \
-		>/dev/null 2>&1 &
+		</dev/null >/dev/null 2>"$T/tcpdump.err" &
 	echo $! >"$T/tcpdump.pid"
-	sleep 2
+	# tcpdump says "listening on" once its capture socket is open
+	wait_for 30 grep -q 'listening on' "$T/tcpdump.err" || {
+		cat "$T/tcpdump.err"
+		fail "tcpdump did not start"
+	}
 	udp_exchange "$A" "$B" 10.1.1.2 6100 10 7100
 	head -c 100000 /dev/urandom >"$T/f"
 	tcp_send_file "$A" "$B" 10.1.1.2 5100 "$T/f" "$T/g"
 	sleep 1
 	kill "$(cat "$T/tcpdump.pid")"
 	wait "$(cat "$T/tcpdump.pid")" || true
-	$DECODE --json "$T/cap.pcap" >"$T/cms.json"
+	decode --json "$T/cap.pcap" >"$T/cms.json"
 	wc -l <"$T/cms.json"
 }
 
 t_udp_query_fields() {
 	local ida
 	ida=$(mpip_node_id "$A")
-	jq -c 'select(.proto == "udp" and .src == "10.1.1.1")' "$T/cms.json" | head -n 2
+	[[ $ida =~ ^0x[0-9a-f]{8}$ ]] || fail "bad node id '$ida'"
+	# (no `| head`: jq could die of SIGPIPE, failing the subtest)
+	jq -sc '[.[] | select(.proto == "udp" and .src == "10.1.1.1")][:2][]' "$T/cms.json"
 	jq -es --argjson id "$((ida))" '
 		[.[] | select(.proto == "udp" and .src == "10.1.1.1" and .sport == 7100
 		  and .dport == 6100 and (.trailer.flags | index("ENABLE"))
@@ -42,6 +48,7 @@ t_udp_query_fields() {
 t_udp_confirm_fields() {
 	local idb
 	idb=$(mpip_node_id "$B")
+	[[ $idb =~ ^0x[0-9a-f]{8}$ ]] || fail "bad node id '$idb'"
 	jq -es --argjson id "$((idb))" '
 		[.[] | select(.proto == "udp" and .src == "10.1.1.2" and .sport == 6100
 		  and .dport == 7100 and .trailer.flags == ["ENABLED", "CTRL"]
@@ -49,7 +56,7 @@ t_udp_confirm_fields() {
 }
 
 t_tcp_ctrl_fields() {
-	jq -c 'select(.proto == "tcp" and (.trailer.flags | index("CTRL")))' "$T/cms.json" | head -n 3
+	jq -sc '[.[] | select(.proto == "tcp" and (.trailer.flags | index("CTRL")))][:3][]' "$T/cms.json"
 	jq -es '[.[] | select(.proto == "tcp" and .src == "10.1.1.1" and .dport == 5100
 		  and .trailer.flags == ["ENABLE", "CTRL"])] | length >= 1' "$T/cms.json"
 }
@@ -62,9 +69,9 @@ t_tcp_data_fields() {
 
 t_crafted_query() {
 	mpipctl_in "$A" disable
-	in_ns "$A" /usr/bin/python3 - <<PY
+	in_ns "$A" /usr/bin/python3 - "$REPO/tests/scapy" <<'PY'
 import sys
-sys.path.insert(0, "$REPO/tests/scapy")
+sys.path.insert(0, sys.argv[1])
 import mpip_cm
 from scapy.all import IP, UDP, Raw, send, conf
 conf.verb = 0
@@ -73,7 +80,7 @@ pkt = IP(src="10.1.1.1", dst="10.1.1.2") / UDP(sport=7200, dport=6200) / Raw(b"h
 send(mpip_cm.add(pkt, t), iface="eth1")
 PY
 	mpipctl_in "$A" enable
-	wait_for 5 test "$(mpip_avail_state "$B" 10.1.1.1 7200)" = yes ||
+	wait_for 5 mpip_avail_is "$B" 10.1.1.1 7200 yes ||
 		fail "B did not learn the crafted query"
 	mpipctl_in "$B" -j show nodes | jq -e '[.[] | select(.node_id == "0x11223344")] | length == 1'
 }
