@@ -46,6 +46,31 @@ static bool mpip_in_l4(const struct sk_buff *skb, unsigned int ihl, u8 proto,
 	return true;
 }
 
+/*
+ * A genuine trailer leaves the TCP checksum valid for the segment without
+ * it and invalid with it, and mpip senders resolve checksums before they
+ * append one.  So a segment whose full checksum a device already verified
+ * (CHECKSUM_UNNECESSARY), or whose checksum is still to be filled in by a
+ * local sender (CHECKSUM_PARTIAL, e.g. over veth), carries no trailer;
+ * for the others the checksum without the trailer must verify.  This keeps
+ * a segment from a host without MPIP whose data happens to end like a
+ * trailer intact, and spares TCP a second checksum pass.
+ */
+static bool mpip_in_tcp_csum_ok(const struct sk_buff *skb, unsigned int ihl,
+				unsigned int len)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	unsigned int tcplen = skb->len - ihl - len;
+	__wsum csum;
+
+	if (skb->ip_summed != CHECKSUM_NONE &&
+	    skb->ip_summed != CHECKSUM_COMPLETE)
+		return false;
+	csum = skb_checksum(skb, ihl, tcplen, 0);
+	return !csum_tcpudp_magic(iph->saddr, iph->daddr, tcplen, IPPROTO_TCP,
+				  csum);
+}
+
 /* Find and decode a trailer at the tail of @skb; false if there is none. */
 static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 {
@@ -80,6 +105,8 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 
 	cmp = skb_header_pointer(skb, skb->len - len, len, cmbuf);
 	if (!cmp || mpip_cm_decode(cmp, len, &rx->cm) != len)
+		return false;
+	if (rx->proto == IPPROTO_TCP && !mpip_in_tcp_csum_ok(skb, ihl, len))
 		return false;
 	rx->cm_len = len;
 	return true;
@@ -157,6 +184,11 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 	if (mpip_in_strip(skb, rx.cm_len)) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return NF_DROP;
+	}
+	if (rx.proto == IPPROTO_TCP) {
+		/* Verified in mpip_in_tcp_csum_ok(). */
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		skb->csum_level = 0;
 	}
 	mpip_inc(mn, MPIP_STAT_RX_CM);
 	return NF_ACCEPT;

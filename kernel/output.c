@@ -230,6 +230,9 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	if (IPCB(skb)->flags & IPSKB_FORWARDED)
 		return NF_ACCEPT;
+	/* Traffic to this host's own addresses has a single path. */
+	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK)
+		return NF_ACCEPT;
 	if (!mpip_out_parse(skb, &p))
 		return NF_ACCEPT;
 

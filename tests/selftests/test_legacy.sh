@@ -73,10 +73,25 @@ t_udp_no_errors() {
 	((err == 0)) || fail "legacy host counted $err UDP errors"
 }
 
+# A legacy host's TCP data that happens to end in a valid trailer: the
+# MPIP receiver must deliver it intact (its TCP checksum is valid over the
+# whole segment, which a real trailer never allows).
+t_lookalike_tail() {
+	/usr/bin/python3 - "$REPO/tests/scapy" "$T/look" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm
+with open(sys.argv[2], "wb") as f:
+    f.write(os.urandom(1000) + mpip_cm.encode(node_id=0x01020304))
+PY
+	tcp_send_file "$B" "$A" 10.1.1.1 5003 "$T/look" "$T/look.out"
+	sha256_equal "$T/look" "$T/look.out" || fail "look-alike tail altered"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 ktap_run setup_legacy_b t_setup
 ktap_run tcp_5MB_mpip_to_legacy t_tcp_a_to_b
 ktap_run tcp_5MB_legacy_to_mpip t_tcp_b_to_a
@@ -85,5 +100,6 @@ ktap_run udp_500_legacy_to_mpip t_udp_b_to_a
 ktap_run probing_stops_at_threshold t_probing_stopped
 ktap_run tcp_queries_dropped_by_legacy t_tcp_queries_dropped
 ktap_run legacy_udp_no_errors t_udp_no_errors
+ktap_run legacy_data_ending_like_a_trailer t_lookalike_tail
 ktap_run dmesg_clean t_dmesg
 ktap_finish
