@@ -64,7 +64,7 @@ fi
 run_suite unit make -s --no-print-directory -C tests/unit run
 run_suite mpipctl bash tests/unit/test_mpipctl.sh
 run_suite scapy scapy_suite
-run_suite selftests tools/vm.sh --timeout 1500 -- tests/selftests/run.sh
+run_suite selftests tools/vm.sh --timeout 2400 --console-log "$LOG/console.log" -- tests/selftests/run.sh
 
 echo "$total_pass passed, $total_fail failed"
 [[ $total_fail -eq 0 ]]

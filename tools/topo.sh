@@ -107,10 +107,14 @@ netem_args() {
 
 # shape NS DEV SPEC: apply SPEC live (one tc call)
 shape() {
-	local ns=$1 dev=$2 args
+	local ns=$1 dev=$2 args out
 	args=$(netem_args "${3:-}")
 	if [[ -z $args ]]; then
-		tc -n "$ns" qdisc del dev "$dev" root >/dev/null 2>&1 || true
+		# (no qdisc to delete is fine, a missing device is not)
+		if ! out=$(tc -n "$ns" qdisc del dev "$dev" root 2>&1) &&
+			[[ $out == *"Cannot find device"* || $out == *"annot open network namespace"* ]]; then
+			die "$out"
+		fi
 	else
 		# shellcheck disable=SC2086
 		run tc -n "$ns" qdisc replace dev "$dev" root netem $args
@@ -253,10 +257,8 @@ cmd_router() {
 	b_flush
 }
 
-need_ns_dev() {
-	[[ $# -ge 2 ]] || usage
+need_ns() {
 	ns_exists "$1" || die "no namespace '$1'"
-	ip -n "$1" link show dev "$2" >/dev/null 2>&1 || die "no device '$2' in '$1'"
 }
 
 main() {
@@ -269,12 +271,12 @@ main() {
 	router) cmd_router "$@" ;;
 	down | up)
 		[[ $# == 2 ]] || usage
-		need_ns_dev "$@"
+		need_ns "$1"
 		run ip -n "$1" link set dev "$2" "$sub"
 		;;
 	netem)
 		[[ $# == 3 ]] || usage
-		need_ns_dev "$1" "$2"
+		need_ns "$1"
 		shape "$1" "$2" "$3"
 		;;
 	clean)
@@ -286,4 +288,4 @@ main() {
 	esac
 }
 
-main "$@"
+main "$@"; exit

@@ -25,6 +25,10 @@
 #   --timeout SECS  kill the VM after SECS (default 3600, 0 = never);
 #                   exit status 124 on timeout
 #   --accel A       kvm | tcg | auto (default auto; also $MPIP_VM_ACCEL)
+#   --console-log FILE  write the guest's full kernel log (serial console,
+#                   all levels) to FILE on the host, so that an oops or panic
+#                   that kills the guest can still be read (also
+#                   $MPIP_VM_CONSOLE_LOG); slows printk-heavy guests a little
 #   -q, --quiet     no timing line on stderr
 #   -v, --verbose   show vng's command and the guest's boot console on stderr
 #
@@ -71,221 +75,248 @@ guest_main() {
 	cd "$REPO"
 	if [[ $quiet == 0 ]]; then
 		now=$(date +%s.%N)
-		read -r up _ </proc/uptime
-		printf 'vm.sh: %s %s, command starts %.1f s after launch (guest uptime %s s)\n' \
-			"$(uname -r)" "$(grep -q mpip_accel=kvm /proc/cmdline && echo kvm || echo tcg)" \
-			"$(echo "$now - $t0" | bc)" "$up" >&2
+		read -r up _ </proc/uptime || up='?'
+		awk -v k="$(uname -r)" -v t0="$t0" -v now="$now" -v up="$up" \
+			-v a="$(grep -o 'mpip_accel=[a-z]*' /proc/cmdline | cut -d= -f2)" \
+			'BEGIN { printf "vm.sh: %s %s, command starts %.1f s after launch (guest uptime %s s)\n", k, a, now - t0, up }' >&2 || true
 	fi
 	exec "$@"
+}
+
+# ----------------------------------------------------------------- host side
+# (all in a function: bash reads a script lazily, and this one runs for a
+# long time; a function is parsed whole, so editing the file meanwhile is safe)
+host_main() {
+	cpus=2
+	mem=2G
+	kver=
+	timeout_s=${MPIP_VM_TIMEOUT:-3600}
+	accel=${MPIP_VM_ACCEL:-auto}
+	quiet=0
+	verbose=0
+	console_log=${MPIP_VM_CONSOLE_LOG:-}
+
+	while (($#)); do
+		case $1 in
+		--cpus) cpus=${2:?}; shift 2 ;;
+		--cpus=*) cpus=${1#*=}; shift ;;
+		--mem | --memory) mem=${2:?}; shift 2 ;;
+		--mem=* | --memory=*) mem=${1#*=}; shift ;;
+		--kernel) kver=${2:?}; shift 2 ;;
+		--kernel=*) kver=${1#*=}; shift ;;
+		--timeout) timeout_s=${2:?}; shift 2 ;;
+		--timeout=*) timeout_s=${1#*=}; shift ;;
+		--console-log) console_log=${2:?}; shift 2 ;;
+		--console-log=*) console_log=${1#*=}; shift ;;
+		--accel) accel=${2:?}; shift 2 ;;
+		--accel=*) accel=${1#*=}; shift ;;
+		-q | --quiet) quiet=1; shift ;;
+		-v | --verbose) verbose=1; shift ;;
+		-h | --help) usage 0 ;;
+		--) shift; break ;;
+		*) echo "vm.sh: unknown option '$1'" >&2; usage ;;
+		esac
+	done
+	(($#)) || { echo "vm.sh: no command given" >&2; usage; }
+	[[ $cpus =~ ^[1-9][0-9]*$ ]] || die "bad --cpus '$cpus'"
+	[[ $timeout_s =~ ^[0-9]+$ ]] || die "bad --timeout '$timeout_s'"
+	[[ $REPO != *[[:space:]]* ]] || die "the repository path must not contain spaces: $REPO"
+
+	if [[ -z $kver ]]; then
+		if [[ -d /lib/modules/$(uname -r)/build ]]; then
+			kver=$(uname -r)
+		else
+			kver=$(find /lib/modules -mindepth 2 -maxdepth 2 -name build 2>/dev/null |
+				awk -F/ '{print $4}' | sort -V | tail -n 1)
+		fi
+		[[ -n $kver ]] || die "no kernel headers in /lib/modules/*/build; run tools/deps.sh"
+	fi
+	kimg=/boot/vmlinuz-$kver
+	[[ -r $kimg ]] || die "no readable kernel image $kimg (install linux-image-$kver)"
+	[[ -d /lib/modules/$kver/kernel ]] || die "no modules in /lib/modules/$kver"
+
+	# Under TCG, decompressing Debian's xz bzImage takes ~10 s of emulated CPU.
+	# QEMU can boot the uncompressed ELF vmlinux directly (PVH entry point,
+	# CONFIG_PVH=y in Debian's kernels), so extract it once and cache it.
+	# Falls back to the bzImage if anything about this does not work out.
+	extract_vmlinux() {
+		local img=$1 out=$2 off tmp
+		off=$(LC_ALL=C grep -abo $'\xfd7zXZ\x00' "$img" 2>/dev/null | head -n 1 | cut -d: -f1)
+		[[ -n $off ]] || return 1
+		tmp=$(mktemp "$out.XXXXXX") || return 1
+		# (xz stops reading after its stream: no pipe, or tail's SIGPIPE would
+		# fail the pipeline)
+		if xz -dc --single-stream < <(tail -c +$((off + 1)) "$img" 2>/dev/null) >"$tmp" 2>/dev/null &&
+			[[ $(head -c 4 "$tmp" | od -An -c | tr -d ' ') == 177ELF ]] &&
+			LC_ALL=C grep -aq "Linux version $kver " "$tmp"; then
+			chmod 644 "$tmp"
+			mv -f "$tmp" "$out"
+		else
+			rm -f "$tmp"
+			return 1
+		fi
+	}
+	boot_img=$kimg
+	if [[ ${MPIP_VM_BZIMAGE:-0} != 1 ]] && command -v xz >/dev/null &&
+		grep -qx 'CONFIG_PVH=y' "/boot/config-$kver" 2>/dev/null; then
+		vmlinux=$CACHE/vmlinux-$kver
+		if [[ ! -s $vmlinux || $vmlinux -ot $kimg ]]; then
+			mkdir -p "$CACHE"
+			extract_vmlinux "$kimg" "$vmlinux" || rm -f "$vmlinux"
+		fi
+		[[ -s $vmlinux ]] && boot_img=$vmlinux
+	fi
+
+	# Find vng: our venv first, then PATH; install if missing.
+	find_vng() {
+		if [[ -x $VENV/bin/vng ]]; then
+			echo "$VENV/bin/vng"
+		else
+			command -v vng || true
+		fi
+	}
+	vng=$(find_vng)
+	if [[ -z $vng ]] || ! command -v qemu-system-x86_64 >/dev/null; then
+		echo "vm.sh: virtme-ng or qemu missing, running tools/deps.sh" >&2
+		"$REPO/tools/deps.sh" >&2
+		vng=$(find_vng)
+		[[ -n $vng ]] || die "vng not found after tools/deps.sh"
+	fi
+	# vng runs virtme-run & co. from PATH
+	PATH=$(dirname "$vng"):$PATH
+	[[ -x $CACHE/virtiofsd/bin/virtiofsd ]] && PATH=$CACHE/virtiofsd/bin:$PATH
+
+	# Does KVM really work?  Boot the kernel with -accel kvm for a few seconds
+	# and look for its first console line.
+	kvm_probe() {
+		local out pid i ok=0
+		out=$(mktemp /tmp/mpip-kvm-probe.XXXXXX)
+		qemu-system-x86_64 -accel kvm -cpu host -m 256 -display none -no-reboot \
+			-nodefaults -serial "file:$out" -kernel "$kimg" \
+			-append 'console=ttyS0 earlyprintk=ttyS0 panic=-1' \
+			</dev/null >/dev/null 2>&1 &
+		pid=$!
+		for ((i = 0; i < 60; i++)); do
+			if grep -aq 'Linux version' "$out" 2>/dev/null; then
+				ok=1
+				break
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.25
+		done
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		rm -f "$out"
+		((ok))
+	}
+
+	kvm_usable() {
+		local bootid stamp
+		[[ -c /dev/kvm && -r /dev/kvm && -w /dev/kvm ]] || return 1
+		bootid=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
+		stamp=$CACHE/kvm-probe.$bootid
+		if [[ ! -f $stamp ]]; then
+			mkdir -p "$CACHE"
+			if kvm_probe 2>/dev/null; then echo ok >"$stamp"; else echo no >"$stamp"; fi
+		fi
+		[[ $(<"$stamp") == ok ]]
+	}
+
+	case $accel in
+	auto) if kvm_usable; then accel=kvm; else accel=tcg; fi ;;
+	kvm | tcg) ;;
+	*) die "bad --accel '$accel' (kvm, tcg or auto)" ;;
+	esac
+
+	# Build the guest command: this script in guest mode.  Quote every word
+	# for a POSIX shell.
+	q() {
+		local s=$1
+		printf "'%s'" "${s//\'/\'\\\'\'}"
+	}
+	t0=$(date +%s.%N)
+	gcmd="$(q "$SELF") --guest $t0 $quiet --"
+	for a in "$@"; do
+		gcmd+=" $(q "$a")"
+	done
+
+	vng_args=(
+		--run "$boot_img"
+		--name mpip-vm
+		--cpus "$cpus"
+		--memory "$mem"
+		--rwdir "$REPO"
+		--cwd "$REPO"
+		--append "modprobe.blacklist=$BLACKLIST"
+		--append "log_buf_len=8M"
+		--append "mpip_accel=$accel"
+		--exec "$gcmd"
+	)
+	[[ $accel == tcg ]] && vng_args+=(--disable-kvm)
+	[[ ${MPIP_VM_9P:-0} == 1 ]] && vng_args+=(--force-9p)
+	if [[ -n $console_log ]]; then
+		[[ $console_log == /* ]] || console_log=$PWD/$console_log
+		[[ $console_log != *[[:space:],]* ]] || die "--console-log path must not contain spaces or commas"
+		: >"$console_log" || die "cannot write $console_log"
+		# An extra virtio console (hvc0) logging to the file, as a second kernel
+		# console (the 8250 driver cannot drive two serial consoles at once).
+		vng_args+=("--qemu-opts=-chardev file,id=mpiplog,path=$console_log"
+			"--qemu-opts=-device virtio-serial-pci,id=mpiplogbus"
+			"--qemu-opts=-device virtconsole,chardev=mpiplog,bus=mpiplogbus.0"
+			--append "console=hvc0" --append "ignore_loglevel")
+	fi
+	((verbose)) && vng_args+=(--verbose)
+
+	cmd=("$vng" "${vng_args[@]}")
+	if ((timeout_s > 0)); then
+		if [[ -t 0 ]]; then
+			cmd=(timeout --foreground --kill-after=20 "$timeout_s" "${cmd[@]}")
+		else
+			cmd=(timeout --kill-after=20 "$timeout_s" "${cmd[@]}")
+		fi
+	fi
+	((verbose)) && printf 'vm.sh: %q ' "${cmd[@]}" >&2 && echo >&2
+
+	cd "$REPO"
+
+	# QEMU opens /proc/self/fd/{1,2} itself, with O_TRUNC and one file offset per
+	# chardev: with a regular file as stdout/stderr that would truncate it and let
+	# the guest's streams overwrite each other.  Hand it pipes instead (a tty is
+	# fine as it is).  Without a tty on stdin, give it /dev/null: vng needs a
+	# valid fd 0.
+	[[ -t 0 ]] || exec </dev/null
+	errpid=
+	if [[ ! -t 2 ]]; then
+		exec 4> >(cat >&2)
+		errpid=$!
+	else
+		exec 4>&2
+	fi
+
+	set +e
+	if [[ -t 1 ]]; then
+		"${cmd[@]}" 2>&4
+		rc=$?
+	else
+		"${cmd[@]}" 2>&4 | cat
+		rc=${PIPESTATUS[0]}
+	fi
+	set -e
+	exec 4>&-
+	[[ -z $errpid ]] || wait "$errpid" 2>/dev/null || true
+	if ((rc == 124 && timeout_s > 0)); then
+		echo "vm.sh: guest did not finish within ${timeout_s} s, killed" >&2
+	elif ((rc == 255)); then
+		echo "vm.sh: exit status 255: the guest may have crashed (kernel panic?);" \
+			"rerun with --console-log FILE or -v to see its console" >&2
+	fi
+	return "$rc"
 }
 
 if [[ ${1:-} == --guest ]]; then
 	shift
 	guest_main "$@"
-fi
-
-# ----------------------------------------------------------------- host side
-cpus=2
-mem=2G
-kver=
-timeout_s=${MPIP_VM_TIMEOUT:-3600}
-accel=${MPIP_VM_ACCEL:-auto}
-quiet=0
-verbose=0
-
-while (($#)); do
-	case $1 in
-	--cpus) cpus=${2:?}; shift 2 ;;
-	--cpus=*) cpus=${1#*=}; shift ;;
-	--mem | --memory) mem=${2:?}; shift 2 ;;
-	--mem=* | --memory=*) mem=${1#*=}; shift ;;
-	--kernel) kver=${2:?}; shift 2 ;;
-	--kernel=*) kver=${1#*=}; shift ;;
-	--timeout) timeout_s=${2:?}; shift 2 ;;
-	--timeout=*) timeout_s=${1#*=}; shift ;;
-	--accel) accel=${2:?}; shift 2 ;;
-	--accel=*) accel=${1#*=}; shift ;;
-	-q | --quiet) quiet=1; shift ;;
-	-v | --verbose) verbose=1; shift ;;
-	-h | --help) usage 0 ;;
-	--) shift; break ;;
-	*) echo "vm.sh: unknown option '$1'" >&2; usage ;;
-	esac
-done
-(($#)) || { echo "vm.sh: no command given" >&2; usage; }
-[[ $cpus =~ ^[1-9][0-9]*$ ]] || die "bad --cpus '$cpus'"
-[[ $timeout_s =~ ^[0-9]+$ ]] || die "bad --timeout '$timeout_s'"
-[[ $REPO != *[[:space:]]* ]] || die "the repository path must not contain spaces: $REPO"
-
-if [[ -z $kver ]]; then
-	if [[ -d /lib/modules/$(uname -r)/build ]]; then
-		kver=$(uname -r)
-	else
-		kver=$(find /lib/modules -mindepth 2 -maxdepth 2 -name build 2>/dev/null |
-			awk -F/ '{print $4}' | sort -V | tail -n 1)
-	fi
-	[[ -n $kver ]] || die "no kernel headers in /lib/modules/*/build; run tools/deps.sh"
-fi
-kimg=/boot/vmlinuz-$kver
-[[ -r $kimg ]] || die "no readable kernel image $kimg (install linux-image-$kver)"
-[[ -d /lib/modules/$kver/kernel ]] || die "no modules in /lib/modules/$kver"
-
-# Under TCG, decompressing Debian's xz bzImage takes ~10 s of emulated CPU.
-# QEMU can boot the uncompressed ELF vmlinux directly (PVH entry point,
-# CONFIG_PVH=y in Debian's kernels), so extract it once and cache it.
-# Falls back to the bzImage if anything about this does not work out.
-extract_vmlinux() {
-	local img=$1 out=$2 off tmp
-	off=$(LC_ALL=C grep -abo $'\xfd7zXZ\x00' "$img" 2>/dev/null | head -n 1 | cut -d: -f1)
-	[[ -n $off ]] || return 1
-	tmp=$(mktemp "$out.XXXXXX") || return 1
-	if tail -c +$((off + 1)) "$img" | xz -dc --single-stream >"$tmp" 2>/dev/null &&
-		[[ $(head -c 4 "$tmp" | od -An -c | tr -d ' ') == 177ELF ]] &&
-		LC_ALL=C grep -aq "Linux version $kver " "$tmp"; then
-		mv -f "$tmp" "$out"
-	else
-		rm -f "$tmp"
-		return 1
-	fi
-}
-boot_img=$kimg
-if [[ ${MPIP_VM_BZIMAGE:-0} != 1 ]] && command -v xz >/dev/null &&
-	grep -qx 'CONFIG_PVH=y' "/boot/config-$kver" 2>/dev/null; then
-	vmlinux=$CACHE/vmlinux-$kver
-	if [[ ! -s $vmlinux || $vmlinux -ot $kimg ]]; then
-		mkdir -p "$CACHE"
-		extract_vmlinux "$kimg" "$vmlinux" || rm -f "$vmlinux"
-	fi
-	[[ -s $vmlinux ]] && boot_img=$vmlinux
-fi
-
-# Find vng: our venv first, then PATH; install if missing.
-find_vng() {
-	if [[ -x $VENV/bin/vng ]]; then
-		echo "$VENV/bin/vng"
-	else
-		command -v vng || true
-	fi
-}
-vng=$(find_vng)
-if [[ -z $vng ]] || ! command -v qemu-system-x86_64 >/dev/null; then
-	echo "vm.sh: virtme-ng or qemu missing, running tools/deps.sh" >&2
-	"$REPO/tools/deps.sh" >&2
-	vng=$(find_vng)
-	[[ -n $vng ]] || die "vng not found after tools/deps.sh"
-fi
-# vng runs virtme-run & co. from PATH
-PATH=$(dirname "$vng"):$PATH
-[[ -x $CACHE/virtiofsd/bin/virtiofsd ]] && PATH=$CACHE/virtiofsd/bin:$PATH
-
-# Does KVM really work?  Boot the kernel with -accel kvm for a few seconds
-# and look for its first console line.
-kvm_probe() {
-	local out pid i ok=0
-	out=$(mktemp /tmp/mpip-kvm-probe.XXXXXX)
-	qemu-system-x86_64 -accel kvm -cpu host -m 256 -display none -no-reboot \
-		-nodefaults -serial "file:$out" -kernel "$kimg" \
-		-append 'console=ttyS0 earlyprintk=ttyS0 panic=-1' \
-		</dev/null >/dev/null 2>&1 &
-	pid=$!
-	for ((i = 0; i < 60; i++)); do
-		if grep -aq 'Linux version' "$out" 2>/dev/null; then
-			ok=1
-			break
-		fi
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.25
-	done
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	rm -f "$out"
-	((ok))
-}
-
-kvm_usable() {
-	local bootid stamp
-	[[ -c /dev/kvm && -r /dev/kvm && -w /dev/kvm ]] || return 1
-	bootid=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null || echo unknown)
-	stamp=$CACHE/kvm-probe.$bootid
-	if [[ ! -f $stamp ]]; then
-		mkdir -p "$CACHE"
-		if kvm_probe 2>/dev/null; then echo ok >"$stamp"; else echo no >"$stamp"; fi
-	fi
-	[[ $(<"$stamp") == ok ]]
-}
-
-case $accel in
-auto) if kvm_usable; then accel=kvm; else accel=tcg; fi ;;
-kvm | tcg) ;;
-*) die "bad --accel '$accel' (kvm, tcg or auto)" ;;
-esac
-
-# Build the guest command: this script in guest mode.  Quote every word
-# for a POSIX shell.
-q() {
-	local s=$1
-	printf "'%s'" "${s//\'/\'\\\'\'}"
-}
-t0=$(date +%s.%N)
-gcmd="$(q "$SELF") --guest $t0 $quiet --"
-for a in "$@"; do
-	gcmd+=" $(q "$a")"
-done
-
-vng_args=(
-	--run "$boot_img"
-	--name mpip-vm
-	--cpus "$cpus"
-	--memory "$mem"
-	--rwdir "$REPO"
-	--cwd "$REPO"
-	--append "modprobe.blacklist=$BLACKLIST"
-	--append "log_buf_len=8M"
-	--append "mpip_accel=$accel"
-	--exec "$gcmd"
-)
-[[ $accel == tcg ]] && vng_args+=(--disable-kvm)
-[[ ${MPIP_VM_9P:-0} == 1 ]] && vng_args+=(--force-9p)
-((verbose)) && vng_args+=(--verbose)
-
-cmd=("$vng" "${vng_args[@]}")
-if ((timeout_s > 0)); then
-	if [[ -t 0 ]]; then
-		cmd=(timeout --foreground --kill-after=20 "$timeout_s" "${cmd[@]}")
-	else
-		cmd=(timeout --kill-after=20 "$timeout_s" "${cmd[@]}")
-	fi
-fi
-((verbose)) && printf 'vm.sh: %q ' "${cmd[@]}" >&2 && echo >&2
-
-cd "$REPO"
-
-# QEMU opens /proc/self/fd/{1,2} itself, with O_TRUNC and one file offset per
-# chardev: with a regular file as stdout/stderr that would truncate it and let
-# the guest's streams overwrite each other.  Hand it pipes instead (a tty is
-# fine as it is).  Without a tty on stdin, give it /dev/null: vng needs a
-# valid fd 0.
-[[ -t 0 ]] || exec </dev/null
-errpid=
-if [[ ! -t 2 ]]; then
-	exec 4> >(cat >&2)
-	errpid=$!
 else
-	exec 4>&2
+	host_main "$@"
 fi
-
-set +e
-if [[ -t 1 ]]; then
-	"${cmd[@]}" 2>&4
-	rc=$?
-else
-	"${cmd[@]}" 2>&4 | cat
-	rc=${PIPESTATUS[0]}
-fi
-set -e
-exec 4>&-
-[[ -n $errpid ]] && wait "$errpid" 2>/dev/null
-if ((rc == 124 && timeout_s > 0)); then
-	echo "vm.sh: guest did not finish within ${timeout_s} s, killed" >&2
-fi
-exit "$rc"
+exit

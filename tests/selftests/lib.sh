@@ -9,11 +9,17 @@
 #   P=$(unique_prefix foo)            # namespaces ${P}a ${P}b ...
 #   cleanup_push "$TOPO" clean --prefix "$P"
 #   t_ping() { in_ns "${P}a" ping -c1 -W1 10.1.1.2; }
-#   ktap_header
-#   ktap_plan 1
-#   "$TOPO" twolink --prefix "$P"
-#   ktap_run ping t_ping
-#   ktap_finish
+#   main() {
+#       ktap_header
+#       ktap_plan 1
+#       "$TOPO" twolink --prefix "$P"
+#       ktap_run ping t_ping
+#       ktap_finish
+#   }
+#   main "$@"; exit
+#
+# (Keeping the top level in a function that ends the script on the same
+# line lets the file be edited on the host while a guest runs it.)
 #
 # ktap_run runs a subtest function in a subshell with `set -e`: the first
 # failing command fails the subtest.  Its output becomes "# " diagnostic

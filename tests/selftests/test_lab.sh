@@ -146,19 +146,23 @@ t_dmesg() {
 	check_dmesg_clean "$MARK"
 }
 
-ktap_header
-ktap_plan 13
-ktap_run twolink_setup t_twolink_up
-ktap_run twolink_ping_link1 t_ping_link 10.1.1.2
-ktap_run twolink_ping_link2 t_ping_link 10.1.2.2
-ktap_run netem_delay_20ms t_netem_delay
-ktap_run unshaped_throughput t_unshaped_rate
-ktap_run netem_rate_20mbit t_rate_20mbit
-ktap_run link_down_up t_link_down_up
-ktap_run router_setup t_router_up
-ktap_run router_all_pairs t_router_pairs
-ktap_run router_egress_by_source t_router_egress
-ktap_run router_netem t_router_netem
-ktap_run clean t_clean
-ktap_run dmesg_clean t_dmesg
-ktap_finish
+main() {
+	ktap_header
+	ktap_plan 13
+	ktap_run twolink_setup t_twolink_up
+	ktap_run twolink_ping_link1 t_ping_link 10.1.1.2
+	ktap_run twolink_ping_link2 t_ping_link 10.1.2.2
+	ktap_run netem_delay_20ms t_netem_delay
+	ktap_run unshaped_throughput t_unshaped_rate
+	ktap_run netem_rate_20mbit t_rate_20mbit
+	ktap_run link_down_up t_link_down_up
+	ktap_run router_setup t_router_up
+	ktap_run router_all_pairs t_router_pairs
+	ktap_run router_egress_by_source t_router_egress
+	ktap_run router_netem t_router_netem
+	ktap_run clean t_clean
+	ktap_run dmesg_clean t_dmesg
+	ktap_finish
+}
+
+main "$@"; exit
