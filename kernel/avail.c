@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mpip availability table (paper Table 2): does the remote (address, port)
- * run MPIP?  Lookups are RCU on the packet path; insertion and removal
- * take the table lock; entries are freed after a grace period.
+ * run MPIP?  An RCU hash table (table.c) keyed by address and port.
  */
 #include <linux/jhash.h>
 #include <linux/slab.h>
@@ -15,27 +14,13 @@ static u32 mpip_avail_hash(__be32 addr, __be16 port)
 	       ((1 << MPIP_AVAIL_BITS) - 1);
 }
 
-void mpip_avail_init(struct mpip_avail_table *t)
+static bool mpip_avail_same(const struct mpip_tnode *a,
+			    const struct mpip_tnode *b)
 {
-	unsigned int i;
+	const struct mpip_avail *x = container_of(a, struct mpip_avail, tn);
+	const struct mpip_avail *y = container_of(b, struct mpip_avail, tn);
 
-	spin_lock_init(&t->lock);
-	t->count = 0;
-	for (i = 0; i < ARRAY_SIZE(t->buckets); i++)
-		INIT_HLIST_HEAD(&t->buckets[i]);
-}
-
-static struct mpip_avail *__mpip_avail_find(struct mpip_avail_table *t,
-					    u32 h, __be32 addr, __be16 port)
-{
-	struct mpip_avail *e;
-
-	hlist_for_each_entry_rcu(e, &t->buckets[h], hnode,
-				 lockdep_is_held(&t->lock)) {
-		if (e->addr == addr && e->port == port)
-			return e;
-	}
-	return NULL;
+	return x->addr == y->addr && x->port == y->port;
 }
 
 /* Caller holds rcu_read_lock(). */
@@ -43,8 +28,13 @@ struct mpip_avail *mpip_avail_lookup(struct mpip_net *mn, __be32 addr,
 				     __be16 port)
 {
 	u32 h = mpip_avail_hash(addr, port);
+	struct mpip_avail *e;
 
-	return __mpip_avail_find(&mn->avail, h, addr, port);
+	hlist_for_each_entry_rcu(e, &mn->avail.buckets[h], tn.hnode) {
+		if (e->addr == addr && e->port == port)
+			return e;
+	}
+	return NULL;
 }
 
 /*
@@ -55,19 +45,14 @@ struct mpip_avail *mpip_avail_lookup(struct mpip_net *mn, __be32 addr,
 struct mpip_avail *mpip_avail_get(struct mpip_net *mn, __be32 addr,
 				  __be16 port, u8 proto)
 {
-	struct mpip_avail_table *t = &mn->avail;
-	u32 h = mpip_avail_hash(addr, port);
-	struct mpip_avail *e, *found;
+	struct mpip_avail *e = mpip_avail_lookup(mn, addr, port);
+	struct mpip_tnode *in;
 
-	e = __mpip_avail_find(t, h, addr, port);
+	BUILD_BUG_ON(offsetof(struct mpip_avail, tn));
 	if (e)
 		return e;
-
-	if (READ_ONCE(t->count) >= MPIP_AVAIL_MAX) {
-		mpip_inc(mn, MPIP_STAT_TABLE_FULL);
+	if (!mpip_table_has_room(mn, &mn->avail))
 		return NULL;
-	}
-
 	e = kzalloc(sizeof(*e), GFP_ATOMIC);
 	if (!e) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
@@ -78,55 +63,14 @@ struct mpip_avail *mpip_avail_get(struct mpip_net *mn, __be32 addr,
 	e->proto = proto;
 	e->state = MPIP_AVAIL_PROBING;
 	atomic_set(&e->queries, 0);
-	e->last_used = jiffies;
+	e->tn.stamp = jiffies;
 	e->last_rx = jiffies;
 
-	spin_lock_bh(&t->lock);
-	found = __mpip_avail_find(t, h, addr, port);
-	if (found) {
-		spin_unlock_bh(&t->lock);
+	in = mpip_table_insert(&mn->avail, &e->tn, mpip_avail_hash(addr, port),
+			       mpip_avail_same);
+	if (in != &e->tn) {
 		kfree(e);
-		return found;
+		return container_of(in, struct mpip_avail, tn);
 	}
-	hlist_add_head_rcu(&e->hnode, &t->buckets[h]);
-	WRITE_ONCE(t->count, t->count + 1);
-	spin_unlock_bh(&t->lock);
 	return e;
-}
-
-static void mpip_avail_unlink(struct mpip_avail_table *t,
-			      struct mpip_avail *e)
-{
-	hlist_del_rcu(&e->hnode);
-	WRITE_ONCE(t->count, t->count - 1);
-	kfree_rcu(e, rcu);
-}
-
-static void mpip_avail_sweep(struct mpip_net *mn, bool all)
-{
-	unsigned long ttl = mpip_ms_to_jiffies(READ_ONCE(mn->cfg.avail_timeout_ms));
-	struct mpip_avail_table *t = &mn->avail;
-	struct hlist_node *tmp;
-	struct mpip_avail *e;
-	unsigned int i;
-
-	spin_lock_bh(&t->lock);
-	for (i = 0; i < ARRAY_SIZE(t->buckets); i++) {
-		hlist_for_each_entry_safe(e, tmp, &t->buckets[i], hnode) {
-			if (all ||
-			    time_after(jiffies, READ_ONCE(e->last_used) + ttl))
-				mpip_avail_unlink(t, e);
-		}
-	}
-	spin_unlock_bh(&t->lock);
-}
-
-void mpip_avail_flush(struct mpip_net *mn)
-{
-	mpip_avail_sweep(mn, true);
-}
-
-void mpip_avail_gc(struct mpip_net *mn)
-{
-	mpip_avail_sweep(mn, false);
 }

@@ -129,7 +129,7 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 		if (READ_ONCE(e->node_id) != cm->node_id)
 			WRITE_ONCE(e->node_id, cm->node_id);
 		mpip_touch(&e->last_rx);
-		mpip_touch(&e->last_used);
+		mpip_touch(&e->tn.stamp);
 	}
 
 	if (cm->flags & MPIP_CM_F_ENABLE) {

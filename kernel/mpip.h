@@ -42,10 +42,31 @@ struct mpip_config {
 	u32 node_timeout_ms;
 };
 
-/* Availability table entry (paper Table 2), keyed by remote (addr, port). */
-struct mpip_avail {
+/*
+ * Head of every table entry; must be the first member, since the entry is
+ * freed through it with kfree_rcu().
+ */
+struct mpip_tnode {
 	struct hlist_node hnode;
 	struct rcu_head rcu;
+	unsigned long stamp;	/* jiffies of last use, READ/WRITE_ONCE */
+};
+
+/* An RCU hash table (table.c). */
+struct mpip_table {
+	spinlock_t lock;	/* writers; readers use RCU */
+	unsigned int count;
+	unsigned int max;
+	unsigned int size;	/* buckets, a power of two */
+	struct hlist_head *buckets;
+};
+
+typedef bool (*mpip_same_t)(const struct mpip_tnode *a,
+			    const struct mpip_tnode *b);
+
+/* Availability table entry (paper Table 2), keyed by remote (addr, port). */
+struct mpip_avail {
+	struct mpip_tnode tn;	/* stamp: last sent or received */
 	__be32 addr;
 	__be16 port;
 	u8 proto;
@@ -53,18 +74,11 @@ struct mpip_avail {
 	unsigned long flags;	/* MPIP_AVF_* bits */
 	atomic_t queries;
 	u32 node_id;		/* READ/WRITE_ONCE */
-	unsigned long last_used;	/* jiffies, READ/WRITE_ONCE */
-	unsigned long last_rx;		/* jiffies of the last CM from it */
+	unsigned long last_rx;	/* jiffies of the last CM from it */
 };
 
 enum {
 	MPIP_AVF_CONFIRM,	/* a TCP confirmation is owed to this peer */
-};
-
-struct mpip_avail_table {
-	spinlock_t lock;	/* writers; readers use RCU */
-	unsigned int count;
-	struct hlist_head buckets[1 << MPIP_AVAIL_BITS];
 };
 
 struct mpip_endpoint {
@@ -74,8 +88,7 @@ struct mpip_endpoint {
 
 /* Node table entry (paper Table 3): what we know about one remote node. */
 struct mpip_node {
-	struct hlist_node hnode;
-	struct rcu_head rcu;
+	struct mpip_tnode tn;	/* stamp: last heard from */
 	u32 id;
 	spinlock_t lock;	/* protects the arrays below */
 	u8 nep;
@@ -83,13 +96,6 @@ struct mpip_node {
 	u8 naddrs;
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
-	unsigned long last_seen;	/* jiffies, READ/WRITE_ONCE */
-};
-
-struct mpip_node_table {
-	spinlock_t lock;	/* writers; readers use RCU */
-	unsigned int count;
-	struct hlist_head buckets[1 << MPIP_NODE_BITS];
 };
 
 /* Per network namespace state. */
@@ -99,8 +105,10 @@ struct mpip_net {
 	u32 node_id;
 	struct mpip_config cfg;	/* fields READ/WRITE_ONCE */
 	struct mpip_stats __percpu *stats;
-	struct mpip_avail_table avail;
-	struct mpip_node_table nodes;
+	struct mpip_table avail;
+	struct mpip_table nodes;
+	struct hlist_head avail_buckets[1 << MPIP_AVAIL_BITS];
+	struct hlist_head node_buckets[1 << MPIP_NODE_BITS];
 	struct delayed_work gc_work;
 };
 
@@ -119,11 +127,6 @@ static inline void mpip_inc(struct mpip_net *mn, enum mpip_stat s)
 
 u64 mpip_stat_sum(const struct mpip_net *mn, enum mpip_stat s);
 
-static inline unsigned long mpip_ms_to_jiffies(u32 ms)
-{
-	return msecs_to_jiffies(ms);
-}
-
 /* Refresh a jiffies stamp, without dirtying the cache line if current. */
 static inline void mpip_touch(unsigned long *stamp)
 {
@@ -133,21 +136,24 @@ static inline void mpip_touch(unsigned long *stamp)
 		WRITE_ONCE(*stamp, now);
 }
 
+/* table.c */
+void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
+		     unsigned int size, unsigned int max);
+bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t);
+struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
+				     struct mpip_tnode *n, u32 b,
+				     mpip_same_t same);
+void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all);
+
 /* avail.c */
-void mpip_avail_init(struct mpip_avail_table *t);
 struct mpip_avail *mpip_avail_lookup(struct mpip_net *mn, __be32 addr,
 				     __be16 port);
 struct mpip_avail *mpip_avail_get(struct mpip_net *mn, __be32 addr,
 				  __be16 port, u8 proto);
-void mpip_avail_flush(struct mpip_net *mn);
-void mpip_avail_gc(struct mpip_net *mn);
 
 /* node.c */
-void mpip_node_init(struct mpip_node_table *t);
 void mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr, __be16 port,
 		     const struct mpip_cm *cm);
-void mpip_node_flush(struct mpip_net *mn);
-void mpip_node_gc(struct mpip_net *mn);
 
 /* trailer.c: CM trailers on socket buffers */
 void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,

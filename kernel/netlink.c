@@ -205,7 +205,7 @@ static int mpip_nl_put_avail(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u8(skb, MPIP_AVAIL_A_STATE, READ_ONCE(e->state)) ||
 	    nla_put_u32(skb, MPIP_AVAIL_A_QUERIES, atomic_read(&e->queries)) ||
 	    nla_put_u32(skb, MPIP_AVAIL_A_NODE_ID, READ_ONCE(e->node_id)) ||
-	    nla_put_u32(skb, MPIP_AVAIL_A_AGE_MS, mpip_age_ms(e->last_used))) {
+	    nla_put_u32(skb, MPIP_AVAIL_A_AGE_MS, mpip_age_ms(e->tn.stamp))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -257,7 +257,7 @@ static int mpip_nl_put_node(struct sk_buff *skb, struct netlink_callback *cb,
 	nest = nla_nest_start(skb, MPIP_A_NODE);
 	if (!nest ||
 	    nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
-	    nla_put_u32(skb, MPIP_NODE_A_AGE_MS, mpip_age_ms(n->last_seen)))
+	    nla_put_u32(skb, MPIP_NODE_A_AGE_MS, mpip_age_ms(n->tn.stamp)))
 		goto err;
 	spin_lock_bh(&n->lock);
 	err = mpip_nl_put_eps(skb, n);
@@ -309,7 +309,7 @@ static int mpip_nl_put_avail_pos(struct sk_buff *skb,
 				 struct hlist_node *pos)
 {
 	return mpip_nl_put_avail(skb, cb,
-				 hlist_entry(pos, struct mpip_avail, hnode));
+				 hlist_entry(pos, struct mpip_avail, tn.hnode));
 }
 
 static int mpip_nl_put_node_pos(struct sk_buff *skb,
@@ -317,15 +317,14 @@ static int mpip_nl_put_node_pos(struct sk_buff *skb,
 				struct hlist_node *pos)
 {
 	return mpip_nl_put_node(skb, cb,
-				hlist_entry(pos, struct mpip_node, hnode));
+				hlist_entry(pos, struct mpip_node, tn.hnode));
 }
 
 static int mpip_nl_dump_avail(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
 
-	return mpip_nl_dump_table(skb, cb, mn->avail.buckets,
-				  ARRAY_SIZE(mn->avail.buckets),
+	return mpip_nl_dump_table(skb, cb, mn->avail.buckets, mn->avail.size,
 				  mpip_nl_put_avail_pos);
 }
 
@@ -333,8 +332,7 @@ static int mpip_nl_dump_nodes(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
 
-	return mpip_nl_dump_table(skb, cb, mn->nodes.buckets,
-				  ARRAY_SIZE(mn->nodes.buckets),
+	return mpip_nl_dump_table(skb, cb, mn->nodes.buckets, mn->nodes.size,
 				  mpip_nl_put_node_pos);
 }
 

@@ -2,7 +2,8 @@
 /*
  * mpip node table (paper Table 3): remote node ID -> the (address, port)
  * endpoints its MPIP packets came from and the addresses it advertised.
- * Lookups are RCU; each entry's arrays are guarded by the entry's lock.
+ * An RCU hash table (table.c) keyed by node ID; each entry's arrays are
+ * guarded by the entry's lock.
  */
 #include <linux/jhash.h>
 #include <linux/slab.h>
@@ -14,23 +15,19 @@ static u32 mpip_node_hash(u32 id)
 	return jhash_1word(id, 0) & ((1 << MPIP_NODE_BITS) - 1);
 }
 
-void mpip_node_init(struct mpip_node_table *t)
+static bool mpip_node_same(const struct mpip_tnode *a,
+			   const struct mpip_tnode *b)
 {
-	unsigned int i;
-
-	spin_lock_init(&t->lock);
-	t->count = 0;
-	for (i = 0; i < ARRAY_SIZE(t->buckets); i++)
-		INIT_HLIST_HEAD(&t->buckets[i]);
+	return container_of(a, struct mpip_node, tn)->id ==
+	       container_of(b, struct mpip_node, tn)->id;
 }
 
-static struct mpip_node *__mpip_node_find(struct mpip_node_table *t, u32 h,
-					  u32 id)
+static struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 {
 	struct mpip_node *n;
 
-	hlist_for_each_entry_rcu(n, &t->buckets[h], hnode,
-				 lockdep_is_held(&t->lock)) {
+	hlist_for_each_entry_rcu(n, &mn->nodes.buckets[mpip_node_hash(id)],
+				 tn.hnode) {
 		if (n->id == id)
 			return n;
 	}
@@ -39,18 +36,14 @@ static struct mpip_node *__mpip_node_find(struct mpip_node_table *t, u32 h,
 
 static struct mpip_node *mpip_node_get(struct mpip_net *mn, u32 id)
 {
-	struct mpip_node_table *t = &mn->nodes;
-	u32 h = mpip_node_hash(id);
-	struct mpip_node *n, *found;
+	struct mpip_node *n = mpip_node_lookup(mn, id);
+	struct mpip_tnode *in;
 
-	n = __mpip_node_find(t, h, id);
+	BUILD_BUG_ON(offsetof(struct mpip_node, tn));
 	if (n)
 		return n;
-
-	if (READ_ONCE(t->count) >= MPIP_NODE_MAX) {
-		mpip_inc(mn, MPIP_STAT_TABLE_FULL);
+	if (!mpip_table_has_room(mn, &mn->nodes))
 		return NULL;
-	}
 	n = kzalloc(sizeof(*n), GFP_ATOMIC);
 	if (!n) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
@@ -58,18 +51,14 @@ static struct mpip_node *mpip_node_get(struct mpip_net *mn, u32 id)
 	}
 	n->id = id;
 	spin_lock_init(&n->lock);
-	n->last_seen = jiffies;
+	n->tn.stamp = jiffies;
 
-	spin_lock_bh(&t->lock);
-	found = __mpip_node_find(t, h, id);
-	if (found) {
-		spin_unlock_bh(&t->lock);
+	in = mpip_table_insert(&mn->nodes, &n->tn, mpip_node_hash(id),
+			       mpip_node_same);
+	if (in != &n->tn) {
 		kfree(n);
-		return found;
+		return container_of(in, struct mpip_node, tn);
 	}
-	hlist_add_head_rcu(&n->hnode, &t->buckets[h]);
-	WRITE_ONCE(t->count, t->count + 1);
-	spin_unlock_bh(&t->lock);
 	return n;
 }
 
@@ -124,41 +113,9 @@ void mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr, __be16 port,
 
 	if (!n)
 		return;
-	mpip_touch(&n->last_seen);
+	mpip_touch(&n->tn.stamp);
 	if (!mpip_node_has_ep(n, addr, port))
 		mpip_node_add_ep(n, addr, port);
 	if (cm->naddrs)
 		mpip_node_set_addrs(n, cm);
-}
-
-static void mpip_node_sweep(struct mpip_net *mn, bool all)
-{
-	unsigned long ttl = mpip_ms_to_jiffies(READ_ONCE(mn->cfg.node_timeout_ms));
-	struct mpip_node_table *t = &mn->nodes;
-	struct hlist_node *tmp;
-	struct mpip_node *n;
-	unsigned int i;
-
-	spin_lock_bh(&t->lock);
-	for (i = 0; i < ARRAY_SIZE(t->buckets); i++) {
-		hlist_for_each_entry_safe(n, tmp, &t->buckets[i], hnode) {
-			if (!all &&
-			    !time_after(jiffies, READ_ONCE(n->last_seen) + ttl))
-				continue;
-			hlist_del_rcu(&n->hnode);
-			WRITE_ONCE(t->count, t->count - 1);
-			kfree_rcu(n, rcu);
-		}
-	}
-	spin_unlock_bh(&t->lock);
-}
-
-void mpip_node_flush(struct mpip_net *mn)
-{
-	mpip_node_sweep(mn, true);
-}
-
-void mpip_node_gc(struct mpip_net *mn)
-{
-	mpip_node_sweep(mn, false);
 }

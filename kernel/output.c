@@ -193,7 +193,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 
 static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e)
 {
-	unsigned long t = mpip_ms_to_jiffies(READ_ONCE(mn->cfg.peer_timeout_ms));
+	unsigned long t = msecs_to_jiffies(READ_ONCE(mn->cfg.peer_timeout_ms));
 
 	if (!time_after(jiffies, READ_ONCE(e->last_rx) + t))
 		return false;
@@ -245,7 +245,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	e = mpip_avail_get(mn, p.iph->daddr, p.dport, p.iph->protocol);
 	if (!e)
 		goto out;
-	mpip_touch(&e->last_used);
+	mpip_touch(&e->tn.stamp);
 
 	if (READ_ONCE(e->state) == MPIP_AVAIL_YES && tcp &&
 	    mpip_peer_lost(mn, e))

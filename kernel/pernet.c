@@ -57,8 +57,8 @@ u64 mpip_stat_sum(const struct mpip_net *mn, enum mpip_stat s)
 
 void mpip_flush(struct mpip_net *mn)
 {
-	mpip_avail_flush(mn);
-	mpip_node_flush(mn);
+	mpip_table_sweep(&mn->avail, 0, true);
+	mpip_table_sweep(&mn->nodes, 0, true);
 }
 
 void mpip_set_enabled(struct mpip_net *mn, bool on)
@@ -73,8 +73,12 @@ static void mpip_gc_work(struct work_struct *work)
 	struct mpip_net *mn = container_of(to_delayed_work(work),
 					   struct mpip_net, gc_work);
 
-	mpip_avail_gc(mn);
-	mpip_node_gc(mn);
+	mpip_table_sweep(&mn->avail,
+			 msecs_to_jiffies(READ_ONCE(mn->cfg.avail_timeout_ms)),
+			 false);
+	mpip_table_sweep(&mn->nodes,
+			 msecs_to_jiffies(READ_ONCE(mn->cfg.node_timeout_ms)),
+			 false);
 	queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
 			   MPIP_GC_INTERVAL);
 }
@@ -98,8 +102,10 @@ static int __net_init mpip_net_init(struct net *net)
 	mn->node_id = mpip_new_node_id();
 	mn->cfg = mpip_config_default;
 	mn->enabled = READ_ONCE(mpip_default_enabled);
-	mpip_avail_init(&mn->avail);
-	mpip_node_init(&mn->nodes);
+	mpip_table_init(&mn->avail, mn->avail_buckets,
+			ARRAY_SIZE(mn->avail_buckets), MPIP_AVAIL_MAX);
+	mpip_table_init(&mn->nodes, mn->node_buckets,
+			ARRAY_SIZE(mn->node_buckets), MPIP_NODE_MAX);
 	INIT_DELAYED_WORK(&mn->gc_work, mpip_gc_work);
 
 	mn->stats = alloc_percpu(struct mpip_stats);

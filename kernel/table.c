@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip: the RCU hash table shared by the per-namespace tables.
+ *
+ * Readers walk buckets under rcu_read_lock(); insertion and removal take
+ * the table lock.  Every entry starts with a struct mpip_tnode, whose
+ * stamp (jiffies of last use) drives expiry, and is freed with
+ * kfree_rcu() once unlinked.
+ */
+#include <linux/slab.h>
+
+#include "mpip.h"
+
+void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
+		     unsigned int size, unsigned int max)
+{
+	unsigned int i;
+
+	spin_lock_init(&t->lock);
+	t->count = 0;
+	t->max = max;
+	t->size = size;
+	t->buckets = buckets;
+	for (i = 0; i < size; i++)
+		INIT_HLIST_HEAD(&buckets[i]);
+}
+
+/* May one more entry be added?  Counts a refusal. */
+bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t)
+{
+	if (READ_ONCE(t->count) < t->max)
+		return true;
+	mpip_inc(mn, MPIP_STAT_TABLE_FULL);
+	return false;
+}
+
+/*
+ * Link @n into bucket @b unless an entry @same as it is there already.
+ * Returns the entry now in the table: @n, or the one found, in which case
+ * the caller still owns @n.
+ */
+struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
+				     struct mpip_tnode *n, u32 b,
+				     mpip_same_t same)
+{
+	struct mpip_tnode *old;
+
+	spin_lock_bh(&t->lock);
+	hlist_for_each_entry(old, &t->buckets[b], hnode) {
+		if (same(old, n)) {
+			spin_unlock_bh(&t->lock);
+			return old;
+		}
+	}
+	hlist_add_head_rcu(&n->hnode, &t->buckets[b]);
+	WRITE_ONCE(t->count, t->count + 1);
+	spin_unlock_bh(&t->lock);
+	return n;
+}
+
+/* Remove the entries unused for @ttl jiffies, or all of them. */
+void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all)
+{
+	struct hlist_node *tmp;
+	struct mpip_tnode *n;
+	unsigned int i;
+
+	spin_lock_bh(&t->lock);
+	for (i = 0; i < t->size; i++) {
+		hlist_for_each_entry_safe(n, tmp, &t->buckets[i], hnode) {
+			if (!all &&
+			    !time_after(jiffies, READ_ONCE(n->stamp) + ttl))
+				continue;
+			hlist_del_rcu(&n->hnode);
+			WRITE_ONCE(t->count, t->count - 1);
+			kfree_rcu(n, rcu);
+		}
+	}
+	spin_unlock_bh(&t->lock);
+}
