@@ -711,7 +711,12 @@ UNIT_TEST(decode_too_short)
 	CHECK_EQ(mpip_cm_decode(NULL, 0, &out), MPIP_CM_E_SHORT);
 }
 
-UNIT_TEST(decode_bad_magic)
+/*
+ * Every value but @good of the footer byte at @back bytes before the end
+ * is rejected with @err, with and without a matching check.
+ */
+static void check_footer_byte(struct unit_ctx *ctx, unsigned int back,
+			      unsigned int good, int err)
 {
 	u8 tr[MPIP_CM_MAX_LEN];
 	struct mpip_cm cm, out;
@@ -720,33 +725,24 @@ UNIT_TEST(decode_bad_magic)
 	for (n = 0; n <= MPIP_CM_MAX_ADDRS; n++) {
 		t = encode_random(ctx, tr, &cm, n);
 		for (v = 0; v <= 0xff; v++) {
-			if (v == MPIP_CM_MAGIC)
+			if (v == good)
 				continue;
-			tr[t - 8] = (u8)v;
-			CHECK_EQ(decode_exact(tr, t, &out), MPIP_CM_E_MAGIC);
+			tr[t - back] = (u8)v;
+			CHECK_EQ(decode_exact(tr, t, &out), err);
 			ref_fix(tr, t);	/* even with a matching check */
-			CHECK_EQ(decode_exact(tr, t, &out), MPIP_CM_E_MAGIC);
+			CHECK_EQ(decode_exact(tr, t, &out), err);
 		}
 	}
 }
 
+UNIT_TEST(decode_bad_magic)
+{
+	check_footer_byte(ctx, 8, MPIP_CM_MAGIC, MPIP_CM_E_MAGIC);
+}
+
 UNIT_TEST(decode_bad_version)
 {
-	u8 tr[MPIP_CM_MAX_LEN];
-	struct mpip_cm cm, out;
-	unsigned int n, t, v;
-
-	for (n = 0; n <= MPIP_CM_MAX_ADDRS; n++) {
-		t = encode_random(ctx, tr, &cm, n);
-		for (v = 0; v <= 0xff; v++) {
-			if (v == MPIP_CM_VERSION)
-				continue;
-			tr[t - 7] = (u8)v;
-			CHECK_EQ(decode_exact(tr, t, &out), MPIP_CM_E_VERSION);
-			ref_fix(tr, t);
-			CHECK_EQ(decode_exact(tr, t, &out), MPIP_CM_E_VERSION);
-		}
-	}
+	check_footer_byte(ctx, 7, MPIP_CM_VERSION, MPIP_CM_E_VERSION);
 }
 
 UNIT_TEST(decode_bad_length_every_value)
