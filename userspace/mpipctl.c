@@ -50,6 +50,20 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_DROP_NOMEM]		= "drop_nomem",
 	[MPIP_STAT_TABLE_FULL]		= "table_full",
 	[MPIP_STAT_RX_NOT_LOCAL]	= "rx_not_local",
+	[MPIP_STAT_SESSION_NEW]		= "session_new",
+	[MPIP_STAT_SESSION_EXPIRED]	= "session_expired",
+	[MPIP_STAT_TX_REWRITE]		= "tx_rewrite",
+	[MPIP_STAT_RX_RESTORE]		= "rx_restore",
+	[MPIP_STAT_TX_FEEDBACK]		= "tx_feedback",
+	[MPIP_STAT_RX_FEEDBACK]		= "rx_feedback",
+	[MPIP_STAT_TX_HEARTBEAT]	= "tx_heartbeat",
+	[MPIP_STAT_RX_HEARTBEAT]	= "rx_heartbeat",
+	[MPIP_STAT_PATH_UP]		= "path_up",
+	[MPIP_STAT_PATH_DOWN]		= "path_down",
+	[MPIP_STAT_TX_IP_CHANGE]	= "tx_ip_change",
+	[MPIP_STAT_RX_IP_CHANGE]	= "rx_ip_change",
+	[MPIP_STAT_DROP_SESSION]	= "drop_session",
+	[MPIP_STAT_DROP_NOROUTE]	= "drop_noroute",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
@@ -58,9 +72,32 @@ static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_PEER_TIMEOUT_MS]	= "peer_timeout_ms",
 	[MPIP_CFG_AVAIL_TIMEOUT_MS]	= "avail_timeout_ms",
 	[MPIP_CFG_NODE_TIMEOUT_MS]	= "node_timeout_ms",
+	[MPIP_CFG_SESSION_TIMEOUT_MS]	= "session_timeout_ms",
+	[MPIP_CFG_WEIGHT_STEP]		= "weight_step",
+	[MPIP_CFG_WEIGHT_INTERVAL_MS]	= "weight_interval_ms",
+	[MPIP_CFG_HEARTBEAT_MS]		= "heartbeat_ms",
+	[MPIP_CFG_PATH_TIMEOUT_MS]	= "path_timeout_ms",
+	[MPIP_CFG_DELAY_SMOOTH_SHIFT]	= "delay_smooth_shift",
 };
 
-#define CFG_LIST "query_threshold, peer_timeout_ms, avail_timeout_ms, node_timeout_ms"
+/*
+ * The tunable names as one comma-separated line, for error messages;
+ * built from cfg_names (as is the list in the usage text) so that it
+ * cannot fall out of step.
+ */
+static const char *cfg_list(void)
+{
+	static char buf[512];
+	size_t off = 0;
+	int i;
+
+	if (buf[0])
+		return buf;
+	for (i = 1; i <= MPIP_CFG_MAX && off < sizeof(buf); i++)
+		off += snprintf(buf + off, sizeof(buf) - off, "%s%s",
+				i > 1 ? ", " : "", cfg_names[i]);
+	return buf;
+}
 
 static int cfg_lookup(const char *name)
 {
@@ -97,6 +134,9 @@ struct status {
 	bool has_enabled;
 	uint8_t enabled;
 	uint32_t node_id, avail_count, node_count;
+	/* Older modules send no session or path count. */
+	bool has_session_count, has_path_count;
+	uint32_t session_count, path_count;
 	char version[64];
 };
 
@@ -117,6 +157,14 @@ static int status_reply(struct nlattr **tb, void *arg)
 		st->avail_count = nla_get_u32(tb[MPIP_A_AVAIL_COUNT]);
 	if (tb[MPIP_A_NODE_COUNT])
 		st->node_count = nla_get_u32(tb[MPIP_A_NODE_COUNT]);
+	if (tb[MPIP_A_SESSION_COUNT]) {
+		st->has_session_count = true;
+		st->session_count = nla_get_u32(tb[MPIP_A_SESSION_COUNT]);
+	}
+	if (tb[MPIP_A_PATH_COUNT]) {
+		st->has_path_count = true;
+		st->path_count = nla_get_u32(tb[MPIP_A_PATH_COUNT]);
+	}
 	return 0;
 }
 
@@ -143,6 +191,10 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 		printf("version:        %s\n", st.version[0] ? st.version : "-");
 		printf("avail entries:  %u\n", st.avail_count);
 		printf("node entries:   %u\n", st.node_count);
+		if (st.has_session_count)
+			printf("sessions:       %u\n", st.session_count);
+		if (st.has_path_count)
+			printf("paths:          %u\n", st.path_count);
 		return EXIT_OK;
 	}
 	json_init(&j, stdout);
@@ -163,6 +215,14 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 	json_uint(&j, st.avail_count);
 	json_key(&j, "node_count");
 	json_uint(&j, st.node_count);
+	if (st.has_session_count) {
+		json_key(&j, "sessions");
+		json_uint(&j, st.session_count);
+	}
+	if (st.has_path_count) {
+		json_key(&j, "paths");
+		json_uint(&j, st.path_count);
+	}
 	json_obj_end(&j);
 	json_finish(&j);
 	return EXIT_OK;
@@ -206,17 +266,22 @@ static int cmd_flush(struct ctx *c, int argc, char **argv)
 
 /*
  * Name/value lists: stats (u64) and get (u32).  Values present in the
- * reply are printed in enum order; attributes this mpipctl does not know
- * are skipped.
+ * reply are printed in attribute-type order.  A counter this mpipctl has
+ * no name for (from a newer module) is still printed, as "stat_N" with N
+ * its attribute type; tunables it does not know are skipped.
  */
-#define VALUES_MAX (MPIP_STAT_MAX > MPIP_CFG_MAX ? MPIP_STAT_MAX : MPIP_CFG_MAX)
+#define VALUES_CAP 256			/* attribute types 1..255 are kept */
+
+_Static_assert(MPIP_STAT_MAX < VALUES_CAP && MPIP_CFG_MAX < VALUES_CAP,
+	       "VALUES_CAP too small");
 
 struct values {
 	int max;			/* MPIP_STAT_MAX or MPIP_CFG_MAX */
 	const char *const *names;
+	const char *prefix;		/* for types without a name */
 	bool seen;			/* the reply carried the nest */
-	bool has[VALUES_MAX + 1];
-	uint64_t val[VALUES_MAX + 1];
+	bool has[VALUES_CAP];
+	uint64_t val[VALUES_CAP];
 };
 
 /*
@@ -240,7 +305,7 @@ static int stats_reply(struct nlattr **tb, void *arg)
 			continue;
 		if (nla_len(a) != sizeof(uint64_t))
 			return -1;
-		if (type >= 1 && type <= v->max) {
+		if (type >= 1 && type < VALUES_CAP) {
 			v->has[type] = true;
 			v->val[type] = nla_get_u64(a);
 		}
@@ -253,6 +318,12 @@ static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_PEER_TIMEOUT_MS]	= { .type = NLA_U32 },
 	[MPIP_CFG_AVAIL_TIMEOUT_MS]	= { .type = NLA_U32 },
 	[MPIP_CFG_NODE_TIMEOUT_MS]	= { .type = NLA_U32 },
+	[MPIP_CFG_SESSION_TIMEOUT_MS]	= { .type = NLA_U32 },
+	[MPIP_CFG_WEIGHT_STEP]		= { .type = NLA_U32 },
+	[MPIP_CFG_WEIGHT_INTERVAL_MS]	= { .type = NLA_U32 },
+	[MPIP_CFG_HEARTBEAT_MS]		= { .type = NLA_U32 },
+	[MPIP_CFG_PATH_TIMEOUT_MS]	= { .type = NLA_U32 },
+	[MPIP_CFG_DELAY_SMOOTH_SHIFT]	= { .type = NLA_U32 },
 };
 
 static int config_reply(struct nlattr **tb, void *arg)
@@ -290,14 +361,21 @@ static void print_values(struct ctx *c, const struct values *v,
 	} else {
 		table_init(&t, 2, "lr", hdr);
 	}
-	for (i = 1; i <= v->max; i++) {
+	for (i = 1; i < VALUES_CAP; i++) {
+		const char *name = i <= v->max ? v->names[i] : NULL;
+		char buf[32];
+
 		if (!v->has[i] || (only && i != only))
 			continue;
+		if (!name) {
+			snprintf(buf, sizeof(buf), "%s%d", v->prefix, i);
+			name = buf;
+		}
 		if (c->json) {
-			json_key(&j, v->names[i]);
+			json_key(&j, name);
 			json_uint(&j, v->val[i]);
 		} else {
-			table_cell(&t, "%s", v->names[i]);
+			table_cell(&t, "%s", name);
 			table_cell(&t, "%llu", (unsigned long long)v->val[i]);
 		}
 	}
@@ -312,7 +390,8 @@ static void print_values(struct ctx *c, const struct values *v,
 
 static int cmd_stats(struct ctx *c, int argc, char **argv)
 {
-	struct values v = { .max = MPIP_STAT_MAX, .names = stat_names };
+	struct values v = { .max = MPIP_STAT_MAX, .names = stat_names,
+			    .prefix = "stat_" };
 	int ret;
 
 	(void)argc, (void)argv;
@@ -330,14 +409,15 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 
 static int cmd_get(struct ctx *c, int argc, char **argv)
 {
-	struct values v = { .max = MPIP_CFG_MAX, .names = cfg_names };
+	struct values v = { .max = MPIP_CFG_MAX, .names = cfg_names,
+			    .prefix = "cfg_" };
 	int key = 0, ret;
 
 	if (argc > 1) {
 		key = cfg_lookup(argv[1]);
 		if (key < 0) {
-			err_msg("get: unknown tunable '%s' (one of " CFG_LIST ")",
-				argv[1]);
+			err_msg("get: unknown tunable '%s' (one of %s)",
+				argv[1], cfg_list());
 			return EXIT_FAIL;
 		}
 	}
@@ -370,8 +450,8 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 	}
 	key = cfg_lookup(argv[1]);
 	if (key < 0) {
-		err_msg("set: unknown tunable '%s' (one of " CFG_LIST ")",
-			argv[1]);
+		err_msg("set: unknown tunable '%s' (one of %s)",
+			argv[1], cfg_list());
 		return EXIT_FAIL;
 	}
 	ret = parse_u32(argv[2], &val);
@@ -429,7 +509,8 @@ static const struct cmd {
 	  0, true, cmd_enable },
 	{ "disable", "", "switch MPIP off (also empties the tables)",
 	  0, true, cmd_disable },
-	{ "show", "avail|nodes", "list the availability table or the node table",
+	{ "show", SHOW_TABLES,
+	  "list the availability, node, session or path table",
 	  1, false, cmd_show },
 	{ "stats", "", "show the counters",
 	  0, true, cmd_stats },
@@ -437,13 +518,13 @@ static const struct cmd {
 	  1, false, cmd_get },
 	{ "set", "KEY VALUE", "change one tunable",
 	  2, false, cmd_set },
-	{ "flush", "", "empty the availability and node tables",
+	{ "flush", "", "empty the availability, node, session and path tables",
 	  0, true, cmd_flush },
 };
 
 static void usage(FILE *f)
 {
-	size_t i;
+	size_t i, col;
 
 	fprintf(f,
 		"Usage: mpipctl [-j|--json] [-h|--help] [-V|--version] COMMAND [ARGS]\n"
@@ -452,11 +533,14 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n");
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		char buf[32];
+		char buf[64];
 
 		snprintf(buf, sizeof(buf), "%s%s%s", cmds[i].name,
 			 cmds[i].args[0] ? " " : "", cmds[i].args);
-		fprintf(f, "  %-18s %s\n", buf, cmds[i].help);
+		if (strlen(buf) > 18)	/* help text on the next line */
+			fprintf(f, "  %s\n  %-18s %s\n", buf, "", cmds[i].help);
+		else
+			fprintf(f, "  %-18s %s\n", buf, cmds[i].help);
 	}
 	fprintf(f,
 		"\n"
@@ -465,7 +549,21 @@ static void usage(FILE *f)
 		"  -h, --help         print this help and exit\n"
 		"  -V, --version      print the version and exit\n"
 		"\n"
-		"Tunables: " CFG_LIST "\n"
+		"Tunables:");
+	/* The names, wrapped at 76 columns. */
+	col = 9;
+	for (i = 1; i <= MPIP_CFG_MAX; i++) {
+		size_t len = strlen(cfg_names[i]) + (i < MPIP_CFG_MAX);
+
+		if (col + 1 + len > 76) {
+			fputs("\n ", f);
+			col = 1;
+		}
+		fprintf(f, " %s%s", cfg_names[i], i < MPIP_CFG_MAX ? "," : "");
+		col += 1 + len;
+	}
+	fprintf(f,
+		"\n"
 		"enable, disable, set and flush need CAP_NET_ADMIN.\n");
 }
 

@@ -81,6 +81,8 @@ void table_print(const struct table *t, FILE *f);
 void table_free(struct table *t);
 
 /* show.c */
+#define SHOW_TABLES "avail|nodes|sessions|paths"
+
 int cmd_show(struct ctx *c, int argc, char **argv);
 
 /* Formatting helpers shared by the commands (show.c). */

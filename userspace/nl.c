@@ -45,6 +45,10 @@ static struct nla_policy mpip_policy[MPIP_A_MAX + 1] = {
 	[MPIP_A_NODE]		= { .type = NLA_NESTED },
 	[MPIP_A_STATS]		= { .type = NLA_NESTED },
 	[MPIP_A_CONFIG]		= { .type = NLA_NESTED },
+	[MPIP_A_SESSION]	= { .type = NLA_NESTED },
+	[MPIP_A_PATH]		= { .type = NLA_NESTED },
+	[MPIP_A_SESSION_COUNT]	= { .type = NLA_U32 },
+	[MPIP_A_PATH_COUNT]	= { .type = NLA_U32 },
 };
 
 struct run {

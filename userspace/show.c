@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mpipctl: "show avail" and "show nodes", dumps of the two tables.
+ * mpipctl: "show avail", "show nodes", "show sessions" and "show paths",
+ * dumps of the four tables.
  *
  * Entries are collected into a table (text) or a memory stream (JSON) and
  * printed only once the dump completed, so a failure never leaves half a
@@ -8,6 +9,7 @@
  */
 #define _GNU_SOURCE		/* open_memstream */
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +61,26 @@ static const char *proto_name(uint8_t proto, char *buf, size_t len)
 	return buf;
 }
 
+static uint8_t get_u8(struct nlattr *a)
+{
+	return a ? nla_get_u8(a) : 0;
+}
+
 static uint32_t get_u32(struct nlattr *a)
 {
 	return a ? nla_get_u32(a) : 0;
+}
+
+static uint64_t get_u64(struct nlattr *a)
+{
+	return a ? nla_get_u64(a) : 0;
+}
+
+/* "12.345s" */
+static const char *fmt_age(uint32_t ms, char *buf, size_t len)
+{
+	snprintf(buf, len, "%u.%03us", ms / 1000, ms % 1000);
+	return buf;
 }
 
 static int out_begin(struct out *o, bool json, int ncols, const char *align,
@@ -319,19 +338,292 @@ static int node_entry(struct nlattr **top, void *arg)
 	return ret;
 }
 
+/*
+ * The session and path attributes have fixed sizes: anything else is a
+ * malformed reply (libnl only checks a minimum length on its own).
+ */
+#define ATTR(t, len)	{ .type = (t), .minlen = (len), .maxlen = (len) }
+
+static struct nla_policy session_policy[MPIP_SESSION_A_MAX + 1] = {
+	[MPIP_SESSION_A_NODE_ID]	= ATTR(NLA_U32, 4),
+	[MPIP_SESSION_A_ID]		= ATTR(NLA_U16, 2),
+	[MPIP_SESSION_A_PROTO]		= ATTR(NLA_U8, 1),
+	[MPIP_SESSION_A_LADDR]		= ATTR(NLA_U32, 4),
+	[MPIP_SESSION_A_LPORT]		= ATTR(NLA_U16, 2),
+	[MPIP_SESSION_A_RADDR]		= ATTR(NLA_U32, 4),
+	[MPIP_SESSION_A_RPORT]		= ATTR(NLA_U16, 2),
+	[MPIP_SESSION_A_CONFIRMED]	= ATTR(NLA_U8, 1),
+	[MPIP_SESSION_A_AGE_MS]		= ATTR(NLA_U32, 4),
+	[MPIP_SESSION_A_TX_PKTS]	= ATTR(NLA_U64, 8),
+	[MPIP_SESSION_A_RX_PKTS]	= ATTR(NLA_U64, 8),
+};
+
+/*
+ * The node ID, session ID, protocol and original addresses and ports
+ * identify a session and must be present; the rest defaults to 0.
+ */
+static int session_entry(struct nlattr **top, void *arg)
+{
+	struct nlattr *tb[MPIP_SESSION_A_MAX + 1];
+	char laddr[INET_ADDRSTRLEN], raddr[INET_ADDRSTRLEN];
+	char idbuf[16], pbuf[8], abuf[24];
+	uint16_t lport, rport;
+	struct out *o = arg;
+	const char *proto;
+	uint8_t confirmed;
+	uint32_t age;
+
+	if (!top[MPIP_A_SESSION] ||
+	    nla_parse_nested(tb, MPIP_SESSION_A_MAX, top[MPIP_A_SESSION],
+			     session_policy) < 0 ||
+	    !tb[MPIP_SESSION_A_NODE_ID] || !tb[MPIP_SESSION_A_ID] ||
+	    !tb[MPIP_SESSION_A_PROTO] ||
+	    !tb[MPIP_SESSION_A_LADDR] || !tb[MPIP_SESSION_A_LPORT] ||
+	    !tb[MPIP_SESSION_A_RADDR] || !tb[MPIP_SESSION_A_RPORT])
+		return -1;
+
+	fmt_node_id(nla_get_u32(tb[MPIP_SESSION_A_NODE_ID]), idbuf,
+		    sizeof(idbuf));
+	proto = proto_name(nla_get_u8(tb[MPIP_SESSION_A_PROTO]), pbuf,
+			   sizeof(pbuf));
+	fmt_addr(nla_get_u32(tb[MPIP_SESSION_A_LADDR]), laddr, sizeof(laddr));
+	fmt_addr(nla_get_u32(tb[MPIP_SESSION_A_RADDR]), raddr, sizeof(raddr));
+	lport = nla_get_u16(tb[MPIP_SESSION_A_LPORT]);
+	rport = nla_get_u16(tb[MPIP_SESSION_A_RPORT]);
+	confirmed = get_u8(tb[MPIP_SESSION_A_CONFIRMED]);
+	age = get_u32(tb[MPIP_SESSION_A_AGE_MS]);
+
+	if (!o->json) {
+		table_cell(&o->t, "%s", idbuf);
+		table_cell(&o->t, "%u", nla_get_u16(tb[MPIP_SESSION_A_ID]));
+		table_cell(&o->t, "%s", proto);
+		table_cell(&o->t, "%s:%u", laddr, lport);
+		table_cell(&o->t, "%s:%u", raddr, rport);
+		table_cell(&o->t, "%s", confirmed ? "yes" : "no");
+		table_cell(&o->t, "%s", fmt_age(age, abuf, sizeof(abuf)));
+		table_cell(&o->t, "%llu", (unsigned long long)
+			   get_u64(tb[MPIP_SESSION_A_TX_PKTS]));
+		table_cell(&o->t, "%llu", (unsigned long long)
+			   get_u64(tb[MPIP_SESSION_A_RX_PKTS]));
+		return 0;
+	}
+
+	json_obj_begin(&o->j);
+	json_key(&o->j, "node_id");
+	json_str(&o->j, idbuf);
+	json_key(&o->j, "id");
+	json_uint(&o->j, nla_get_u16(tb[MPIP_SESSION_A_ID]));
+	json_key(&o->j, "proto");
+	if (proto == pbuf)
+		json_uint(&o->j, nla_get_u8(tb[MPIP_SESSION_A_PROTO]));
+	else
+		json_str(&o->j, proto);
+	json_key(&o->j, "laddr");
+	json_str(&o->j, laddr);
+	json_key(&o->j, "lport");
+	json_uint(&o->j, lport);
+	json_key(&o->j, "raddr");
+	json_str(&o->j, raddr);
+	json_key(&o->j, "rport");
+	json_uint(&o->j, rport);
+	json_key(&o->j, "confirmed");
+	json_bool(&o->j, confirmed);
+	json_key(&o->j, "age_ms");
+	json_uint(&o->j, age);
+	json_key(&o->j, "tx_pkts");
+	json_uint(&o->j, get_u64(tb[MPIP_SESSION_A_TX_PKTS]));
+	json_key(&o->j, "rx_pkts");
+	json_uint(&o->j, get_u64(tb[MPIP_SESSION_A_RX_PKTS]));
+	json_obj_end(&o->j);
+	return 0;
+}
+
+static const char *path_state_name(uint8_t state, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[MPIP_PATH_NOROUTE]	= "noroute",
+		[MPIP_PATH_PROBING]	= "probing",
+		[MPIP_PATH_UP]		= "up",
+		[MPIP_PATH_DOWN]	= "down",
+	};
+
+	if (state < sizeof(names) / sizeof(names[0]))
+		return names[state];
+	snprintf(buf, len, "%u", state);
+	return buf;
+}
+
+static struct nla_policy path_policy[MPIP_PATH_A_MAX + 1] = {
+	[MPIP_PATH_A_NODE_ID]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_ID]		= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_SADDR]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_DADDR]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_IFINDEX]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_STATE]		= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_WEIGHT]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_HAVE_DELAY]	= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_MIN_DELAY_US]	= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_DELAY_US]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_QDELAY_US]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_MAX_QDELAY_US]	= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_TX_PKTS]		= ATTR(NLA_U64, 8),
+	[MPIP_PATH_A_TX_BYTES]		= ATTR(NLA_U64, 8),
+	[MPIP_PATH_A_RX_PKTS]		= ATTR(NLA_U64, 8),
+	[MPIP_PATH_A_RX_BYTES]		= ATTR(NLA_U64, 8),
+	[MPIP_PATH_A_FEEDBACK]		= ATTR(NLA_U64, 8),
+	[MPIP_PATH_A_FB_AGE_MS]		= ATTR(NLA_U32, 4),
+};
+
+#define FB_AGE_NEVER	0xffffffffu
+
+/* Table columns after the delays: counters, in this order. */
+static const int path_counters[] = {
+	MPIP_PATH_A_TX_PKTS, MPIP_PATH_A_TX_BYTES,
+	MPIP_PATH_A_RX_PKTS, MPIP_PATH_A_RX_BYTES,
+	MPIP_PATH_A_FEEDBACK,
+};
+
+static const char *const path_counter_keys[] = {
+	"tx_pkts", "tx_bytes", "rx_pkts", "rx_bytes", "feedback",
+};
+
+/* And the delays, with their JSON keys. */
+static const int path_delays[] = {
+	MPIP_PATH_A_MIN_DELAY_US, MPIP_PATH_A_DELAY_US,
+	MPIP_PATH_A_QDELAY_US, MPIP_PATH_A_MAX_QDELAY_US,
+};
+
+static const char *const path_delay_keys[] = {
+	"min_delay_us", "delay_us", "qdelay_us", "max_qdelay_us",
+};
+
+/*
+ * The node ID, path ID, addresses and state identify a path and must be
+ * present.  A missing interface index gives no device name; a missing
+ * feedback age reads as "never"; the rest defaults to 0.
+ */
+static int path_entry(struct nlattr **top, void *arg)
+{
+	struct nlattr *tb[MPIP_PATH_A_MAX + 1];
+	char saddr[INET_ADDRSTRLEN], daddr[INET_ADDRSTRLEN];
+	char idbuf[16], sbuf[8], abuf[24], devbuf[IF_NAMESIZE];
+	const char *state, *dev = NULL;
+	uint32_t ifindex, fb_age;
+	struct out *o = arg;
+	uint8_t have_delay;
+	size_t i;
+
+	if (!top[MPIP_A_PATH] ||
+	    nla_parse_nested(tb, MPIP_PATH_A_MAX, top[MPIP_A_PATH],
+			     path_policy) < 0 ||
+	    !tb[MPIP_PATH_A_NODE_ID] || !tb[MPIP_PATH_A_ID] ||
+	    !tb[MPIP_PATH_A_SADDR] || !tb[MPIP_PATH_A_DADDR] ||
+	    !tb[MPIP_PATH_A_STATE])
+		return -1;
+
+	fmt_node_id(nla_get_u32(tb[MPIP_PATH_A_NODE_ID]), idbuf,
+		    sizeof(idbuf));
+	fmt_addr(nla_get_u32(tb[MPIP_PATH_A_SADDR]), saddr, sizeof(saddr));
+	fmt_addr(nla_get_u32(tb[MPIP_PATH_A_DADDR]), daddr, sizeof(daddr));
+	state = path_state_name(nla_get_u8(tb[MPIP_PATH_A_STATE]), sbuf,
+				sizeof(sbuf));
+	ifindex = get_u32(tb[MPIP_PATH_A_IFINDEX]);
+	if (ifindex)
+		dev = if_indextoname(ifindex, devbuf);
+	have_delay = get_u8(tb[MPIP_PATH_A_HAVE_DELAY]);
+	fb_age = tb[MPIP_PATH_A_FB_AGE_MS] ?
+		 nla_get_u32(tb[MPIP_PATH_A_FB_AGE_MS]) : FB_AGE_NEVER;
+
+	if (!o->json) {
+		table_cell(&o->t, "%s", idbuf);
+		table_cell(&o->t, "%u", nla_get_u8(tb[MPIP_PATH_A_ID]));
+		table_cell(&o->t, "%s", saddr);
+		table_cell(&o->t, "%s", daddr);
+		if (dev)
+			table_cell(&o->t, "%s", dev);
+		else if (ifindex)
+			table_cell(&o->t, "#%u", ifindex);
+		else
+			table_cell(&o->t, "-");
+		table_cell(&o->t, "%s", state);
+		table_cell(&o->t, "%u", get_u32(tb[MPIP_PATH_A_WEIGHT]));
+		for (i = 0; i < sizeof(path_delays) / sizeof(path_delays[0]); i++) {
+			if (have_delay)
+				table_cell(&o->t, "%u",
+					   get_u32(tb[path_delays[i]]));
+			else
+				table_cell(&o->t, "-");
+		}
+		for (i = 0; i < sizeof(path_counters) / sizeof(path_counters[0]); i++)
+			table_cell(&o->t, "%llu", (unsigned long long)
+				   get_u64(tb[path_counters[i]]));
+		table_cell(&o->t, "%s", fb_age == FB_AGE_NEVER ? "-" :
+			   fmt_age(fb_age, abuf, sizeof(abuf)));
+		return 0;
+	}
+
+	json_obj_begin(&o->j);
+	json_key(&o->j, "node_id");
+	json_str(&o->j, idbuf);
+	json_key(&o->j, "id");
+	json_uint(&o->j, nla_get_u8(tb[MPIP_PATH_A_ID]));
+	json_key(&o->j, "saddr");
+	json_str(&o->j, saddr);
+	json_key(&o->j, "daddr");
+	json_str(&o->j, daddr);
+	json_key(&o->j, "ifindex");
+	json_uint(&o->j, ifindex);
+	json_key(&o->j, "dev");
+	if (dev)
+		json_str(&o->j, dev);
+	else
+		json_null(&o->j);
+	json_key(&o->j, "state");
+	if (state == sbuf)
+		json_uint(&o->j, nla_get_u8(tb[MPIP_PATH_A_STATE]));
+	else
+		json_str(&o->j, state);
+	json_key(&o->j, "weight");
+	json_uint(&o->j, get_u32(tb[MPIP_PATH_A_WEIGHT]));
+	json_key(&o->j, "have_delay");
+	json_bool(&o->j, have_delay);
+	for (i = 0; i < sizeof(path_delays) / sizeof(path_delays[0]); i++) {
+		json_key(&o->j, path_delay_keys[i]);
+		json_uint(&o->j, get_u32(tb[path_delays[i]]));
+	}
+	for (i = 0; i < sizeof(path_counters) / sizeof(path_counters[0]); i++) {
+		json_key(&o->j, path_counter_keys[i]);
+		json_uint(&o->j, get_u64(tb[path_counters[i]]));
+	}
+	json_key(&o->j, "fb_age_ms");
+	if (fb_age == FB_AGE_NEVER)
+		json_null(&o->j);
+	else
+		json_uint(&o->j, fb_age);
+	json_obj_end(&o->j);
+	return 0;
+}
+
 static const struct table_def {
 	const char *name;
 	uint8_t cmd;
 	reply_fn fn;
 	int ncols;
 	const char *align;
-	const char *const header[7];
+	const char *const header[17];
 } tables[] = {
 	{ "avail", MPIP_CMD_GET_AVAIL, avail_entry, 7, "lrllrlr",
 	  { "ADDRESS", "PORT", "PROTO", "STATE", "QUERIES", "NODE-ID",
 	    "AGE" } },
 	{ "nodes", MPIP_CMD_GET_NODES, node_entry, 4, "lllr",
 	  { "NODE-ID", "ENDPOINTS", "ADDRESSES", "AGE" } },
+	{ "sessions", MPIP_CMD_GET_SESSIONS, session_entry, 9, "lrllllrrr",
+	  { "NODE", "ID", "PROTO", "LOCAL", "REMOTE", "CONFIRMED", "AGE",
+	    "TX_PKTS", "RX_PKTS" } },
+	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 17, "lrllllrrrrrrrrrrr",
+	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
+	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
+	    "RX_BYTES", "FB", "FB_AGE" } },
 };
 
 int cmd_show(struct ctx *c, int argc, char **argv)
@@ -343,19 +635,19 @@ int cmd_show(struct ctx *c, int argc, char **argv)
 	int ret;
 
 	if (argc < 2) {
-		err_msg("show: missing table name (usage: mpipctl show avail|nodes)");
+		err_msg("show: missing table name (usage: mpipctl show " SHOW_TABLES ")");
 		return EXIT_FAIL;
 	}
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		if (strcmp(argv[1], tables[i].name) == 0)
 			def = &tables[i];
 	if (!def) {
-		err_msg("show: unknown table '%s' (usage: mpipctl show avail|nodes)",
+		err_msg("show: unknown table '%s' (usage: mpipctl show " SHOW_TABLES ")",
 			argv[1]);
 		return EXIT_FAIL;
 	}
 	if (argc > 2) {
-		err_msg("show: unexpected argument '%s' (usage: mpipctl show avail|nodes)",
+		err_msg("show: unexpected argument '%s' (usage: mpipctl show " SHOW_TABLES ")",
 			argv[2]);
 		return EXIT_FAIL;
 	}

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host-side tests of mpipctl that need no kernel module: option and
-# argument handling, the "module not loaded" path and the JSON writer.
+# argument handling, the "module not loaded" path, the JSON writer, and
+# the parsing and printing of replies, with mpipctl built against a fake
+# kernel that answers from memory (see fake.c below).
 # Output is KTAP; the last line is "mpipctl: N passed, N failed" and the
 # exit status is non-zero when a test failed.
 #
@@ -34,6 +36,10 @@ module_loaded=false
 if [ -d /sys/module/mpip ]; then
 	module_loaded=true
 fi
+
+# Every tunable of enum mpip_cfg; NEW_TUNABLES came with sessions and paths.
+NEW_TUNABLES="session_timeout_ms weight_step weight_interval_ms heartbeat_ms path_timeout_ms delay_smooth_shift"
+TUNABLES="query_threshold peer_timeout_ms avail_timeout_ms node_timeout_ms $NEW_TUNABLES"
 
 passed=0
 failed=0
@@ -98,13 +104,15 @@ t_help() {
 	run "$@"
 	[ "$rc" -eq 0 ] || fail "exit $rc" || return 1
 	[ -z "$err" ] || fail "stderr: $err" || return 1
-	for word in status enable disable "show avail" nodes stats "get [KEY]" \
-		    "set KEY VALUE" flush --json --help --version; do
+	for word in status enable disable "show avail" nodes sessions paths \
+		    stats "get [KEY]" "set KEY VALUE" flush --json --help \
+		    --version; do
 		grep -qF -- "$word" "$TMP/out" || fail "help lacks '$word'" || return 1
 	done
-	for word in query_threshold peer_timeout_ms avail_timeout_ms node_timeout_ms; do
-		grep -qF -- "$word" "$TMP/out" || fail "help lacks tunable '$word'" || return 1
+	for word in $TUNABLES; do
+		grep -qwF -- "$word" "$TMP/out" || fail "help lacks tunable '$word'" || return 1
 	done
+	! grep -q '.\{81\}' "$TMP/out" || fail "help has lines over 80 columns"
 }
 
 t_version() {
@@ -166,12 +174,530 @@ EOF
 	[ "$got" = "$want" ] || fail "got $got"
 }
 
+
+# The fake kernel, see the comment at its top.
+write_fake() {
+	cat >"$TMP/fake.c" <<'EOF'
+/*
+ * mpipctl against a fake kernel: nl.c is compiled with its socket calls
+ * redirected here, mpipctl.c with its main() renamed.  Replies are built
+ * with libnl as the module sends them (nests flagged NLA_F_NESTED, pad
+ * attributes before the u64s).  FAKE selects the replies: full (default),
+ * min (only the required attributes; an older module's status and
+ * config), empty, bad-len (an attribute of the wrong size), bad-missing
+ * (a required attribute left out).  FAKE_LOG names a file that receives
+ * one line per request.
+ */
+#define genl_connect		fake_genl_connect
+#define genl_ctrl_resolve	fake_genl_ctrl_resolve
+#define nl_send_auto		fake_send_auto
+#define nl_recvmsgs		fake_recvmsgs
+#define nl_cb_set		fake_cb_set
+#define nl_cb_err		fake_cb_err
+#include "nl.c"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+
+int mpipctl_main(int argc, char **argv);
+
+static nl_recvmsg_msg_cb_t cb_valid, cb_ack, cb_finish;
+static void *cb_arg;
+static int req_cmd, req_flags;
+
+int fake_genl_connect(struct nl_sock *sk)
+{
+	(void)sk;
+	return 0;
+}
+
+int fake_genl_ctrl_resolve(struct nl_sock *sk, const char *name)
+{
+	(void)sk;
+	return strcmp(name, "mpip") == 0 ? 0x20 : -NLE_OBJ_NOTFOUND;
+}
+
+int fake_cb_set(struct nl_cb *cb, enum nl_cb_type type, enum nl_cb_kind kind,
+		nl_recvmsg_msg_cb_t fn, void *arg)
+{
+	(void)cb, (void)kind;
+	if (type == NL_CB_VALID)
+		cb_valid = fn;
+	else if (type == NL_CB_ACK)
+		cb_ack = fn;
+	else if (type == NL_CB_FINISH)
+		cb_finish = fn;
+	cb_arg = arg;
+	return 0;
+}
+
+int fake_cb_err(struct nl_cb *cb, enum nl_cb_kind kind, nl_recvmsg_err_cb_t fn,
+		void *arg)
+{
+	(void)cb, (void)kind, (void)fn, (void)arg;
+	return 0;
+}
+
+/* Log the request: command, dump flag, top-level and config attributes. */
+int fake_send_auto(struct nl_sock *sk, struct nl_msg *msg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct genlmsghdr *g = nlmsg_data(nlh);
+	const char *path = getenv("FAKE_LOG");
+	struct nlattr *a, *c;
+	int rem, rem2;
+	FILE *f;
+
+	(void)sk;
+	req_cmd = g->cmd;
+	req_flags = nlh->nlmsg_flags;
+	if (!path || !(f = fopen(path, "a")))
+		return 0;
+	fprintf(f, "cmd=%d version=%d dump=%d", g->cmd, g->version,
+		(nlh->nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP);
+	nla_for_each_attr(a, genlmsg_attrdata(g, 0), genlmsg_attrlen(g, 0),
+			  rem) {
+		if (nla_type(a) == MPIP_A_CONFIG) {
+			fprintf(f, " config%s",
+				a->nla_type & NLA_F_NESTED ? "(nested)" : "");
+			nla_for_each_nested(c, a, rem2)
+				fprintf(f, " %d:%d=%u", nla_type(c), nla_len(c),
+					nla_get_u32(c));
+		} else if (nla_type(a) == MPIP_A_ENABLED) {
+			fprintf(f, " enabled:%d=%u", nla_len(a), nla_get_u8(a));
+		} else {
+			fprintf(f, " attr%d", nla_type(a));
+		}
+	}
+	fputc('\n', f);
+	fclose(f);
+	return 0;
+}
+
+static const char *scenario(void)
+{
+	const char *s = getenv("FAKE");
+
+	return s ? s : "full";
+}
+
+static bool is(const char *name)
+{
+	return strcmp(scenario(), name) == 0;
+}
+
+static struct nl_msg *reply(int flags)
+{
+	struct nl_msg *m = nlmsg_alloc();
+
+	genlmsg_put(m, 0, 1, 0x20, 0, flags, req_cmd, MPIP_GENL_VERSION);
+	return m;
+}
+
+static struct nlattr *nest(struct nl_msg *m, int type)
+{
+	return nla_nest_start(m, type | NLA_F_NESTED);
+}
+
+/* A u64 preceded by a zero-length pad, as an unaligned kernel sends it. */
+static void put_u64(struct nl_msg *m, int type, int pad, uint64_t v)
+{
+	nla_put(m, pad, 0, NULL);
+	nla_put_u64(m, type, v);
+}
+
+static uint32_t ip(const char *s)
+{
+	struct in_addr a;
+
+	inet_pton(AF_INET, s, &a);
+	return a.s_addr;
+}
+
+static void session(struct nl_msg *m, uint32_t node, uint16_t id,
+		    uint8_t proto, const char *l, uint16_t lp, const char *r,
+		    uint16_t rp, int confirmed, uint32_t age, uint64_t tx,
+		    uint64_t rx)
+{
+	struct nlattr *n = nest(m, MPIP_A_SESSION);
+
+	nla_put_u32(m, MPIP_SESSION_A_NODE_ID, node);
+	nla_put_u16(m, MPIP_SESSION_A_ID, id);
+	nla_put_u8(m, MPIP_SESSION_A_PROTO, proto);
+	nla_put_u32(m, MPIP_SESSION_A_LADDR, ip(l));
+	nla_put_u16(m, MPIP_SESSION_A_LPORT, lp);
+	nla_put_u32(m, MPIP_SESSION_A_RADDR, ip(r));
+	nla_put_u16(m, MPIP_SESSION_A_RPORT, rp);
+	if (confirmed >= 0) {
+		nla_put_u8(m, MPIP_SESSION_A_CONFIRMED, confirmed);
+		nla_put_u32(m, MPIP_SESSION_A_AGE_MS, age);
+		put_u64(m, MPIP_SESSION_A_TX_PKTS, MPIP_SESSION_A_PAD, tx);
+		put_u64(m, MPIP_SESSION_A_RX_PKTS, MPIP_SESSION_A_PAD, rx);
+	}
+	nla_nest_end(m, n);
+}
+
+struct path {
+	uint32_t node;
+	uint8_t id;
+	const char *s, *d;
+	uint32_t ifindex;
+	uint8_t state;
+	int full;		/* 0: only the identifying attributes */
+	uint32_t weight;
+	uint8_t have_delay;
+	uint32_t delay[4];
+	uint64_t cnt[5];
+	uint32_t fb_age;
+};
+
+static void path(struct nl_msg *m, const struct path *p)
+{
+	static const int delays[] = {
+		MPIP_PATH_A_MIN_DELAY_US, MPIP_PATH_A_DELAY_US,
+		MPIP_PATH_A_QDELAY_US, MPIP_PATH_A_MAX_QDELAY_US,
+	};
+	static const int cnts[] = {
+		MPIP_PATH_A_TX_PKTS, MPIP_PATH_A_TX_BYTES, MPIP_PATH_A_RX_PKTS,
+		MPIP_PATH_A_RX_BYTES, MPIP_PATH_A_FEEDBACK,
+	};
+	struct nlattr *n = nest(m, MPIP_A_PATH);
+	int i;
+
+	nla_put_u32(m, MPIP_PATH_A_NODE_ID, p->node);
+	nla_put_u8(m, MPIP_PATH_A_ID, p->id);
+	nla_put_u32(m, MPIP_PATH_A_SADDR, ip(p->s));
+	nla_put_u32(m, MPIP_PATH_A_DADDR, ip(p->d));
+	nla_put_u8(m, MPIP_PATH_A_STATE, p->state);
+	if (p->full) {
+		nla_put_u32(m, MPIP_PATH_A_IFINDEX, p->ifindex);
+		nla_put_u32(m, MPIP_PATH_A_WEIGHT, p->weight);
+		nla_put_u8(m, MPIP_PATH_A_HAVE_DELAY, p->have_delay);
+		for (i = 0; i < 4; i++)
+			nla_put_u32(m, delays[i], p->delay[i]);
+		for (i = 0; i < 5; i++)
+			put_u64(m, cnts[i], MPIP_PATH_A_PAD, p->cnt[i]);
+		nla_put_u32(m, MPIP_PATH_A_FB_AGE_MS, p->fb_age);
+	}
+	nla_nest_end(m, n);
+}
+
+static int nmsgs;
+static struct nl_msg *msgs[8];
+
+static void add(struct nl_msg *m)
+{
+	msgs[nmsgs++] = m;
+}
+
+static void build_status(void)
+{
+	struct nl_msg *m = reply(0);
+
+	nla_put_u8(m, MPIP_A_ENABLED, 1);
+	nla_put_u32(m, MPIP_A_NODE_ID, 0x3f2a9c41);
+	nla_put_string(m, MPIP_A_VERSION, "0.2");
+	nla_put_u32(m, MPIP_A_AVAIL_COUNT, 2);
+	nla_put_u32(m, MPIP_A_NODE_COUNT, 1);
+	if (is("full")) {
+		nla_put_u32(m, MPIP_A_SESSION_COUNT, 3);
+		nla_put_u32(m, MPIP_A_PATH_COUNT, 4);
+	}
+	add(m);
+}
+
+/* Counter N is N * 1000; "full" adds one this mpipctl cannot name. */
+static void build_stats(void)
+{
+	struct nl_msg *m = reply(0);
+	struct nlattr *n = nest(m, MPIP_A_STATS);
+	int i;
+
+	for (i = 1; i <= MPIP_STAT_MAX; i++)
+		put_u64(m, i, MPIP_STAT_UNSPEC, i * 1000ULL);
+	if (is("full"))
+		put_u64(m, 200, MPIP_STAT_UNSPEC, 1ULL << 40);
+	nla_nest_end(m, n);
+	add(m);
+}
+
+/* Tunable N is N * 10; "min" leaves the new ones out (an older module). */
+static void build_config(void)
+{
+	struct nl_msg *m = reply(0);
+	struct nlattr *n = nest(m, MPIP_A_CONFIG);
+	int i;
+
+	for (i = 1; i <= (is("min") ? MPIP_CFG_NODE_TIMEOUT_MS : MPIP_CFG_MAX); i++)
+		nla_put_u32(m, i, i * 10);
+	nla_nest_end(m, n);
+	add(m);
+}
+
+static void build_sessions(void)
+{
+	struct nl_msg *m;
+	struct nlattr *n;
+
+	if (is("empty"))
+		return;
+	if (is("min")) {
+		m = reply(NLM_F_MULTI);
+		session(m, 0x0000abcd, 1, 6, "10.0.1.1", 40000, "10.0.1.2",
+			5201, -1, 0, 0, 0);
+		add(m);
+		return;
+	}
+	m = reply(NLM_F_MULTI);
+	session(m, 0x7d01e3b8, 65535, 6, "10.0.1.1", 40000, "10.0.1.2", 5201,
+		1, 1234, 5000000000ULL, 17);
+	add(m);
+	m = reply(NLM_F_MULTI);
+	session(m, 0x00000001, 2, 17, "192.168.0.1", 53, "192.168.0.2", 65535,
+		0, 0, 0, 0);
+	add(m);
+	m = reply(NLM_F_MULTI);
+	session(m, 0xffffffff, 3, 132, "10.0.0.1", 1, "10.0.0.2", 2, 0, 5, 1,
+		2);
+	add(m);
+	if (is("bad-len")) {		/* tx_pkts as a u32 */
+		m = reply(NLM_F_MULTI);
+		n = nest(m, MPIP_A_SESSION);
+		nla_put_u32(m, MPIP_SESSION_A_NODE_ID, 1);
+		nla_put_u16(m, MPIP_SESSION_A_ID, 1);
+		nla_put_u8(m, MPIP_SESSION_A_PROTO, 6);
+		nla_put_u32(m, MPIP_SESSION_A_LADDR, 1);
+		nla_put_u16(m, MPIP_SESSION_A_LPORT, 1);
+		nla_put_u32(m, MPIP_SESSION_A_RADDR, 1);
+		nla_put_u16(m, MPIP_SESSION_A_RPORT, 1);
+		nla_put_u32(m, MPIP_SESSION_A_TX_PKTS, 1);
+		nla_nest_end(m, n);
+		add(m);
+	}
+	if (is("bad-missing")) {	/* no session ID */
+		m = reply(NLM_F_MULTI);
+		n = nest(m, MPIP_A_SESSION);
+		nla_put_u32(m, MPIP_SESSION_A_NODE_ID, 1);
+		nla_nest_end(m, n);
+		add(m);
+	}
+}
+
+static void build_paths(void)
+{
+	struct path up = {
+		.node = 0x7d01e3b8, .id = 1, .s = "10.0.1.1", .d = "10.0.1.2",
+		.ifindex = 1, .state = MPIP_PATH_UP, .full = 1, .weight = 1000,
+		.have_delay = 1, .delay = { 4294967295u, 12345, 678, 9012 },
+		.cnt = { 10, 6000000000ULL, 20, 30, 40 }, .fb_age = 250,
+	};
+	struct path probing = {
+		.node = 0x7d01e3b8, .id = 255, .s = "10.0.2.1",
+		.d = "10.0.2.2", .ifindex = 0x7ffffff0,
+		.state = MPIP_PATH_PROBING, .full = 1, .weight = 1,
+		.fb_age = 0xffffffff,
+	};
+	struct path odd = {
+		.node = 0x00000002, .id = 7, .s = "10.0.3.1", .d = "10.0.3.2",
+		.state = 9, .full = 0,
+	};
+	struct nl_msg *m;
+
+	if (is("empty"))
+		return;
+	if (is("bad-len")) {		/* weight as a u8 */
+		struct nlattr *n;
+
+		m = reply(NLM_F_MULTI);
+		n = nest(m, MPIP_A_PATH);
+		nla_put_u32(m, MPIP_PATH_A_NODE_ID, 1);
+		nla_put_u8(m, MPIP_PATH_A_ID, 1);
+		nla_put_u32(m, MPIP_PATH_A_SADDR, 1);
+		nla_put_u32(m, MPIP_PATH_A_DADDR, 1);
+		nla_put_u8(m, MPIP_PATH_A_STATE, 1);
+		nla_put_u8(m, MPIP_PATH_A_WEIGHT, 1);
+		nla_nest_end(m, n);
+		add(m);
+		return;
+	}
+	if (is("bad-missing")) {	/* no state */
+		struct nlattr *n;
+
+		m = reply(NLM_F_MULTI);
+		n = nest(m, MPIP_A_PATH);
+		nla_put_u32(m, MPIP_PATH_A_NODE_ID, 1);
+		nla_put_u8(m, MPIP_PATH_A_ID, 1);
+		nla_put_u32(m, MPIP_PATH_A_SADDR, 1);
+		nla_put_u32(m, MPIP_PATH_A_DADDR, 1);
+		nla_nest_end(m, n);
+		add(m);
+		return;
+	}
+	if (is("min")) {
+		m = reply(NLM_F_MULTI);
+		path(m, &odd);
+		add(m);
+		return;
+	}
+	m = reply(NLM_F_MULTI);
+	path(m, &up);
+	add(m);
+	m = reply(NLM_F_MULTI);
+	path(m, &probing);
+	add(m);
+}
+
+int fake_recvmsgs(struct nl_sock *sk, struct nl_cb *cb)
+{
+	bool dump = (req_flags & NLM_F_DUMP) == NLM_F_DUMP;
+	struct nl_msg *end;
+	int i;
+
+	(void)sk, (void)cb;
+	nmsgs = 0;
+	switch (req_cmd) {
+	case MPIP_CMD_GET_STATUS:	build_status(); break;
+	case MPIP_CMD_GET_STATS:	build_stats(); break;
+	case MPIP_CMD_GET_CONFIG:	build_config(); break;
+	case MPIP_CMD_GET_SESSIONS:	build_sessions(); break;
+	case MPIP_CMD_GET_PATHS:	build_paths(); break;
+	}
+	for (i = 0; i < nmsgs; i++) {
+		cb_valid(msgs[i], cb_arg);
+		nlmsg_free(msgs[i]);
+	}
+	end = nlmsg_alloc_simple(dump ? NLMSG_DONE : NLMSG_ERROR, 0);
+	if (dump) {
+		int zero = 0;
+
+		nlmsg_append(end, &zero, sizeof(zero), NLMSG_ALIGNTO);
+		cb_finish(end, cb_arg);
+	} else {
+		cb_ack(end, cb_arg);
+	}
+	nlmsg_free(end);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	return mpipctl_main(argc, argv);
+}
+EOF
+}
+
+t_fake_build() {
+	local cflags libs
+	cflags=$(pkg-config --cflags libnl-3.0 libnl-genl-3.0 2>/dev/null) &&
+		libs=$(pkg-config --libs libnl-genl-3.0 libnl-3.0 2>/dev/null) ||
+		fail "no libnl-genl-3.0" || return 1
+	write_fake
+	# The same flags as userspace/Makefile: no warnings allowed.
+	# shellcheck disable=SC2086
+	if ! ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/userspace" \
+		-I"$ROOT/kernel/uapi" $cflags -Dmain=mpipctl_main \
+		-c -o "$TMP/mpipctl_main.o" "$ROOT/userspace/mpipctl.c" \
+		>"$TMP/cc.log" 2>&1; then
+		fail "cannot compile: $(head -c 600 "$TMP/cc.log")"
+		return 1
+	fi
+	# shellcheck disable=SC2086
+	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/userspace" \
+		-I"$ROOT/kernel/uapi" $cflags -o "$TMP/fake" "$TMP/fake.c" \
+		"$TMP/mpipctl_main.o" "$ROOT/userspace/show.c" \
+		"$ROOT/userspace/json.c" "$ROOT/userspace/table.c" $libs \
+		>"$TMP/cc.log" 2>&1 ||
+		fail "cannot compile: $(head -c 600 "$TMP/cc.log")"
+}
+
+# fake SCENARIO ARGS...: like run, against the fake kernel.
+fake() {
+	local scenario=$1
+	shift
+	[ -x "$TMP/fake" ] || { rc=99; out=""; err="fake kernel not built"; return; }
+	FAKE=$scenario FAKE_LOG="$TMP/log" "$TMP/fake" "$@" \
+		>"$TMP/out" 2>"$TMP/err" </dev/null
+	rc=$?
+	out=$(cat "$TMP/out")
+	err=$(cat "$TMP/err")
+}
+
+# expect_fake SCENARIO WANT ARGS...: exit 0, nothing on stderr, stdout WANT.
+expect_fake() {
+	local scenario=$1 want=$2
+	shift 2
+	fake "$scenario" "$@"
+	[ "$rc" -eq 0 ] || fail "exit $rc (stderr: $err)" || return 1
+	[ -z "$err" ] || fail "stderr: $err" || return 1
+	[ "$out" = "$want" ] || fail "stdout: $out" || return 1
+}
+
+# expect_malformed SCENARIO ARGS...: exit 1, one line, nothing printed.
+expect_malformed() {
+	local scenario=$1
+	shift
+	fake "$scenario" "$@"
+	[ "$rc" -eq 1 ] || fail "exit $rc, expected 1 (stdout: $out, stderr: $err)" || return 1
+	one_line_error || return 1
+	[ "$err" = "mpipctl: show: malformed reply from the kernel" ] ||
+		fail "stderr: $err"
+}
+
+# expect_request WANT ARGS...: the one request sent was WANT.
+expect_request() {
+	local want=$1
+	shift
+	rm -f "$TMP/log"
+	expect_fake full "$(FAKE=full "$TMP/fake" "$@" 2>/dev/null)" "$@" || return 1
+	[ "$(cat "$TMP/log" 2>/dev/null)" = "$want" ] ||
+		fail "request: $(cat "$TMP/log" 2>/dev/null)"
+}
+
+# An older module sends no weight_step.
+expect_get_missing() {
+	fake min get weight_step
+	[ "$rc" -eq 1 ] || fail "exit $rc, expected 1 (stdout: $out)" || return 1
+	one_line_error || return 1
+	[ "$err" = "mpipctl: get: no weight_step in the kernel's reply" ] ||
+		fail "stderr: $err"
+}
+
+SESSIONS_JSON='[{"node_id":"0x7d01e3b8","id":65535,"proto":"tcp","laddr":"10.0.1.1","lport":40000,"raddr":"10.0.1.2","rport":5201,"confirmed":true,"age_ms":1234,"tx_pkts":5000000000,"rx_pkts":17},{"node_id":"0x00000001","id":2,"proto":"udp","laddr":"192.168.0.1","lport":53,"raddr":"192.168.0.2","rport":65535,"confirmed":false,"age_ms":0,"tx_pkts":0,"rx_pkts":0},{"node_id":"0xffffffff","id":3,"proto":132,"laddr":"10.0.0.1","lport":1,"raddr":"10.0.0.2","rport":2,"confirmed":false,"age_ms":5,"tx_pkts":1,"rx_pkts":2}]'
+SESSIONS_MIN_JSON='[{"node_id":"0x0000abcd","id":1,"proto":"tcp","laddr":"10.0.1.1","lport":40000,"raddr":"10.0.1.2","rport":5201,"confirmed":false,"age_ms":0,"tx_pkts":0,"rx_pkts":0}]'
+SESSIONS_TEXT='NODE           ID  PROTO  LOCAL           REMOTE             CONFIRMED     AGE     TX_PKTS  RX_PKTS
+0x7d01e3b8  65535  tcp    10.0.1.1:40000  10.0.1.2:5201      yes        1.234s  5000000000       17
+0x00000001      2  udp    192.168.0.1:53  192.168.0.2:65535  no         0.000s           0        0
+0xffffffff      3  132    10.0.0.1:1      10.0.0.2:2         no         0.005s           1        2'
+# Interface 1 is the loopback device in every network namespace.
+PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null}]'
+PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":9,"weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null}]'
+PATHS_TEXT='NODE         ID  SRC       DST       DEV          STATE    WEIGHT      MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS    TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE
+0x7d01e3b8    1  10.0.1.1  10.0.1.2  lo           up         1000  4294967295     12345   678     9012       10  6000000000       20        30  40  0.250s
+0x7d01e3b8  255  10.0.2.1  10.0.2.2  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -'
+PATHS_MIN_TEXT='NODE        ID  SRC       DST       DEV  STATE  WEIGHT  MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS  TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE
+0x00000002   7  10.0.3.1  10.0.3.2  -    9           0       -         -     -        -        0         0        0         0   0       -'
+STATUS_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"0.2","avail_count":2,"node_count":1,"sessions":3,"paths":4}'
+STATUS_MIN_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"0.2","avail_count":2,"node_count":1}'
+STATUS_TEXT='mpip:           enabled
+node id:        0x3f2a9c41
+version:        0.2
+avail entries:  2
+node entries:   1
+sessions:       3
+paths:          4'
+STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"stat_200":1099511627776}'
+CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100}'
+
 have_cc() {
 	command -v "${CC:-cc}" >/dev/null 2>&1 && pkg-config --exists libnl-3.0 2>/dev/null
 }
 
+have_fake() {
+	have_cc && pkg-config --exists libnl-genl-3.0 2>/dev/null
+}
+
 echo "KTAP version 1"
-PLAN=36
+PLAN=93
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -185,6 +711,13 @@ check "status with an argument exits 1" expect_usage_error "unexpected argument 
 check "show without a table exits 1" expect_usage_error "missing table" show
 check "show with an unknown table exits 1" expect_usage_error "unknown table 'foo'" show foo
 check "show with an extra argument exits 1" expect_usage_error "unexpected argument" show avail x
+check "show sessions with an extra argument exits 1" expect_usage_error "unexpected argument 'x'" show sessions x
+check "show paths with an extra argument exits 1" expect_usage_error "unexpected argument '-j'" show paths -j
+check "show lists all four tables" expect_usage_error "avail|nodes|sessions|paths" show path
+check "show table names are case-sensitive" expect_usage_error "unknown table 'PATHS'" show PATHS
+check "get with a near-miss key exits 1" expect_usage_error "unknown tunable 'heartbeat'" get heartbeat
+check "get's error lists the new tunables" expect_usage_error "heartbeat_ms, path_timeout_ms, delay_smooth_shift)" get x
+check "get with two keys exits 1" expect_usage_error "unexpected argument 'heartbeat_ms'" get weight_step heartbeat_ms
 check "get with an unknown key exits 1" expect_usage_error "unknown tunable 'foo'" get foo
 check "set without arguments exits 1" expect_usage_error "missing KEY and VALUE" set
 check "set without a value exits 1" expect_usage_error "missing VALUE" set query_threshold
@@ -200,9 +733,23 @@ check "set overflow 99999999999 exits 1" expect_usage_error "out of range" set p
 check "set 2^32 exits 1" expect_usage_error "out of range" set node_timeout_ms 4294967296
 check "set 2^64 exits 1" expect_usage_error "out of range" set avail_timeout_ms 18446744073709551616
 check "set with an extra argument exits 1" expect_usage_error "unexpected argument '6'" set query_threshold 5 6
+check "set new tunable without a value exits 1" expect_usage_error "missing VALUE" set weight_step
+check "set new tunable non-numeric exits 1" expect_usage_error "invalid value 'fast' for heartbeat_ms" set heartbeat_ms fast
+check "set new tunable negative exits 1" expect_usage_error "invalid value '-1' for delay_smooth_shift" set delay_smooth_shift -1
+check "set new tunable with a unit exits 1" expect_usage_error "invalid value '300ms'" set path_timeout_ms 300ms
+check "set new tunable 2^32 exits 1" expect_usage_error "out of range" set session_timeout_ms 4294967296
+check "set new tunable float exits 1" expect_usage_error "invalid value '1.5'" set weight_interval_ms 1.5
+check "set upper-case key exits 1" expect_usage_error "unknown tunable 'WEIGHT_STEP'" set WEIGHT_STEP 10
 
-for args in "status" "-j status" "enable" "disable" "show avail" "-j show nodes" \
-	    "stats" "get" "set query_threshold 4294967295"; do
+not_loaded_args=("status" "-j status" "enable" "disable" "show avail" "-j show nodes"
+		 "show sessions" "-j show sessions" "show paths" "-j show paths"
+		 "stats" "get" "set query_threshold 4294967295")
+# The new tunables pass the argument checks (value 0: the kernel, not
+# mpipctl, checks ranges).
+for key in $NEW_TUNABLES; do
+	not_loaded_args+=("get $key" "set $key 0")
+done
+for args in "${not_loaded_args[@]}"; do
 	if $module_loaded; then
 		skip "$args without the module exits 2" "mpip module is loaded"
 	else
@@ -216,6 +763,48 @@ if have_cc; then
 else
 	skip "JSON writer escapes and nests correctly" "no C compiler or libnl-3 headers"
 fi
+
+# fcheck NAME FUNCTION [ARGS...]: check, against the fake kernel.
+fcheck() {
+	if ! have_fake; then
+		skip "$1" "no C compiler or libnl-genl-3 headers"
+	elif [ "$2" != t_fake_build ] && [ ! -x "$TMP/fake" ]; then
+		skip "$1" "the fake kernel did not build"
+	else
+		check "$@"
+	fi
+}
+
+fcheck "fake kernel builds" t_fake_build
+fcheck "-j show sessions" expect_fake full "$SESSIONS_JSON" -j show sessions
+fcheck "show sessions table" expect_fake full "$SESSIONS_TEXT" show sessions
+fcheck "-j show sessions, optional attributes absent" expect_fake min "$SESSIONS_MIN_JSON" -j show sessions
+fcheck "-j show sessions, empty" expect_fake empty "[]" -j show sessions
+fcheck "show sessions, empty: header only" expect_fake empty \
+	"NODE  ID  PROTO  LOCAL  REMOTE  CONFIRMED  AGE  TX_PKTS  RX_PKTS" show sessions
+fcheck "show sessions, wrong attribute size" expect_malformed bad-len show sessions
+fcheck "-j show sessions, wrong attribute size" expect_malformed bad-len -j show sessions
+fcheck "show sessions, session ID missing" expect_malformed bad-missing show sessions
+fcheck "-j show paths" expect_fake full "$PATHS_JSON" -j show paths
+fcheck "show paths table" expect_fake full "$PATHS_TEXT" show paths
+fcheck "-j show paths, optional attributes absent" expect_fake min "$PATHS_MIN_JSON" -j show paths
+fcheck "show paths, optional attributes absent" expect_fake min "$PATHS_MIN_TEXT" show paths
+fcheck "-j show paths, empty" expect_fake empty "[]" -j show paths
+fcheck "show paths, wrong attribute size" expect_malformed bad-len show paths
+fcheck "-j show paths, state missing" expect_malformed bad-missing -j show paths
+fcheck "show sessions sends a GET_SESSIONS dump" expect_request "cmd=9 version=1 dump=1" show sessions
+fcheck "show paths sends a GET_PATHS dump" expect_request "cmd=10 version=1 dump=1" -j show paths
+fcheck "-j status with session and path counts" expect_fake full "$STATUS_JSON" -j status
+fcheck "status with session and path counts" expect_fake full "$STATUS_TEXT" status
+fcheck "-j status from a module without the counts" expect_fake min "$STATUS_MIN_JSON" -j status
+fcheck "-j stats names every counter, numbers unknown ones" expect_fake full "$STATS_JSON" -j stats
+fcheck "-j get names every tunable" expect_fake full "$CONFIG_JSON" -j get
+fcheck "-j get heartbeat_ms" expect_fake full '{"heartbeat_ms":80}' -j get heartbeat_ms
+fcheck "get weight_step from an older module exits 1" expect_get_missing
+fcheck "set weight_step sends a u32 of type 6" expect_request \
+	"cmd=7 version=1 dump=0 config(nested) 6:4=20" set weight_step 20
+fcheck "set delay_smooth_shift sends a u32 of type 10" expect_request \
+	"cmd=7 version=1 dump=0 config(nested) 10:4=3" set delay_smooth_shift 3
 
 if [ "$n" -ne "$PLAN" ]; then
 	echo "# ran $n tests, planned $PLAN"
