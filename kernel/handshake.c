@@ -95,18 +95,64 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 	state->okfn(state->net, NULL, nskb);
 }
 
+/*
+ * Send a UDP control datagram carrying @cm from (@saddr, @sport) to
+ * (@daddr, @dport) over the route @rt, whose reference it takes.  The UDP
+ * length covers the header only; the CM lies in the surplus area, and the
+ * UDP checksum is wrong on purpose, so that hosts without MPIP drop it.
+ */
+void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
+			__be32 saddr, __be32 daddr, __be16 sport,
+			__be16 dport, const struct mpip_cm *cm)
+{
+	struct sk_buff *nskb;
+	struct udphdr *uh;
+	struct iphdr *iph;
+	__sum16 check;
+
+	nskb = mpip_ctrl_alloc(&rt->dst, sizeof(*iph) + sizeof(*uh));
+	if (!nskb) {
+		ip_rt_put(rt);
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return;
+	}
+	skb_dst_set(nskb, &rt->dst);
+
+	iph = skb_put_zero(nskb, sizeof(*iph));
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->ttl = ip4_dst_hoplimit(&rt->dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	iph->frag_off = htons(IP_DF);
+
+	skb_set_transport_header(nskb, nskb->len);
+	uh = skb_put_zero(nskb, sizeof(*uh));
+	uh->source = sport;
+	uh->dest = dport;
+	uh->len = htons(sizeof(*uh));
+	check = csum_tcpudp_magic(saddr, daddr, sizeof(*uh), IPPROTO_UDP,
+				  csum_partial(uh, sizeof(*uh), 0));
+	if (!check)
+		check = CSUM_MANGLED_0;
+	check ^= (__force __sum16)htons(0x8000);
+	uh->check = check ? check : (__force __sum16)htons(0x7fff);
+
+	mpip_ctrl_put_cm(nskb, cm);
+	ip_select_ident(mn->net, nskb, NULL);
+	ip_send_check(iph);
+	ip_local_out(mn->net, NULL, nskb);
+}
+
 /* Answer the UDP query @skb (received, not yet stripped) with ENABLED. */
 void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb)
 {
 	const struct iphdr *qiph = ip_hdr(skb);
 	struct udphdr _quh, *quh;
 	struct flowi4 fl4 = {};
-	struct sk_buff *nskb;
-	struct udphdr *uh;
-	struct iphdr *iph;
 	struct rtable *rt;
 	struct mpip_cm cm;
-	__sum16 check;
 
 	quh = skb_header_pointer(skb, qiph->ihl * 4, sizeof(_quh), &_quh);
 	if (!quh)
@@ -122,41 +168,8 @@ void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb)
 	if (IS_ERR(rt))
 		return;
 
-	nskb = mpip_ctrl_alloc(&rt->dst, sizeof(*iph) + sizeof(*uh));
-	if (!nskb) {
-		ip_rt_put(rt);
-		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
-		return;
-	}
-	skb_dst_set(nskb, &rt->dst);
-
-	iph = skb_put_zero(nskb, sizeof(*iph));
-	iph->version = 4;
-	iph->ihl = sizeof(*iph) / 4;
-	iph->ttl = ip4_dst_hoplimit(&rt->dst);
-	iph->protocol = IPPROTO_UDP;
-	iph->saddr = fl4.saddr;
-	iph->daddr = fl4.daddr;
-	iph->frag_off = htons(IP_DF);
-
-	skb_set_transport_header(nskb, nskb->len);
-	uh = skb_put_zero(nskb, sizeof(*uh));
-	uh->source = fl4.fl4_sport;
-	uh->dest = fl4.fl4_dport;
-	uh->len = htons(sizeof(*uh));
-	check = csum_tcpudp_magic(iph->saddr, iph->daddr, sizeof(*uh),
-				  IPPROTO_UDP, csum_partial(uh, sizeof(*uh), 0));
-	if (!check)
-		check = CSUM_MANGLED_0;
-	/* Wrong on purpose: hosts without MPIP must drop this datagram. */
-	check ^= (__force __sum16)htons(0x8000);
-	uh->check = check ? check : (__force __sum16)htons(0x7fff);
-
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_ENABLED | MPIP_CM_F_CTRL, true);
-	mpip_ctrl_put_cm(nskb, &cm);
-	ip_select_ident(mn->net, nskb, NULL);
-	ip_send_check(iph);
-
 	mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
-	ip_local_out(mn->net, NULL, nskb);
+	mpip_udp_ctrl_xmit(mn, rt, fl4.saddr, fl4.daddr, fl4.fl4_sport,
+			   fl4.fl4_dport, &cm);
 }

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mpip input: the PRE_ROUTING hook.  Finds a CM trailer at the tail of
- * TCP and UDP packets addressed to this host, learns from it, and either
- * strips it (data) or consumes the packet (control).
+ * TCP and UDP packets addressed to this host, learns from it (node, delay
+ * sample, delay report, session), and either consumes the packet
+ * (control) or restores the session's original addresses and strips the
+ * trailer (data).  This runs before conntrack and the filter table, so
+ * they only see the original packet.
  */
 #include <linux/ip.h>
 #include <linux/tcp.h>
@@ -15,6 +18,7 @@
 struct mpip_rx {
 	__be32 saddr;
 	__be16 sport;
+	__be16 dport;
 	u8 proto;
 	unsigned int cm_len;
 	struct mpip_cm cm;
@@ -33,6 +37,7 @@ static bool mpip_in_l4(const struct sk_buff *skb, unsigned int ihl, u8 proto,
 		if (!th || th->doff < 5)
 			return false;
 		rx->sport = th->source;
+		rx->dport = th->dest;
 		*l4hl = th->doff * 4;
 		*ulen = 0;
 		return true;
@@ -41,6 +46,7 @@ static bool mpip_in_l4(const struct sk_buff *skb, unsigned int ihl, u8 proto,
 	if (!uh)
 		return false;
 	rx->sport = uh->source;
+	rx->dport = uh->dest;
 	*l4hl = sizeof(*uh);
 	*ulen = ntohs(uh->len);
 	return true;
@@ -112,17 +118,14 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 	return true;
 }
 
-/* Learn from a valid CM: the sender runs MPIP. */
+/* Learn from a valid CM: the sender runs MPIP.  Caller holds RCU. */
 static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 			  const struct mpip_rx *rx)
 {
 	const struct mpip_cm *cm = &rx->cm;
 	struct mpip_avail *e;
 
-	rcu_read_lock();
-	mpip_node_learn(mn, cm->node_id, rx->saddr, rx->sport, cm);
-
-	e = mpip_avail_get(mn, rx->saddr, rx->sport, rx->proto);
+	e = mpip_avail_get(mn, ip_hdr(skb)->saddr, rx->sport, rx->proto);
 	if (e) {
 		if (READ_ONCE(e->state) != MPIP_AVAIL_YES)
 			WRITE_ONCE(e->state, MPIP_AVAIL_YES);
@@ -141,7 +144,118 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 	}
 	if (cm->flags & MPIP_CM_F_ENABLED)
 		mpip_inc(mn, MPIP_STAT_RX_CONFIRM);
+}
+
+/* Delay sample, delay report and counters of a CM from node @n. */
+static void mpip_in_paths(struct mpip_net *mn, struct mpip_node *n,
+			  const struct sk_buff *skb, const struct mpip_rx *rx)
+{
+	const struct mpip_cm *cm = &rx->cm;
+	const struct iphdr *iph = ip_hdr(skb);
+
+	mpip_fb_record(n, cm->path_id, cm->timestamp_us);
+	mpip_path_rx(n, iph->saddr, iph->daddr, skb->len);
+	if (cm->fb_path_id)
+		mpip_path_feedback(mn, n, cm->fb_path_id, cm->path_delay_us);
+	if (cm->flags & MPIP_CM_F_HB)
+		mpip_inc(mn, MPIP_STAT_RX_HEARTBEAT);
+	if (cm->flags & MPIP_CM_F_IP_CHANGE)
+		mpip_inc(mn, MPIP_STAT_RX_IP_CHANGE);
+	if (!(cm->flags & MPIP_CM_F_CTRL))
+		mpip_touch(&n->last_data_rx);
+}
+
+/*
+ * The session of a data packet with a session ID: found, or created from
+ * a packet that carries the flow's original addresses.  NULL if the
+ * packet cannot be mapped to its flow.
+ */
+static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
+						struct mpip_node *n,
+						const struct sk_buff *skb,
+						const struct mpip_rx *rx)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	struct mpip_session *s;
+
+	s = mpip_session_by_id(mn, n->id, rx->cm.session_id);
+	if (s && s->proto == rx->proto && s->rport == rx->sport &&
+	    s->lport == rx->dport)
+		return s;
+	if (!(rx->cm.flags & MPIP_CM_F_ORIG))
+		return NULL;
+	s = mpip_session_rx(mn, n, rx->cm.session_id, rx->proto, iph->daddr,
+			    rx->dport, iph->saddr, rx->sport);
+	if (s)
+		WRITE_ONCE(s->confirmed, true);
+	return s;
+}
+
+/*
+ * Map a data packet to its session and give it back the session's
+ * original addresses.  Returns false if the packet must be dropped.
+ */
+static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
+			    struct sk_buff *skb, const struct mpip_rx *rx)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	struct mpip_session *s;
+
+	if (rx->cm.flags & MPIP_CM_F_CTRL) {
+		/* A heartbeat naming a session confirms it. */
+		s = mpip_session_by_id(mn, n->id, rx->cm.session_id);
+		if (s && !READ_ONCE(s->confirmed))
+			WRITE_ONCE(s->confirmed, true);
+		return true;
+	}
+	s = mpip_in_session_get(mn, n, skb, rx);
+	if (!s) {
+		if (rx->cm.flags & MPIP_CM_F_ORIG)
+			return true;
+		mpip_inc(mn, MPIP_STAT_DROP_SESSION);
+		return false;
+	}
+	if (!READ_ONCE(s->confirmed))
+		WRITE_ONCE(s->confirmed, true);
+	mpip_touch(&s->tn.stamp);
+	atomic64_inc(&s->rx_pkts);
+	/* The sender waits for us: tell it we know the session. */
+	if ((rx->cm.flags & MPIP_CM_F_NEW) && rx->proto == IPPROTO_UDP)
+		mpip_heartbeat_session(mn, n, s);
+
+	if (iph->saddr == s->raddr && iph->daddr == s->laddr)
+		return true;
+	if (mpip_rewrite_addrs(skb, s->raddr, s->laddr)) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return false;
+	}
+	mpip_inc(mn, MPIP_STAT_RX_RESTORE);
+	return true;
+}
+
+/*
+ * Everything a valid CM tells us.  Returns false if the packet must be
+ * dropped.
+ */
+static bool mpip_in_process(struct mpip_net *mn, struct sk_buff *skb,
+			    struct mpip_rx *rx)
+{
+	const struct mpip_cm *cm = &rx->cm;
+	struct mpip_node *n;
+	bool ok = true;
+
+	rcu_read_lock();
+	n = mpip_node_learn(mn, cm->node_id, ip_hdr(skb)->saddr, rx->sport,
+			    cm);
+	if (n) {
+		mpip_in_paths(mn, n, skb, rx);
+		if (cm->session_id)
+			ok = mpip_in_session(mn, n, skb, rx);
+	}
+	if (ok)
+		mpip_in_learn(mn, skb, rx);
 	rcu_read_unlock();
+	return ok;
 }
 
 /* Remove the trailer; the transport checksum is valid without it. */
@@ -174,7 +288,8 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	}
 
-	mpip_in_learn(mn, skb, &rx);
+	if (!mpip_in_process(mn, skb, &rx))
+		return NF_DROP;
 
 	if (rx.cm.flags & MPIP_CM_F_CTRL) {
 		mpip_inc(mn, MPIP_STAT_RX_CTRL);

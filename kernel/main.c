@@ -24,13 +24,19 @@ static int __init mpip_init(void)
 	if (err)
 		return err;
 
-	err = mpip_genl_register();
+	err = mpip_notify_register();
 	if (err)
 		goto err_pernet;
+
+	err = mpip_genl_register();
+	if (err)
+		goto err_notify;
 
 	pr_info("mpip %s loaded\n", MPIP_VERSION);
 	return 0;
 
+err_notify:
+	mpip_notify_unregister();
 err_pernet:
 	mpip_pernet_unregister();
 	return err;
@@ -39,8 +45,9 @@ err_pernet:
 static void __exit mpip_exit(void)
 {
 	mpip_genl_unregister();
+	mpip_notify_unregister();
 	mpip_pernet_unregister();
-	/* Wait for the kfree_rcu() callbacks of table entries. */
+	/* Wait for the RCU callbacks that free table entries and paths. */
 	rcu_barrier();
 	pr_info("mpip unloaded\n");
 }

@@ -12,10 +12,13 @@
 #include <linux/percpu.h>
 #include <linux/skbuff.h>
 #include <linux/netfilter.h>
+#include <linux/u64_stats_sync.h>
+#include <net/dst_cache.h>
 #include <net/net_namespace.h>
 
 #include "uapi/mpip.h"
 #include "core/cm.h"
+#include "core/path.h"
 
 #define MPIP_VERSION		"0.1.0"
 
@@ -30,6 +33,15 @@
 
 #define MPIP_GC_INTERVAL	HZ
 
+/* Paths per remote node; a path's ID is its slot plus one. */
+#define MPIP_MAX_PATHS		16
+#define MPIP_SESSION_BITS	12
+#define MPIP_SESSION_MAX	65536
+/* UDP port of heartbeats and path probes (both ends): "MP". */
+#define MPIP_CTRL_PORT		0x4d50
+/* A node we neither sent to nor heard from for this long is not probed. */
+#define MPIP_NODE_IDLE		(5 * HZ)
+
 struct mpip_stats {
 	unsigned long cnt[__MPIP_STAT_MAX];
 };
@@ -40,6 +52,12 @@ struct mpip_config {
 	u32 peer_timeout_ms;
 	u32 avail_timeout_ms;
 	u32 node_timeout_ms;
+	u32 session_timeout_ms;
+	u32 weight_step;
+	u32 weight_interval_ms;
+	u32 heartbeat_ms;
+	u32 path_timeout_ms;
+	u32 delay_smooth_shift;
 };
 
 /*
@@ -52,6 +70,8 @@ struct mpip_tnode {
 	unsigned long stamp;	/* jiffies of last use, READ/WRITE_ONCE */
 };
 
+typedef void (*mpip_release_t)(struct mpip_tnode *n);
+
 /* An RCU hash table (table.c). */
 struct mpip_table {
 	spinlock_t lock;	/* writers; readers use RCU */
@@ -59,6 +79,7 @@ struct mpip_table {
 	unsigned int max;
 	unsigned int size;	/* buckets, a power of two */
 	struct hlist_head *buckets;
+	mpip_release_t release;	/* frees an unlinked entry after a grace period */
 };
 
 typedef bool (*mpip_same_t)(const struct mpip_tnode *a,
@@ -86,16 +107,94 @@ struct mpip_endpoint {
 	__be16 port;
 };
 
+struct mpip_path_pcpu {
+	u64 tx_pkts;
+	u64 tx_bytes;
+	u64 rx_pkts;
+	u64 rx_bytes;
+	struct u64_stats_sync syncp;
+};
+
+/*
+ * One path to a remote node (paper Table 5): a local address, the
+ * interface that owns it, and a remote address.  Published in a slot of
+ * its node under RCU; created and removed under the node's lock.
+ */
+struct mpip_path {
+	struct rcu_head rcu;
+	u8 id;
+	__be32 saddr;
+	__be32 daddr;
+	int ifindex;
+	int state;		/* enum mpip_path_state, READ/WRITE_ONCE */
+	u32 weight;		/* READ/WRITE_ONCE */
+	unsigned long last_fb;	/* jiffies of the last delay report */
+	/* jiffies|1 of the first packet sent since the last report, or 0 */
+	unsigned long pending;
+	spinlock_t lock;	/* protects delay and feedback */
+	struct mpip_path_delay delay;
+	u64 feedback;
+	struct dst_cache dst;
+	struct mpip_path_pcpu __percpu *pcpu;
+};
+
+/*
+ * What we measured about one of the remote node's paths to us, indexed by
+ * the remote's path ID: the delay to report back.  Lockless: fields are
+ * READ/WRITE_ONCE, a report claims the entry by clearing @fresh.
+ */
+struct mpip_rxpath {
+	u32 delay_us;		/* last raw one-way delay sample */
+	unsigned long last_rx;	/* jiffies */
+	unsigned long last_fb;	/* jiffies of the last report sent */
+	unsigned long fresh;	/* 1: samples arrived since the last report */
+};
+
 /* Node table entry (paper Table 3): what we know about one remote node. */
 struct mpip_node {
 	struct mpip_tnode tn;	/* stamp: last heard from */
 	u32 id;
-	spinlock_t lock;	/* protects the arrays below */
+	spinlock_t lock;	/* protects the arrays below and path slots */
 	u8 nep;
 	u8 nep_next;		/* slot to replace when full */
 	u8 naddrs;
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
+	u16 sid_next;		/* under the session table lock */
+	unsigned long last_tx;	/* jiffies: last packet sent to the node */
+	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
+	unsigned long w_stamp;	/* jiffies: last weight adjustment */
+	struct mpip_path __rcu *paths[MPIP_MAX_PATHS];
+	struct mpip_rxpath rx[MPIP_MAX_PATHS];
+};
+
+/*
+ * Session table entry (paper Table 4): one transport flow with a remote
+ * node, under its original addresses and ports as this host sees them.
+ * Linked in two hash chains: by the 5-tuple (tn.hnode) and by (node ID,
+ * session ID) (id_node).
+ */
+struct mpip_session {
+	struct mpip_tnode tn;	/* stamp: last packet */
+	struct hlist_node id_node;
+	u32 node_id;
+	u16 sid;		/* changes only under the table lock */
+	u8 proto;
+	bool confirmed;		/* READ/WRITE_ONCE */
+	unsigned long hb_stamp;	/* jiffies of the last confirming heartbeat */
+	__be32 laddr;
+	__be32 raddr;
+	__be16 lport;
+	__be16 rport;
+	atomic64_t tx_pkts;
+	atomic64_t rx_pkts;
+};
+
+struct mpip_sessions {
+	spinlock_t lock;	/* writers; readers use RCU */
+	unsigned int count;	/* READ/WRITE_ONCE */
+	struct hlist_head *by_tuple;
+	struct hlist_head *by_id;
 };
 
 /* Per network namespace state. */
@@ -109,7 +208,11 @@ struct mpip_net {
 	struct mpip_table nodes;
 	struct hlist_head avail_buckets[1 << MPIP_AVAIL_BITS];
 	struct hlist_head node_buckets[1 << MPIP_NODE_BITS];
+	struct mpip_sessions sessions;
 	struct delayed_work gc_work;
+	struct delayed_work tick_work;	/* weights, timeouts, heartbeats */
+	struct work_struct addr_work;	/* local addresses changed */
+	unsigned long hb_stamp;		/* jiffies of the last heartbeat round */
 };
 
 /* pernet.c */
@@ -144,6 +247,7 @@ struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
 				     struct mpip_tnode *n, u32 b,
 				     mpip_same_t same);
 void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all);
+void mpip_table_release_kfree(struct mpip_tnode *n);
 
 /* avail.c */
 struct mpip_avail *mpip_avail_lookup(struct mpip_net *mn, __be32 addr,
@@ -152,10 +256,74 @@ struct mpip_avail *mpip_avail_get(struct mpip_net *mn, __be32 addr,
 				  __be16 port, u8 proto);
 
 /* node.c */
-void mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr, __be16 port,
-		     const struct mpip_cm *cm);
+struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id);
+struct mpip_node *mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr,
+				  __be16 port, const struct mpip_cm *cm);
+void mpip_node_release(struct mpip_tnode *tn);
+
+/* session.c */
+int mpip_sessions_init(struct mpip_sessions *st);
+void mpip_sessions_destroy(struct mpip_sessions *st);
+void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all);
+struct mpip_session *mpip_session_lookup(struct mpip_net *mn, u8 proto,
+					 __be32 laddr, __be16 lport,
+					 __be32 raddr, __be16 rport);
+struct mpip_session *mpip_session_by_id(struct mpip_net *mn, u32 node_id,
+					u16 sid);
+struct mpip_session *mpip_session_tx(struct mpip_net *mn,
+				     struct mpip_node *n, u8 proto,
+				     __be32 laddr, __be16 lport,
+				     __be32 raddr, __be16 rport);
+struct mpip_session *mpip_session_rx(struct mpip_net *mn,
+				     struct mpip_node *n, u16 sid, u8 proto,
+				     __be32 laddr, __be16 lport,
+				     __be32 raddr, __be16 rport);
+bool mpip_sid_is_ours(const struct mpip_net *mn, u32 peer, u16 sid);
+
+/* paths.c: paths to remote nodes, routing and weights */
+void mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
+void mpip_paths_release(struct mpip_node *n);
+struct mpip_path *mpip_path_pick(struct mpip_node *n);
+struct mpip_path *mpip_path_find(struct mpip_node *n, __be32 saddr,
+				 __be32 daddr);
+struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p);
+void mpip_path_set_state(struct mpip_net *mn, struct mpip_node *n,
+			 struct mpip_path *p, int state);
+void mpip_path_tx(struct mpip_path *p, unsigned int len);
+void mpip_path_rx(struct mpip_node *n, __be32 saddr, __be32 daddr,
+		  unsigned int len);
+void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
+			u8 id, u32 delay_us);
+void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n);
+unsigned int mpip_paths_count(struct mpip_net *mn);
+
+/* feedback.c: one-way delays measured here, reported back */
+void mpip_fb_record(struct mpip_node *n, u8 path_id, u32 ts_us);
+bool mpip_fb_pick(struct mpip_net *mn, struct mpip_node *n,
+		  struct mpip_cm *cm);
+bool mpip_fb_pending(struct mpip_node *n);
+
+/* heartbeat.c: the periodic tick, heartbeats, probes, address changes */
+void mpip_tick_start(struct mpip_net *mn);
+void mpip_tick_stop(struct mpip_net *mn);
+void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
+			    struct mpip_session *s);
+void mpip_addrs_changed(struct net *net);
+int mpip_notify_register(void);
+void mpip_notify_unregister(void);
+
+/* rewrite.c */
+int mpip_rewrite_addrs(struct sk_buff *skb, __be32 saddr, __be32 daddr);
+
+/* A local address and the interface that owns it. */
+struct mpip_laddr {
+	__be32 addr;
+	int ifindex;
+};
 
 /* trailer.c: CM trailers on socket buffers */
+unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
+			      unsigned int max);
 void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 		  bool with_addrs);
 int mpip_skb_add_cm(struct sk_buff *skb, const struct mpip_cm *cm);
@@ -165,6 +333,10 @@ unsigned int mpip_skb_room(const struct sk_buff *skb);
 void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 			const struct nf_hook_state *state, u8 flags);
 void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb);
+void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
+			__be32 saddr, __be32 daddr, __be16 sport,
+			__be16 dport, const struct mpip_cm *cm);
+u32 mpip_now_us(void);
 
 /* output.c / input.c: netfilter hooks */
 unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,

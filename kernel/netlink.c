@@ -23,6 +23,22 @@ static struct netlink_range_validation mpip_range_expiry = {
 	.min = 1000, .max = 86400000,
 };
 
+static struct netlink_range_validation mpip_range_step = {
+	.min = 1, .max = MPIP_WEIGHT_MAX,
+};
+
+static struct netlink_range_validation mpip_range_interval = {
+	.min = 10, .max = 10000,
+};
+
+static struct netlink_range_validation mpip_range_path_timeout = {
+	.min = 50, .max = 60000,
+};
+
+static struct netlink_range_validation mpip_range_shift = {
+	.min = 0, .max = 10,
+};
+
 static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_QUERY_THRESHOLD] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_threshold),
@@ -32,6 +48,18 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_expiry),
 	[MPIP_CFG_NODE_TIMEOUT_MS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_expiry),
+	[MPIP_CFG_SESSION_TIMEOUT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_expiry),
+	[MPIP_CFG_WEIGHT_STEP] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_step),
+	[MPIP_CFG_WEIGHT_INTERVAL_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_interval),
+	[MPIP_CFG_HEARTBEAT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_interval),
+	[MPIP_CFG_PATH_TIMEOUT_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_path_timeout),
+	[MPIP_CFG_DELAY_SMOOTH_SHIFT] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_shift),
 };
 
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
@@ -76,7 +104,10 @@ static int mpip_nl_fill_status(struct sk_buff *msg, struct mpip_net *mn)
 	    nla_put_u32(msg, MPIP_A_NODE_ID, mn->node_id) ||
 	    nla_put_string(msg, MPIP_A_VERSION, MPIP_VERSION) ||
 	    nla_put_u32(msg, MPIP_A_AVAIL_COUNT, READ_ONCE(mn->avail.count)) ||
-	    nla_put_u32(msg, MPIP_A_NODE_COUNT, READ_ONCE(mn->nodes.count)))
+	    nla_put_u32(msg, MPIP_A_NODE_COUNT, READ_ONCE(mn->nodes.count)) ||
+	    nla_put_u32(msg, MPIP_A_SESSION_COUNT,
+			READ_ONCE(mn->sessions.count)) ||
+	    nla_put_u32(msg, MPIP_A_PATH_COUNT, mpip_paths_count(mn)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -134,6 +165,18 @@ static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
 		return &cfg->avail_timeout_ms;
 	case MPIP_CFG_NODE_TIMEOUT_MS:
 		return &cfg->node_timeout_ms;
+	case MPIP_CFG_SESSION_TIMEOUT_MS:
+		return &cfg->session_timeout_ms;
+	case MPIP_CFG_WEIGHT_STEP:
+		return &cfg->weight_step;
+	case MPIP_CFG_WEIGHT_INTERVAL_MS:
+		return &cfg->weight_interval_ms;
+	case MPIP_CFG_HEARTBEAT_MS:
+		return &cfg->heartbeat_ms;
+	case MPIP_CFG_PATH_TIMEOUT_MS:
+		return &cfg->path_timeout_ms;
+	case MPIP_CFG_DELAY_SMOOTH_SHIFT:
+		return &cfg->delay_smooth_shift;
 	}
 	return NULL;
 }
@@ -336,6 +379,169 @@ static int mpip_nl_dump_nodes(struct sk_buff *skb, struct netlink_callback *cb)
 				  mpip_nl_put_node_pos);
 }
 
+static int mpip_nl_put_session(struct sk_buff *skb,
+			       struct netlink_callback *cb,
+			       struct hlist_node *pos)
+{
+	const struct mpip_session *s =
+		hlist_entry(pos, struct mpip_session, tn.hnode);
+	struct nlattr *nest;
+	void *hdr;
+
+	hdr = mpip_nl_dump_hdr(skb, cb, MPIP_CMD_GET_SESSIONS);
+	if (!hdr)
+		return -EMSGSIZE;
+	nest = nla_nest_start(skb, MPIP_A_SESSION);
+	if (!nest ||
+	    nla_put_u32(skb, MPIP_SESSION_A_NODE_ID, s->node_id) ||
+	    nla_put_u16(skb, MPIP_SESSION_A_ID, READ_ONCE(s->sid)) ||
+	    nla_put_u8(skb, MPIP_SESSION_A_PROTO, s->proto) ||
+	    nla_put_in_addr(skb, MPIP_SESSION_A_LADDR, s->laddr) ||
+	    nla_put_u16(skb, MPIP_SESSION_A_LPORT, ntohs(s->lport)) ||
+	    nla_put_in_addr(skb, MPIP_SESSION_A_RADDR, s->raddr) ||
+	    nla_put_u16(skb, MPIP_SESSION_A_RPORT, ntohs(s->rport)) ||
+	    nla_put_u8(skb, MPIP_SESSION_A_CONFIRMED,
+		       READ_ONCE(s->confirmed)) ||
+	    nla_put_u32(skb, MPIP_SESSION_A_AGE_MS, mpip_age_ms(s->tn.stamp)) ||
+	    nla_put_u64_64bit(skb, MPIP_SESSION_A_TX_PKTS,
+			      atomic64_read(&s->tx_pkts), MPIP_SESSION_A_PAD) ||
+	    nla_put_u64_64bit(skb, MPIP_SESSION_A_RX_PKTS,
+			      atomic64_read(&s->rx_pkts), MPIP_SESSION_A_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int mpip_nl_dump_sessions(struct sk_buff *skb,
+				 struct netlink_callback *cb)
+{
+	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
+
+	return mpip_nl_dump_table(skb, cb, mn->sessions.by_tuple,
+				  1U << MPIP_SESSION_BITS,
+				  mpip_nl_put_session);
+}
+
+static void mpip_nl_path_sum(const struct mpip_path *p,
+			     struct mpip_path_pcpu *sum)
+{
+	const struct mpip_path_pcpu *pc;
+	u64 tp, tb, rp, rb;
+	unsigned int start;
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		pc = per_cpu_ptr(p->pcpu, cpu);
+		do {
+			start = u64_stats_fetch_begin(&pc->syncp);
+			tp = pc->tx_pkts;
+			tb = pc->tx_bytes;
+			rp = pc->rx_pkts;
+			rb = pc->rx_bytes;
+		} while (u64_stats_fetch_retry(&pc->syncp, start));
+		sum->tx_pkts += tp;
+		sum->tx_bytes += tb;
+		sum->rx_pkts += rp;
+		sum->rx_bytes += rb;
+	}
+}
+
+static int mpip_nl_put_path_delay(struct sk_buff *skb, struct mpip_path *p)
+{
+	struct mpip_path_delay d;
+	u64 fb;
+
+	spin_lock_bh(&p->lock);
+	d = p->delay;
+	fb = p->feedback;
+	spin_unlock_bh(&p->lock);
+	if (nla_put_u8(skb, MPIP_PATH_A_HAVE_DELAY, d.have_sample) ||
+	    nla_put_u32(skb, MPIP_PATH_A_MIN_DELAY_US, d.d_min) ||
+	    nla_put_u32(skb, MPIP_PATH_A_DELAY_US, d.d_rt) ||
+	    nla_put_u32(skb, MPIP_PATH_A_QDELAY_US, d.q) ||
+	    nla_put_u32(skb, MPIP_PATH_A_MAX_QDELAY_US, d.q_max) ||
+	    nla_put_u64_64bit(skb, MPIP_PATH_A_FEEDBACK, fb, MPIP_PATH_A_PAD) ||
+	    nla_put_u32(skb, MPIP_PATH_A_FB_AGE_MS,
+			fb ? mpip_age_ms(p->last_fb) : U32_MAX))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int mpip_nl_put_path(struct sk_buff *skb, struct netlink_callback *cb,
+			    const struct mpip_node *n, struct mpip_path *p)
+{
+	struct mpip_path_pcpu sum;
+	struct nlattr *nest;
+	void *hdr;
+
+	hdr = mpip_nl_dump_hdr(skb, cb, MPIP_CMD_GET_PATHS);
+	if (!hdr)
+		return -EMSGSIZE;
+	mpip_nl_path_sum(p, &sum);
+	nest = nla_nest_start(skb, MPIP_A_PATH);
+	if (!nest ||
+	    nla_put_u32(skb, MPIP_PATH_A_NODE_ID, n->id) ||
+	    nla_put_u8(skb, MPIP_PATH_A_ID, p->id) ||
+	    nla_put_in_addr(skb, MPIP_PATH_A_SADDR, p->saddr) ||
+	    nla_put_in_addr(skb, MPIP_PATH_A_DADDR, p->daddr) ||
+	    nla_put_u32(skb, MPIP_PATH_A_IFINDEX, p->ifindex) ||
+	    nla_put_u8(skb, MPIP_PATH_A_STATE, READ_ONCE(p->state)) ||
+	    nla_put_u32(skb, MPIP_PATH_A_WEIGHT, READ_ONCE(p->weight)) ||
+	    mpip_nl_put_path_delay(skb, p) ||
+	    nla_put_u64_64bit(skb, MPIP_PATH_A_TX_PKTS, sum.tx_pkts,
+			      MPIP_PATH_A_PAD) ||
+	    nla_put_u64_64bit(skb, MPIP_PATH_A_TX_BYTES, sum.tx_bytes,
+			      MPIP_PATH_A_PAD) ||
+	    nla_put_u64_64bit(skb, MPIP_PATH_A_RX_PKTS, sum.rx_pkts,
+			      MPIP_PATH_A_PAD) ||
+	    nla_put_u64_64bit(skb, MPIP_PATH_A_RX_BYTES, sum.rx_bytes,
+			      MPIP_PATH_A_PAD)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/*
+ * One message per path: cb->args[0] is the node bucket, args[1] the node
+ * inside it and args[2] the path slot where the previous message stopped.
+ */
+static int mpip_nl_dump_paths(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
+	struct mpip_node *n;
+	struct mpip_path *p;
+	unsigned long b, i, slot;
+
+	rcu_read_lock();
+	for (b = cb->args[0]; b < mn->nodes.size; b++, cb->args[1] = 0) {
+		i = 0;
+		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
+			if (i++ < cb->args[1])
+				continue;
+			for (slot = cb->args[2]; slot < MPIP_MAX_PATHS; slot++) {
+				p = rcu_dereference(n->paths[slot]);
+				if (p && mpip_nl_put_path(skb, cb, n, p)) {
+					cb->args[1] = i - 1;
+					cb->args[2] = slot;
+					goto out;
+				}
+			}
+			cb->args[2] = 0;
+		}
+	}
+out:
+	cb->args[0] = b;
+	rcu_read_unlock();
+	return skb->len;
+}
+
 static const struct genl_ops mpip_genl_ops[] = {
 	{
 		.cmd = MPIP_CMD_GET_STATUS,
@@ -371,6 +577,14 @@ static const struct genl_ops mpip_genl_ops[] = {
 		.cmd = MPIP_CMD_FLUSH,
 		.doit = mpip_nl_flush,
 		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = MPIP_CMD_GET_SESSIONS,
+		.dumpit = mpip_nl_dump_sessions,
+	},
+	{
+		.cmd = MPIP_CMD_GET_PATHS,
+		.dumpit = mpip_nl_dump_paths,
 	},
 };
 

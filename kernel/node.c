@@ -22,7 +22,8 @@ static bool mpip_node_same(const struct mpip_tnode *a,
 	       container_of(b, struct mpip_node, tn)->id;
 }
 
-static struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
+/* Caller holds RCU. */
+struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 {
 	struct mpip_node *n;
 
@@ -52,6 +53,8 @@ static struct mpip_node *mpip_node_get(struct mpip_net *mn, u32 id)
 	n->id = id;
 	spin_lock_init(&n->lock);
 	n->tn.stamp = jiffies;
+	n->w_stamp = jiffies;
+	n->sid_next = 1;
 
 	in = mpip_table_insert(&mn->nodes, &n->tn, mpip_node_hash(id),
 			       mpip_node_same);
@@ -94,28 +97,48 @@ static void mpip_node_add_ep(struct mpip_node *n, __be32 addr, __be16 port)
 	spin_unlock_bh(&n->lock);
 }
 
-static void mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm *cm)
+/* Store the advertised address list; true if it changed. */
+static bool mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm *cm)
 {
+	size_t len = cm->naddrs * sizeof(cm->addrs[0]);
+	bool changed;
+
 	spin_lock_bh(&n->lock);
-	memcpy(n->addrs, cm->addrs, cm->naddrs * sizeof(cm->addrs[0]));
-	n->naddrs = cm->naddrs;
+	changed = n->naddrs != cm->naddrs || memcmp(n->addrs, cm->addrs, len);
+	if (changed) {
+		memcpy(n->addrs, cm->addrs, len);
+		n->naddrs = cm->naddrs;
+	}
 	spin_unlock_bh(&n->lock);
+	return changed;
+}
+
+/* Table release callback: free the node and its paths after RCU. */
+void mpip_node_release(struct mpip_tnode *tn)
+{
+	struct mpip_node *n = container_of(tn, struct mpip_node, tn);
+
+	mpip_paths_release(n);
+	kfree_rcu(n, tn.rcu);
 }
 
 /*
  * Record that a valid CM from node @id arrived from (@addr, @port), and
- * the address list it carried, if any.  Caller holds rcu_read_lock().
+ * the address list it carried, if any: a new list rebuilds the node's
+ * paths.  Caller holds rcu_read_lock().  Returns the node, or NULL if it
+ * is not in the table (table full, no memory).
  */
-void mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr, __be16 port,
-		     const struct mpip_cm *cm)
+struct mpip_node *mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr,
+				  __be16 port, const struct mpip_cm *cm)
 {
 	struct mpip_node *n = mpip_node_get(mn, id);
 
 	if (!n)
-		return;
+		return NULL;
 	mpip_touch(&n->tn.stamp);
 	if (!mpip_node_has_ep(n, addr, port))
 		mpip_node_add_ep(n, addr, port);
-	if (cm->naddrs)
-		mpip_node_set_addrs(n, cm);
+	if (cm->naddrs && mpip_node_set_addrs(n, cm))
+		mpip_paths_sync(mn, n);
+	return n;
 }

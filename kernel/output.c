@@ -6,7 +6,9 @@
  *   for a trailer.
  * - Packets to a destination whose MPIP availability is unknown trigger
  *   queries, up to the query threshold.
- * - Packets to MPIP peers carry a data trailer.
+ * - Packets to MPIP peers carry a data trailer, belong to a session, and
+ *   once the peer confirmed the session, each goes out on a path chosen by
+ *   weight, with the path's addresses and route (paths.c, rewrite.c).
  */
 #include <linux/ip.h>
 #include <linux/tcp.h>
@@ -23,6 +25,8 @@ struct mpip_pkt {
 	__be16 dport;
 	u8 tcp_flags;		/* TCP only */
 	unsigned int thl;	/* transport header length */
+	struct mpip_node *node;	/* the peer, if known */
+	struct mpip_session *sess;	/* the flow's session, if any */
 };
 
 /* Parse the transport header; false if mpip leaves the packet alone. */
@@ -148,9 +152,67 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 		mpip_inc(mn, MPIP_STAT_TX_QUERY);
 }
 
-/* Add a data trailer to one non-GSO packet, if it fits. */
-static void mpip_out_data_one(struct mpip_net *mn, struct sk_buff *skb)
+/*
+ * Move @skb to path @p: its addresses and its route.  The new route must
+ * leave room for the trailer.  Returns false if the packet stays as it is.
+ */
+static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
+			     struct mpip_path *p)
 {
+	struct dst_entry *dst = mpip_path_dst(mn, p);
+
+	if (!dst) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOROUTE);
+		return false;
+	}
+	if (skb->len + MPIP_DATA_CM_LEN > dst_mtu(dst) ||
+	    mpip_rewrite_addrs(skb, p->saddr, p->daddr)) {
+		dst_release(dst);
+		return false;
+	}
+	skb_dst_drop(skb);
+	skb_dst_set(skb, dst);
+	skb->dev = dst->dev;
+	mpip_inc(mn, MPIP_STAT_TX_REWRITE);
+	return true;
+}
+
+/*
+ * Choose the path of one packet and set the CM fields that depend on it.
+ * A session the peer has not confirmed keeps its original addresses.
+ * Returns the path the packet takes, if it is a known one.
+ */
+static struct mpip_path *mpip_out_route(struct mpip_net *mn,
+					struct sk_buff *skb,
+					const struct mpip_pkt *pk,
+					struct mpip_cm *cm)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	struct mpip_node *n = pk->node;
+	struct mpip_path *orig, *p;
+
+	orig = mpip_path_find(n, iph->saddr, iph->daddr);
+	cm->flags |= MPIP_CM_F_ORIG;
+	if (!pk->sess)
+		return orig;
+	if (!READ_ONCE(pk->sess->confirmed)) {
+		cm->flags |= MPIP_CM_F_NEW;
+		return orig;
+	}
+	p = mpip_path_pick(n);
+	if (!p || p == orig)
+		return p ? p : orig;
+	if (!mpip_out_reroute(mn, skb, p))
+		return orig;
+	cm->flags &= ~MPIP_CM_F_ORIG;
+	return p;
+}
+
+/* Add a data trailer to one non-GSO packet, if it fits. */
+static void mpip_out_data_one(struct mpip_net *mn, struct sk_buff *skb,
+			      const struct mpip_pkt *pk)
+{
+	struct mpip_path *path = NULL;
 	struct mpip_cm cm;
 
 	if (mpip_skb_room(skb) < MPIP_DATA_CM_LEN) {
@@ -158,10 +220,38 @@ static void mpip_out_data_one(struct mpip_net *mn, struct sk_buff *skb)
 		return;
 	}
 	mpip_cm_fill(mn, &cm, 0, false);
-	if (mpip_out_add_cm(skb, &cm))
+	if (pk->sess) {
+		cm.session_id = READ_ONCE(pk->sess->sid);
+		atomic64_inc(&pk->sess->tx_pkts);
+		mpip_touch(&pk->sess->tn.stamp);
+	}
+	if (pk->node) {
+		path = mpip_out_route(mn, skb, pk, &cm);
+		if (path)
+			cm.path_id = path->id;
+		mpip_fb_pick(mn, pk->node, &cm);
+		mpip_touch(&pk->node->last_tx);
+	}
+	if (mpip_out_add_cm(skb, &cm)) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
-	else
-		mpip_inc(mn, MPIP_STAT_TX_CM);
+		return;
+	}
+	mpip_inc(mn, MPIP_STAT_TX_CM);
+	if (path)
+		mpip_path_tx(path, skb->len);
+}
+
+/* Find the peer and the flow's session for a packet to an MPIP peer. */
+static void mpip_out_session(struct mpip_net *mn, struct sk_buff *skb,
+			     struct mpip_pkt *p, u32 node_id)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+
+	p->node = node_id ? mpip_node_lookup(mn, node_id) : NULL;
+	if (!p->node)
+		return;
+	p->sess = mpip_session_tx(mn, p->node, iph->protocol, iph->saddr,
+				  p->sport, iph->daddr, p->dport);
 }
 
 /*
@@ -171,7 +261,8 @@ static void mpip_out_data_one(struct mpip_net *mn, struct sk_buff *skb)
  */
 static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 				      struct sk_buff *skb,
-				      const struct nf_hook_state *st)
+				      const struct nf_hook_state *st,
+				      const struct mpip_pkt *pk)
 {
 	struct sk_buff *segs, *seg, *next;
 
@@ -185,7 +276,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
-		mpip_out_data_one(mn, seg);
+		mpip_out_data_one(mn, seg, pk);
 		st->okfn(st->net, st->sk, seg);
 	}
 	return NF_STOLEN;
@@ -235,6 +326,8 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	if (!mpip_out_parse(skb, &p))
 		return NF_ACCEPT;
+	p.node = NULL;
+	p.sess = NULL;
 
 	p.iph = ip_hdr(skb);
 	tcp = p.iph->protocol == IPPROTO_TCP;
@@ -259,10 +352,11 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 			mpip_tcp_ctrl_send(mn, skb, st, MPIP_CM_F_ENABLED);
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 		}
+		mpip_out_session(mn, skb, &p, READ_ONCE(e->node_id));
 		if (skb_is_gso(skb))
-			verdict = mpip_out_data_gso(mn, skb, st);
+			verdict = mpip_out_data_gso(mn, skb, st, &p);
 		else
-			mpip_out_data_one(mn, skb);
+			mpip_out_data_one(mn, skb, &p);
 		goto out;
 	default:
 		goto out;

@@ -38,6 +38,12 @@ static const struct mpip_config mpip_config_default = {
 	.peer_timeout_ms = 3000,
 	.avail_timeout_ms = 300000,
 	.node_timeout_ms = 300000,
+	.session_timeout_ms = 120000,
+	.weight_step = 10,
+	.weight_interval_ms = 100,
+	.heartbeat_ms = 300,
+	.path_timeout_ms = 500,
+	.delay_smooth_shift = 3,
 };
 
 struct mpip_net *mpip_pernet(const struct net *net)
@@ -57,6 +63,7 @@ u64 mpip_stat_sum(const struct mpip_net *mn, enum mpip_stat s)
 
 void mpip_flush(struct mpip_net *mn)
 {
+	mpip_sessions_sweep(mn, 0, true);
 	mpip_table_sweep(&mn->avail, 0, true);
 	mpip_table_sweep(&mn->nodes, 0, true);
 }
@@ -79,6 +86,9 @@ static void mpip_gc_work(struct work_struct *work)
 	mpip_table_sweep(&mn->nodes,
 			 msecs_to_jiffies(READ_ONCE(mn->cfg.node_timeout_ms)),
 			 false);
+	mpip_sessions_sweep(mn,
+			    msecs_to_jiffies(READ_ONCE(mn->cfg.session_timeout_ms)),
+			    false);
 	queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
 			   MPIP_GC_INTERVAL);
 }
@@ -106,15 +116,19 @@ static int __net_init mpip_net_init(struct net *net)
 			ARRAY_SIZE(mn->avail_buckets), MPIP_AVAIL_MAX);
 	mpip_table_init(&mn->nodes, mn->node_buckets,
 			ARRAY_SIZE(mn->node_buckets), MPIP_NODE_MAX);
+	mn->nodes.release = mpip_node_release;
 	INIT_DELAYED_WORK(&mn->gc_work, mpip_gc_work);
 
 	mn->stats = alloc_percpu(struct mpip_stats);
 	if (!mn->stats)
 		return -ENOMEM;
+	err = mpip_sessions_init(&mn->sessions);
+	if (err)
+		goto err_stats;
 
 	err = nf_defrag_ipv4_enable(net);
 	if (err)
-		goto err_stats;
+		goto err_sessions;
 
 	err = nf_register_net_hooks(net, mpip_nf_ops, ARRAY_SIZE(mpip_nf_ops));
 	if (err)
@@ -122,10 +136,13 @@ static int __net_init mpip_net_init(struct net *net)
 
 	queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
 			   MPIP_GC_INTERVAL);
+	mpip_tick_start(mn);
 	return 0;
 
 err_defrag:
 	nf_defrag_ipv4_disable(net);
+err_sessions:
+	mpip_sessions_destroy(&mn->sessions);
 err_stats:
 	free_percpu(mn->stats);
 	return err;
@@ -139,7 +156,11 @@ static void __net_exit mpip_net_exit(struct net *net)
 	nf_unregister_net_hooks(net, mpip_nf_ops, ARRAY_SIZE(mpip_nf_ops));
 	nf_defrag_ipv4_disable(net);
 	cancel_delayed_work_sync(&mn->gc_work);
+	mpip_tick_stop(mn);
 	mpip_flush(mn);
+	/* Readers of the session buckets are gone with the hooks. */
+	synchronize_rcu();
+	mpip_sessions_destroy(&mn->sessions);
 	free_percpu(mn->stats);
 }
 

@@ -4,8 +4,8 @@
  *
  * Readers walk buckets under rcu_read_lock(); insertion and removal take
  * the table lock.  Every entry starts with a struct mpip_tnode, whose
- * stamp (jiffies of last use) drives expiry, and is freed with
- * kfree_rcu() once unlinked.
+ * stamp (jiffies of last use) drives expiry, and is released once
+ * unlinked: by default with kfree_rcu(), else by the table's callback.
  */
 #include <linux/slab.h>
 
@@ -21,8 +21,15 @@ void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
 	t->max = max;
 	t->size = size;
 	t->buckets = buckets;
+	t->release = mpip_table_release_kfree;
 	for (i = 0; i < size; i++)
 		INIT_HLIST_HEAD(&buckets[i]);
+}
+
+/* The default release: free the entry after a grace period. */
+void mpip_table_release_kfree(struct mpip_tnode *n)
+{
+	kfree_rcu(n, rcu);
 }
 
 /* May one more entry be added?  Counts a refusal. */
@@ -73,7 +80,7 @@ void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all)
 				continue;
 			hlist_del_rcu(&n->hnode);
 			WRITE_ONCE(t->count, t->count - 1);
-			kfree_rcu(n, rcu);
+			t->release(n);
 		}
 	}
 	spin_unlock_bh(&t->lock);

@@ -12,18 +12,22 @@
 
 #include "mpip.h"
 
-static u32 mpip_now_us(void)
+u32 mpip_now_us(void)
 {
 	return (u32)ktime_to_us(ktime_get());
 }
 
-/* Collect up to MPIP_CM_MAX_ADDRS usable IPv4 addresses of the namespace. */
-static u8 mpip_local_addrs(struct net *net, u32 *addrs)
+/*
+ * Collect up to @max usable IPv4 addresses of the namespace, with their
+ * interfaces: up, not loopback, not host scope.
+ */
+unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
+			      unsigned int max)
 {
-	struct net_device *dev;
-	struct in_device *in_dev;
 	const struct in_ifaddr *ifa;
-	u8 n = 0;
+	struct in_device *in_dev;
+	struct net_device *dev;
+	unsigned int n = 0;
 
 	rcu_read_lock();
 	for_each_netdev_rcu(net, dev) {
@@ -35,8 +39,9 @@ static u8 mpip_local_addrs(struct net *net, u32 *addrs)
 		in_dev_for_each_ifa_rcu(ifa, in_dev) {
 			if (ifa->ifa_scope == RT_SCOPE_HOST)
 				continue;
-			addrs[n++] = (__force u32)ifa->ifa_local;
-			if (n == MPIP_CM_MAX_ADDRS)
+			la[n].addr = ifa->ifa_local;
+			la[n].ifindex = dev->ifindex;
+			if (++n == max)
 				goto out;
 		}
 	}
@@ -48,12 +53,19 @@ out:
 void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 		  bool with_addrs)
 {
+	struct mpip_laddr la[MPIP_CM_MAX_ADDRS];
+	unsigned int i, n;
+
 	memset(cm, 0, sizeof(*cm));
 	cm->node_id = mn->node_id;
 	cm->timestamp_us = mpip_now_us();
 	cm->flags = flags;
-	if (with_addrs)
-		cm->naddrs = mpip_local_addrs(mn->net, cm->addrs);
+	if (!with_addrs)
+		return;
+	n = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
+	for (i = 0; i < n; i++)
+		cm->addrs[i] = (__force u32)la[i].addr;
+	cm->naddrs = n;
 }
 
 /* Bytes that can still be added to @skb without exceeding its route MTU. */

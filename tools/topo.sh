@@ -8,6 +8,7 @@
 #         link 2: ${P}a eth2 10.1.2.1/24 <-> ${P}b eth2 10.1.2.2/24
 #
 #   topo.sh router [--link1 SPEC] [--link2 SPEC] [--prefix P] [--ipv6]
+#                  [--no-policy]
 #       ${P}a - ${P}r - ${P}b, every host link is its own /24:
 #         ${P}a eth1 10.2.1.1/24 <-> ${P}r a1 10.2.1.254/24   (link 1)
 #         ${P}a eth2 10.2.2.1/24 <-> ${P}r a2 10.2.2.254/24   (link 2)
@@ -17,6 +18,10 @@
 #       (eth1) and 102 (eth2), `ip rule from <addr> table N`, and a main
 #       default route via eth1, so all 4 (src,dst) pairs work and each packet
 #       leaves by the interface owning its source address.
+#       --no-policy: no rules and no tables 101/102; instead each host has
+#       one default route per interface (eth1 metric 100, eth2 metric 200),
+#       as a laptop with two uplinks would.  Without mpip, traffic then
+#       leaves through eth1 whatever its source address.
 #
 #   topo.sh down|up NS DEV          set a link down/up
 #   topo.sh netem NS DEV SPEC       change shaping of NS/DEV's egress live
@@ -170,6 +175,7 @@ parse_common() {
 	link1=
 	link2=
 	ipv6=0
+	policy=1
 	while (($#)); do
 		case $1 in
 		--link1) link1=${2?--link1 needs a value}; shift 2 ;;
@@ -179,6 +185,7 @@ parse_common() {
 		--prefix) prefix=${2:?--prefix needs a value}; shift 2 ;;
 		--prefix=*) prefix=${1#*=}; shift ;;
 		--ipv6) ipv6=1; shift ;;
+		--no-policy) policy=0; shift ;;
 		-h | --help) usage ;;
 		*) die "unknown argument '$1'" ;;
 		esac
@@ -214,6 +221,12 @@ cmd_twolink() {
 
 # b_host_policy NS ADDR1 GW1 NET1 ADDR2 GW2 NET2
 b_host_policy() {
+	if ((!policy)); then
+		B_IP[$1]+="route replace default via $3 dev eth1 metric 100
+route append default via $6 dev eth2 metric 200
+"
+		return
+	fi
 	B_IP[$1]+="route replace $4 dev eth1 src $2 table 101
 route replace default via $3 dev eth1 src $2 table 101
 route replace $7 dev eth2 src $5 table 102

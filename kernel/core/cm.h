@@ -63,6 +63,8 @@
 #define MPIP_CM_F_IP_CHANGE	0x08	/* sender's addresses changed */
 #define MPIP_CM_F_HB		0x10	/* heartbeat */
 #define MPIP_CM_F_HS		0x20	/* NAT fake handshake */
+#define MPIP_CM_F_ORIG		0x40	/* original addresses, not rewritten */
+#define MPIP_CM_F_NEW		0x80	/* session not confirmed by receiver */
 
 /* Decoder results (negative); 0 or a positive length means success. */
 enum mpip_cm_err {

@@ -39,7 +39,12 @@
  * @MPIP_CMD_SET_CONFIG: doit, admin.  Request carries nested MPIP_A_CONFIG
  *	with the tunables to change; each value is range-checked and the
  *	request is applied all or nothing.
- * @MPIP_CMD_FLUSH: doit, admin.  Empties the availability and node tables.
+ * @MPIP_CMD_FLUSH: doit, admin.  Empties the availability, node, session
+ *	and path tables.
+ * @MPIP_CMD_GET_SESSIONS: dumpit.  One message per session, each with one
+ *	nested MPIP_A_SESSION (enum mpip_session_attr).
+ * @MPIP_CMD_GET_PATHS: dumpit.  One message per path, each with one nested
+ *	MPIP_A_PATH (enum mpip_path_attr).
  */
 enum mpip_cmd {
 	MPIP_CMD_UNSPEC,
@@ -51,6 +56,8 @@ enum mpip_cmd {
 	MPIP_CMD_GET_CONFIG,
 	MPIP_CMD_SET_CONFIG,
 	MPIP_CMD_FLUSH,
+	MPIP_CMD_GET_SESSIONS,
+	MPIP_CMD_GET_PATHS,
 
 	__MPIP_CMD_MAX,
 };
@@ -71,6 +78,10 @@ enum mpip_cmd {
  * @MPIP_A_CONFIG: nested, enum mpip_cfg (u32 each)
  * @MPIP_A_PAD: reserved; the 64-bit counters inside MPIP_A_STATS are
  *	padded with MPIP_STAT_UNSPEC attributes, which readers skip
+ * @MPIP_A_SESSION: nested, enum mpip_session_attr
+ * @MPIP_A_PATH: nested, enum mpip_path_attr
+ * @MPIP_A_SESSION_COUNT: u32, entries in the session table
+ * @MPIP_A_PATH_COUNT: u32, paths over all nodes
  */
 enum mpip_attr {
 	MPIP_A_UNSPEC,
@@ -84,6 +95,10 @@ enum mpip_attr {
 	MPIP_A_STATS,
 	MPIP_A_CONFIG,
 	MPIP_A_PAD,
+	MPIP_A_SESSION,
+	MPIP_A_PATH,
+	MPIP_A_SESSION_COUNT,
+	MPIP_A_PATH_COUNT,
 
 	__MPIP_A_MAX,
 };
@@ -172,6 +187,115 @@ enum mpip_ep_attr {
 #define MPIP_EP_A_MAX (__MPIP_EP_A_MAX - 1)
 
 /**
+ * enum mpip_session_attr - attributes nested in MPIP_A_SESSION
+ * @MPIP_SESSION_A_UNSPEC: unused
+ * @MPIP_SESSION_A_NODE_ID: u32, remote node ID
+ * @MPIP_SESSION_A_ID: u16, session ID (the same on both nodes)
+ * @MPIP_SESSION_A_PROTO: u8, IPPROTO_TCP or IPPROTO_UDP
+ * @MPIP_SESSION_A_LADDR: be32, original local address
+ * @MPIP_SESSION_A_LPORT: u16, original local port
+ * @MPIP_SESSION_A_RADDR: be32, original remote address
+ * @MPIP_SESSION_A_RPORT: u16, original remote port
+ * @MPIP_SESSION_A_CONFIRMED: u8, 1 once the peer has shown it knows the
+ *	session; only then do its packets use other paths than the original
+ * @MPIP_SESSION_A_AGE_MS: u32, milliseconds since the last packet
+ * @MPIP_SESSION_A_TX_PKTS: u64, packets sent with a data trailer
+ * @MPIP_SESSION_A_RX_PKTS: u64, packets received with a data trailer
+ * @MPIP_SESSION_A_PAD: padding for the u64 attributes
+ */
+enum mpip_session_attr {
+	MPIP_SESSION_A_UNSPEC,
+	MPIP_SESSION_A_NODE_ID,
+	MPIP_SESSION_A_ID,
+	MPIP_SESSION_A_PROTO,
+	MPIP_SESSION_A_LADDR,
+	MPIP_SESSION_A_LPORT,
+	MPIP_SESSION_A_RADDR,
+	MPIP_SESSION_A_RPORT,
+	MPIP_SESSION_A_CONFIRMED,
+	MPIP_SESSION_A_AGE_MS,
+	MPIP_SESSION_A_TX_PKTS,
+	MPIP_SESSION_A_RX_PKTS,
+	MPIP_SESSION_A_PAD,
+
+	__MPIP_SESSION_A_MAX,
+};
+
+#define MPIP_SESSION_A_MAX (__MPIP_SESSION_A_MAX - 1)
+
+/**
+ * enum mpip_path_state - state of one path (local address to peer address)
+ * @MPIP_PATH_NOROUTE: no route leaves through the interface that owns the
+ *	local address towards the peer address; never used
+ * @MPIP_PATH_PROBING: new or recovering: probed, carries no data until
+ *	the peer reports that packets arrive through it
+ * @MPIP_PATH_UP: confirmed; carries data in proportion to its weight
+ * @MPIP_PATH_DOWN: no feedback within path_timeout_ms, or its interface
+ *	went down; probed, carries no data
+ */
+enum mpip_path_state {
+	MPIP_PATH_NOROUTE,
+	MPIP_PATH_PROBING,
+	MPIP_PATH_UP,
+	MPIP_PATH_DOWN,
+};
+
+/**
+ * enum mpip_path_attr - attributes nested in MPIP_A_PATH
+ * @MPIP_PATH_A_UNSPEC: unused
+ * @MPIP_PATH_A_NODE_ID: u32, remote node ID
+ * @MPIP_PATH_A_ID: u8, path ID (1..255, per remote node, chosen locally)
+ * @MPIP_PATH_A_SADDR: be32, local (source) address on the wire
+ * @MPIP_PATH_A_DADDR: be32, remote (destination) address on the wire
+ * @MPIP_PATH_A_IFINDEX: u32, interface that owns the source address
+ * @MPIP_PATH_A_STATE: u8, enum mpip_path_state
+ * @MPIP_PATH_A_WEIGHT: u32, current weight (1..1000)
+ * @MPIP_PATH_A_HAVE_DELAY: u8, 1 once a delay report arrived; the delay
+ *	attributes below are 0 until then
+ * @MPIP_PATH_A_MIN_DELAY_US: u32, minimum one-way delay seen, us (contains
+ *	the clock offset between the two nodes)
+ * @MPIP_PATH_A_DELAY_US: u32, smoothed real-time one-way delay, us (same
+ *	offset)
+ * @MPIP_PATH_A_QDELAY_US: u32, queueing delay (real-time minus minimum), us
+ * @MPIP_PATH_A_MAX_QDELAY_US: u32, largest queueing delay seen, us
+ * @MPIP_PATH_A_TX_PKTS: u64, data packets sent on the path
+ * @MPIP_PATH_A_TX_BYTES: u64, bytes of those packets (IP length)
+ * @MPIP_PATH_A_RX_PKTS: u64, packets received on the reverse of the path
+ *	(from the remote address to the local address)
+ * @MPIP_PATH_A_RX_BYTES: u64, bytes of those packets
+ * @MPIP_PATH_A_FEEDBACK: u64, delay reports received for the path
+ * @MPIP_PATH_A_FB_AGE_MS: u32, milliseconds since the last delay report
+ *	or reverse packet (0xffffffff: never)
+ * @MPIP_PATH_A_PAD: padding for the u64 attributes
+ */
+enum mpip_path_attr {
+	MPIP_PATH_A_UNSPEC,
+	MPIP_PATH_A_NODE_ID,
+	MPIP_PATH_A_ID,
+	MPIP_PATH_A_SADDR,
+	MPIP_PATH_A_DADDR,
+	MPIP_PATH_A_IFINDEX,
+	MPIP_PATH_A_STATE,
+	MPIP_PATH_A_WEIGHT,
+	MPIP_PATH_A_HAVE_DELAY,
+	MPIP_PATH_A_MIN_DELAY_US,
+	MPIP_PATH_A_DELAY_US,
+	MPIP_PATH_A_QDELAY_US,
+	MPIP_PATH_A_MAX_QDELAY_US,
+	MPIP_PATH_A_TX_PKTS,
+	MPIP_PATH_A_TX_BYTES,
+	MPIP_PATH_A_RX_PKTS,
+	MPIP_PATH_A_RX_BYTES,
+	MPIP_PATH_A_FEEDBACK,
+	MPIP_PATH_A_FB_AGE_MS,
+	MPIP_PATH_A_PAD,
+
+	__MPIP_PATH_A_MAX,
+};
+
+#define MPIP_PATH_A_MAX (__MPIP_PATH_A_MAX - 1)
+
+/**
  * enum mpip_stat - counters nested in MPIP_A_STATS (u64 each)
  * @MPIP_STAT_UNSPEC: unused
  * @MPIP_STAT_TX_CM: data packets sent with a CM trailer
@@ -194,6 +318,23 @@ enum mpip_ep_attr {
  * @MPIP_STAT_TABLE_FULL: table entries not created because a table was full
  * @MPIP_STAT_RX_NOT_LOCAL: valid trailers left in place because the packet
  *	was not addressed to this host
+ * @MPIP_STAT_SESSION_NEW: sessions created
+ * @MPIP_STAT_SESSION_EXPIRED: sessions removed after session_timeout_ms
+ * @MPIP_STAT_TX_REWRITE: packets sent with rewritten addresses (on a path
+ *	other than the flow's original one)
+ * @MPIP_STAT_RX_RESTORE: packets whose original addresses were restored
+ * @MPIP_STAT_TX_FEEDBACK: delay reports sent (piggybacked or heartbeat)
+ * @MPIP_STAT_RX_FEEDBACK: delay reports received
+ * @MPIP_STAT_TX_HEARTBEAT: heartbeats and path probes sent
+ * @MPIP_STAT_RX_HEARTBEAT: heartbeats and path probes received
+ * @MPIP_STAT_PATH_UP: path transitions to MPIP_PATH_UP
+ * @MPIP_STAT_PATH_DOWN: path transitions to MPIP_PATH_DOWN
+ * @MPIP_STAT_TX_IP_CHANGE: address-change notices (IP_CHANGE) sent
+ * @MPIP_STAT_RX_IP_CHANGE: address-change notices received
+ * @MPIP_STAT_DROP_SESSION: packets dropped because their session ID
+ *	matched no session and their addresses were not the original ones
+ * @MPIP_STAT_DROP_NOROUTE: packets that fell back to the original path
+ *	because the chosen path had no route
  */
 enum mpip_stat {
 	MPIP_STAT_UNSPEC,
@@ -212,6 +353,20 @@ enum mpip_stat {
 	MPIP_STAT_DROP_NOMEM,
 	MPIP_STAT_TABLE_FULL,
 	MPIP_STAT_RX_NOT_LOCAL,
+	MPIP_STAT_SESSION_NEW,
+	MPIP_STAT_SESSION_EXPIRED,
+	MPIP_STAT_TX_REWRITE,
+	MPIP_STAT_RX_RESTORE,
+	MPIP_STAT_TX_FEEDBACK,
+	MPIP_STAT_RX_FEEDBACK,
+	MPIP_STAT_TX_HEARTBEAT,
+	MPIP_STAT_RX_HEARTBEAT,
+	MPIP_STAT_PATH_UP,
+	MPIP_STAT_PATH_DOWN,
+	MPIP_STAT_TX_IP_CHANGE,
+	MPIP_STAT_RX_IP_CHANGE,
+	MPIP_STAT_DROP_SESSION,
+	MPIP_STAT_DROP_NOROUTE,
 
 	__MPIP_STAT_MAX,
 };
@@ -229,6 +384,17 @@ enum mpip_stat {
  *	removed (1000..86400000, default 300000)
  * @MPIP_CFG_NODE_TIMEOUT_MS: node entries not heard from for this long are
  *	removed (1000..86400000, default 300000)
+ * @MPIP_CFG_SESSION_TIMEOUT_MS: sessions without a packet for this long are
+ *	removed (1000..86400000, default 120000)
+ * @MPIP_CFG_WEIGHT_STEP: Algorithm 1 step S (1..1000, default 10)
+ * @MPIP_CFG_WEIGHT_INTERVAL_MS: Algorithm 1 period T (10..10000,
+ *	default 100)
+ * @MPIP_CFG_HEARTBEAT_MS: heartbeat and probe interval (10..10000,
+ *	default 300)
+ * @MPIP_CFG_PATH_TIMEOUT_MS: a path that carried data but got no delay
+ *	report for this long goes down (50..60000, default 500)
+ * @MPIP_CFG_DELAY_SMOOTH_SHIFT: each delay report moves the smoothed delay
+ *	by 1/2^shift of the difference (0..10, default 3)
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -236,6 +402,12 @@ enum mpip_cfg {
 	MPIP_CFG_PEER_TIMEOUT_MS,
 	MPIP_CFG_AVAIL_TIMEOUT_MS,
 	MPIP_CFG_NODE_TIMEOUT_MS,
+	MPIP_CFG_SESSION_TIMEOUT_MS,
+	MPIP_CFG_WEIGHT_STEP,
+	MPIP_CFG_WEIGHT_INTERVAL_MS,
+	MPIP_CFG_HEARTBEAT_MS,
+	MPIP_CFG_PATH_TIMEOUT_MS,
+	MPIP_CFG_DELAY_SMOOTH_SHIFT,
 
 	__MPIP_CFG_MAX,
 };

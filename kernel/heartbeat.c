@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip periodic work and the control packets it sends (paper sections
+ * 3.4.3 and 3.4.4).
+ *
+ * One delayed work per namespace ticks every min(weight_interval_ms,
+ * heartbeat_ms).  On every tick, each node's paths are checked for
+ * timeouts and their weights adjusted (paths.c).  Every heartbeat_ms, for
+ * each node with recent traffic:
+ *  - every path not up is probed with a control packet of its own, so
+ *    that the remote node reports its delay and the path comes (back) up;
+ *  - if delay samples from the node wait to be reported and nothing was
+ *    sent to it for heartbeat_ms, heartbeats carry them back.
+ * Control packets are UDP datagrams between MPIP_CTRL_PORT on both sides
+ * with the CM in the surplus area (handshake.c); the receiver consumes
+ * them before conntrack.
+ *
+ * A change of local addresses or links re-evaluates every node's paths
+ * and tells the nodes the new address list (IP_CHANGE).
+ */
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <net/route.h>
+
+#include "mpip.h"
+
+/* Send a control CM to @n, on path @p if given, else from @saddr to @daddr. */
+static void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
+			   struct mpip_path *p, __be32 saddr, __be32 daddr,
+			   struct mpip_cm *cm)
+{
+	struct flowi4 fl4 = {};
+	struct dst_entry *dst;
+	struct rtable *rt;
+
+	if (p) {
+		dst = mpip_path_dst(mn, p);
+		if (!dst)
+			return;
+		rt = container_of(dst, struct rtable, dst);
+		saddr = p->saddr;
+		daddr = p->daddr;
+		cm->path_id = p->id;
+	} else {
+		fl4.daddr = daddr;
+		fl4.saddr = saddr;
+		fl4.flowi4_proto = IPPROTO_UDP;
+		rt = ip_route_output_key(mn->net, &fl4);
+		if (IS_ERR(rt))
+			return;
+	}
+	mpip_fb_pick(mn, n, cm);
+	mpip_udp_ctrl_xmit(mn, rt, saddr, daddr, htons(MPIP_CTRL_PORT),
+			   htons(MPIP_CTRL_PORT), cm);
+	if (p)
+		mpip_path_tx(p, 0);
+	mpip_touch(&n->last_tx);
+}
+
+/*
+ * Tell the sender of a new session @s that we know it, so that it may
+ * spread the session over all paths; at most once per heartbeat interval.
+ */
+void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
+			    struct mpip_session *s)
+{
+	unsigned long hb = msecs_to_jiffies(READ_ONCE(mn->cfg.heartbeat_ms));
+	unsigned long last = READ_ONCE(s->hb_stamp);
+	struct mpip_cm cm;
+
+	if (last && time_before(jiffies, last + hb))
+		return;
+	WRITE_ONCE(s->hb_stamp, jiffies | 1);
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
+	cm.session_id = READ_ONCE(s->sid);
+	mpip_ctrl_send(mn, n, mpip_path_find(n, s->laddr, s->raddr),
+		       s->laddr, s->raddr, &cm);
+	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+}
+
+static void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
+			    struct mpip_path *p)
+{
+	struct mpip_cm cm;
+
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
+	mpip_ctrl_send(mn, n, p, 0, 0, &cm);
+	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+}
+
+static bool mpip_node_active(struct mpip_node *n)
+{
+	return time_before(jiffies, READ_ONCE(n->last_tx) + MPIP_NODE_IDLE) ||
+	       time_before(jiffies,
+			   READ_ONCE(n->last_data_rx) + MPIP_NODE_IDLE);
+}
+
+/* One heartbeat round for node @n.  Caller holds RCU. */
+static void mpip_node_heartbeat(struct mpip_net *mn, struct mpip_node *n,
+				unsigned long hb)
+{
+	struct mpip_path *p;
+	unsigned int i;
+	int state;
+
+	if (!mpip_node_active(n))
+		return;
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (!p)
+			continue;
+		state = READ_ONCE(p->state);
+		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN)
+			mpip_probe_path(mn, n, p);
+	}
+	if (!time_after(jiffies, READ_ONCE(n->last_tx) + hb))
+		return;
+	for (i = 0; i < MPIP_MAX_PATHS && mpip_fb_pending(n); i++) {
+		p = mpip_path_pick(n);
+		if (!p)
+			break;
+		mpip_probe_path(mn, n, p);
+	}
+}
+
+static unsigned long mpip_tick_period(struct mpip_net *mn)
+{
+	u32 ms = min(READ_ONCE(mn->cfg.weight_interval_ms),
+		     READ_ONCE(mn->cfg.heartbeat_ms));
+
+	return max_t(unsigned long, msecs_to_jiffies(ms), 1);
+}
+
+static void mpip_tick_work(struct work_struct *work)
+{
+	struct mpip_net *mn = container_of(to_delayed_work(work),
+					   struct mpip_net, tick_work);
+	unsigned long hb = msecs_to_jiffies(READ_ONCE(mn->cfg.heartbeat_ms));
+	struct mpip_node *n;
+	unsigned int b;
+	bool hb_due;
+
+	hb_due = !time_before(jiffies, mn->hb_stamp + hb);
+	if (hb_due)
+		mn->hb_stamp = jiffies;
+
+	rcu_read_lock();
+	for (b = 0; b < mn->nodes.size; b++) {
+		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
+			mpip_paths_tick(mn, n);
+			if (hb_due)
+				mpip_node_heartbeat(mn, n, hb);
+		}
+	}
+	rcu_read_unlock();
+
+	queue_delayed_work(system_power_efficient_wq, &mn->tick_work,
+			   mpip_tick_period(mn));
+}
+
+/* Tell node @n our address list, on every path that may work. */
+static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
+{
+	struct mpip_path *p;
+	struct mpip_cm cm;
+	unsigned int i;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (!p || READ_ONCE(p->state) == MPIP_PATH_NOROUTE)
+			continue;
+		mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE,
+			     true);
+		mpip_ctrl_send(mn, n, p, 0, 0, &cm);
+		mpip_inc(mn, MPIP_STAT_TX_IP_CHANGE);
+	}
+}
+
+static void mpip_addr_work(struct work_struct *work)
+{
+	struct mpip_net *mn = container_of(work, struct mpip_net, addr_work);
+	struct mpip_node *n;
+	unsigned int b;
+
+	rcu_read_lock();
+	for (b = 0; b < mn->nodes.size; b++) {
+		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
+			mpip_paths_sync(mn, n);
+			if (mpip_node_active(n))
+				mpip_notify_node(mn, n);
+		}
+	}
+	rcu_read_unlock();
+}
+
+/* Local addresses or links of @net changed. */
+void mpip_addrs_changed(struct net *net)
+{
+	struct mpip_net *mn = mpip_pernet(net);
+
+	if (READ_ONCE(mn->enabled))
+		queue_work(system_power_efficient_wq, &mn->addr_work);
+}
+
+void mpip_tick_start(struct mpip_net *mn)
+{
+	INIT_DELAYED_WORK(&mn->tick_work, mpip_tick_work);
+	INIT_WORK(&mn->addr_work, mpip_addr_work);
+	mn->hb_stamp = jiffies;
+	queue_delayed_work(system_power_efficient_wq, &mn->tick_work,
+			   mpip_tick_period(mn));
+}
+
+void mpip_tick_stop(struct mpip_net *mn)
+{
+	cancel_delayed_work_sync(&mn->tick_work);
+	cancel_work_sync(&mn->addr_work);
+}

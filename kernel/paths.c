@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip paths (paper Table 5, sections 3.4 and 3.5.1): every local address
+ * times every address a remote node advertised.  A path is usable when a
+ * route to the remote address leaves through the interface that owns the
+ * local address; its packets get that route, so no policy routing is
+ * needed.  A path carries data only once the remote node reported a delay
+ * for it, and in proportion to its weight (Algorithm 1).
+ *
+ * Paths live in the slots of their node; slot i holds path ID i + 1.  The
+ * slots are written under the node's lock and read under RCU.
+ */
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <net/ip_fib.h>
+#include <net/route.h>
+
+#include "mpip.h"
+
+static void mpip_path_free_rcu(struct rcu_head *head)
+{
+	struct mpip_path *p = container_of(head, struct mpip_path, rcu);
+
+	dst_cache_destroy(&p->dst);
+	free_percpu(p->pcpu);
+	kfree(p);
+}
+
+static struct mpip_path *mpip_path_alloc(u8 id, const struct mpip_laddr *la,
+					 __be32 daddr)
+{
+	struct mpip_path *p = kzalloc(sizeof(*p), GFP_ATOMIC);
+	int cpu;
+
+	if (!p)
+		return NULL;
+	p->pcpu = alloc_percpu_gfp(struct mpip_path_pcpu, GFP_ATOMIC);
+	if (!p->pcpu)
+		goto err;
+	if (dst_cache_init(&p->dst, GFP_ATOMIC))
+		goto err_pcpu;
+	for_each_possible_cpu(cpu)
+		u64_stats_init(&per_cpu_ptr(p->pcpu, cpu)->syncp);
+	p->id = id;
+	p->saddr = la->addr;
+	p->daddr = daddr;
+	p->ifindex = la->ifindex;
+	p->state = MPIP_PATH_PROBING;
+	p->weight = MPIP_WEIGHT_MAX / 2;
+	p->last_fb = jiffies;
+	spin_lock_init(&p->lock);
+	mpip_path_delay_init(&p->delay);
+	return p;
+
+err_pcpu:
+	free_percpu(p->pcpu);
+err:
+	kfree(p);
+	return NULL;
+}
+
+/* Unpublish the path in @slot.  Caller holds the node's lock. */
+static void mpip_path_remove(struct mpip_node *n, unsigned int slot)
+{
+	struct mpip_path *p = rcu_dereference_protected(n->paths[slot], true);
+
+	RCU_INIT_POINTER(n->paths[slot], NULL);
+	call_rcu(&p->rcu, mpip_path_free_rcu);
+}
+
+/* Free all paths of a node that is being freed. */
+void mpip_paths_release(struct mpip_node *n)
+{
+	unsigned int i;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		if (rcu_access_pointer(n->paths[i]))
+			mpip_path_remove(n, i);
+	}
+}
+
+/*
+ * Is there a route (not just the "assume on link" fallback of an output
+ * lookup) from @la to @daddr through the interface that owns @la?
+ */
+static bool mpip_path_routable(struct net *net, const struct mpip_laddr *la,
+			       __be32 daddr)
+{
+	struct flowi4 fl4 = {
+		.daddr = daddr,
+		.saddr = la->addr,
+		.flowi4_oif = la->ifindex,
+		.flowi4_scope = RT_SCOPE_UNIVERSE,
+	};
+	struct fib_result res;
+	bool ok;
+
+	rcu_read_lock();
+	ok = !fib_lookup(net, &fl4, &res, 0) && res.type == RTN_UNICAST;
+	rcu_read_unlock();
+	return ok;
+}
+
+/* Does a path's interface have a working link? */
+static bool mpip_path_dev_up(struct net *net, int ifindex)
+{
+	struct net_device *dev;
+	bool up;
+
+	rcu_read_lock();
+	dev = dev_get_by_index_rcu(net, ifindex);
+	up = dev && netif_running(dev) && netif_carrier_ok(dev);
+	rcu_read_unlock();
+	return up;
+}
+
+static u32 mpip_paths_avg_weight(struct mpip_node *n)
+{
+	unsigned int i, k = 0;
+	struct mpip_path *p;
+	u32 sum = 0;
+
+	rcu_read_lock();
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (p && READ_ONCE(p->state) == MPIP_PATH_UP) {
+			sum += READ_ONCE(p->weight);
+			k++;
+		}
+	}
+	rcu_read_unlock();
+	return k ? max_t(u32, sum / k, MPIP_WEIGHT_MIN) : MPIP_WEIGHT_MAX / 2;
+}
+
+/* Change a path's state; a path that comes up gets the average weight. */
+void mpip_path_set_state(struct mpip_net *mn, struct mpip_node *n,
+			 struct mpip_path *p, int state)
+{
+	int old;
+
+	if (state == MPIP_PATH_UP)
+		WRITE_ONCE(p->weight, mpip_paths_avg_weight(n));
+	old = xchg(&p->state, state);
+	if (old == state)
+		return;
+	if (state == MPIP_PATH_UP)
+		mpip_inc(mn, MPIP_STAT_PATH_UP);
+	else if (old == MPIP_PATH_UP)
+		mpip_inc(mn, MPIP_STAT_PATH_DOWN);
+	WRITE_ONCE(p->pending, 0);
+}
+
+/* Re-evaluate an existing path after an address or link change. */
+static void mpip_path_refresh(struct mpip_net *mn, struct mpip_node *n,
+			      struct mpip_path *p, const struct mpip_laddr *la)
+{
+	int state = READ_ONCE(p->state);
+
+	if (!mpip_path_dev_up(mn->net, la->ifindex)) {
+		if (state != MPIP_PATH_NOROUTE)
+			mpip_path_set_state(mn, n, p, MPIP_PATH_DOWN);
+		return;
+	}
+	if (!mpip_path_routable(mn->net, la, p->daddr))
+		mpip_path_set_state(mn, n, p, MPIP_PATH_NOROUTE);
+	else if (state == MPIP_PATH_NOROUTE)
+		mpip_path_set_state(mn, n, p, MPIP_PATH_PROBING);
+}
+
+static bool mpip_addr_listed(__be32 a, const __be32 *list, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == a)
+			return true;
+	return false;
+}
+
+static const struct mpip_laddr *mpip_laddr_find(const struct mpip_laddr *la,
+						unsigned int n, __be32 addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (la[i].addr == addr)
+			return &la[i];
+	return NULL;
+}
+
+/*
+ * Does the pair have a path?  If not, *@free is a free slot, or -1.
+ * Caller holds the node's lock.
+ */
+static bool mpip_path_exists(struct mpip_node *n, __be32 saddr,
+			     __be32 daddr, int *free)
+{
+	struct mpip_path *p;
+	int i;
+
+	*free = -1;
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference_protected(n->paths[i], true);
+		if (!p) {
+			if (*free < 0)
+				*free = i;
+		} else if (p->saddr == saddr && p->daddr == daddr) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
+			  unsigned int slot, const struct mpip_laddr *la,
+			  __be32 daddr)
+{
+	struct mpip_path *p = mpip_path_alloc(slot + 1, la, daddr);
+
+	if (!p) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return;
+	}
+	if (!mpip_path_routable(mn->net, la, daddr))
+		p->state = MPIP_PATH_NOROUTE;
+	else if (!mpip_path_dev_up(mn->net, la->ifindex))
+		p->state = MPIP_PATH_DOWN;
+	rcu_assign_pointer(n->paths[slot], p);
+}
+
+/*
+ * Bring @n's paths in line with the local addresses and the addresses the
+ * node advertised: remove paths whose addresses went away, add the missing
+ * pairs, re-check routes and links of the others.
+ */
+void mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
+{
+	struct mpip_laddr la[MPIP_CM_MAX_ADDRS];
+	const struct mpip_laddr *l;
+	unsigned int nla, i, j;
+	struct mpip_path *p;
+	int slot;
+
+	nla = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
+
+	spin_lock_bh(&n->lock);
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference_protected(n->paths[i], true);
+		if (!p)
+			continue;
+		l = mpip_laddr_find(la, nla, p->saddr);
+		if (!l || l->ifindex != p->ifindex ||
+		    !mpip_addr_listed(p->daddr, n->addrs, n->naddrs))
+			mpip_path_remove(n, i);
+		else
+			mpip_path_refresh(mn, n, p, l);
+	}
+	for (i = 0; i < nla; i++) {
+		for (j = 0; j < n->naddrs; j++) {
+			if (mpip_path_exists(n, la[i].addr, n->addrs[j],
+					     &slot) || slot < 0)
+				continue;
+			mpip_path_add(mn, n, slot, &la[i], n->addrs[j]);
+		}
+	}
+	spin_unlock_bh(&n->lock);
+}
+
+/* Choose a path for one data packet, by weight among the paths up. */
+struct mpip_path *mpip_path_pick(struct mpip_node *n)
+{
+	struct mpip_path *cand[MPIP_MAX_PATHS], *p;
+	u32 w[MPIP_MAX_PATHS];
+	unsigned int i, k = 0, pick;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
+			continue;
+		cand[k] = p;
+		w[k++] = READ_ONCE(p->weight);
+	}
+	if (k <= 1)
+		return k ? cand[0] : NULL;
+	pick = mpip_weights_pick(w, k, get_random_u32());
+	return pick == MPIP_PATH_NONE ? NULL : cand[pick];
+}
+
+/* The path with these wire addresses, if any.  Caller holds RCU. */
+struct mpip_path *mpip_path_find(struct mpip_node *n, __be32 saddr,
+				 __be32 daddr)
+{
+	struct mpip_path *p;
+	unsigned int i;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (p && p->saddr == saddr && p->daddr == daddr)
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * A referenced route for the path's packets, through the interface that
+ * owns its source address; NULL if there is none.
+ */
+struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p)
+{
+	struct flowi4 fl4 = {
+		.daddr = p->daddr,
+		.saddr = p->saddr,
+		.flowi4_oif = p->ifindex,
+	};
+	struct rtable *rt;
+	__be32 saddr;
+
+	local_bh_disable();
+	rt = dst_cache_get_ip4(&p->dst, &saddr);
+	if (!rt) {
+		rt = ip_route_output_key(mn->net, &fl4);
+		if (IS_ERR(rt)) {
+			rt = NULL;
+		} else if (rt->rt_type != RTN_UNICAST) {
+			ip_rt_put(rt);
+			rt = NULL;
+		} else {
+			dst_cache_set_ip4(&p->dst, &rt->dst, fl4.saddr);
+		}
+	}
+	local_bh_enable();
+	return rt ? &rt->dst : NULL;
+}
+
+/* Account one data packet of @len bytes sent on @p. */
+void mpip_path_tx(struct mpip_path *p, unsigned int len)
+{
+	struct mpip_path_pcpu *pc;
+
+	if (!READ_ONCE(p->pending))
+		WRITE_ONCE(p->pending, jiffies | 1);
+	pc = get_cpu_ptr(p->pcpu);
+	u64_stats_update_begin(&pc->syncp);
+	pc->tx_pkts++;
+	pc->tx_bytes += len;
+	u64_stats_update_end(&pc->syncp);
+	put_cpu_ptr(p->pcpu);
+}
+
+/* Account a packet that arrived from @saddr to @daddr (wire addresses). */
+void mpip_path_rx(struct mpip_node *n, __be32 saddr, __be32 daddr,
+		  unsigned int len)
+{
+	struct mpip_path *p = mpip_path_find(n, daddr, saddr);
+	struct mpip_path_pcpu *pc;
+
+	if (!p)
+		return;
+	pc = get_cpu_ptr(p->pcpu);
+	u64_stats_update_begin(&pc->syncp);
+	pc->rx_pkts++;
+	pc->rx_bytes += len;
+	u64_stats_update_end(&pc->syncp);
+	put_cpu_ptr(p->pcpu);
+}
+
+/*
+ * The remote node reported the one-way delay of our path @id: a sample
+ * for the delay model, and proof that the path delivers.
+ */
+void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
+			u8 id, u32 delay_us)
+{
+	u32 shift = READ_ONCE(mn->cfg.delay_smooth_shift);
+	struct mpip_path *p;
+
+	if (!id || id > MPIP_MAX_PATHS)
+		return;
+	p = rcu_dereference(n->paths[id - 1]);
+	if (!p)
+		return;
+	mpip_inc(mn, MPIP_STAT_RX_FEEDBACK);
+
+	spin_lock_bh(&p->lock);
+	mpip_path_delay_sample(&p->delay, delay_us, shift);
+	p->feedback++;
+	spin_unlock_bh(&p->lock);
+	mpip_touch(&p->last_fb);
+	if (READ_ONCE(p->pending))
+		WRITE_ONCE(p->pending, 0);
+
+	switch (READ_ONCE(p->state)) {
+	case MPIP_PATH_PROBING:
+	case MPIP_PATH_DOWN:
+		if (mpip_path_dev_up(mn->net, p->ifindex))
+			mpip_path_set_state(mn, n, p, MPIP_PATH_UP);
+		break;
+	}
+}
+
+/* Algorithm 1 over the paths of @n that are up.  Caller holds RCU. */
+static void mpip_paths_adjust_weights(struct mpip_net *mn,
+				      struct mpip_node *n)
+{
+	struct mpip_path *up[MPIP_MAX_PATHS], *p;
+	u32 q[MPIP_MAX_PATHS], w[MPIP_MAX_PATHS];
+	unsigned int i, k = 0;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
+			continue;
+		spin_lock_bh(&p->lock);
+		q[k] = p->delay.q;
+		spin_unlock_bh(&p->lock);
+		w[k] = READ_ONCE(p->weight);
+		up[k++] = p;
+	}
+	if (k < 2)
+		return;
+	mpip_weights_adjust(q, w, k, READ_ONCE(mn->cfg.weight_step));
+	for (i = 0; i < k; i++)
+		WRITE_ONCE(up[i]->weight, w[i]);
+}
+
+/*
+ * Periodic work on one node: paths that carried data without a delay
+ * report for path_timeout_ms go down; weights follow Algorithm 1 every
+ * weight_interval_ms.  Caller holds RCU.
+ */
+void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n)
+{
+	unsigned long timeout, pending;
+	struct mpip_path *p;
+	unsigned int i;
+
+	timeout = msecs_to_jiffies(READ_ONCE(mn->cfg.path_timeout_ms));
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
+			continue;
+		pending = READ_ONCE(p->pending);
+		if (pending && time_after(jiffies, pending + timeout))
+			mpip_path_set_state(mn, n, p, MPIP_PATH_DOWN);
+	}
+
+	if (time_before(jiffies, READ_ONCE(n->w_stamp) +
+			msecs_to_jiffies(READ_ONCE(mn->cfg.weight_interval_ms))))
+		return;
+	WRITE_ONCE(n->w_stamp, jiffies);
+	mpip_paths_adjust_weights(mn, n);
+}
+
+/* Paths of all nodes, for the status reply. */
+unsigned int mpip_paths_count(struct mpip_net *mn)
+{
+	unsigned int b, i, count = 0;
+	struct mpip_node *n;
+
+	rcu_read_lock();
+	for (b = 0; b < mn->nodes.size; b++) {
+		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
+			for (i = 0; i < MPIP_MAX_PATHS; i++)
+				if (rcu_access_pointer(n->paths[i]))
+					count++;
+		}
+	}
+	rcu_read_unlock();
+	return count;
+}

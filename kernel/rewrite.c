@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip address rewriting: a packet sent on a path other than its flow's
+ * original one gets the path's addresses, and the receiver puts the
+ * original ones back, so that transport, conntrack and NAT only ever see
+ * the original 5-tuple.  The IP and transport checksums are updated
+ * incrementally, which keeps a pending partial checksum (CHECKSUM_PARTIAL)
+ * valid: only its pseudo-header seed changes.
+ */
+#include <linux/ip.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <net/checksum.h>
+#include <net/ip.h>
+
+#include "mpip.h"
+
+/* Give the TCP or UDP packet @skb the addresses @saddr and @daddr. */
+int mpip_rewrite_addrs(struct sk_buff *skb, __be32 saddr, __be32 daddr)
+{
+	unsigned int ihl = ip_hdrlen(skb), off;
+	bool udp = ip_hdr(skb)->protocol == IPPROTO_UDP;
+	struct iphdr *iph;
+	__sum16 *check;
+
+	off = ihl + (udp ? offsetof(struct udphdr, check) :
+			   offsetof(struct tcphdr, check));
+	if (skb_ensure_writable(skb, off + sizeof(*check)))
+		return -ENOMEM;
+	iph = ip_hdr(skb);
+	check = (__sum16 *)(skb_network_header(skb) + off);
+
+	/* A UDP checksum of 0 means none, unless it is a partial one. */
+	if (!udp || *check || skb->ip_summed == CHECKSUM_PARTIAL) {
+		inet_proto_csum_replace4(check, skb, iph->saddr, saddr, true);
+		inet_proto_csum_replace4(check, skb, iph->daddr, daddr, true);
+		if (udp && !*check && skb->ip_summed != CHECKSUM_PARTIAL)
+			*check = CSUM_MANGLED_0;
+	}
+	csum_replace4(&iph->check, iph->saddr, saddr);
+	csum_replace4(&iph->check, iph->daddr, daddr);
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	return 0;
+}
