@@ -3,6 +3,7 @@
 #   make            build kernel/mpip.ko and userspace/mpipctl
 #   make check      install what is missing, run unit tests and VM selftests
 #   make demo       boot the lab and show mpip at work
+#   make bench      benchmarks vs. MPTCP in the lab VM (BENCH="--quick tcp")
 #   make unit       host unit tests only (ASan/UBSan)
 #   make clean
 
@@ -16,7 +17,7 @@ KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 
 PWD := $(CURDIR)
 
-.PHONY: all module mpipctl unit check demo deps clean help
+.PHONY: all module mpipctl unit check demo bench deps clean help
 
 all: module mpipctl
 
@@ -42,10 +43,13 @@ check:
 demo:
 	tools/demo.sh
 
+bench:
+	tools/bench.sh $(BENCH)
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C userspace clean
 	$(MAKE) -C tests/unit clean
 
 help:
-	@sed -n '3,8p' Makefile
+	@sed -n '3,9p' Makefile

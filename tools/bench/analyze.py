@@ -1,0 +1,784 @@
+#!/usr/bin/python3
+"""Figures from lab runs recorded by tools/bench/lib.sh (standard library only).
+
+    analyze.py run RUNDIR                 metrics of one run (JSON)
+    analyze.py line RUNDIR                the same as one line of text
+    analyze.py bench NAME DESC MODE=RUNDIR...
+                                          one benchmark: one JSON line
+    analyze.py summary RESULTS.jsonl      Markdown summary of benchmark lines
+    analyze.py demo DEMODIR               demo summary (writes summary.json,
+                                          prints a table)
+
+Definitions (data flows from host a to host b; "link N" is ethN):
+
+  link N rate      bytes received by b's ethN (interface counter, so
+                   Ethernet/IP/TCP headers and mpip trailers included: what
+                   the link carries, comparable with its netem rate), sampled
+                   every 0.1 s.  Averages leave out the first WARMUP s after
+                   data starts to flow (1 s; 0.5 s with --quick).
+  aggregate        link 1 + link 2 rate; aggregate % = of the sum of the
+                   two links' netem rates.
+  link 1 share     link 1 / aggregate in %; its target is link 1's share of
+                   the capacity (2:1 -> 66.7 %), split error = |share-target|.
+  iperf3 goodput   iperf3's own receiver figure (application bytes).
+  UDP delivered    1 - lost/sent datagrams as the iperf3 server (receiver)
+                   counts them; also received rate / offered rate, and
+                   whether the sender reached 95 % of the offered rate
+                   (under TCG it may not).
+  goodput stall    from the receiver's 0.1 s iperf3 intervals: the longest
+                   run of consecutive intervals whose goodput is below 10 %
+                   of the mean before the failure (first 0.5 s and the last
+                   interval left out).
+  link 2 back      time from the moment `ip link set eth2 up` returned to
+                   the middle of the first 0.1 s sample in which b received
+                   at least max(1 Mbit/s, 10 % of link 2's rate) on eth2.
+"""
+import bisect
+import json
+import math
+import os
+import re
+import sys
+
+DATA_COLS = ("eth1.rx_bytes", "eth2.rx_bytes")
+STALL_FRACTION = 0.10
+
+# Thresholds of the spec, reported (not enforced).
+CHECKS = {
+    "tcp": [
+        ("aggregate_pct", ">=", 95.0, "aggregate >= 95 % of capacity"),
+        ("split_error_pts", "<=", 10.0, "link split within 10 points of capacity ratio"),
+    ],
+    "udp": [
+        ("delivered_pct", ">=", 95.0, "UDP delivered >= 95 %"),
+    ],
+    "failover": [
+        ("stall_s", "<=", 1.0, "longest goodput stall <= 1 s"),
+        ("link2_back_s", "<=", 1.0, "returning link used within 1 s"),
+    ],
+}
+
+
+# ------------------------------------------------------------------ inputs
+
+def parse_rate_mbps(spec):
+    """Rate of a topo.sh SPEC "RATE,DELAY,LOSS" in Mbit/s, or None."""
+    rate = (spec or "").split(",")[0].strip()
+    if not rate or rate == "-":
+        return None
+    m = re.fullmatch(r"([0-9.]+)\s*([kKmMgGtT]?)(bit|bps)?", rate)
+    if not m:
+        return None
+    v = float(m.group(1))
+    v *= {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2).lower()]
+    if m.group(3) == "bps":     # tc: bps = bytes per second
+        v *= 8
+    return v / 1e6
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        # iperf3 may print text around its JSON when it fails
+        i, j = text.find("{"), text.rfind("}")
+        if 0 <= i < j:
+            try:
+                return json.loads(text[i:j + 1])
+            except ValueError:
+                pass
+    return None
+
+
+def load_events(path):
+    ev = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 2:
+                    ev[p[1]] = float(p[0])
+    except OSError:
+        pass
+    return ev
+
+
+class Samples:
+    """Cumulative byte counters sampled over time (sampler.py output)."""
+
+    def __init__(self, path):
+        self.t = []
+        self.v = {}
+        cols = None
+        rows = []
+        with open(path) as f:
+            for line in f:
+                if line.startswith("#"):
+                    cols = line[1:].split()[1:]
+                    continue
+                p = line.split(" ")
+                if cols is None or len(p) < 1 + len(cols):
+                    continue
+                rows.append(p)
+        cols = cols or []
+        self.v = {c: [] for c in cols}
+        last = {c: 0 for c in cols}
+        for p in rows:
+            self.t.append(float(p[0]))
+            for i, c in enumerate(cols):
+                s = p[1 + i].strip()
+                # a missing device reads as empty: hold the last value
+                if s:
+                    last[c] = int(s)
+                self.v[c].append(last[c])
+
+    def __bool__(self):
+        return len(self.t) >= 2
+
+    def at(self, col, t):
+        """Counter value at time t, interpolated linearly."""
+        ts, vs = self.t, self.v[col]
+        if t <= ts[0]:
+            return vs[0]
+        if t >= ts[-1]:
+            return vs[-1]
+        i = bisect.bisect_right(ts, t)
+        t0, t1 = ts[i - 1], ts[i]
+        return vs[i - 1] + (vs[i] - vs[i - 1]) * (t - t0) / (t1 - t0)
+
+    def mbps(self, col, t0, t1):
+        if t1 <= t0:
+            return None
+        return (self.at(col, t1) - self.at(col, t0)) * 8 / (t1 - t0) / 1e6
+
+    def binned(self, col, t0, t1, step):
+        """[(t_start, t_end, Mbit/s)] over fixed bins of STEP s from t0 to
+        t1 (interpolated: robust to irregular sampling)."""
+        out = []
+        n = int((t1 - t0) / step)
+        for i in range(n):
+            a = t0 + i * step
+            out.append((a, a + step, self.mbps(col, a, a + step)))
+        return out
+
+    def series(self, col):
+        """[(t_start, t_end, Mbit/s)] for each sample interval."""
+        ts, vs = self.t, self.v[col]
+        out = []
+        for i in range(1, len(ts)):
+            dt = ts[i] - ts[i - 1]
+            if dt > 0:
+                out.append((ts[i - 1], ts[i], max(0, vs[i] - vs[i - 1]) * 8 / dt / 1e6))
+        return out
+
+
+def iperf_intervals(doc):
+    """[(start_s, end_s, bytes)] of an iperf3 -J document's intervals."""
+    out = []
+    for iv in (doc or {}).get("intervals", []):
+        s = iv.get("sum") or {}
+        if "start" in s and "end" in s and "bytes" in s and s["end"] > s["start"]:
+            out.append((float(s["start"]), float(s["end"]), int(s["bytes"])))
+    return out
+
+
+def pearson(x, y):
+    n = len(x)
+    if n < 3:
+        return None
+    mx, my = sum(x) / n, sum(y) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in y)
+    if sxx <= 0 or syy <= 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def align(intervals, sb, guess, span=1.0, step=0.01):
+    """Wall-clock time of iperf3's interval origin.
+
+    iperf3 reports intervals relative to its own test start.  Find the
+    offset within guess +- span that best correlates the receiver's
+    interval goodput with the bytes b's interfaces received in the same
+    windows.  Returns (offset, correlation or None)."""
+    if not intervals or not sb:
+        return guess, None
+    g = [b for _, _, b in intervals]
+    best = (None, guess, None)
+    n = int(round(span / step))
+    for k in range(-n, n + 1):
+        o = guess + k * step
+        x = [sum(sb.at(c, o + e) - sb.at(c, o + s) for c in DATA_COLS)
+             for s, e, _ in intervals]
+        r = pearson(g, x)
+        if r is None:
+            continue
+        score = r - abs(k) * 1e-5      # ties: stay near the guess
+        if best[0] is None or score > best[0]:
+            best = (score, o, r)
+    return best[1], best[2]
+
+
+# ----------------------------------------------------------------- a run
+
+class Run:
+    def __init__(self, d):
+        self.dir = d
+        self.meta = load_json(os.path.join(d, "run.json")) or {}
+        self.ev = load_events(os.path.join(d, "events.txt"))
+        self.client = load_json(os.path.join(d, "client.json"))
+        self.server = load_json(os.path.join(d, "server.json"))
+        self.sa = self._samples("sampler_a", "sa.txt")
+        self.sb = self._samples("sampler_b", "sb.txt")
+        self.kind = self.meta.get("kind", "tcp")
+        self.mode = self.meta.get("mode", "?")
+        self.duration = float(self.meta.get("duration", 0))
+        self.warmup = float(self.meta.get("warmup", 1))
+        self.cap1 = parse_rate_mbps(self.meta.get("link1"))
+        self.cap2 = parse_rate_mbps(self.meta.get("link2"))
+        self.t0 = self.ev.get("flowing", self.ev.get("start"))
+        self._off = None
+
+    def _samples(self, key, default):
+        p = os.path.join(self.dir, self.meta.get(key, default))
+        try:
+            s = Samples(p)
+        except OSError:
+            return None
+        return s if s else None
+
+    def failover(self):
+        return "down_at" in self.meta
+
+    def intervals(self):
+        return iperf_intervals(self.server)
+
+    def offset(self):
+        """(wall-clock origin of the server's intervals, correlation)."""
+        if self._off is None:
+            guess = self.t0 if self.t0 is not None else 0.0
+            self._off = align(self.intervals(), self.sb, guess)
+        return self._off
+
+    def goodput_series(self):
+        """[(t_start, t_end, Mbit/s)] in wall-clock time."""
+        off, _ = self.offset()
+        return [(off + s, off + e, b * 8 / (e - s) / 1e6) for s, e, b in self.intervals()]
+
+    def window(self):
+        """Averaging window: WARMUP s after data flows until the run's end."""
+        if self.t0 is None or not self.sb:
+            return None
+        w0 = self.t0 + self.warmup
+        w1 = self.t0 + self.duration
+        w1 = min(w1, self.ev.get("end", w1), self.sb.t[-1])
+        return (w0, w1) if w1 > w0 else None
+
+    def link_rates(self, w):
+        l1 = self.sb.mbps(DATA_COLS[0], *w)
+        l2 = self.sb.mbps(DATA_COLS[1], *w)
+        return l1, l2
+
+    def error(self):
+        for doc, who in ((self.client, "client"), (self.server, "server")):
+            if doc is None:
+                return "no iperf3 %s output" % who
+            if doc.get("error"):
+                return "iperf3 %s: %s" % (who, doc["error"])
+        if self.t0 is None:
+            return "no events"
+        if not self.sb:
+            return "no counter samples"
+        return None
+
+    # -------------------------------------------------------------- metrics
+
+    def metrics(self):
+        m = {"kind": "failover" if self.failover() else self.kind, "mode": self.mode}
+        err = self.error()
+        if err:
+            m["error"] = err
+            if not self.sb or self.t0 is None:
+                return m
+        cap = (self.cap1 or 0) + (self.cap2 or 0)
+        w = self.window()
+        if w:
+            l1, l2 = self.link_rates(w)
+            agg = l1 + l2
+            m.update(link1_mbps=r1(l1), link2_mbps=r1(l2), aggregate_mbps=r1(agg),
+                     window_s=r1(w[1] - w[0]))
+            if cap:
+                m["capacity_mbps"] = r1(cap)
+                m["aggregate_pct"] = r1(100 * agg / cap)
+            if agg > 0:
+                m["link1_share_pct"] = r1(100 * l1 / agg)
+                if cap and self.cap1 is not None:
+                    target = 100 * self.cap1 / cap
+                    m["target_link1_share_pct"] = r1(target)
+                    m["split_error_pts"] = r1(abs(100 * l1 / agg - target))
+        if self.kind == "udp":
+            self._udp(m)
+        else:
+            self._tcp(m, cap)
+        if self.failover():
+            self._failover(m)
+        self._machinery(m)
+        kind = m["kind"]
+        checks = []
+        for key, op, limit, name in CHECKS.get(kind, []):
+            v = m.get(key)
+            ok = None
+            if isinstance(v, (int, float)):
+                ok = v >= limit if op == ">=" else v <= limit
+            elif key == "link2_back_s" and (m.get("link2_back_none_s") or 0) > limit:
+                ok = False
+            checks.append({"name": name, "metric": key, "op": op, "limit": limit,
+                           "value": v, "ok": ok})
+        if checks:
+            m["checks"] = checks
+        return m
+
+    def _tcp(self, m, cap):
+        end = (self.client or {}).get("end", {})
+        rcv = end.get("sum_received") or {}
+        snd = end.get("sum_sent") or {}
+        if "bits_per_second" in rcv:
+            m["iperf3_mbps"] = r1(rcv["bits_per_second"] / 1e6)
+            if cap:
+                m["iperf3_pct"] = r1(100 * rcv["bits_per_second"] / 1e6 / cap)
+        if "retransmits" in snd:
+            m["retransmits"] = snd["retransmits"]
+
+    def _udp(self, m):
+        offered = parse_rate_mbps(self.meta.get("udp_rate", ""))
+        cend = (self.client or {}).get("end", {})
+        sent = cend.get("sum_sent") or cend.get("sum") or {}
+        rsum = (self.server or {}).get("end", {}).get("sum") or {}
+        if offered:
+            m["offered_mbps"] = r1(offered)
+        if "bits_per_second" in sent:
+            m["sent_mbps"] = r1(sent["bits_per_second"] / 1e6)
+            if offered:
+                m["sender_limited"] = sent["bits_per_second"] / 1e6 < 0.95 * offered
+        if "packets" in rsum:
+            pk, lost = rsum["packets"], rsum.get("lost_packets", 0)
+            m["packets"] = pk
+            m["lost_packets"] = lost
+            if pk:
+                m["delivered_pct"] = r1(100 * (pk - lost) / pk)
+        # (iperf3 3.12's server leaves bytes/bits_per_second of its UDP sum
+        # at 0; the client's sum_received has the receiver's figures)
+        recv = cend.get("sum_received") or {}
+        bps = recv.get("bits_per_second") or rsum.get("bits_per_second")
+        if bps:
+            m["received_mbps"] = r1(bps / 1e6)
+            if offered:
+                m["delivered_of_offered_pct"] = r1(100 * bps / 1e6 / offered)
+        if "jitter_ms" in rsum:
+            m["jitter_ms"] = round(rsum["jitter_ms"], 3)
+        ooo = sum((s.get("udp") or {}).get("out_of_order", 0)
+                  for s in (self.server or {}).get("end", {}).get("streams", []))
+        m["out_of_order"] = ooo
+        # datagrams the receiving host dropped itself (socket buffer full):
+        # a slow receiver, not the network
+        ns = read_nstat(os.path.join(self.dir, "nstat-b.txt"))
+        if ns:
+            m["receiver_drops"] = ns.get("UdpRcvbufErrors", 0)
+
+    def _failover(self, m):
+        down, up = self.ev.get("down"), self.ev.get("up")
+        m["fail_end"] = self.meta.get("fail_end")
+        if down is None or up is None:
+            m.setdefault("error", "no link down/up events")
+            return
+        m["down_at_s"] = r2(down - self.t0)
+        m["up_at_s"] = r2(up - self.t0)
+        if "down_cmd" in self.ev:
+            m["link_cmd_s"] = r2(down - self.ev["down_cmd"])
+        gp = self.goodput_series()
+        off, corr = self.offset()
+        m["goodput_align_r"] = r2(corr) if corr is not None else None
+        if gp:
+            def mean(a, b):
+                xs = [(e - s, v) for s, e, v in gp if s >= a and e <= b]
+                tot = sum(d for d, _ in xs)
+                return sum(d * v for d, v in xs) / tot if tot > 0 else None
+            pre = mean(self.t0 + self.warmup, down)
+            m["goodput_before_mbps"] = r1(pre)
+            m["goodput_during_mbps"] = r1(mean(down, up))
+            m["goodput_after_mbps"] = r1(mean(up + 1.0, self.t0 + self.duration))
+            if pre:
+                lim = STALL_FRACTION * pre
+                body = [x for x in gp[:-1] if x[0] >= self.t0 + 0.5]
+                best = (0.0, None)
+                run_s, run_start = 0.0, None
+                for s, e, v in body:
+                    if v < lim:
+                        if run_start is None:
+                            run_start, run_s = s, 0.0
+                        run_s += e - s
+                        if run_s > best[0]:
+                            best = (run_s, run_start)
+                    else:
+                        run_start = None
+                m["stall_s"] = r2(best[0])
+                m["stall_start_s"] = r2(best[1] - down) if best[1] is not None else None
+        if self.sb:
+            thr = max(1.0, 0.1 * (self.cap2 or 10))
+            back = None
+            for s, e, v in self.sb.series(DATA_COLS[1]):
+                if e > up and v >= thr:
+                    back = max(0.0, (s + e) / 2 - up)
+                    break
+            m["link2_back_s"] = r2(back)
+            if back is None:
+                # not within the run: say how long we watched
+                end = min(self.sb.t[-1], self.ev.get("end", self.sb.t[-1]),
+                          self.t0 + self.duration)
+                m["link2_back_none_s"] = r1(end - up)
+            stop = None
+            for s, e, v in self.sb.series(DATA_COLS[1]):
+                if s >= down and v < thr:
+                    stop = max(0.0, (s + e) / 2 - down)
+                    break
+            m["link2_stopped_s"] = r2(stop)
+            end = min(self.t0 + self.duration, self.sb.t[-1])
+            if end > up + 1:
+                m["link2_after_mbps"] = r1(self.sb.mbps(DATA_COLS[1], up + 1, end))
+
+    def sb_step(self):
+        return float(self.meta.get("interval", 0.1))
+
+    def _machinery(self, m):
+        """What the multipath machinery says it did."""
+        if self.mode == "mptcp" and self.kind == "tcp":
+            self._mptcp(m)
+        elif self.mode == "mpip":
+            self._mpip(m)
+
+    def _mptcp(self, m):
+        # subflows per MPTCP connection from `ss -tin` snapshots on a (the
+        # data connection and iperf3's control connection are both MPTCP)
+        best = None
+        for tag in ("mid", "down", "up"):
+            p = os.path.join(self.dir, "ss-%s.txt" % tag)
+            try:
+                text = open(p).read()
+            except OSError:
+                continue
+            conns = {}
+            sent = {}
+            cur = None
+            for line in text.splitlines():
+                if not line.startswith((" ", "\t")):
+                    f = line.split()
+                    cur = (f[3], f[4]) if len(f) >= 5 else None
+                    continue
+                b = re.search(r"bytes_sent:(\d+)", line)
+                # token:REMOTE(id:N)/LOCAL(id:N): the local token names
+                # the MPTCP connection
+                tok = re.search(r"token:[0-9a-f]+\(id:\d+\)/([0-9a-f]+)", line)
+                if cur and "tcp-ulp-mptcp" in line and tok:
+                    conns.setdefault(tok.group(1), []).append("%s->%s" % cur)
+                    sent[tok.group(1)] = sent.get(tok.group(1), 0) + (int(b.group(1)) if b else 0)
+            if conns:
+                # the data connection: the one that sent the most
+                sub = conns[max(conns, key=lambda k: sent[k])]
+                if best is None or len(sub) > len(best[1]):
+                    best = (tag, sub)
+        if best:
+            m["mptcp_subflows"] = len(best[1])
+            m["mptcp_subflow_addrs"] = best[1]
+        ns = read_nstat(os.path.join(self.dir, "nstat-a.txt"))
+        if "MPTcpExtMPCapableSYNACKRX" in ns:
+            m["mptcp_connections"] = ns["MPTcpExtMPCapableSYNACKRX"]
+        if "MPTcpExtMPJoinSynAckRx" in ns:
+            m["mptcp_joins"] = ns["MPTcpExtMPJoinSynAckRx"]
+        m["mptcp_verified"] = bool(m.get("mptcp_subflows", 0) >= 2 or m.get("mptcp_joins", 0) >= 1) \
+            and (m.get("link2_mbps") or 0) > 1.0
+
+    def _mpip(self, m):
+        doc = load_json(os.path.join(self.dir, "paths-end.json"))
+        if not isinstance(doc, list):
+            if isinstance(doc, dict):
+                doc = doc.get("paths")
+        if isinstance(doc, list):
+            paths = []
+            for p in doc:
+                if not isinstance(p, dict):
+                    continue
+                paths.append({k: p.get(k) for k in ("saddr", "daddr", "dev", "state", "weight",
+                                                    "tx_pkts", "rx_pkts") if k in p})
+            m["mpip_paths"] = paths
+            m["mpip_paths_used"] = sum(1 for p in paths if (p.get("tx_pkts") or 0) > 0)
+
+
+def read_nstat(path):
+    """Counters of `nstat -a` output."""
+    out = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 2 and p[1].isdigit():
+                    out[p[0]] = int(p[1])
+    except OSError:
+        pass
+    return out
+
+
+def r1(x):
+    return None if x is None else round(x, 1)
+
+
+def r2(x):
+    return None if x is None else round(x, 2)
+
+
+# ------------------------------------------------------------- reporting
+
+def fmt(v, unit=""):
+    if v is None:
+        return "n/a"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return ("%.2f" % v if abs(v) < 10 and unit == "s" else "%.1f" % v) + unit
+    return "%s%s" % (v, unit)
+
+
+def run_line(m):
+    """One human line for a run's metrics."""
+    if m.get("error") and "aggregate_mbps" not in m:
+        return "error: %s" % m["error"]
+    parts = ["link 1 %s, link 2 %s, aggregate %s Mbit/s" % (
+        fmt(m.get("link1_mbps")), fmt(m.get("link2_mbps")), fmt(m.get("aggregate_mbps")))]
+    if "aggregate_pct" in m:
+        parts.append("%s %% of %s" % (fmt(m["aggregate_pct"]), fmt(m.get("capacity_mbps"))))
+    if "link1_share_pct" in m:
+        parts.append("link 1 share %s %%" % fmt(m["link1_share_pct"]))
+    if "iperf3_mbps" in m:
+        parts.append("iperf3 %s Mbit/s" % fmt(m["iperf3_mbps"]))
+    if "delivered_pct" in m:
+        parts.append("delivered %s %% (sent %s of %s Mbit/s offered)" % (
+            fmt(m["delivered_pct"]), fmt(m.get("sent_mbps")), fmt(m.get("offered_mbps"))))
+    if m.get("kind") == "failover":
+        back = m.get("link2_back_s")
+        parts.append("stall %s s, link 2 back %s" % (
+            fmt(m.get("stall_s")), "after %s s" % fmt(back) if back is not None else
+            "not within %s s" % fmt(m.get("link2_back_none_s"))))
+    if m.get("error"):
+        parts.append("(error: %s)" % m["error"])
+    return "; ".join(parts)
+
+
+# rows of the Markdown summary, per benchmark kind: (metric, label, unit)
+ROWS = {
+    "tcp": [
+        ("aggregate_mbps", "aggregate, link level (Mbit/s)", ""),
+        ("aggregate_pct", "aggregate, % of capacity", ""),
+        ("link1_mbps", "link 1 (Mbit/s)", ""),
+        ("link2_mbps", "link 2 (Mbit/s)", ""),
+        ("link1_share_pct", "link 1 share (%)", ""),
+        ("split_error_pts", "split error vs. capacity ratio (points)", ""),
+        ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),
+        ("retransmits", "TCP retransmits", ""),
+    ],
+    "udp": [
+        ("offered_mbps", "offered (Mbit/s)", ""),
+        ("sent_mbps", "sent (Mbit/s)", ""),
+        ("received_mbps", "received (Mbit/s)", ""),
+        ("delivered_pct", "delivered, % of sent datagrams", ""),
+        ("delivered_of_offered_pct", "received, % of offered rate", ""),
+        ("link1_mbps", "link 1 (Mbit/s)", ""),
+        ("link2_mbps", "link 2 (Mbit/s)", ""),
+        ("out_of_order", "datagrams out of order", ""),
+    ],
+    "failover": [
+        ("goodput_before_mbps", "goodput before failure (Mbit/s)", ""),
+        ("goodput_during_mbps", "goodput while link 2 is down (Mbit/s)", ""),
+        ("goodput_after_mbps", "goodput after link 2 returns (Mbit/s)", ""),
+        ("stall_s", "longest goodput stall (s)", ""),
+        ("link2_back_s", "link 2 carries traffic again after (s)", ""),
+        ("link2_after_mbps", "link 2 after its return (Mbit/s)", ""),
+        ("iperf3_mbps", "iperf3 goodput, whole run (Mbit/s)", ""),
+    ],
+}
+
+
+def check_mark(m, key):
+    for c in m.get("checks", []):
+        if c["metric"] == key:
+            return {True: " ✓", False: " ✗"}.get(c["ok"], " ?")
+    return ""
+
+
+def threshold_of(kind, key):
+    for k, op, limit, _ in CHECKS.get(kind, []):
+        if k == key:
+            return "%s %g" % ("≥" if op == ">=" else "≤", limit)
+    return ""
+
+
+def summary_md(lines):
+    out = ["# mpip benchmarks", ""]
+    if lines:
+        q = lines[0].get("quick")
+        out.append("Run %s%s. Values from the receiver; link rates from interface "
+                   "counters (headers included). ✓/✗: the spec's thresholds, "
+                   "reported, not enforced. Definitions: `tools/bench/analyze.py`."
+                   % (lines[0].get("date", ""), " with --quick (short runs)" if q else ""))
+        out.append("")
+    for b in lines:
+        modes = list(b.get("modes", {}))
+        out.append("## %s — %s" % (b["bench"], b.get("desc", "")))
+        out.append("")
+        out.append("links: %s / %s, %s s per run" % (b.get("link1"), b.get("link2"), b.get("duration")))
+        out.append("")
+        kind = b.get("kind", "tcp")
+        out.append("| metric | threshold | " + " | ".join(modes) + " |")
+        out.append("| --- | --- |" + " --- |" * len(modes))
+        for key, label, unit in ROWS.get(kind, []):
+            cells = []
+            for mo in modes:
+                m = b["modes"][mo]
+                v = fmt(m.get(key), unit)
+                if key == "link2_back_s" and m.get(key) is None and "link2_back_none_s" in m:
+                    v = "not within %s" % fmt(m["link2_back_none_s"], " s")
+                cells.append(v + check_mark(m, key))
+            out.append("| %s | %s | %s |" % (label, threshold_of(kind, key), " | ".join(cells)))
+        extra = []
+        for mo in modes:
+            m = b["modes"][mo]
+            if mo == "mptcp" and kind != "udp":
+                extra.append("mptcp: %s subflow(s) %s, verified both links used: %s" % (
+                    fmt(m.get("mptcp_subflows")), ", ".join(m.get("mptcp_subflow_addrs", [])),
+                    fmt(m.get("mptcp_verified"))))
+            if mo == "mpip" and "mpip_paths_used" in m:
+                extra.append("mpip: %d path(s) carried data" % m["mpip_paths_used"])
+            if m.get("sender_limited"):
+                extra.append("%s: the sender reached only %s of %s Mbit/s (CPU-bound under "
+                             "emulation?)" % (mo, fmt(m.get("sent_mbps")), fmt(m.get("offered_mbps"))))
+            if m.get("error"):
+                extra.append("%s: error: %s" % (mo, m["error"]))
+        if kind == "udp" and "mptcp" in modes:
+            extra.append("MPTCP does not carry UDP: its column is plain single-path UDP.")
+        if kind == "failover":
+            m0 = b["modes"][modes[0]] if modes else {}
+            extra.append("link 2 down at %s s, up at %s s (end: %s)" % (
+                fmt(m0.get("down_at_s")), fmt(m0.get("up_at_s")), m0.get("fail_end")))
+        if extra:
+            out.append("")
+            out += ["- " + e for e in extra]
+        out.append("")
+        out.append("![%s](%s.png)" % (b["bench"], b["bench"]))
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def demo_table(s):
+    """Text table for the demo."""
+    rows = [("phase", "link 1", "link 2", "aggregate", "% capacity", "link 1 share", "iperf3")]
+    for key, label in (("off", "(a) MPIP off"), ("on", "(b) MPIP on"), ("fail", "(c) MPIP on, link 2 fails")):
+        m = s.get(key)
+        if not m:
+            continue
+        rows.append((label, fmt(m.get("link1_mbps")), fmt(m.get("link2_mbps")),
+                     fmt(m.get("aggregate_mbps")), fmt(m.get("aggregate_pct"), " %"),
+                     fmt(m.get("link1_share_pct"), " %"), fmt(m.get("iperf3_mbps"))))
+    w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r))
+             for r in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    lines.append("(rates in Mbit/s; links from interface counters, iperf3 = goodput)")
+    f = s.get("fail")
+    if f:
+        lines.append("")
+        lines.append("(c) link 2 down at %s s, up at %s s:" % (fmt(f.get("down_at_s")), fmt(f.get("up_at_s"))))
+        lines.append("    longest goodput stall      %s s" % fmt(f.get("stall_s")))
+        lines.append("    goodput before/during/after %s / %s / %s Mbit/s" % (
+            fmt(f.get("goodput_before_mbps")), fmt(f.get("goodput_during_mbps")),
+            fmt(f.get("goodput_after_mbps"))))
+        back = f.get("link2_back_s")
+        lines.append("    link 2 carries traffic again %s" % (
+            "%s s after it came back" % fmt(back, "") if back is not None else
+            "not within the %s s the run went on" % fmt(f.get("link2_back_none_s"))))
+    for key in ("off", "on", "fail"):
+        if s.get(key, {}).get("error"):
+            lines.append("%s: error: %s" % (key, s[key]["error"]))
+    return "\n".join(lines)
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.stderr.write(__doc__)
+        return 2
+    cmd = argv[1]
+    if cmd == "run":
+        print(json.dumps(Run(argv[2]).metrics(), sort_keys=False))
+    elif cmd == "line":
+        print(run_line(Run(argv[2]).metrics()))
+    elif cmd == "bench":
+        name, desc = argv[2], argv[3]
+        line = {"bench": name, "desc": desc}
+        modes = {}
+        for spec in argv[4:]:
+            if spec.startswith("--"):
+                k, _, v = spec[2:].partition("=")
+                try:
+                    line[k] = json.loads(v)
+                except ValueError:
+                    line[k] = v
+                continue
+            mode, _, d = spec.partition("=")
+            if os.path.exists(os.path.join(d, "run.json")):
+                r = Run(d)
+                modes[mode] = r.metrics()
+                line.setdefault("kind", modes[mode]["kind"])
+                line.setdefault("link1", r.meta.get("link1"))
+                line.setdefault("link2", r.meta.get("link2"))
+                line.setdefault("duration", r.duration)
+            else:
+                err = "no run"
+                try:
+                    err = open(os.path.join(d, "error.txt")).read().strip() or err
+                except OSError:
+                    pass
+                modes[mode] = {"mode": mode, "error": err}
+        line["modes"] = modes
+        print(json.dumps(line, ensure_ascii=False))
+    elif cmd == "summary":
+        lines = []
+        with open(argv[2]) as f:
+            for ln in f:
+                ln = ln.strip()
+                if ln:
+                    try:
+                        lines.append(json.loads(ln))
+                    except ValueError:
+                        pass
+        sys.stdout.write(summary_md(lines))
+    elif cmd == "demo":
+        d = argv[2]
+        s = {}
+        for key in ("off", "on", "fail"):
+            if os.path.exists(os.path.join(d, key, "run.json")):
+                s[key] = Run(os.path.join(d, key)).metrics()
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(s, f, indent=1)
+            f.write("\n")
+        print(demo_table(s))
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,438 @@
+# shellcheck shell=bash
+# tools/bench/lib.sh - guest-side lab helpers shared by tools/demo.sh and
+# tools/bench.sh.  Source it as root inside the VM (tools/vm.sh).
+#
+# A "lab" is the twolink topology of tools/topo.sh (hosts ${LAB_P}a and
+# ${LAB_P}b, link 1 = eth1 10.1.1.0/24, link 2 = eth2 10.1.2.0/24) plus one
+# byte-counter sampler per host (tools/bench/sampler.py, /proc/net/dev every
+# LAB_INTERVAL s) writing LAB_DIR/sa.txt and LAB_DIR/sb.txt.  A "run" is one
+# iperf3 session from a to b (data flows a -> b) in its own directory:
+#
+#   run.json      what was run (kind, mode, duration, link specs, ...)
+#   events.txt    "EPOCH_SECONDS NAME" lines: start (client launched),
+#                 flowing (first sample with data at b), down/up (link 2
+#                 failure, when the command had completed), end
+#   client.json   iperf3 -J of the client, server.json of the server
+#                 (receiver side, 0.1 s intervals)
+#   *.txt/*.json  snapshots: mpipctl paths/stats, ss, nstat
+#
+# tools/bench/analyze.py turns a run directory into figures.
+#
+# Everything here avoids forking where it can: under TCG each exec costs
+# ~0.2 s of a CPU that the measured traffic also needs.
+
+LAB_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+LAB_TOPO=$LAB_REPO/tools/topo.sh
+LAB_SAMPLER=$LAB_REPO/tools/bench/sampler.py
+LAB_PY=/usr/bin/python3
+MPIPCTL=${MPIPCTL:-$LAB_REPO/userspace/mpipctl}
+MPIP_KO=${MPIP_KO:-$LAB_REPO/kernel/mpip.ko}
+
+LAB_P=${LAB_P:-mpb}             # namespace prefix
+LAB_A=${LAB_P}a
+LAB_B=${LAB_P}b
+LAB_INTERVAL=${LAB_INTERVAL:-0.1}  # sampler period, s
+LAB_FAIL_END=${LAB_FAIL_END:-a} # link failure: a | b | both ends go down
+LAB_MODE=                       # mpip | off | mptcp, set by lab_mode
+LAB_DIR=
+LAB_LINK1=
+LAB_LINK2=
+LAB_SA_PID=
+LAB_SB_PID=
+LAB_CTL_A=
+LAB_CTL_B=
+LAB_BG_PIDS=()
+LAB_TMP=
+LINK_T=
+_LAB_NAP_FD=
+export LC_ALL=C
+
+lab_log() { printf '%s\n' "$*" >&2; }
+lab_die() {
+	printf 'lab: %s\n' "$*" >&2
+	exit 1
+}
+
+# lab_init: checks and one-time setup of the calling shell
+lab_init() {
+	local c
+	[[ $EUID == 0 ]] || lab_die "must run as root inside the VM (tools/vm.sh -- ...)"
+	for c in ip tc iperf3 "$LAB_PY"; do
+		command -v "$c" >/dev/null || lab_die "missing $c (run tools/deps.sh on the host)"
+	done
+	# FIFOs live in the guest's /tmp, not on the shared repository
+	[[ -n $LAB_TMP ]] || LAB_TMP=$(mktemp -d /tmp/mpip-lab.XXXXXX)
+	# nap: sleep without forking - read with a timeout on a FIFO nobody writes
+	if [[ -z $_LAB_NAP_FD ]]; then
+		mkfifo "$LAB_TMP/nap" "$LAB_TMP/ctl-a" "$LAB_TMP/ctl-b"
+		exec {_LAB_NAP_FD}<>"$LAB_TMP/nap"
+	fi
+	# room for iperf3 -w with UDP (global sysctls: only in the throw-away VM)
+	if [[ ${MPIP_IN_VM:-0} == 1 ]]; then
+		sysctl -qw net.core.rmem_max=16777216 net.core.wmem_max=16777216 || true
+	fi
+}
+
+nap() { read -rt "$1" -u "$_LAB_NAP_FD" _ || true; }
+
+# now_us: microseconds since the epoch in NOW_US (no fork)
+now_us() { NOW_US=${EPOCHREALTIME/./}; }
+
+# us_to_s US: print seconds with 6 decimals
+us_to_s() { printf '%d.%06d' $(($1 / 1000000)) $(($1 % 1000000)); }
+
+# s_to_us SECONDS: decimal seconds to integer microseconds in S_US
+s_to_us() {
+	local s=$1 int frac
+	int=${s%%.*}
+	[[ $s == *.* ]] && frac=${s#*.} || frac=
+	frac=${frac}000000
+	frac=${frac:0:6}
+	S_US=$((10#${int:-0} * 1000000 + 10#$frac))
+}
+
+# sleep_until_us T: nap until the epoch microsecond T
+sleep_until_us() {
+	local d
+	now_us
+	d=$(($1 - NOW_US))
+	((d > 0)) || return 0
+	nap "$(us_to_s "$d")"
+}
+
+# lab_event DIR NAME [EPOCHREALTIME]
+lab_event() {
+	printf '%s %s\n' "${3:-$EPOCHREALTIME}" "$2" >>"$1/events.txt"
+}
+
+# wait_until TIMEOUT_S CMD...: poll CMD every 0.1 s
+wait_until() {
+	local tmo=$1 end
+	shift
+	now_us
+	end=$((NOW_US + ${tmo%%.*} * 1000000))
+	until "$@"; do
+		now_us
+		((NOW_US < end)) || return 1
+		nap 0.1
+	done
+}
+
+pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# ------------------------------------------------------------------ the lab
+
+lab_mpip_loaded() { [[ -d /sys/module/mpip ]]; }
+
+# lab_mpip_load: load mpip.ko unless loaded; fails if it cannot be
+lab_mpip_load() {
+	lab_mpip_loaded && return 0
+	[[ -f $MPIP_KO ]] || return 1
+	modprobe nf_defrag_ipv4 && insmod "$MPIP_KO"
+}
+
+# lab_up DIR LINK1 LINK2: fresh twolink lab (SPEC as for topo.sh), samplers
+# on both hosts writing DIR/sa.txt and DIR/sb.txt
+lab_up() {
+	LAB_DIR=$1 LAB_LINK1=$2 LAB_LINK2=$3
+	mkdir -p "$LAB_DIR"
+	lab_samplers_stop
+	"$LAB_TOPO" twolink --prefix "$LAB_P" --link1 "$LAB_LINK1" --link2 "$LAB_LINK2" || return 1
+	lab_mpip_load 2>/dev/null || lab_log "lab: mpip.ko not loaded (mpip runs will fail)"
+	lab_samplers_start "$LAB_DIR"
+}
+
+# lab_down: stop everything and delete the namespaces
+lab_down() {
+	local p
+	for p in "${LAB_BG_PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	LAB_BG_PIDS=()
+	lab_samplers_stop
+	"$LAB_TOPO" clean --prefix "$LAB_P" 2>/dev/null || true
+}
+
+# lab_fini: lab_down and remove the scratch directory (for an EXIT trap)
+lab_fini() {
+	lab_down
+	[[ -z $_LAB_NAP_FD ]] || exec {_LAB_NAP_FD}>&-
+	_LAB_NAP_FD=''
+	[[ -z $LAB_TMP ]] || rm -rf "$LAB_TMP"
+	LAB_TMP=''
+}
+
+lab_samplers_start() {
+	local dir=$1 ra=$1/.ready-a rb=$1/.ready-b
+	rm -f "$ra" "$rb" "$dir/ack-a.txt" "$dir/ack-b.txt"
+	# (the samplers also switch links on command: see lab_link_set)
+	ip netns exec "$LAB_A" nice -n -10 "$LAB_PY" "$LAB_SAMPLER" "$dir/sa.txt" \
+		--interval "$LAB_INTERVAL" --ready "$ra" \
+		--control "$LAB_TMP/ctl-a" --ack "$dir/ack-a.txt" </dev/null 2>"$dir/sampler-a.err" &
+	LAB_SA_PID=$!
+	ip netns exec "$LAB_B" nice -n -10 "$LAB_PY" "$LAB_SAMPLER" "$dir/sb.txt" \
+		--interval "$LAB_INTERVAL" --ready "$rb" --trigger "$dir/.trigger" \
+		--control "$LAB_TMP/ctl-b" --ack "$dir/ack-b.txt" </dev/null 2>"$dir/sampler-b.err" &
+	LAB_SB_PID=$!
+	# read-write opens of a FIFO never block
+	[[ -n $LAB_CTL_A ]] || exec {LAB_CTL_A}<>"$LAB_TMP/ctl-a"
+	[[ -n $LAB_CTL_B ]] || exec {LAB_CTL_B}<>"$LAB_TMP/ctl-b"
+	# python starts slowly under TCG (several seconds with two at once)
+	if ! wait_until 60 test -e "$ra" -a -e "$rb"; then
+		lab_log "lab: byte counter samplers did not start: $(cat "$dir"/sampler-?.err 2>/dev/null)"
+		return 1
+	fi
+	rm -f "$ra" "$rb"
+}
+
+lab_samplers_stop() {
+	local p
+	for p in $LAB_SA_PID $LAB_SB_PID; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	LAB_SA_PID='' LAB_SB_PID=''
+	# drop commands nobody read
+	[[ -z $LAB_CTL_A ]] || exec {LAB_CTL_A}>&-
+	[[ -z $LAB_CTL_B ]] || exec {LAB_CTL_B}>&-
+	LAB_CTL_A='' LAB_CTL_B=''
+	return 0
+}
+
+# lab_mode MODE: mpip (mpip on in both hosts), off (mpip off, plain TCP/UDP)
+# or mptcp (mpip off, Linux MPTCP with a second subflow over link 2)
+lab_mode() {
+	local ns
+	LAB_MODE=$1
+	case $LAB_MODE in
+	mpip)
+		lab_mpip_loaded || { lab_log "lab: mpip.ko is not loaded"; return 1; }
+		for ns in "$LAB_A" "$LAB_B"; do
+			ip netns exec "$ns" "$MPIPCTL" enable >/dev/null || return 1
+		done
+		;;
+	off | mptcp)
+		if lab_mpip_loaded; then
+			for ns in "$LAB_A" "$LAB_B"; do
+				ip netns exec "$ns" "$MPIPCTL" disable >/dev/null || return 1
+			done
+		fi
+		;;
+	*) lab_die "unknown mode '$LAB_MODE'" ;;
+	esac
+	[[ $LAB_MODE == mptcp ]] || return 0
+	command -v mptcpize >/dev/null || { lab_log "lab: mptcpize missing (Debian package mptcpd)"; return 1; }
+	# Both hosts may run 2 subflows and accept announced addresses.  b
+	# announces its link-2 address (ADD_ADDR); a's in-kernel path manager
+	# then opens the second subflow 10.1.2.1 -> 10.1.2.2 (source chosen by
+	# routing).  A client-side "subflow" endpoint would not do: a subflow
+	# from 10.1.2.1 to b's first address 10.1.1.2 is routed through eth1.
+	ip -n "$LAB_A" -batch - <<-EOF || return 1
+		mptcp limits set subflows 2 add_addr_accepted 2
+		mptcp endpoint flush
+	EOF
+	ip -n "$LAB_B" -batch - <<-EOF || return 1
+		mptcp limits set subflows 2 add_addr_accepted 2
+		mptcp endpoint flush
+		mptcp endpoint add 10.1.2.2 dev eth2 signal
+	EOF
+	for ns in "$LAB_A" "$LAB_B"; do
+		ip netns exec "$ns" sysctl -qw net.mptcp.enabled=1 || return 1
+	done
+}
+
+# lab_listening PORT: something in b listens on TCP PORT (reads b's
+# /proc/net through the sampler's /proc/PID/net, no fork)
+lab_listening() {
+	local hex _sl loc st
+	printf -v hex '%04X' "$1"
+	for f in /proc/"$LAB_SB_PID"/net/tcp /proc/"$LAB_SB_PID"/net/tcp6; do
+		[[ -r $f ]] || continue
+		while read -r _sl loc _ st _; do
+			[[ $st == 0A && $loc == *:"$hex" ]] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# lab_link_set STATE: set eth2 up or down at the end(s) LAB_FAIL_END of link
+# 2.  The samplers do it (an ioctl, as `ip link set` does), so no process is
+# started and the time of the change is known: LINK_T gets it (for "down"
+# the first end's, for "up" the last end's, i.e. when the link broke and
+# when it worked again).
+lab_link_set() {
+	local st=$1 e fd ack n lines t=
+	local -A before=()
+	case $LAB_FAIL_END in
+	a) set -- a ;;
+	b) set -- b ;;
+	both) set -- a b ;;
+	*) lab_die "bad LAB_FAIL_END '$LAB_FAIL_END' (a, b or both)" ;;
+	esac
+	for e in "$@"; do
+		ack=$LAB_DIR/ack-$e.txt
+		lines=()
+		[[ -f $ack ]] && mapfile -t lines <"$ack"
+		before[$e]=${#lines[@]}
+		[[ $e == a ]] && fd=$LAB_CTL_A || fd=$LAB_CTL_B
+		printf '%s eth2\n' "$st" >&"$fd"
+	done
+	for e in "$@"; do
+		ack=$LAB_DIR/ack-$e.txt
+		n=0
+		while :; do
+			lines=()
+			[[ -f $ack ]] && mapfile -t lines <"$ack"
+			((${#lines[@]} > before[$e])) && break
+			((++n < 500)) || { lab_log "lab: no answer from the sampler in host $e"; return 1; }
+			nap 0.02
+		done
+		read -r -a f <<<"${lines[-1]}"
+		[[ ${f[3]:-} == ok ]] || { lab_log "lab: link $st at $e: ${lines[-1]}"; return 1; }
+		if [[ -z $t ]] || { [[ $st == down ]] && [[ ${f[0]} < $t ]]; } ||
+			{ [[ $st == up ]] && [[ ${f[0]} > $t ]]; }; then
+			t=${f[0]}
+		fi
+	done
+	LINK_T=$t
+}
+
+# json_str S: S as a JSON string
+json_str() {
+	local s=${1//\\/\\\\}
+	s=${s//\"/\\\"}
+	printf '"%s"' "$s"
+}
+
+# lab_snapshot RUNDIR TAG: state of the multipath machinery on host a
+# (one exec: they are expensive under TCG)
+lab_snapshot() {
+	local dir=$1 tag=$2
+	case $LAB_MODE in
+	mpip)
+		ip netns exec "$LAB_A" "$MPIPCTL" -j show paths >"$dir/paths-$tag.json" 2>/dev/null || true
+		;;
+	mptcp)
+		ip netns exec "$LAB_A" ss -tinH >"$dir/ss-$tag.txt" 2>/dev/null || true
+		;;
+	esac
+}
+
+# lab_run RUNDIR KIND DURATION [DOWN_AT UP_AT]
+#   KIND tcp or udp.  One iperf3 session a -> b over link 1's address
+#   (10.1.1.2) for DURATION s, in the current mode.  With DOWN_AT/UP_AT,
+#   link 2 goes down DOWN_AT s after data starts to flow and comes back at
+#   UP_AT s.  Options in the environment:
+#     LAB_UDP_RATE   offered UDP rate for iperf3 -b (default 55M)
+#     LAB_UDP_LEN    iperf3 -l for UDP (default: iperf3's)
+#     LAB_WARMUP     seconds left out of the throughput averages (default 1)
+#     LAB_PORT       iperf3 port (default 5201)
+#   Returns non-zero if iperf3 failed (the data is kept for inspection).
+lab_run() {
+	local dir=$1 kind=$2 dur=$3 down_at=${4:-} up_at=${5:-}
+	local port=${LAB_PORT:-5201} pre=() cargs=() spid cpid rc=0 t0 t0_us down_us up_us
+	local trig=$LAB_DIR/.trigger rel snaps=() p
+	mkdir -p "$dir"
+	rm -f "$dir"/{events.txt,client.json,server.json,client.err,server.err} "$dir"/paths-*.json "$dir"/ss-*.txt
+	[[ $LAB_MODE == mptcp ]] && pre=(mptcpize run)
+	cargs=(-c 10.1.1.2 -p "$port" -t "$dur" -J -i 0.5)
+	# UDP: big socket buffers, so that a receiver slowed down by emulation
+	# loses no datagrams in its socket
+	[[ $kind == udp ]] && cargs+=(-u -b "${LAB_UDP_RATE:-55M}" -w 4M)
+	[[ $kind == udp && -n ${LAB_UDP_LEN:-} ]] && cargs+=(-l "$LAB_UDP_LEN")
+
+	{
+		printf '{"kind": %s, "mode": %s, "duration": %s, ' "$(json_str "$kind")" "$(json_str "$LAB_MODE")" "$dur"
+		printf '"link1": %s, "link2": %s, ' "$(json_str "$LAB_LINK1")" "$(json_str "$LAB_LINK2")"
+		printf '"warmup": %s, "interval": %s, "port": %s, ' "${LAB_WARMUP:-1}" "$LAB_INTERVAL" "$port"
+		if [[ $dir -ef $LAB_DIR ]]; then
+			rel=
+		elif [[ ${dir%/*} -ef $LAB_DIR ]]; then
+			rel=../
+		else
+			rel=$LAB_DIR/
+		fi
+		printf '"sampler_a": %s, "sampler_b": %s' "$(json_str "${rel}sa.txt")" "$(json_str "${rel}sb.txt")"
+		[[ $kind == udp ]] && printf ', "udp_rate": %s' "$(json_str "${LAB_UDP_RATE:-55M}")"
+		[[ -n $down_at ]] && printf ', "down_at": %s, "up_at": %s, "fail_end": %s' \
+			"$down_at" "$up_at" "$(json_str "$LAB_FAIL_END")"
+		printf '}\n'
+	} >"$dir/run.json"
+
+	ip netns exec "$LAB_B" timeout $((${dur%.*} + 60)) "${pre[@]}" iperf3 -s -1 -J -i 0.1 -p "$port" \
+		</dev/null >"$dir/server.json" 2>"$dir/server.err" &
+	spid=$!
+	LAB_BG_PIDS+=("$spid")
+	if ! wait_until 30 lab_listening "$port"; then
+		lab_log "lab: iperf3 server in $LAB_B did not start listening"
+		kill "$spid" 2>/dev/null
+		return 1
+	fi
+
+	# arm the trigger: b's sampler writes the time data starts arriving
+	rm -f "$trig"
+	kill -USR1 "$LAB_SB_PID"
+	lab_event "$dir" start
+	ip netns exec "$LAB_A" timeout $((${dur%.*} + 45)) "${pre[@]}" iperf3 "${cargs[@]}" \
+		</dev/null >"$dir/client.json" 2>"$dir/client.err" &
+	cpid=$!
+	LAB_BG_PIDS+=("$cpid")
+	if wait_until 30 test -s "$trig"; then
+		read -r t0 <"$trig"
+		lab_event "$dir" flowing "$t0"
+	else
+		lab_log "lab: no data seen at $LAB_B within 30 s of starting the client"
+		now_us
+		t0=$(us_to_s "$NOW_US")
+	fi
+	s_to_us "$t0"
+	t0_us=$S_US
+	if [[ -n $down_at ]]; then
+		s_to_us "$down_at"
+		down_us=$((t0_us + S_US))
+		s_to_us "$up_at"
+		up_us=$((t0_us + S_US))
+		sleep_until_us "$down_us"
+		lab_event "$dir" down_cmd
+		lab_link_set down && lab_event "$dir" down "$LINK_T"
+		# snapshots (in the background: they must not delay the schedule)
+		# half-way through the failure and 2 s after it
+		sleep_until_us $(((down_us + up_us) / 2))
+		lab_snapshot "$dir" down &
+		snaps+=($!)
+		sleep_until_us "$up_us"
+		lab_event "$dir" up_cmd
+		lab_link_set up && lab_event "$dir" up "$LINK_T"
+		sleep_until_us $((up_us + 2000000))
+		lab_snapshot "$dir" up &
+		snaps+=($!)
+	else
+		s_to_us "$dur"
+		sleep_until_us $((t0_us + S_US / 2))
+		lab_snapshot "$dir" mid &
+		snaps+=($!)
+	fi
+	wait "$cpid" || rc=$?
+	lab_event "$dir" end
+	# a one-off server ends by itself after the test; do not hang on it
+	wait_until 15 pid_gone "$spid" || kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null || true
+	for p in "${snaps[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	LAB_BG_PIDS=()
+	[[ $kind == udp ]] && ip netns exec "$LAB_B" nstat -asz >"$dir/nstat-b.txt" 2>/dev/null
+	case $LAB_MODE in
+	mpip)
+		ip netns exec "$LAB_A" "$MPIPCTL" -j show paths >"$dir/paths-end.json" 2>/dev/null || true
+		ip netns exec "$LAB_A" "$MPIPCTL" -j stats >"$dir/stats-a.json" 2>/dev/null || true
+		;;
+	mptcp)
+		ip netns exec "$LAB_A" nstat -asz >"$dir/nstat-a.txt" 2>/dev/null || true
+		;;
+	esac
+	if ((rc != 0)); then
+		lab_log "lab: iperf3 client failed (exit $rc): $(head -c 300 "$dir/client.err" 2>/dev/null) $(jq -r '.error // empty' "$dir/client.json" 2>/dev/null)"
+		return 1
+	fi
+	return 0
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""Byte-counter sampler and link switch for one network namespace.
+
+    sampler.py OUT [--interval S] [--devs eth1,eth2] [--ready FILE]
+               [--trigger FILE [--trigger-bytes N]]
+               [--control FIFO --ack FILE]
+
+Writes one line per sample to OUT (flushed at once, so another process can
+follow it):
+
+    # t eth1.tx_bytes eth1.rx_bytes eth2.tx_bytes eth2.rx_bytes ...
+    1732251234.104511 1234 5678 ...
+
+t is the wall clock (time.time(), the clock bash's $EPOCHREALTIME reads),
+so samples from several namespaces and events logged by a shell script share
+one time base.  Counters come from /proc/net/dev, which lists the devices of
+the reader's namespace: start the sampler inside the namespace
+(`ip netns exec NS sampler.py ...`).  A device that is missing reads as an
+empty field.  Runs until SIGTERM/SIGINT; creates FILE (--ready) after the
+first sample.
+
+--trigger FILE: each SIGUSR1 arms a trigger; once the devices together have
+received N more bytes (default 64 KiB) than when it was armed, the sampler
+writes into FILE the time of the last sample before the data started (fewer
+than 16 KiB received), i.e. when a transfer started to arrive.
+
+--control FIFO: reads commands, one a line: "up DEV" or "down DEV" set DEV's
+administrative state (as `ip link set dev DEV up|down` does) and append
+"TIME COMMAND ok|error..." to the --ack file, TIME being when the change was
+made.  This is much faster and more precise than starting `ip` under TCG.
+
+Kept to the standard library and cheap to start: under TCG every process
+start costs a lot.
+"""
+import argparse
+import fcntl
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+SIOCGIFFLAGS = 0x8913
+SIOCSIFFLAGS = 0x8914
+IFF_UP = 0x1
+
+
+def read_counters(fd):
+    """Map device -> (rx_bytes, tx_bytes) from /proc/net/dev."""
+    data = b""
+    off = 0
+    while True:
+        chunk = os.pread(fd, 65536, off)
+        if not chunk:
+            break
+        data += chunk
+        off += len(chunk)
+    out = {}
+    for line in data.decode("ascii", "replace").splitlines()[2:]:
+        name, _, rest = line.partition(":")
+        f = rest.split()
+        if len(f) >= 9:
+            out[name.strip()] = (int(f[0]), int(f[8]))
+    return out
+
+
+def set_link(dev, up):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        name = dev.encode()[:15]
+        r = fcntl.ioctl(s, SIOCGIFFLAGS, struct.pack("16sH22x", name, 0))
+        flags = struct.unpack("16sH22x", r)[1]
+        flags = (flags | IFF_UP) if up else (flags & ~IFF_UP)
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH22x", name, flags))
+    finally:
+        s.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--interval", type=float, default=0.1)
+    ap.add_argument("--devs", default="eth1,eth2")
+    ap.add_argument("--ready")
+    ap.add_argument("--trigger")
+    ap.add_argument("--trigger-bytes", type=int, default=65536)
+    ap.add_argument("--control")
+    ap.add_argument("--ack")
+    a = ap.parse_args()
+    devs = [d for d in a.devs.split(",") if d]
+
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    arm = []
+    signal.signal(signal.SIGUSR1, lambda *_: arm.append(1))
+    base = quiet_t = None
+
+    ctl = None
+    pending = b""
+    if a.control:
+        # read-write: never sees EOF when a writer goes away
+        ctl = os.open(a.control, os.O_RDWR | os.O_NONBLOCK)
+
+    fd = os.open("/proc/net/dev", os.O_RDONLY)
+
+    def sample():
+        # (time stamp: the middle of the read, which a busy CPU can stretch)
+        t1 = time.time()
+        c = read_counters(fd)
+        t2 = time.time()
+        fields = []
+        for d in devs:
+            rx, tx = c.get(d, ("", ""))
+            fields += [str(tx), str(rx)]
+        return c, "%.6f %s\n" % ((t1 + t2) / 2, " ".join(fields))
+
+    def command(line):
+        p = line.split()
+        if len(p) == 2 and p[0] in ("up", "down"):
+            try:
+                set_link(p[1], p[0] == "up")
+                res = "ok"
+            except OSError as e:
+                res = "error " + str(e).replace("\n", " ")
+        else:
+            res = "error unknown command"
+        if a.ack:
+            with open(a.ack, "a") as f:
+                f.write("%.6f %s %s\n" % (time.time(), " ".join(p), res))
+
+    with open(a.out, "w", buffering=1) as f:
+        f.write("# t " + " ".join("%s.tx_bytes %s.rx_bytes" % (d, d) for d in devs) + "\n")
+        nxt = time.time()
+        first = True
+        while not stop:
+            c, line = sample()
+            now = float(line.split(" ", 1)[0])
+            f.write(line)
+            if arm:
+                del arm[:]
+                base = sum(c.get(d, (0, 0))[0] for d in devs)
+                quiet_t = now
+            elif base is not None:
+                got = sum(c.get(d, (0, 0))[0] for d in devs) - base
+                if got < 16384:
+                    quiet_t = now
+                elif got >= a.trigger_bytes and a.trigger:
+                    tmp = a.trigger + ".tmp"
+                    with open(tmp, "w") as t:
+                        t.write("%.6f\n" % quiet_t)
+                    os.rename(tmp, a.trigger)
+                    base = None
+            if first and a.ready:
+                open(a.ready, "w").close()
+                first = False
+            nxt += a.interval
+            # wait for the next sample time, serving commands meanwhile
+            while not stop:
+                delay = nxt - time.time()
+                if delay <= 0:
+                    if delay < -a.interval:   # fell behind (busy CPU): no burst
+                        nxt = time.time()
+                    break
+                if ctl is None:
+                    time.sleep(delay)
+                    continue
+                try:
+                    r, _, _ = select.select([ctl], [], [], delay)
+                except InterruptedError:
+                    continue
+                if r:
+                    try:
+                        pending += os.read(ctl, 4096)
+                    except BlockingIOError:
+                        continue
+                    while b"\n" in pending:
+                        cmd, pending = pending.split(b"\n", 1)
+                        command(cmd.decode("ascii", "replace"))
+                        # a sample right after a change shows its effect
+                        nxt = min(nxt, time.time())
+        f.write(sample()[1])    # one last sample covers the end of a run
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
