@@ -657,8 +657,15 @@ def summary_md(lines):
         for mo in modes:
             m = b["modes"][mo]
             if mo == "mptcp" and kind != "udp":
-                extra.append("mptcp: %s subflow(s) %s, verified both links used: %s" % (
-                    fmt(m.get("mptcp_subflows")), ", ".join(m.get("mptcp_subflow_addrs", [])),
+                seen = []
+                if m.get("mptcp_subflow_addrs"):
+                    seen.append("subflows of the data connection (ss): " +
+                                ", ".join(m["mptcp_subflow_addrs"]))
+                if "mptcp_joins" in m:
+                    seen.append("MP_JOINs completed: %d (iperf3's control connection "
+                                "joins too)" % m["mptcp_joins"])
+                extra.append("mptcp: %s; both links used: %s" % (
+                    "; ".join(seen) or "no subflow information",
                     fmt(m.get("mptcp_verified"))))
             if mo == "mpip" and "mpip_paths_used" in m:
                 extra.append("mpip: %d path(s) carried data" % m["mpip_paths_used"])

@@ -256,9 +256,9 @@ lab_listening() {
 
 # lab_link_set STATE: set eth2 up or down at the end(s) LAB_FAIL_END of link
 # 2.  The samplers do it (an ioctl, as `ip link set` does), so no process is
-# started and the time of the change is known: LINK_T gets it (for "down"
-# the first end's, for "up" the last end's, i.e. when the link broke and
-# when it worked again).
+# started and the time of the change is known: LINK_T gets it.  For "down"
+# it is when the first end began to go down (the link breaks at once; the
+# rest is waiting for RCU), for "up" when the last end was up again.
 lab_link_set() {
 	local st=$1 e fd ack n lines t=
 	local -A before=()
@@ -286,11 +286,13 @@ lab_link_set() {
 			((++n < 500)) || { lab_log "lab: no answer from the sampler in host $e"; return 1; }
 			nap 0.02
 		done
+		# START END COMMAND DEV RESULT
 		read -r -a f <<<"${lines[-1]}"
-		[[ ${f[3]:-} == ok ]] || { lab_log "lab: link $st at $e: ${lines[-1]}"; return 1; }
-		if [[ -z $t ]] || { [[ $st == down ]] && [[ ${f[0]} < $t ]]; } ||
-			{ [[ $st == up ]] && [[ ${f[0]} > $t ]]; }; then
-			t=${f[0]}
+		[[ ${f[4]:-} == ok ]] || { lab_log "lab: link $st at $e: ${lines[-1]}"; return 1; }
+		if [[ $st == down ]]; then
+			[[ -n $t && ! ${f[0]} < $t ]] || t=${f[0]}
+		else
+			[[ -n $t && ! ${f[1]} > $t ]] || t=${f[1]}
 		fi
 	done
 	LINK_T=$t
@@ -406,8 +408,9 @@ lab_run() {
 		lab_snapshot "$dir" up &
 		snaps+=($!)
 	else
+		# (early enough: under load the snapshot itself can take seconds)
 		s_to_us "$dur"
-		sleep_until_us $((t0_us + S_US / 2))
+		sleep_until_us $((t0_us + S_US * 2 / 5))
 		lab_snapshot "$dir" mid &
 		snaps+=($!)
 	fi

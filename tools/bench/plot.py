@@ -16,7 +16,13 @@ import json
 import os
 import sys
 
-import matplotlib
+# (in the VM ~/.config is read-only: keep matplotlib's font cache with the
+# results, so that it is built once)
+if os.environ.get("MPIP_IN_VM") == "1" and "MPLCONFIGDIR" not in os.environ:
+    os.environ["MPLCONFIGDIR"] = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                              "..", "..", "results", ".matplotlib")
+
+import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 

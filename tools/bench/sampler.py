@@ -26,8 +26,10 @@ than 16 KiB received), i.e. when a transfer started to arrive.
 
 --control FIFO: reads commands, one a line: "up DEV" or "down DEV" set DEV's
 administrative state (as `ip link set dev DEV up|down` does) and append
-"TIME COMMAND ok|error..." to the --ack file, TIME being when the change was
-made.  This is much faster and more precise than starting `ip` under TCG.
+"START END COMMAND DEV ok|error..." to the --ack file, START and END being
+when the change began and when it was complete (taking a link down waits
+for RCU grace periods, which can take a while under TCG).  This is much
+faster and more precise than starting `ip` under TCG.
 
 Kept to the standard library and cheap to start: under TCG every process
 start costs a lot.
@@ -119,6 +121,7 @@ def main():
 
     def command(line):
         p = line.split()
+        t1 = time.time()
         if len(p) == 2 and p[0] in ("up", "down"):
             try:
                 set_link(p[1], p[0] == "up")
@@ -129,7 +132,7 @@ def main():
             res = "error unknown command"
         if a.ack:
             with open(a.ack, "a") as f:
-                f.write("%.6f %s %s\n" % (time.time(), " ".join(p), res))
+                f.write("%.6f %.6f %s %s\n" % (t1, time.time(), " ".join(p), res))
 
     with open(a.out, "w", buffering=1) as f:
         f.write("# t " + " ".join("%s.tx_bytes %s.rx_bytes" % (d, d) for d in devs) + "\n")
