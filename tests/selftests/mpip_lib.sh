@@ -145,3 +145,266 @@ mpip_setup_twolink() {
 	MARK=$(dmesg_mark)
 	"$TOPO" twolink --prefix "$P"
 }
+
+# ------------------------------------------------------ sessions and paths
+#
+# Under TCG every exec costs a good fraction of a second: the helpers below
+# read a table once and check everything they need in one jq call.
+
+# mpip_paths NS / mpip_sessions NS: the path / session table as JSON
+mpip_paths() { mpipctl_in "$1" -j show paths; }
+mpip_sessions() { mpipctl_in "$1" -j show sessions; }
+
+# mpip_path_get NS SADDR DADDR FIELD: one field of the path SADDR -> DADDR
+# (as jq prints it raw: a number, a string, true/false or null); fails,
+# printing nothing, unless exactly one such path exists and it has FIELD
+mpip_path_get() {
+	mpip_paths "$1" | jq -er --arg s "$2" --arg d "$3" --arg f "$4" '
+		[.[] | select(.saddr == $s and .daddr == $d)] |
+		if length == 1 and (.[0] | has($f)) then .[0][$f] | tostring
+		else error("no single path \($s) -> \($d) with \($f)") end'
+}
+
+# mpip_path_is NS SADDR DADDR STATE...: the path is in one of the STATEs
+# (for polling: `wait_for 10 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up`)
+mpip_path_is() {
+	local st s
+	st=$(mpip_path_get "$1" "$2" "$3" state) || return 1
+	shift 3
+	for s; do
+		[[ $st == "$s" ]] && return 0
+	done
+	return 1
+}
+
+# mpip_path_gt NS SADDR DADDR FIELD MIN: the numeric FIELD is > MIN
+mpip_path_gt() {
+	local v
+	v=$(mpip_path_get "$1" "$2" "$3" "$4") || return 1
+	[[ $v =~ ^[0-9]+$ ]] && ((v > $5))
+}
+
+# mpip_paths_in NS STATE SADDR:DADDR...: each listed path exists and is in
+# STATE (one mpipctl call)
+mpip_paths_in() {
+	local ns=$1 st=$2 want='' p
+	shift 2
+	for p; do
+		want+="${want:+,}[\"${p%%:*}\",\"${p#*:}\"]"
+	done
+	mpip_paths "$ns" | jq -e --argjson w "[$want]" --arg st "$st" '
+		. as $p | all($w[]; . as [$s, $d] |
+			any($p[]; .saddr == $s and .daddr == $d and .state == $st))' \
+		>/dev/null
+}
+
+# mpip_wait_paths_up NS SADDR:DADDR...: wait (up to 20 s) until each listed
+# path is up; on failure print the table and fail
+mpip_wait_paths_up() {
+	local ns=$1
+	shift
+	if ! wait_for 20 mpip_paths_in "$ns" up "$@"; then
+		mpip_paths_show "$ns" >&2 || true
+		fail "$ns: paths $* not all up within 20 s"
+	fi
+}
+
+# mpip_paths_show NS: the path table, one compact line per path (for
+# diagnostics in a subtest's output)
+mpip_paths_show() {
+	mpip_paths "$1" | jq -r --arg ns "$1" '.[] | "\($ns): \(.saddr) -> \(.daddr) \(.dev) \(.state) w=\(.weight) q=\(.qdelay_us)us maxq=\(.max_qdelay_us)us tx=\(.tx_pkts) rx=\(.rx_pkts) fb=\(.feedback) fb_age=\(.fb_age_ms)"'
+}
+
+# mpip_session_json NS PROTO LPORT RPORT: the one session with these ports
+# (0 = any) as a JSON object; fails unless exactly one matches
+mpip_session_json() {
+	mpip_sessions "$1" | jq -ec --arg p "$2" --argjson l "$3" --argjson r "$4" '
+		[.[] | select(.proto == $p and ($l == 0 or .lport == $l) and
+			($r == 0 or .rport == $r))] |
+		if length == 1 then .[0] else error("\(length) sessions match") end'
+}
+
+# mpip_stat_ge NS NAME MIN: counter NAME is at least MIN (for polling)
+mpip_stat_ge() {
+	local v
+	v=$(mpip_stat "$1" "$2") || return 1
+	((v >= $3))
+}
+
+# mpip_stats_check NS JQ_EXPR: print NS's counters that JQ_EXPR names
+# (.name), then succeed if JQ_EXPR holds for the stats object (one call).
+# Example: mpip_stats_check "$A" '.tx_rewrite > 0 and .path_down == 0'
+mpip_stats_check() {
+	local s
+	s=$(mpipctl_in "$1" -j stats) || return 1
+	echo "$1: $(jq -c --arg e "$2" '. as $s | [$e | scan("\\.([a-z_0-9]+)") | .[0] |
+		{(.): $s[.]}] | add' <<<"$s")"
+	jq -e "$2" <<<"$s" >/dev/null
+}
+
+# ------------------------------------------------------- link counters
+
+# link_bytes NS: "RX1 TX1 RX2 TX2", the byte counters of eth1 and eth2
+# (one `ip` call)
+link_bytes() {
+	local out line name f rx tx r1=0 t1=0 r2=0 t2=0
+	out=$(ip -n "$1" -s -o link show) || return 1
+	while IFS= read -r line; do
+		name=${line#*: }
+		name=${name%%[@:]*}
+		rx=${line#*RX:*\\}
+		read -r -a f <<<"${rx%%\\*}"
+		rx=${f[0]}
+		tx=${line#*TX:*\\}
+		read -r -a f <<<"${tx%%\\*}"
+		tx=${f[0]}
+		case $name in
+		eth1) r1=$rx t1=$tx ;;
+		eth2) r2=$rx t2=$tx ;;
+		esac
+	done <<<"$out"
+	echo "$r1 $t1 $r2 $t2"
+}
+
+# dev_rx_grew NS DEV BEFORE MIN: DEV's rx byte counter grew by more than
+# MIN since it read BEFORE (a command for wait_for)
+dev_rx_grew() {
+	local now
+	now=$(rx_bytes "$1" "$2") || return 1
+	((now - $3 > $4))
+}
+
+# shares_ok LABEL B1 B2 MIN_PCT: print how two byte counts (eth1, eth2)
+# split, succeed if each is at least MIN_PCT % of their sum
+shares_ok() {
+	local label=$1 b1=$2 b2=$3 pct=$4 sum
+	sum=$((b1 + b2))
+	if ((sum == 0)); then
+		echo "$label: no bytes at all"
+		return 1
+	fi
+	echo "$label: eth1 $b1 B ($((100 * b1 / sum))%), eth2 $b2 B ($((100 * b2 / sum))%)"
+	((b1 * 100 >= sum * pct && b2 * 100 >= sum * pct))
+}
+
+# mpip_spread SRC DST MIN_PCT CMD [ARG...]: run CMD (a transfer from host
+# SRC to host DST), then check that SRC's eth1 and eth2 each sent, and
+# DST's eth1 and eth2 each received, at least MIN_PCT % of the bytes the
+# two interfaces carried together while CMD ran.  Returns 1 if one did
+# not; fails the subtest if CMD fails.
+mpip_spread() {
+	local src=$1 dst=$2 pct=$3 t1 t2 r1 r2 x1 x2 y1 y2 bad=0
+	shift 3
+	read -r _ t1 _ t2 <<<"$(link_bytes "$src")"
+	read -r r1 _ r2 _ <<<"$(link_bytes "$dst")"
+	"$@" || fail "transfer failed: $*"
+	read -r _ x1 _ x2 <<<"$(link_bytes "$src")"
+	read -r y1 _ y2 _ <<<"$(link_bytes "$dst")"
+	shares_ok "$src tx" $((x1 - t1)) $((x2 - t2)) "$pct" || bad=1
+	shares_ok "$dst rx" $((y1 - r1)) $((y2 - r2)) "$pct" || bad=1
+	if ((bad)); then
+		echo "an interface carried less than $pct% of the bytes" >&2
+		return 1
+	fi
+}
+
+# mpip_shape NS DEV RATE DELAY LIMIT: netem on DEV's egress with a short
+# queue of LIMIT packets (topo.sh netem keeps netem's 1000, which at a few
+# Mbit/s is seconds of queue)
+mpip_shape() {
+	tc -n "$1" qdisc replace dev "$2" root netem delay "$4" rate "$3" limit "$5"
+}
+
+# -------------------------------------------------- background transfers
+
+# tcp_stream_bg NS_SRC NS_DST DST_ADDR PORT BLOCK OUT: start a TCP stream
+# of copies of the file BLOCK in the background, received into OUT; it
+# lasts until tcp_stream_end (so a test need not guess how long a transfer
+# of a given size takes).  Returns once the receiver listens and the sender
+# runs.  Each end writes its exit status to OUT.rrc / OUT.src and its
+# messages to OUT.rlog / OUT.slog (files only: see tcp_send_file); both
+# run in the namespaces, so `topo.sh clean` ends them if the test does not.
+tcp_stream_bg() {
+	local src=$1 dst=$2 addr=$3 port=$4 block=$5 out=$6
+	rm -f "$out" "$out.rrc" "$out.src" "$out.rlog" "$out.slog" "$out.stop"
+	# (the sh -c scripts take their values as "$1"...: single quotes wanted)
+	# shellcheck disable=SC2016
+	ip netns exec "$dst" sh -c 'timeout 280 socat -u "TCP-LISTEN:$1,reuseaddr" \
+		"OPEN:$2,creat,trunc"; echo $? >"$2.rrc"' sh "$port" "$out" \
+		</dev/null >"$out.rlog" 2>&1 &
+	wait_for 30 tcp_listening "$dst" "$port" ||
+		fail "nothing listens on $dst:$port"
+	# shellcheck disable=SC2016
+	ip netns exec "$src" sh -c 'while [ ! -e "$1.stop" ]; do cat "$2" || exit 1; done |
+		timeout 270 socat -u - "TCP:$3:$4"; echo $? >"$1.src"' \
+		sh "$out" "$block" "$addr" "$port" </dev/null >"$out.slog" 2>&1 &
+	return 0
+}
+
+# tcp_stream_done OUT: both ends of the stream into OUT have exited
+tcp_stream_done() { [[ -s $1.rrc && -s $1.src ]]; }
+
+# tcp_stream_end BLOCK OUT TIMEOUT: stop the sender after its current copy
+# of BLOCK, wait for both ends to exit 0, and check that OUT is a whole
+# number of intact copies of BLOCK
+tcp_stream_end() {
+	local block=$1 out=$2 t=$3 s r size bsize n i
+	touch "$out.stop"
+	if ! wait_for "$t" tcp_stream_done "$out"; then
+		cat "$out.slog" "$out.rlog" >&2 2>/dev/null
+		fail "TCP stream into $out not finished ${t}s after the stop ($(file_size "$out") bytes arrived)"
+	fi
+	s=$(cat "$out.src")
+	r=$(cat "$out.rrc")
+	cat "$out.slog" "$out.rlog" >&2 2>/dev/null
+	[[ $s == 0 ]] || fail "TCP stream sender for $out exited $s"
+	[[ $r == 0 ]] || fail "TCP stream receiver for $out exited $r"
+	size=$(file_size "$out")
+	bsize=$(file_size "$block")
+	n=$((size / bsize))
+	echo "stream: $size bytes, $n copies of $bsize"
+	((n > 0 && n * bsize == size)) || fail "stream of $size bytes is not whole copies of $bsize"
+	for ((i = 0; i < n; i++)); do
+		cat "$block"
+	done | cmp -s - "$out" || fail "stream data differs"
+}
+
+# file_size FILE: its size in bytes (0 if it does not exist)
+file_size() {
+	if [[ -e $1 ]]; then stat -c %s "$1"; else echo 0; fi
+}
+
+# file_grew FILE BEFORE MIN: FILE grew by more than MIN bytes since BEFORE
+file_grew() {
+	(($(file_size "$1") - $2 > $3))
+}
+
+# udp_stream NS_SRC NS_DST DST_ADDR PORT COUNT SPORT GAP_US: like
+# udp_exchange (COUNT checked datagrams, one way, from port SPORT), with
+# GAP_US microseconds between datagrams, so that a stream can be made to
+# last a few seconds
+udp_stream() {
+	local src=$1 dst=$2 addr=$3 port=$4 count=$5 sport=$6 gap=$7
+	local ready res err rpid rc=0
+	ready=$(tmpdir)/udp-ready.$port
+	res=$(tmpdir)/udp-res.$port
+	err=$(tmpdir)/udp-err.$port
+	rm -f "$ready" "$res"
+	ip netns exec "$dst" python3 "$REPO/tests/selftests/udpcheck.py" recv \
+		"$port" "$count" --timeout 120 --linger 1 --ready "$ready" \
+		</dev/null >"$res" 2>"$err" &
+	rpid=$!
+	if ! wait_for 60 test -e "$ready"; then
+		_bg_stop "$rpid" "$err"
+		fail "UDP receiver on $dst:$port not ready"
+	fi
+	if ! in_ns "$src" python3 "$REPO/tests/selftests/udpcheck.py" send \
+		"$addr" "$port" "$count" --sport "$sport" --gap-us "$gap"; then
+		_bg_stop "$rpid" "$err"
+		fail "UDP sender failed"
+	fi
+	wait "$rpid" || rc=$?
+	echo "udp $src -> $dst:$port: $(cat "$res")"
+	[[ -s $err ]] && cat "$err" >&2
+	return "$rc"
+}

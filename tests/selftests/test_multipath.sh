@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# test_multipath.sh - the multipath datapath between two MPIP hosts joined
+# by two links: once they know each other, every TCP and UDP flow becomes a
+# session with the same ID on both ends and its packets are spread over the
+# paths (address pairs) that are up, while the applications see only the
+# original 5-tuple.  The two direct pairs are up, the two cross pairs
+# "noroute"; a 4 MiB TCP file each way and 1000 UDP datagrams each way
+# arrive intact, and each link carries at least 20 % of the bytes.
+# (test_router.sh does the same over four paths.)
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_setup_twolink mp
+MIN_PCT=20
+SIZE_MIB=4
+
+t_setup() {
+	random_file "$T/file" "$SIZE_MIB"
+	head -c 100000 /dev/urandom >"$T/small"
+	tcp_send_file "$A" "$B" 10.1.1.2 4999 "$T/small" "$T/small.out"
+	sha256_equal "$T/small" "$T/small.out" || fail "warm-up TCP data differs"
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+	mpip_paths_show "$A"
+	mpip_paths_show "$B"
+}
+
+# twolink_paths NS PEER_NS L1 L2 R1 R2: NS has exactly the four pairs
+# towards PEER_NS's node; L1->R1 (eth1) and L2->R2 (eth2) up and used, the
+# cross pairs noroute and unused
+twolink_paths() {
+	local ns=$1 peer=$2 l1=$3 l2=$4 r1=$5 r2=$6 id paths
+	id=$(mpip_node_id "$peer")
+	paths=$(mpip_paths "$ns")
+	jq -c '.[]' <<<"$paths"
+	jq -e --arg id "$id" --arg l1 "$l1" --arg l2 "$l2" \
+		--arg r1 "$r1" --arg r2 "$r2" '
+		[.[] | select(.node_id == $id)] as $p |
+		def one($s; $d): [$p[] | select(.saddr == $s and .daddr == $d)] |
+			if length == 1 then .[0] else null end;
+		($p | length) == 4 and
+		(one($l1; $r1) | .state == "up" and .dev == "eth1" and .tx_pkts > 0) and
+		(one($l2; $r2) | .state == "up" and .dev == "eth2" and .tx_pkts > 0) and
+		(one($l1; $r2) | .state == "noroute" and .tx_pkts == 0) and
+		(one($l2; $r1) | .state == "noroute" and .tx_pkts == 0)' \
+		<<<"$paths" >/dev/null ||
+		fail "$ns: expected $l1->$r1 and $l2->$r2 up (and used), cross pairs noroute"
+}
+
+t_paths() {
+	twolink_paths "$A" "$B" 10.1.1.1 10.1.2.1 10.1.1.2 10.1.2.2
+	twolink_paths "$B" "$A" 10.1.1.2 10.1.2.2 10.1.1.1 10.1.2.1
+}
+
+# tcp_spread SRC DST ADDR PORT: the file, intact and spread
+tcp_spread() {
+	local out=$T/out.$4
+	mpip_spread "$1" "$2" "$MIN_PCT" tcp_send_file "$1" "$2" "$3" "$4" "$T/file" "$out"
+	sha256_equal "$T/file" "$out" || fail "received file differs"
+}
+
+# udp_spread SRC DST ADDR PORT SPORT: 1000 datagrams, exact and spread
+udp_spread() {
+	mpip_spread "$1" "$2" "$MIN_PCT" udp_exchange "$1" "$2" "$3" "$4" 1000 "$5"
+}
+
+# For each flow of the transfers above, A holds one session (found by a
+# port) and B the mirror one: same ID, both confirmed, each naming the
+# other's node, the original addresses and ports swapped, packets counted
+# as sent by the sender ($out: A sends) and received by the receiver.
+# shellcheck disable=SC2016
+SESSIONS_CHECK='
+def chk($name; $p; $out; f):
+	[$a[] | select(.proto == $p and f)] as $sa |
+	if ($sa | length) != 1 then "\($name): A holds \($sa | length) sessions"
+	else $sa[0] as $s |
+		[$b[] | select(.proto == $p and .lport == $s.rport and .rport == $s.lport)] as $sb |
+		if ($sb | length) != 1 then "\($name): B holds \($sb | length) sessions"
+		else $sb[0] as $t |
+			if $t.id != $s.id then "\($name): session id \($s.id) on A, \($t.id) on B"
+			elif ($s.confirmed and $t.confirmed) | not then "\($name): not confirmed"
+			elif $s.node_id != $nb or $t.node_id != $na then "\($name): wrong node ids"
+			elif $s.laddr != $t.raddr or $s.raddr != $t.laddr then "\($name): addresses differ"
+			elif ($out and ($s.tx_pkts == 0 or $t.rx_pkts == 0)) or
+				(($out | not) and ($t.tx_pkts == 0 or $s.rx_pkts == 0))
+			then "\($name): no packets counted"
+			else empty end
+		end
+	end;
+chk("tcp a -> b:5001"; "tcp"; true; .rport == 5001),
+chk("tcp b -> a:5002"; "tcp"; false; .lport == 5002),
+chk("udp a:7101 -> b:6101"; "udp"; true; .lport == 7101 and .rport == 6101),
+chk("udp b:7102 -> a:6102"; "udp"; false; .lport == 6102 and .rport == 7102)'
+
+t_sessions() {
+	local sa sb bad
+	sa=$(mpip_sessions "$A")
+	sb=$(mpip_sessions "$B")
+	jq -c '.[]' <<<"$sa" | sed 's/^/A: /'
+	jq -c '.[]' <<<"$sb" | sed 's/^/B: /'
+	bad=$(jq -nr --argjson a "$sa" --argjson b "$sb" --arg na "$(mpip_node_id "$A")" \
+		--arg nb "$(mpip_node_id "$B")" "$SESSIONS_CHECK")
+	[[ -z $bad ]] || fail "$bad"
+}
+
+t_counters() {
+	local ns bad=0
+	for ns in "$A" "$B"; do
+		mpip_stats_check "$ns" '.session_new > 0 and .tx_rewrite > 0 and
+			.rx_restore > 0 and .tx_feedback > 0 and .rx_feedback > 0 and
+			.path_up >= 2 and .drop_session == 0' || bad=1
+	done
+	((bad == 0)) || fail "unexpected counter values"
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+ktap_header
+ktap_plan 9
+ktap_run warm_up_paths_up t_setup
+ktap_run twolink_direct_up_cross_noroute t_paths
+ktap_run tcp_4M_a_to_b_both_links tcp_spread "$A" "$B" 10.1.1.2 5001
+ktap_run tcp_4M_b_to_a_both_links tcp_spread "$B" "$A" 10.1.1.1 5002
+ktap_run udp_1000_a_to_b_both_links udp_spread "$A" "$B" 10.1.1.2 6101 7101
+ktap_run udp_1000_b_to_a_both_links udp_spread "$B" "$A" 10.1.1.1 6102 7102
+ktap_run sessions_same_id_both_ends t_sessions
+ktap_run datapath_counters t_counters
+ktap_run dmesg_clean t_dmesg
+ktap_finish
