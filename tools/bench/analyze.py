@@ -495,6 +495,42 @@ class Run:
         if best:
             m["mptcp_subflows"] = len(best[1])
             m["mptcp_subflow_addrs"] = best[1]
+        # all of a's established TCP sockets to the iperf3 port (subflows of
+        # the data and the control connection), from /proc/net/tcp
+        port = int(self.meta.get("port", 5201))
+        socks = []
+        data = None
+        for tag in ("mid", "down", "up"):
+            cur = []
+            groups = {}
+            try:
+                with open(os.path.join(self.dir, "tcp-%s.txt" % tag)) as f:
+                    for line in f:
+                        p = line.split()
+                        if len(p) > 9 and p[3] == "01" and ":" in p[2]:
+                            loc, rem = hex_addr(p[1]), hex_addr(p[2])
+                            if rem and rem.endswith(":%d" % port):
+                                sf = "%s->%s" % (loc, rem)
+                                cur.append(sf)
+                                # the subflows of one MPTCP connection show
+                                # its socket's inode; the data connection
+                                # is the one with data queued
+                                g = groups.setdefault(p[9], [0, []])
+                                g[0] += int(p[4].split(":")[0], 16)
+                                g[1].append(sf)
+            except (OSError, ValueError):
+                continue
+            if len(cur) > len(socks):
+                socks = cur
+            if groups:
+                best = max(groups.values(), key=lambda g: (g[0], len(g[1])))
+                if data is None or len(best[1]) > len(data):
+                    data = best[1]
+        if socks:
+            m["mptcp_tcp_sockets"] = socks
+        if data and len(data) > (m.get("mptcp_subflows") or 0):
+            m["mptcp_subflows"] = len(data)
+            m["mptcp_subflow_addrs"] = data
         ns = read_nstat(os.path.join(self.dir, "nstat-a.txt"))
         if "MPTcpExtMPCapableSYNACKRX" in ns:
             m["mptcp_connections"] = ns["MPTcpExtMPCapableSYNACKRX"]
@@ -517,6 +553,15 @@ class Run:
                                                     "tx_pkts", "rx_pkts") if k in p})
             m["mpip_paths"] = paths
             m["mpip_paths_used"] = sum(1 for p in paths if (p.get("tx_pkts") or 0) > 0)
+
+
+def hex_addr(s):
+    """/proc/net/tcp "0101010A:1F90" -> "10.1.1.1:8080" (IPv4 only)."""
+    h, _, port = s.partition(":")
+    if len(h) != 8:
+        return None
+    b = bytes.fromhex(h)[::-1]
+    return "%d.%d.%d.%d:%d" % (b[0], b[1], b[2], b[3], int(port, 16))
 
 
 def read_nstat(path):
@@ -659,7 +704,7 @@ def summary_md(lines):
             if mo == "mptcp" and kind != "udp":
                 seen = []
                 if m.get("mptcp_subflow_addrs"):
-                    seen.append("subflows of the data connection (ss): " +
+                    seen.append("subflows of the data connection: " +
                                 ", ".join(m["mptcp_subflow_addrs"]))
                 if "mptcp_joins" in m:
                     seen.append("MP_JOINs completed: %d (iperf3's control connection "

@@ -314,6 +314,11 @@ lab_snapshot() {
 		ip netns exec "$LAB_A" "$MPIPCTL" -j show paths >"$dir/paths-$tag.json" 2>/dev/null || true
 		;;
 	mptcp)
+		# a's TCP sockets (the subflows) without starting a process, then
+		# ss for the MPTCP tokens (which may come too late under load)
+		local l=()
+		[[ -r /proc/$LAB_SA_PID/net/tcp ]] && mapfile -t l <"/proc/$LAB_SA_PID/net/tcp"
+		((${#l[@]} == 0)) || printf '%s\n' "${l[@]}" >"$dir/tcp-$tag.txt"
 		ip netns exec "$LAB_A" ss -tinH >"$dir/ss-$tag.txt" 2>/dev/null || true
 		;;
 	esac
@@ -334,7 +339,8 @@ lab_run() {
 	local port=${LAB_PORT:-5201} pre=() cargs=() spid cpid rc=0 t0 t0_us down_us up_us
 	local trig=$LAB_DIR/.trigger rel snaps=() p
 	mkdir -p "$dir"
-	rm -f "$dir"/{events.txt,client.json,server.json,client.err,server.err} "$dir"/paths-*.json "$dir"/ss-*.txt
+	rm -f "$dir"/{events.txt,client.json,server.json,client.err,server.err} "$dir"/paths-*.json \
+		"$dir"/ss-*.txt "$dir"/tcp-*.txt
 	[[ $LAB_MODE == mptcp ]] && pre=(mptcpize run)
 	cargs=(-c 10.1.1.2 -p "$port" -t "$dur" -J -i 0.5)
 	# UDP: big socket buffers, so that a receiver slowed down by emulation
