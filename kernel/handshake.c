@@ -18,6 +18,7 @@
 #include <net/checksum.h>
 #include <net/ip.h>
 #include <net/route.h>
+#include <net/netfilter/nf_conntrack.h>
 
 #include "mpip.h"
 
@@ -140,6 +141,13 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 	uh->check = check ? check : (__force __sum16)htons(0x7fff);
 
 	mpip_ctrl_put_cm(nskb, cm);
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	/*
+	 * Not part of any flow: conntrack must not take a confirmation sent
+	 * before it saw the query for the start of a connection.
+	 */
+	nf_ct_set(nskb, NULL, IP_CT_UNTRACKED);
+#endif
 	ip_select_ident(mn->net, nskb, NULL);
 	ip_send_check(iph);
 	ip_local_out(mn->net, NULL, nskb);

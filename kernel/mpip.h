@@ -37,6 +37,8 @@
 #define MPIP_MAX_PATHS		16
 #define MPIP_SESSION_BITS	12
 #define MPIP_SESSION_MAX	65536
+/* Queueing delays below this are measurement noise for Algorithm 1. */
+#define MPIP_QDELAY_FLOOR_US	1000
 /* UDP port of heartbeats and path probes (both ends): "MP". */
 #define MPIP_CTRL_PORT		0x4d50
 /* A node we neither sent to nor heard from for this long is not probed. */
@@ -323,7 +325,7 @@ struct mpip_laddr {
 
 /* trailer.c: CM trailers on socket buffers */
 unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
-			      unsigned int max);
+			      unsigned int max, bool down_too);
 void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 		  bool with_addrs);
 int mpip_skb_add_cm(struct sk_buff *skb, const struct mpip_cm *cm);

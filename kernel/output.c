@@ -266,7 +266,8 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 {
 	struct sk_buff *segs, *seg, *next;
 
-	segs = skb_gso_segment(skb, 0);
+	/* Keep the data in place and the checksums partial: cheaper. */
+	segs = skb_gso_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
 	if (IS_ERR_OR_NULL(segs)) {
 		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
 		return NF_ACCEPT;

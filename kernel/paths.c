@@ -243,7 +243,8 @@ void mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 	struct mpip_path *p;
 	int slot;
 
-	nla = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
+	/* Paths over an interface that is down stay, in state down. */
+	nla = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la), true);
 
 	spin_lock_bh(&n->lock);
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
@@ -334,19 +335,28 @@ struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p)
 	return rt ? &rt->dst : NULL;
 }
 
-/* Account one data packet of @len bytes sent on @p. */
-void mpip_path_tx(struct mpip_path *p, unsigned int len)
+static void mpip_path_count(struct mpip_path *p, bool rx, unsigned int len)
 {
-	struct mpip_path_pcpu *pc;
+	struct mpip_path_pcpu *pc = get_cpu_ptr(p->pcpu);
 
-	if (!READ_ONCE(p->pending))
-		WRITE_ONCE(p->pending, jiffies | 1);
-	pc = get_cpu_ptr(p->pcpu);
 	u64_stats_update_begin(&pc->syncp);
-	pc->tx_pkts++;
-	pc->tx_bytes += len;
+	if (rx) {
+		pc->rx_pkts++;
+		pc->rx_bytes += len;
+	} else {
+		pc->tx_pkts++;
+		pc->tx_bytes += len;
+	}
 	u64_stats_update_end(&pc->syncp);
 	put_cpu_ptr(p->pcpu);
+}
+
+/* Account one packet of @len bytes sent on @p. */
+void mpip_path_tx(struct mpip_path *p, unsigned int len)
+{
+	if (!READ_ONCE(p->pending))
+		WRITE_ONCE(p->pending, jiffies | 1);
+	mpip_path_count(p, false, len);
 }
 
 /* Account a packet that arrived from @saddr to @daddr (wire addresses). */
@@ -354,16 +364,9 @@ void mpip_path_rx(struct mpip_node *n, __be32 saddr, __be32 daddr,
 		  unsigned int len)
 {
 	struct mpip_path *p = mpip_path_find(n, daddr, saddr);
-	struct mpip_path_pcpu *pc;
 
-	if (!p)
-		return;
-	pc = get_cpu_ptr(p->pcpu);
-	u64_stats_update_begin(&pc->syncp);
-	pc->rx_pkts++;
-	pc->rx_bytes += len;
-	u64_stats_update_end(&pc->syncp);
-	put_cpu_ptr(p->pcpu);
+	if (p)
+		mpip_path_count(p, true, len);
 }
 
 /*
@@ -400,9 +403,29 @@ void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
 	}
 }
 
+/*
+ * The queueing delay Algorithm 1 sees for @p.  A delay below
+ * MPIP_QDELAY_FLOOR_US is noise, not a queue: it counts as none, so that
+ * paths without queues keep equal weights.  So does the delay of a path
+ * without a report for @stale jiffies: a path with a low weight carries
+ * few packets and gets few reports, and its last delay may be long gone;
+ * taking it as relieved lets its weight grow again (paper, section 3.5.1).
+ */
+static u32 mpip_path_qdelay(struct mpip_path *p, unsigned long stale)
+{
+	u32 q;
+
+	if (time_after(jiffies, READ_ONCE(p->last_fb) + stale))
+		return 0;
+	spin_lock_bh(&p->lock);
+	q = p->delay.q;
+	spin_unlock_bh(&p->lock);
+	return q < MPIP_QDELAY_FLOOR_US ? 0 : q;
+}
+
 /* Algorithm 1 over the paths of @n that are up.  Caller holds RCU. */
 static void mpip_paths_adjust_weights(struct mpip_net *mn,
-				      struct mpip_node *n)
+				      struct mpip_node *n, unsigned long stale)
 {
 	struct mpip_path *up[MPIP_MAX_PATHS], *p;
 	u32 q[MPIP_MAX_PATHS], w[MPIP_MAX_PATHS];
@@ -412,9 +435,7 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
 			continue;
-		spin_lock_bh(&p->lock);
-		q[k] = p->delay.q;
-		spin_unlock_bh(&p->lock);
+		q[k] = mpip_path_qdelay(p, stale);
 		w[k] = READ_ONCE(p->weight);
 		up[k++] = p;
 	}
@@ -432,7 +453,7 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
  */
 void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n)
 {
-	unsigned long timeout, pending;
+	unsigned long timeout, pending, interval;
 	struct mpip_path *p;
 	unsigned int i;
 
@@ -446,11 +467,11 @@ void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n)
 			mpip_path_set_state(mn, n, p, MPIP_PATH_DOWN);
 	}
 
-	if (time_before(jiffies, READ_ONCE(n->w_stamp) +
-			msecs_to_jiffies(READ_ONCE(mn->cfg.weight_interval_ms))))
+	interval = msecs_to_jiffies(READ_ONCE(mn->cfg.weight_interval_ms));
+	if (time_before(jiffies, READ_ONCE(n->w_stamp) + interval))
 		return;
 	WRITE_ONCE(n->w_stamp, jiffies);
-	mpip_paths_adjust_weights(mn, n);
+	mpip_paths_adjust_weights(mn, n, 2 * interval);
 }
 
 /* Paths of all nodes, for the status reply. */

@@ -44,10 +44,12 @@ F_CTRL = 0x04
 F_IP_CHANGE = 0x08
 F_HB = 0x10
 F_HS = 0x20
+F_ORIG = 0x40
+F_NEW = 0x80
 
-# Bit i of the flags byte is FLAG_NAMES[i]; bits 6 and 7 are reserved.
+# Bit i of the flags byte is FLAG_NAMES[i].
 FLAG_NAMES = ["ENABLE", "ENABLED", "CTRL", "IP_CHANGE", "HB", "HS",
-              "RES6", "RES7"]
+              "ORIG", "NEW"]
 
 E_SHORT = -1
 E_MAGIC = -2

@@ -63,7 +63,8 @@ t_tcp_ctrl_fields() {
 
 t_tcp_data_fields() {
 	jq -es '[.[] | select(.proto == "tcp" and .src == "10.1.1.1" and .dport == 5100
-		  and .trailer.flags == [] and .trailer.length == 28
+		  and (.trailer.flags - ["ORIG", "NEW"]) == []
+		  and .trailer.session_id > 0 and .trailer.length == 28
 		  and .l4_csum_ok == true)] | length >= 10' "$T/cms.json"
 }
 
