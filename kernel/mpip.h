@@ -325,7 +325,7 @@ struct mpip_laddr {
 
 /* trailer.c: CM trailers on socket buffers */
 unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
-			      unsigned int max, bool down_too);
+			      unsigned int max);
 void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 		  bool with_addrs);
 int mpip_skb_add_cm(struct sk_buff *skb, const struct mpip_cm *cm);

@@ -243,8 +243,7 @@ void mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 	struct mpip_path *p;
 	int slot;
 
-	/* Paths over an interface that is down stay, in state down. */
-	nla = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la), true);
+	nla = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
 
 	spin_lock_bh(&n->lock);
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {

@@ -19,11 +19,12 @@ u32 mpip_now_us(void)
 
 /*
  * Collect up to @max IPv4 addresses of the namespace, with their
- * interfaces: not loopback, not host scope, and on an interface that is
- * up unless @down_too.
+ * interfaces: not loopback, not host scope.  Addresses on interfaces that
+ * are down count too: their paths stay, in state down, and come back up
+ * with the link.
  */
 unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
-			      unsigned int max, bool down_too)
+			      unsigned int max)
 {
 	const struct in_ifaddr *ifa;
 	struct in_device *in_dev;
@@ -33,8 +34,6 @@ unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
 	rcu_read_lock();
 	for_each_netdev_rcu(net, dev) {
 		if (dev->flags & IFF_LOOPBACK)
-			continue;
-		if (!down_too && !(dev->flags & IFF_UP))
 			continue;
 		in_dev = __in_dev_get_rcu(dev);
 		if (!in_dev)
@@ -65,7 +64,7 @@ void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 	cm->flags = flags;
 	if (!with_addrs)
 		return;
-	n = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la), false);
+	n = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
 	for (i = 0; i < n; i++)
 		cm->addrs[i] = (__force u32)la[i].addr;
 	cm->naddrs = n;
