@@ -100,10 +100,11 @@ tcp_send_file() {
 	((rc == 0)) || fail "TCP receiver on $dst:$port failed (exit $rc)"
 }
 
-# udp_exchange NS_SRC NS_DST DST_ADDR PORT COUNT [SPORT]: send COUNT checked
-# datagrams; succeeds when exactly COUNT good ones arrive, each once.
+# udp_exchange NS_SRC NS_DST DST_ADDR PORT COUNT [SPORT [GAP_US]]: send COUNT
+# checked datagrams, GAP_US (default 200) microseconds apart; succeeds when
+# exactly COUNT good ones arrive, each once.
 udp_exchange() {
-	local src=$1 dst=$2 addr=$3 port=$4 count=$5 sport=${6:-0}
+	local src=$1 dst=$2 addr=$3 port=$4 count=$5 sport=${6:-0} gap=${7:-200}
 	local ready res err rpid rc=0
 	ready=$(tmpdir)/udp-ready.$port
 	res=$(tmpdir)/udp-res.$port
@@ -111,7 +112,7 @@ udp_exchange() {
 	rm -f "$ready" "$res"
 	# output to files, $! the receiver itself: see tcp_send_file
 	ip netns exec "$dst" python3 "$REPO/tests/selftests/udpcheck.py" recv \
-		"$port" "$count" --timeout 60 --linger 1 --ready "$ready" \
+		"$port" "$count" --timeout 120 --linger 1 --ready "$ready" \
 		</dev/null >"$res" 2>"$err" &
 	rpid=$!
 	if ! wait_for 60 test -e "$ready"; then
@@ -119,7 +120,7 @@ udp_exchange() {
 		fail "UDP receiver on $dst:$port not ready"
 	fi
 	if ! in_ns "$src" python3 "$REPO/tests/selftests/udpcheck.py" send \
-		"$addr" "$port" "$count" --sport "$sport"; then
+		"$addr" "$port" "$count" --sport "$sport" --gap-us "$gap"; then
 		_bg_stop "$rpid" "$err"
 		fail "UDP sender failed"
 	fi
@@ -379,32 +380,9 @@ file_grew() {
 	(($(file_size "$1") - $2 > $3))
 }
 
-# udp_stream NS_SRC NS_DST DST_ADDR PORT COUNT SPORT GAP_US: like
-# udp_exchange (COUNT checked datagrams, one way, from port SPORT), with
-# GAP_US microseconds between datagrams, so that a stream can be made to
-# last a few seconds
+# udp_stream NS_SRC NS_DST DST_ADDR PORT COUNT SPORT GAP_US: udp_exchange
+# with GAP_US microseconds between datagrams, so that a stream can be made
+# to last a few seconds
 udp_stream() {
-	local src=$1 dst=$2 addr=$3 port=$4 count=$5 sport=$6 gap=$7
-	local ready res err rpid rc=0
-	ready=$(tmpdir)/udp-ready.$port
-	res=$(tmpdir)/udp-res.$port
-	err=$(tmpdir)/udp-err.$port
-	rm -f "$ready" "$res"
-	ip netns exec "$dst" python3 "$REPO/tests/selftests/udpcheck.py" recv \
-		"$port" "$count" --timeout 120 --linger 1 --ready "$ready" \
-		</dev/null >"$res" 2>"$err" &
-	rpid=$!
-	if ! wait_for 60 test -e "$ready"; then
-		_bg_stop "$rpid" "$err"
-		fail "UDP receiver on $dst:$port not ready"
-	fi
-	if ! in_ns "$src" python3 "$REPO/tests/selftests/udpcheck.py" send \
-		"$addr" "$port" "$count" --sport "$sport" --gap-us "$gap"; then
-		_bg_stop "$rpid" "$err"
-		fail "UDP sender failed"
-	fi
-	wait "$rpid" || rc=$?
-	echo "udp $src -> $dst:$port: $(cat "$res")"
-	[[ -s $err ]] && cat "$err" >&2
-	return "$rc"
+	udp_exchange "$@"
 }
