@@ -386,3 +386,17 @@ file_grew() {
 udp_stream() {
 	udp_exchange "$@"
 }
+
+# tcp_spread SRC DST ADDR PORT: send the test's file $T/file over TCP; it
+# must arrive intact with each link carrying at least $MIN_PCT% of it
+tcp_spread() {
+	local out=$T/out.$4
+	mpip_spread "$1" "$2" "$MIN_PCT" tcp_send_file "$1" "$2" "$3" "$4" "$T/file" "$out"
+	sha256_equal "$T/file" "$out" || fail "received file differs"
+}
+
+# udp_spread SRC DST ADDR PORT SPORT: 1000 datagrams, exact and spread as
+# in tcp_spread
+udp_spread() {
+	mpip_spread "$1" "$2" "$MIN_PCT" udp_exchange "$1" "$2" "$3" "$4" 1000 "$5"
+}

@@ -54,18 +54,6 @@ t_paths() {
 	twolink_paths "$B" "$A" 10.1.1.2 10.1.2.2 10.1.1.1 10.1.2.1
 }
 
-# tcp_spread SRC DST ADDR PORT: the file, intact and spread
-tcp_spread() {
-	local out=$T/out.$4
-	mpip_spread "$1" "$2" "$MIN_PCT" tcp_send_file "$1" "$2" "$3" "$4" "$T/file" "$out"
-	sha256_equal "$T/file" "$out" || fail "received file differs"
-}
-
-# udp_spread SRC DST ADDR PORT SPORT: 1000 datagrams, exact and spread
-udp_spread() {
-	mpip_spread "$1" "$2" "$MIN_PCT" udp_exchange "$1" "$2" "$3" "$4" 1000 "$5"
-}
-
 # For each flow of the transfers above, A holds one session (found by a
 # port) and B the mirror one: same ID, both confirmed, each naming the
 # other's node, the original addresses and ports swapped, packets counted

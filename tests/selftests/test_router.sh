@@ -38,16 +38,6 @@ t_setup() {
 	mpip_paths_show "$B"
 }
 
-tcp_spread() {
-	local out=$T/out.$4
-	mpip_spread "$1" "$2" "$MIN_PCT" tcp_send_file "$1" "$2" "$3" "$4" "$T/file" "$out"
-	sha256_equal "$T/file" "$out" || fail "received file differs"
-}
-
-udp_spread() {
-	mpip_spread "$1" "$2" "$MIN_PCT" udp_exchange "$1" "$2" "$3" "$4" 1000 "$5"
-}
-
 # four_paths NS PEER_NS: four distinct paths towards the peer, all up and
 # all used
 four_paths() {
