@@ -209,6 +209,19 @@ rx_packets() { _stat "$1" "$2" RX 2; }
 tx_bytes() { _stat "$1" "$2" TX 1; }
 rx_bytes() { _stat "$1" "$2" RX 1; }
 
+# rx_mbps NS DEV SECONDS: DEV's receive rate in Mbit/s over the next
+# SECONDS, from its byte counter and the clock.  Unlike the receiver rate
+# iperf3 reports, a backlog still queued in netem when the sender stops
+# cannot inflate it.
+rx_mbps() {
+	local b0 b1 t0 t1
+	b0=$(rx_bytes "$1" "$2") && t0=$(date +%s.%N) || return 1
+	sleep "$3"
+	b1=$(rx_bytes "$1" "$2") && t1=$(date +%s.%N) || return 1
+	awk -v b="$((b1 - b0))" -v t0="$t0" -v t1="$t1" \
+		'BEGIN { printf "%.1f\n", b * 8 / (t1 - t0) / 1e6 }'
+}
+
 # ping_avg_ms NS DST [PING ARGS...]: average RTT in ms of 5 pings, after
 # one warm-up ping (ARP resolution would inflate the first RTT)
 ping_avg_ms() {
