@@ -20,8 +20,11 @@ struct mpip_rx {
 	__be16 sport;
 	__be16 dport;
 	u8 proto;
+	bool gso;		/* a GSO packet kept whole (gso.c) */
 	unsigned int cm_len;
 	struct mpip_cm cm;
+	struct mpip_node *node;		/* the sender, under RCU */
+	struct mpip_session *sess;	/* the packet's session, under RCU */
 };
 
 /* Transport header length and, for UDP, the UDP length. */
@@ -88,9 +91,13 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 
 	if (ip_is_fragment(iph) || skb->len < ihl)
 		return false;
-	if (iph->protocol != IPPROTO_TCP && iph->protocol != IPPROTO_UDP)
+	rx->gso = mpip_gso_is_kept(skb);
+	if (rx->gso)
+		rx->proto = IPPROTO_TCP;
+	else if (iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP)
+		rx->proto = iph->protocol;
+	else
 		return false;
-	rx->proto = iph->protocol;
 	rx->saddr = iph->saddr;
 	if (!mpip_in_l4(skb, ihl, rx->proto, rx, &l4hl, &ulen))
 		return false;
@@ -112,7 +119,8 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 	cmp = skb_header_pointer(skb, skb->len - len, len, cmbuf);
 	if (!cmp || mpip_cm_decode(cmp, len, &rx->cm) != len)
 		return false;
-	if (rx->proto == IPPROTO_TCP && !mpip_in_tcp_csum_ok(skb, ihl, len))
+	if (rx->proto == IPPROTO_TCP && !rx->gso &&
+	    !mpip_in_tcp_csum_ok(skb, ihl, len))
 		return false;
 	rx->cm_len = len;
 	return true;
@@ -196,7 +204,7 @@ static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
  * original addresses.  Returns false if the packet must be dropped.
  */
 static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
-			    struct sk_buff *skb, const struct mpip_rx *rx)
+			    struct sk_buff *skb, struct mpip_rx *rx)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	struct mpip_session *s;
@@ -217,6 +225,7 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 	}
 	if (!READ_ONCE(s->confirmed))
 		WRITE_ONCE(s->confirmed, true);
+	rx->sess = s;
 	mpip_touch(&s->tn.stamp);
 	atomic64_inc(&s->rx_pkts);
 	/* The sender waits for us: tell it we know the session. */
@@ -235,7 +244,7 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 
 /*
  * Everything a valid CM tells us.  Returns false if the packet must be
- * dropped.
+ * dropped.  Caller holds RCU.
  */
 static bool mpip_in_process(struct mpip_net *mn, struct sk_buff *skb,
 			    struct mpip_rx *rx)
@@ -244,9 +253,10 @@ static bool mpip_in_process(struct mpip_net *mn, struct sk_buff *skb,
 	struct mpip_node *n;
 	bool ok = true;
 
-	rcu_read_lock();
+	rx->sess = NULL;
 	n = mpip_node_learn(mn, cm->node_id, ip_hdr(skb)->saddr, rx->sport,
 			    cm);
+	rx->node = n;
 	if (n) {
 		mpip_in_paths(mn, n, skb, rx);
 		if (cm->session_id)
@@ -254,29 +264,63 @@ static bool mpip_in_process(struct mpip_net *mn, struct sk_buff *skb,
 	}
 	if (ok)
 		mpip_in_learn(mn, skb, rx);
-	rcu_read_unlock();
 	return ok;
 }
 
-/* Remove the trailer; the transport checksum is valid without it. */
-static int mpip_in_strip(struct sk_buff *skb, unsigned int len)
+/*
+ * Remove the trailer; the transport checksum is valid without it.  A kept
+ * GSO packet gets its protocol back; its checksum is still to be filled
+ * in, as it was when the sender's TCP passed it on.
+ */
+static int mpip_in_strip(struct sk_buff *skb, const struct mpip_rx *rx)
 {
 	struct iphdr *iph;
 
 	if (skb_ensure_writable(skb, ip_hdrlen(skb)))
 		return -ENOMEM;
-	if (pskb_trim_rcsum(skb, skb->len - len))
+	if (pskb_trim_rcsum(skb, skb->len - rx->cm_len))
 		return -ENOMEM;
 	iph = ip_hdr(skb);
 	iph->tot_len = htons(skb->len);
+	if (rx->gso)
+		iph->protocol = IPPROTO_TCP;
 	ip_send_check(iph);
 	return 0;
+}
+
+/* A data packet with a valid CM: restore, strip, maybe hold.  RCU held. */
+static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
+				 struct mpip_rx *rx)
+{
+	if (!mpip_in_process(mn, skb, rx))
+		return NF_DROP;
+	if (rx->cm.flags & MPIP_CM_F_CTRL) {
+		mpip_inc(mn, MPIP_STAT_RX_CTRL);
+		consume_skb(skb);
+		return NF_STOLEN;
+	}
+	if (mpip_in_strip(skb, rx)) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return NF_DROP;
+	}
+	mpip_inc(mn, MPIP_STAT_RX_CM);
+	if (rx->gso) {
+		mpip_inc(mn, MPIP_STAT_RX_GSO_KEPT);
+	} else if (rx->proto == IPPROTO_TCP) {
+		/* Verified in mpip_in_tcp_csum_ok(). */
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		skb->csum_level = 0;
+	}
+	if (rx->proto == IPPROTO_TCP && rx->sess && rx->node)
+		return mpip_reorder_rx(mn, rx->sess, rx->node, skb);
+	return NF_ACCEPT;
 }
 
 unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 			  const struct nf_hook_state *state)
 {
 	struct mpip_net *mn = mpip_pernet(state->net);
+	unsigned int verdict;
 	struct mpip_rx rx;
 
 	if (!READ_ONCE(mn->enabled))
@@ -287,24 +331,8 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_RX_NOT_LOCAL);
 		return NF_ACCEPT;
 	}
-
-	if (!mpip_in_process(mn, skb, &rx))
-		return NF_DROP;
-
-	if (rx.cm.flags & MPIP_CM_F_CTRL) {
-		mpip_inc(mn, MPIP_STAT_RX_CTRL);
-		consume_skb(skb);
-		return NF_STOLEN;
-	}
-	if (mpip_in_strip(skb, rx.cm_len)) {
-		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
-		return NF_DROP;
-	}
-	if (rx.proto == IPPROTO_TCP) {
-		/* Verified in mpip_in_tcp_csum_ok(). */
-		skb->ip_summed = CHECKSUM_UNNECESSARY;
-		skb->csum_level = 0;
-	}
-	mpip_inc(mn, MPIP_STAT_RX_CM);
-	return NF_ACCEPT;
+	rcu_read_lock();
+	verdict = mpip_in_data(mn, skb, &rx);
+	rcu_read_unlock();
+	return verdict;
 }

@@ -19,6 +19,7 @@
 #include "uapi/mpip.h"
 #include "core/cm.h"
 #include "core/path.h"
+#include "core/reorder.h"
 
 #define MPIP_VERSION		"0.1.0"
 
@@ -41,6 +42,8 @@
 #define MPIP_QDELAY_FLOOR_US	1000
 /* UDP port of heartbeats and path probes (both ends): "MP". */
 #define MPIP_CTRL_PORT		0x4d50
+/* IP protocol of a GSO packet kept whole with one trailer (gso.c). */
+#define MPIP_GSO_PROTO		253
 /* A node we neither sent to nor heard from for this long is not probed. */
 #define MPIP_NODE_IDLE		(5 * HZ)
 
@@ -60,6 +63,10 @@ struct mpip_config {
 	u32 heartbeat_ms;
 	u32 path_timeout_ms;
 	u32 delay_smooth_shift;
+	u32 tx_gso;
+	u32 reorder;
+	u32 reorder_max_pkts;
+	u32 reorder_max_hold_ms;
 };
 
 /*
@@ -190,6 +197,7 @@ struct mpip_session {
 	__be16 rport;
 	atomic64_t tx_pkts;
 	atomic64_t rx_pkts;
+	struct mpip_reorder __rcu *ro;	/* TCP only, created on first use */
 };
 
 struct mpip_sessions {
@@ -215,6 +223,7 @@ struct mpip_net {
 	struct delayed_work tick_work;	/* weights, timeouts, heartbeats */
 	struct work_struct addr_work;	/* local addresses changed */
 	unsigned long hb_stamp;		/* jiffies of the last heartbeat round */
+	atomic_t ro_held;		/* segments in reorder buffers */
 };
 
 /* pernet.c */
@@ -313,6 +322,17 @@ void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 void mpip_addrs_changed(struct net *net);
 int mpip_notify_register(void);
 void mpip_notify_unregister(void);
+
+/* gso.c: GSO packets kept whole where no wire follows */
+bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
+		   const struct dst_entry *dst, unsigned int cm_len);
+int mpip_gso_encap(struct sk_buff *skb);
+bool mpip_gso_is_kept(const struct sk_buff *skb);
+
+/* reorder.c: TCP reorder buffers */
+unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
+			     const struct mpip_node *n, struct sk_buff *skb);
+void mpip_reorder_release(struct mpip_session *s);
 
 /* rewrite.c */
 int mpip_rewrite_addrs(struct sk_buff *skb, __be32 saddr, __be32 daddr);

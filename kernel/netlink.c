@@ -39,6 +39,14 @@ static struct netlink_range_validation mpip_range_shift = {
 	.min = 0, .max = 10,
 };
 
+static struct netlink_range_validation mpip_range_bool = {
+	.min = 0, .max = 1,
+};
+
+static struct netlink_range_validation mpip_range_reorder = {
+	.min = 1, .max = 10000,
+};
+
 static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_QUERY_THRESHOLD] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_threshold),
@@ -60,6 +68,12 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_path_timeout),
 	[MPIP_CFG_DELAY_SMOOTH_SHIFT] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_shift),
+	[MPIP_CFG_TX_GSO] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_bool),
+	[MPIP_CFG_REORDER] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_bool),
+	[MPIP_CFG_REORDER_MAX_PKTS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_reorder),
+	[MPIP_CFG_REORDER_MAX_HOLD_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_reorder),
 };
 
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
@@ -177,6 +191,14 @@ static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
 		return &cfg->path_timeout_ms;
 	case MPIP_CFG_DELAY_SMOOTH_SHIFT:
 		return &cfg->delay_smooth_shift;
+	case MPIP_CFG_TX_GSO:
+		return &cfg->tx_gso;
+	case MPIP_CFG_REORDER:
+		return &cfg->reorder;
+	case MPIP_CFG_REORDER_MAX_PKTS:
+		return &cfg->reorder_max_pkts;
+	case MPIP_CFG_REORDER_MAX_HOLD_MS:
+		return &cfg->reorder_max_hold_ms;
 	}
 	return NULL;
 }

@@ -105,10 +105,15 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 	}
 }
 
-/* Resolve a pending partial checksum, then append @cm. */
+/*
+ * Resolve a pending partial checksum, then append @cm.  A GSO packet
+ * that stays whole (gso.c) keeps its partial checksum: the trailer is
+ * stripped before anything computes or checks it.
+ */
 static int mpip_out_add_cm(struct sk_buff *skb, const struct mpip_cm *cm)
 {
-	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))
+	if (skb->ip_summed == CHECKSUM_PARTIAL && !skb_is_gso(skb) &&
+	    skb_checksum_help(skb))
 		return -EINVAL;
 	return mpip_skb_add_cm(skb, cm);
 }
@@ -153,6 +158,22 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 }
 
 /*
+ * Does @skb, with a data trailer, fit the MTU of @dst?  A GSO packet's
+ * segments must, each with its own trailer, should it be split.
+ */
+static bool mpip_out_fits(const struct sk_buff *skb,
+			  const struct dst_entry *dst)
+{
+	unsigned int mtu = dst_mtu(dst);
+
+	if (mtu <= MPIP_DATA_CM_LEN)
+		return false;
+	if (skb_is_gso(skb))
+		return skb_gso_validate_network_len(skb, mtu - MPIP_DATA_CM_LEN);
+	return skb->len + MPIP_DATA_CM_LEN <= mtu;
+}
+
+/*
  * Move @skb to path @p: its addresses and its route.  The new route must
  * leave room for the trailer.  Returns false if the packet stays as it is.
  */
@@ -165,7 +186,7 @@ static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_DROP_NOROUTE);
 		return false;
 	}
-	if (skb->len + MPIP_DATA_CM_LEN > dst_mtu(dst) ||
+	if (!mpip_out_fits(skb, dst) ||
 	    mpip_rewrite_addrs(skb, p->saddr, p->daddr)) {
 		dst_release(dst);
 		return false;
@@ -178,9 +199,10 @@ static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
- * Choose the path of one packet and set the CM fields that depend on it.
- * A session the peer has not confirmed keeps its original addresses.
- * Returns the path the packet takes, if it is a known one.
+ * Choose the path of one packet (a GSO packet goes whole) and set the
+ * CM fields that depend on it.  A session the peer has not confirmed
+ * keeps its original addresses.  Returns the path the packet takes, if
+ * it is a known one.
  */
 static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 					struct sk_buff *skb,
@@ -208,37 +230,71 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 	return p;
 }
 
-/* Add a data trailer to one non-GSO packet, if it fits. */
-static void mpip_out_data_one(struct mpip_net *mn, struct sk_buff *skb,
-			      const struct mpip_pkt *pk)
+/*
+ * The CM of a data packet, and its route: filled in and chosen once per
+ * packet, or once per GSO packet whose segments then share them.
+ */
+static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
+					  struct sk_buff *skb,
+					  const struct mpip_pkt *pk,
+					  struct mpip_cm *cm)
 {
 	struct mpip_path *path = NULL;
+
+	mpip_cm_fill(mn, cm, 0, false);
+	if (pk->sess) {
+		cm->session_id = READ_ONCE(pk->sess->sid);
+		mpip_touch(&pk->sess->tn.stamp);
+	}
+	if (pk->node) {
+		path = mpip_out_route(mn, skb, pk, cm);
+		if (path)
+			cm->path_id = path->id;
+		mpip_touch(&pk->node->last_tx);
+	}
+	return path;
+}
+
+/* Append the trailer @cm to one packet and count it on @path. */
+static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
+			   const struct mpip_pkt *pk, struct mpip_path *path,
+			   struct mpip_cm *cm)
+{
+	cm->fb_path_id = 0;
+	cm->path_delay_us = 0;
+	if (pk->node)
+		mpip_fb_pick(mn, pk->node, cm);
+	if (mpip_out_add_cm(skb, cm)) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return -ENOMEM;
+	}
+	if (pk->sess)
+		atomic64_inc(&pk->sess->tx_pkts);
+	mpip_inc(mn, MPIP_STAT_TX_CM);
+	if (path)
+		mpip_path_tx(path, skb->len);
+	return 0;
+}
+
+/*
+ * Add a data trailer to one non-GSO packet, if it fits.  A packet that
+ * cannot get one after all is dropped: its addresses may be rewritten.
+ */
+static unsigned int mpip_out_data_one(struct mpip_net *mn,
+				      struct sk_buff *skb,
+				      const struct mpip_pkt *pk)
+{
+	struct mpip_path *path;
 	struct mpip_cm cm;
 
 	if (mpip_skb_room(skb) < MPIP_DATA_CM_LEN) {
 		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
-		return;
+		return NF_ACCEPT;
 	}
-	mpip_cm_fill(mn, &cm, 0, false);
-	if (pk->sess) {
-		cm.session_id = READ_ONCE(pk->sess->sid);
-		atomic64_inc(&pk->sess->tx_pkts);
-		mpip_touch(&pk->sess->tn.stamp);
-	}
-	if (pk->node) {
-		path = mpip_out_route(mn, skb, pk, &cm);
-		if (path)
-			cm.path_id = path->id;
-		mpip_fb_pick(mn, pk->node, &cm);
-		mpip_touch(&pk->node->last_tx);
-	}
-	if (mpip_out_add_cm(skb, &cm)) {
-		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
-		return;
-	}
-	mpip_inc(mn, MPIP_STAT_TX_CM);
-	if (path)
-		mpip_path_tx(path, skb->len);
+	path = mpip_out_prepare(mn, skb, pk, &cm);
+	if (mpip_out_finish(mn, skb, pk, path, &cm))
+		return NF_DROP;
+	return NF_ACCEPT;
 }
 
 /* Find the peer and the flow's session for a packet to an MPIP peer. */
@@ -255,9 +311,10 @@ static void mpip_out_session(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
- * A GSO packet is split here, in software, so that every segment on the
- * wire carries its own trailer.  The segments go straight on to the rest
- * of the output path; the original is consumed.
+ * A GSO packet takes one path.  It stays whole with one trailer where no
+ * wire follows (gso.c); otherwise it is split here, in software, so that
+ * every segment on the wire carries its own trailer, and the segments go
+ * straight on to the rest of the output path.
  */
 static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 				      struct sk_buff *skb,
@@ -265,20 +322,36 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 				      const struct mpip_pkt *pk)
 {
 	struct sk_buff *segs, *seg, *next;
+	struct mpip_path *path;
+	struct mpip_cm cm;
 
-	/* Keep the data in place and the checksums partial: cheaper. */
-	segs = skb_gso_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
-	if (IS_ERR_OR_NULL(segs)) {
+	if (!mpip_out_fits(skb, skb_dst(skb))) {
 		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
 		return NF_ACCEPT;
 	}
+	path = mpip_out_prepare(mn, skb, pk, &cm);
+	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_len(&cm))) {
+		if (mpip_out_finish(mn, skb, pk, path, &cm) ||
+		    mpip_gso_encap(skb))
+			return NF_DROP;
+		mpip_inc(mn, MPIP_STAT_TX_GSO_KEPT);
+		return NF_ACCEPT;
+	}
+
+	/* Keep the data in place and the checksums partial: cheaper. */
+	segs = skb_gso_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
+	if (IS_ERR_OR_NULL(segs))
+		return NF_DROP;
 	mpip_inc(mn, MPIP_STAT_TX_GSO_SPLIT);
 	consume_skb(skb);
 
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
-		mpip_out_data_one(mn, seg, pk);
-		st->okfn(st->net, st->sk, seg);
+		cm.timestamp_us = mpip_now_us();
+		if (mpip_out_finish(mn, seg, pk, path, &cm))
+			kfree_skb(seg);
+		else
+			st->okfn(st->net, st->sk, seg);
 	}
 	return NF_STOLEN;
 }
@@ -357,7 +430,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		if (skb_is_gso(skb))
 			verdict = mpip_out_data_gso(mn, skb, st, &p);
 		else
-			mpip_out_data_one(mn, skb, &p);
+			verdict = mpip_out_data_one(mn, skb, &p);
 		goto out;
 	default:
 		goto out;

@@ -44,6 +44,10 @@ static const struct mpip_config mpip_config_default = {
 	.heartbeat_ms = 300,
 	.path_timeout_ms = 500,
 	.delay_smooth_shift = 3,
+	.tx_gso = 1,
+	.reorder = 1,
+	.reorder_max_pkts = 100,
+	.reorder_max_hold_ms = 100,
 };
 
 struct mpip_net *mpip_pernet(const struct net *net)

@@ -71,6 +71,7 @@ static void mpip_session_unlink(struct mpip_sessions *st,
 	hlist_del_rcu(&s->tn.hnode);
 	hlist_del_rcu(&s->id_node);
 	WRITE_ONCE(st->count, st->count - 1);
+	mpip_reorder_release(s);
 	kfree_rcu(s, tn.rcu);
 }
 

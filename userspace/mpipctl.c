@@ -64,6 +64,12 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_IP_CHANGE]	= "rx_ip_change",
 	[MPIP_STAT_DROP_SESSION]	= "drop_session",
 	[MPIP_STAT_DROP_NOROUTE]	= "drop_noroute",
+	[MPIP_STAT_TX_GSO_KEPT]		= "tx_gso_kept",
+	[MPIP_STAT_RX_GSO_KEPT]		= "rx_gso_kept",
+	[MPIP_STAT_REORDER_HELD]	= "reorder_held",
+	[MPIP_STAT_REORDER_IN_ORDER]	= "reorder_in_order",
+	[MPIP_STAT_REORDER_TIMEOUT]	= "reorder_timeout",
+	[MPIP_STAT_REORDER_OVERFLOW]	= "reorder_overflow",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
@@ -78,6 +84,10 @@ static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_HEARTBEAT_MS]		= "heartbeat_ms",
 	[MPIP_CFG_PATH_TIMEOUT_MS]	= "path_timeout_ms",
 	[MPIP_CFG_DELAY_SMOOTH_SHIFT]	= "delay_smooth_shift",
+	[MPIP_CFG_TX_GSO]		= "tx_gso",
+	[MPIP_CFG_REORDER]		= "reorder",
+	[MPIP_CFG_REORDER_MAX_PKTS]	= "reorder_max_pkts",
+	[MPIP_CFG_REORDER_MAX_HOLD_MS]	= "reorder_max_hold_ms",
 };
 
 /*
@@ -324,6 +334,10 @@ static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_HEARTBEAT_MS]		= { .type = NLA_U32 },
 	[MPIP_CFG_PATH_TIMEOUT_MS]	= { .type = NLA_U32 },
 	[MPIP_CFG_DELAY_SMOOTH_SHIFT]	= { .type = NLA_U32 },
+	[MPIP_CFG_TX_GSO]		= { .type = NLA_U32 },
+	[MPIP_CFG_REORDER]		= { .type = NLA_U32 },
+	[MPIP_CFG_REORDER_MAX_PKTS]	= { .type = NLA_U32 },
+	[MPIP_CFG_REORDER_MAX_HOLD_MS]	= { .type = NLA_U32 },
 };
 
 static int config_reply(struct nlattr **tb, void *arg)

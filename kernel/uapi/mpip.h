@@ -335,6 +335,16 @@ enum mpip_path_attr {
  *	matched no session and their addresses were not the original ones
  * @MPIP_STAT_DROP_NOROUTE: packets that fell back to the original path
  *	because the chosen path had no route
+ * @MPIP_STAT_TX_GSO_KEPT: GSO packets sent whole with one trailer, since
+ *	their route reaches the peer's stack without a wire (tunable tx_gso)
+ * @MPIP_STAT_RX_GSO_KEPT: such GSO packets received
+ * @MPIP_STAT_REORDER_HELD: TCP segments held back in a reorder buffer
+ * @MPIP_STAT_REORDER_IN_ORDER: held segments released because the gap
+ *	before them was filled
+ * @MPIP_STAT_REORDER_TIMEOUT: held segments released because the hold
+ *	time ran out
+ * @MPIP_STAT_REORDER_OVERFLOW: held segments released because the buffer
+ *	was full
  */
 enum mpip_stat {
 	MPIP_STAT_UNSPEC,
@@ -367,6 +377,12 @@ enum mpip_stat {
 	MPIP_STAT_RX_IP_CHANGE,
 	MPIP_STAT_DROP_SESSION,
 	MPIP_STAT_DROP_NOROUTE,
+	MPIP_STAT_TX_GSO_KEPT,
+	MPIP_STAT_RX_GSO_KEPT,
+	MPIP_STAT_REORDER_HELD,
+	MPIP_STAT_REORDER_IN_ORDER,
+	MPIP_STAT_REORDER_TIMEOUT,
+	MPIP_STAT_REORDER_OVERFLOW,
 
 	__MPIP_STAT_MAX,
 };
@@ -395,6 +411,16 @@ enum mpip_stat {
  *	report for this long goes down (50..60000, default 500)
  * @MPIP_CFG_DELAY_SMOOTH_SHIFT: each delay report moves the smoothed delay
  *	by 1/2^shift of the difference (0..10, default 3)
+ * @MPIP_CFG_TX_GSO: 1 to send a GSO packet whole, with one trailer, where
+ *	its route reaches the peer's stack without a wire (a veth); 0 to split
+ *	every GSO packet in software (0..1, default 1)
+ * @MPIP_CFG_REORDER: 1 to hold out-of-order TCP segments from MPIP peers in
+ *	a per-session reorder buffer (0..1, default 1)
+ * @MPIP_CFG_REORDER_MAX_PKTS: segments one reorder buffer holds at most
+ *	(1..10000, default 100)
+ * @MPIP_CFG_REORDER_MAX_HOLD_MS: cap on how long a segment is held
+ *	(1..10000, default 100); the hold time itself follows the measured
+ *	delay difference between the paths
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -408,6 +434,10 @@ enum mpip_cfg {
 	MPIP_CFG_HEARTBEAT_MS,
 	MPIP_CFG_PATH_TIMEOUT_MS,
 	MPIP_CFG_DELAY_SMOOTH_SHIFT,
+	MPIP_CFG_TX_GSO,
+	MPIP_CFG_REORDER,
+	MPIP_CFG_REORDER_MAX_PKTS,
+	MPIP_CFG_REORDER_MAX_HOLD_MS,
 
 	__MPIP_CFG_MAX,
 };

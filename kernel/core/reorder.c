@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip TCP reorder decisions: see reorder.h.
+ */
+#include "reorder.h"
+
+enum mpip_ro_verdict mpip_ro_arrive(struct mpip_ro_seq *st, u32 seq, u32 end)
+{
+	if (!st->valid) {
+		st->nxt = end;
+		st->valid = true;
+		return MPIP_RO_PASS;
+	}
+	if (mpip_seq_before(st->nxt, seq))
+		return MPIP_RO_HOLD;
+	if (mpip_seq_before(st->nxt, end))
+		st->nxt = end;
+	return MPIP_RO_PASS;
+}
+
+bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force)
+{
+	if (!force && mpip_seq_before(st->nxt, seq))
+		return false;
+	if (mpip_seq_before(st->nxt, end))
+		st->nxt = end;
+	return true;
+}
+
+u32 mpip_ro_hold_us(const u32 *delay_us, unsigned int n, u32 margin_us,
+		    u32 cap_us)
+{
+	u32 lo, hi, spread;
+	u64 hold;
+	unsigned int i;
+
+	if (!n)
+		return margin_us < cap_us ? margin_us : cap_us;
+	lo = delay_us[0];
+	hi = delay_us[0];
+	for (i = 1; i < n; i++) {
+		if ((s32)(delay_us[i] - lo) < 0)
+			lo = delay_us[i];
+		if ((s32)(delay_us[i] - hi) > 0)
+			hi = delay_us[i];
+	}
+	spread = hi - lo;
+	hold = (u64)spread + spread / 4 + margin_us;
+	return hold < cap_us ? (u32)hold : cap_us;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mpip TCP reorder decisions (MPIP paper, section 4.2).
+ *
+ * Segments of one TCP session that took different paths can arrive out of
+ * order.  The receiver tracks the next expected sequence number and holds
+ * segments that arrive beyond it until the gap before them is filled, the
+ * hold time runs out, or too many are held.  This file decides; the
+ * kernel side (reorder.c) owns the packets, the lock and the timer.  It
+ * is portable: it builds in the module and, unchanged, in host unit tests.
+ *
+ * Sequence numbers are TCP's, mod 2^32, compared wrap-safe.
+ */
+#ifndef MPIP_CORE_REORDER_H
+#define MPIP_CORE_REORDER_H
+
+#include "compat.h"
+
+#ifndef __KERNEL__
+#include <stdbool.h>
+#endif
+
+/* True if sequence number @a lies before @b. */
+static inline bool mpip_seq_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+/**
+ * struct mpip_ro_seq - sequence state of one session, one direction
+ * @nxt: next expected sequence number (end of the contiguous data seen)
+ * @valid: @nxt is known (a data segment was seen)
+ */
+struct mpip_ro_seq {
+	u32 nxt;
+	bool valid;
+};
+
+enum mpip_ro_verdict {
+	MPIP_RO_PASS,	/* deliver now: in order, old, or first seen */
+	MPIP_RO_HOLD,	/* a gap lies before it: hold it */
+};
+
+/*
+ * A segment covering [@seq, @end) arrives (@end: @seq plus payload, plus
+ * one for a FIN).  Returns whether to deliver or hold it; a delivered
+ * segment advances @st->nxt to its end if that lies beyond.
+ */
+enum mpip_ro_verdict mpip_ro_arrive(struct mpip_ro_seq *st, u32 seq, u32 end);
+
+/*
+ * Release of a held segment [@seq, @end), in sequence order.  @force:
+ * the hold time ran out or the buffer overflowed, so the gap before it
+ * is given up.  Returns true if the segment is released (and @st->nxt
+ * advanced past it), false if it must stay held.
+ */
+bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force);
+
+/*
+ * How long to hold a segment, in us: the spread between the one-way
+ * delays of the @n paths in @delay_us (same clock offset, so their
+ * differences are real), plus a quarter and @margin_us for jitter,
+ * capped at @cap_us.  With fewer than two paths: @margin_us, capped.
+ */
+u32 mpip_ro_hold_us(const u32 *delay_us, unsigned int n, u32 margin_us,
+		    u32 cap_us);
+
+#endif /* MPIP_CORE_REORDER_H */

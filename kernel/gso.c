@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip GSO: a TCP GSO packet whose route reaches the peer's stack without
+ * a wire in between keeps its segmentation offload and carries one
+ * trailer for the whole packet.
+ *
+ * A trailer belongs to every packet on a wire, and hardware cannot copy
+ * one onto each segment it cuts, so GSO packets are normally split in
+ * software (output.c).  That costs a pass through both stacks per
+ * segment.  But a veth hands the packet, unsegmented, to the stack at its
+ * other end: if that end is a plain interface (no bridge, bond or other
+ * rx handler behind it) and the route has no gateway, the peer's input
+ * hook is the next thing that sees the packet, and one trailer at the end
+ * of the GSO packet is exactly as good as one per segment.
+ *
+ * Such a packet travels as IP protocol MPIP_GSO_PROTO (an experimental
+ * number, RFC 3692): should it reach a stack without mpip (the peer just
+ * unloaded it) or a device that would segment it after all, it is
+ * dropped there, since nothing knows how to receive or segment that
+ * protocol; it can never turn its trailer into TCP data.  The receiver
+ * restores IPPROTO_TCP before conntrack and the filter table run.
+ */
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/netdevice.h>
+#include <net/ip.h>
+#include <net/route.h>
+
+#include "mpip.h"
+
+/* Is @dev a veth whose other end delivers straight into an IP stack? */
+static bool mpip_gso_veth_direct(const struct net_device *dev)
+{
+	const struct rtnl_link_ops *ops = dev->rtnl_link_ops;
+	struct net_device *peer;
+	struct net *peer_net;
+	int iflink;
+
+	if (!ops || strcmp(ops->kind, "veth") || !ops->get_link_net)
+		return false;
+	iflink = dev_get_iflink(dev);
+	if (!iflink)
+		return false;
+	peer_net = ops->get_link_net(dev);
+	peer = dev_get_by_index_rcu(peer_net, iflink);
+	return peer && !rcu_access_pointer(peer->rx_handler) &&
+	       !netdev_master_upper_dev_get_rcu(peer);
+}
+
+/*
+ * May @skb, a TCP GSO packet routed on @dst, stay one packet with
+ * @cm_len bytes of trailer?  Caller holds RCU.
+ */
+bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
+		   const struct dst_entry *dst, unsigned int cm_len)
+{
+	const struct rtable *rt = container_of(dst, struct rtable, dst);
+
+	if (!READ_ONCE(mn->cfg.tx_gso))
+		return false;
+	if (skb->ip_summed != CHECKSUM_PARTIAL ||
+	    !(skb_shinfo(skb)->gso_type & SKB_GSO_TCPV4) ||
+	    skb->len + cm_len > IP_MAX_MTU)
+		return false;
+	if (rt->rt_gw_family || !skb_gso_ok(skb, dst->dev->features))
+		return false;
+	return mpip_gso_veth_direct(dst->dev);
+}
+
+/* Mark a kept GSO packet, after its trailer was added. */
+int mpip_gso_encap(struct sk_buff *skb)
+{
+	struct iphdr *iph;
+
+	if (skb_ensure_writable(skb, ip_hdrlen(skb)))
+		return -ENOMEM;
+	iph = ip_hdr(skb);
+	iph->protocol = MPIP_GSO_PROTO;
+	ip_send_check(iph);
+	return 0;
+}
+
+/*
+ * Is @skb a kept GSO packet as an mpip sender makes them?  It must still
+ * be the GSO packet with a pending checksum that a veth handed over.
+ */
+bool mpip_gso_is_kept(const struct sk_buff *skb)
+{
+	return ip_hdr(skb)->protocol == MPIP_GSO_PROTO && skb_is_gso(skb) &&
+	       skb->ip_summed == CHECKSUM_PARTIAL &&
+	       (skb_shinfo(skb)->gso_type & SKB_GSO_TCPV4);
+}

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip reorder buffer: TCP segments of a session that arrive ahead of a
+ * gap (their predecessor took a slower path) are held, in sequence order,
+ * and handed back to the stack once the gap is filled, the hold time runs
+ * out or the buffer is full.  The decisions are in core/reorder.c.
+ *
+ * Ownership: a session owns at most one buffer (created with its first
+ * TCP data segment, freed when the session is unlinked); the buffer owns
+ * the segments it holds and a reference on each one's device.  A segment
+ * leaves through netif_rx(), so it enters the stack again from the top:
+ * without its trailer, mpip's input hook passes it straight on, and
+ * conntrack, the filter table and TCP see it for the first time.  Held
+ * segments are counted per namespace and bounded, whatever the number
+ * of sessions.
+ */
+#include <linux/hrtimer.h>
+#include <linux/ip.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/ip.h>
+
+#include "mpip.h"
+
+/* Segments held at once in one namespace, over all sessions. */
+#define MPIP_RO_NET_MAX		8192
+/* Extra hold time for jitter on top of the delay spread (core/reorder.c) */
+#define MPIP_RO_MARGIN_US	2000
+/* Delay samples older than this do not count towards the hold time. */
+#define MPIP_RO_SAMPLE_AGE	HZ
+
+struct mpip_reorder {
+	spinlock_t lock;	/* everything below */
+	struct mpip_ro_seq seq;
+	struct sk_buff_head held;	/* sorted by sequence number */
+	struct hrtimer timer;
+	ktime_t deadline;	/* when the oldest gap is given up */
+	u32 hold_us;
+	bool dead;		/* the session is gone: hold nothing more */
+	struct mpip_net *mn;
+	struct rcu_head rcu;
+};
+
+/* Where a held segment keeps its range (the IP control block is rebuilt
+ * when it enters the stack again).
+ */
+struct mpip_ro_cb {
+	u32 seq;
+	u32 end;
+};
+
+static struct mpip_ro_cb *mpip_ro_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct mpip_ro_cb) > sizeof(skb->cb));
+	return (struct mpip_ro_cb *)skb->cb;
+}
+
+/* Hand segments back to the stack, in list order; drops their device refs. */
+static void mpip_ro_deliver(struct sk_buff_head *list)
+{
+	struct net_device *dev;
+	struct sk_buff *skb;
+
+	rcu_read_lock();
+	while ((skb = __skb_dequeue(list))) {
+		dev = skb->dev;
+		/* Before unregister flushes the backlogs (see dev_close()). */
+		if (netif_running(dev))
+			netif_rx(skb);
+		else
+			kfree_skb(skb);
+		dev_put(dev);
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * Move releasable segments from the head of the buffer to @out: those the
+ * gap no longer blocks, and, if @force, the first one even so.  Returns
+ * how many were moved.  Caller holds the lock.
+ */
+static unsigned int mpip_ro_take(struct mpip_reorder *ro,
+				 struct sk_buff_head *out, bool force)
+{
+	struct mpip_ro_cb *cb;
+	struct sk_buff *skb;
+	unsigned int n = 0;
+
+	while ((skb = skb_peek(&ro->held))) {
+		cb = mpip_ro_cb(skb);
+		if (!mpip_ro_release(&ro->seq, cb->seq, cb->end, force && !n))
+			break;
+		__skb_unlink(skb, &ro->held);
+		__skb_queue_tail(out, skb);
+		n++;
+	}
+	atomic_sub(n, &ro->mn->ro_held);
+	return n;
+}
+
+static void mpip_ro_add_stat(struct mpip_net *mn, enum mpip_stat s,
+			     unsigned int n)
+{
+	this_cpu_add(mn->stats->cnt[s], n);
+}
+
+/* Start the hold time for the gap at the head.  Caller holds the lock. */
+static void mpip_ro_arm(struct mpip_reorder *ro)
+{
+	ro->deadline = ktime_add_us(ktime_get(), ro->hold_us);
+	hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
+}
+
+static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
+{
+	struct mpip_reorder *ro = container_of(t, struct mpip_reorder, timer);
+	struct sk_buff_head out;
+	unsigned int n = 0;
+
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&ro->lock);
+	if (ro->dead || skb_queue_empty(&ro->held)) {
+		spin_unlock_bh(&ro->lock);
+		return HRTIMER_NORESTART;
+	}
+	if (ktime_before(ktime_get(), ro->deadline)) {
+		/* re-armed for a newer gap while this run waited */
+		hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
+	} else {
+		n = mpip_ro_take(ro, &out, true);
+		if (!skb_queue_empty(&ro->held))
+			mpip_ro_arm(ro);
+	}
+	spin_unlock_bh(&ro->lock);
+	mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_TIMEOUT, n);
+	mpip_ro_deliver(&out);
+	return HRTIMER_NORESTART;
+}
+
+static struct mpip_reorder *mpip_ro_alloc(struct mpip_net *mn)
+{
+	struct mpip_reorder *ro = kzalloc(sizeof(*ro), GFP_ATOMIC);
+
+	if (!ro)
+		return NULL;
+	spin_lock_init(&ro->lock);
+	__skb_queue_head_init(&ro->held);
+	hrtimer_init(&ro->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	ro->timer.function = mpip_ro_expire;
+	ro->mn = mn;
+	return ro;
+}
+
+/* The session's buffer, created on first use.  Caller holds RCU. */
+static struct mpip_reorder *mpip_ro_get(struct mpip_net *mn,
+					struct mpip_session *s)
+{
+	struct mpip_reorder *ro = rcu_dereference(s->ro), *old;
+
+	if (likely(ro))
+		return ro;
+	ro = mpip_ro_alloc(mn);
+	if (!ro)
+		return NULL;
+	old = cmpxchg((struct mpip_reorder __force **)&s->ro, NULL, ro);
+	if (old) {
+		kfree(ro);
+		return old;
+	}
+	return ro;
+}
+
+/* The hold time for a session with node @n: from its paths' delays. */
+static u32 mpip_ro_hold_time(struct mpip_net *mn, const struct mpip_node *n)
+{
+	u32 cap = READ_ONCE(mn->cfg.reorder_max_hold_ms) * USEC_PER_MSEC;
+	u32 delay[MPIP_MAX_PATHS];
+	unsigned int i, k = 0;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		if (!READ_ONCE(n->rx[i].last_rx) ||
+		    time_after(jiffies, READ_ONCE(n->rx[i].last_rx) +
+				       MPIP_RO_SAMPLE_AGE))
+			continue;
+		delay[k++] = READ_ONCE(n->rx[i].delay_us);
+	}
+	return mpip_ro_hold_us(delay, k, MPIP_RO_MARGIN_US, cap);
+}
+
+/* Insert @skb by sequence number (mostly near the tail). */
+static void mpip_ro_insert(struct mpip_reorder *ro, struct sk_buff *skb)
+{
+	u32 seq = mpip_ro_cb(skb)->seq;
+	struct sk_buff *pos;
+
+	skb_queue_reverse_walk(&ro->held, pos) {
+		if (!mpip_seq_before(seq, mpip_ro_cb(pos)->seq)) {
+			__skb_queue_after(&ro->held, pos, skb);
+			return;
+		}
+	}
+	__skb_queue_head(&ro->held, skb);
+}
+
+/*
+ * Hold @skb, which lies beyond a gap.  Returns false if it cannot be held
+ * (then it goes on as it is).  Overflowing segments go to @out.  Caller
+ * holds the lock.
+ */
+static bool mpip_ro_hold(struct mpip_reorder *ro, const struct mpip_node *n,
+			 struct sk_buff *skb, struct sk_buff_head *out)
+{
+	struct mpip_net *mn = ro->mn;
+	u32 max = READ_ONCE(mn->cfg.reorder_max_pkts);
+	bool first = skb_queue_empty(&ro->held);
+	unsigned int over = 0;
+
+	if (atomic_inc_return(&mn->ro_held) > MPIP_RO_NET_MAX) {
+		atomic_dec(&mn->ro_held);
+		return false;
+	}
+	dev_hold(skb->dev);
+	mpip_ro_insert(ro, skb);
+	mpip_inc(mn, MPIP_STAT_REORDER_HELD);
+	while (skb_queue_len(&ro->held) > max)
+		over += mpip_ro_take(ro, out, true);
+	mpip_ro_add_stat(mn, MPIP_STAT_REORDER_OVERFLOW, over);
+	if (skb_queue_empty(&ro->held))
+		return true;
+	if (first || over) {
+		ro->hold_us = mpip_ro_hold_time(mn, n);
+		mpip_ro_arm(ro);
+	}
+	return true;
+}
+
+/* The range [seq, end) of a TCP segment; false if it carries no data. */
+static bool mpip_ro_range(const struct sk_buff *skb, struct mpip_ro_cb *r)
+{
+	unsigned int ihl = ip_hdrlen(skb), len;
+	struct tcphdr _th;
+	const struct tcphdr *th;
+
+	th = skb_header_pointer(skb, ihl, sizeof(_th), &_th);
+	if (!th || th->syn || th->rst)
+		return false;
+	len = skb->len - ihl - th->doff * 4 + th->fin;
+	if (!len)
+		return false;
+	r->seq = ntohl(th->seq);
+	r->end = r->seq + len;
+	return true;
+}
+
+/*
+ * A TCP data segment of session @s from node @n, trailer already
+ * stripped.  Returns NF_ACCEPT to let it go on now, or NF_STOLEN if the
+ * buffer took it (to hold it, or to deliver it after nothing else).
+ * Caller holds RCU.
+ */
+unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
+			     const struct mpip_node *n, struct sk_buff *skb)
+{
+	unsigned int verdict = NF_ACCEPT, in_order = 0;
+	struct sk_buff_head out;
+	struct mpip_reorder *ro;
+	struct mpip_ro_cb r;
+
+	if (!READ_ONCE(mn->cfg.reorder) || !mpip_ro_range(skb, &r))
+		return NF_ACCEPT;
+	ro = mpip_ro_get(mn, s);
+	if (!ro)
+		return NF_ACCEPT;
+
+	__skb_queue_head_init(&out);
+	spin_lock_bh(&ro->lock);
+	if (ro->dead)
+		goto unlock;
+	if (mpip_ro_arrive(&ro->seq, r.seq, r.end) == MPIP_RO_HOLD) {
+		*mpip_ro_cb(skb) = r;
+		if (mpip_ro_hold(ro, n, skb, &out))
+			verdict = NF_STOLEN;
+		goto unlock;
+	}
+	if (skb_queue_empty(&ro->held))
+		goto unlock;
+	in_order = mpip_ro_take(ro, &out, false);
+	if (!in_order)
+		goto unlock;
+	/* This one first, then those it unblocked, all by the same road. */
+	dev_hold(skb->dev);
+	__skb_queue_head(&out, skb);
+	verdict = NF_STOLEN;
+	if (skb_queue_empty(&ro->held))
+		hrtimer_try_to_cancel(&ro->timer);
+	else
+		mpip_ro_arm(ro);
+unlock:
+	spin_unlock_bh(&ro->lock);
+	mpip_ro_add_stat(mn, MPIP_STAT_REORDER_IN_ORDER, in_order);
+	mpip_ro_deliver(&out);
+	return verdict;
+}
+
+static void mpip_ro_free_rcu(struct rcu_head *head)
+{
+	kfree(container_of(head, struct mpip_reorder, rcu));
+}
+
+/*
+ * The session is unlinked: drop what its buffer holds and free it after
+ * a grace period.  May run in atomic context.
+ */
+void mpip_reorder_release(struct mpip_session *s)
+{
+	struct mpip_reorder *ro = rcu_dereference_protected(s->ro, true);
+	struct sk_buff_head drop;
+	struct sk_buff *skb;
+
+	if (!ro)
+		return;
+	__skb_queue_head_init(&drop);
+	spin_lock_bh(&ro->lock);
+	ro->dead = true;
+	skb_queue_splice_init(&ro->held, &drop);
+	spin_unlock_bh(&ro->lock);
+	hrtimer_cancel(&ro->timer);
+	atomic_sub(skb_queue_len(&drop), &ro->mn->ro_held);
+	while ((skb = __skb_dequeue(&drop))) {
+		dev_put(skb->dev);
+		kfree_skb(skb);
+	}
+	call_rcu(&ro->rcu, mpip_ro_free_rcu);
+}

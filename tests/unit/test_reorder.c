@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests for kernel/core/reorder.c: TCP reorder decisions and
+ * the hold time, including sequence numbers that wrap around 2^32.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reorder.h"
+#include "ktap.h"
+
+#define NSEG	64
+#define MSS	1400
+
+UNIT_TEST(reorder_first_segment_sets_nxt)
+{
+	struct mpip_ro_seq st = { 0 };
+
+	CHECK_EQ(mpip_ro_arrive(&st, 1000, 2400), MPIP_RO_PASS);
+	CHECK(st.valid);
+	CHECK_EQ(st.nxt, 2400);
+	CHECK_EQ(mpip_ro_arrive(&st, 2400, 3800), MPIP_RO_PASS);
+	CHECK_EQ(st.nxt, 3800);
+}
+
+UNIT_TEST(reorder_gap_holds_old_and_overlap_pass)
+{
+	struct mpip_ro_seq st = { 0 };
+
+	mpip_ro_arrive(&st, 0, 100);
+	/* beyond the expected byte: hold, nxt unchanged */
+	CHECK_EQ(mpip_ro_arrive(&st, 200, 300), MPIP_RO_HOLD);
+	CHECK_EQ(st.nxt, 100);
+	/* a retransmission of old data passes and moves nothing */
+	CHECK_EQ(mpip_ro_arrive(&st, 0, 100), MPIP_RO_PASS);
+	CHECK_EQ(st.nxt, 100);
+	/* overlapping the expected byte: passes, nxt moves to its end */
+	CHECK_EQ(mpip_ro_arrive(&st, 50, 200), MPIP_RO_PASS);
+	CHECK_EQ(st.nxt, 200);
+	/* the held one is now releasable without force */
+	CHECK(mpip_ro_release(&st, 200, 300, false));
+	CHECK_EQ(st.nxt, 300);
+}
+
+UNIT_TEST(reorder_release_waits_unless_forced)
+{
+	struct mpip_ro_seq st = { 0 };
+
+	mpip_ro_arrive(&st, 0, 100);
+	CHECK(!mpip_ro_release(&st, 150, 250, false));
+	CHECK_EQ(st.nxt, 100);
+	CHECK(mpip_ro_release(&st, 150, 250, true));
+	CHECK_EQ(st.nxt, 250);
+	/* an older held segment after a forced release passes unchanged */
+	CHECK(mpip_ro_release(&st, 100, 150, false));
+	CHECK_EQ(st.nxt, 250);
+}
+
+UNIT_TEST(reorder_wraps_around)
+{
+	struct mpip_ro_seq st = { 0 };
+	u32 base = 0xffffffff - 2 * MSS + 7;
+
+	mpip_ro_arrive(&st, base, base + MSS);
+	CHECK_EQ(mpip_ro_arrive(&st, base + 2 * MSS, base + 3 * MSS),
+		 MPIP_RO_HOLD);
+	CHECK_EQ(mpip_ro_arrive(&st, base + MSS, base + 2 * MSS), MPIP_RO_PASS);
+	CHECK_EQ(st.nxt, base + 2 * MSS);
+	CHECK(mpip_ro_release(&st, base + 2 * MSS, base + 3 * MSS, false));
+	CHECK_EQ(st.nxt, (u32)(base + 3 * MSS));
+	CHECK(st.nxt < 0x10000);
+}
+
+/*
+ * A model receiver: segments of a stream arrive in a random order within
+ * a window; held ones sit in a list sorted by sequence number and are
+ * released in order as the core allows.  Without loss nothing is ever
+ * forced, and the delivered stream must be exactly in order.
+ */
+struct held {
+	u32 seq, end;
+};
+
+static unsigned int release_in_order(struct mpip_ro_seq *st, struct held *h,
+				     unsigned int *nh, u32 *out,
+				     unsigned int nout)
+{
+	unsigned int i = 0;
+
+	while (i < *nh && mpip_ro_release(st, h[i].seq, h[i].end, false))
+		out[nout++] = h[i++].seq;
+	memmove(h, h + i, (*nh - i) * sizeof(*h));
+	*nh -= i;
+	return nout;
+}
+
+static void hold_sorted(struct held *h, unsigned int *nh, u32 seq, u32 end)
+{
+	unsigned int i = *nh;
+
+	while (i && mpip_seq_before(seq, h[i - 1].seq)) {
+		h[i] = h[i - 1];
+		i--;
+	}
+	h[i].seq = seq;
+	h[i].end = end;
+	(*nh)++;
+}
+
+static void run_shuffled(struct unit_ctx *ctx, u32 base, unsigned int win,
+			 unsigned int seed)
+{
+	unsigned int order[NSEG], i, j, t, nh = 0, nout = 0;
+	struct mpip_ro_seq st = { 0 };
+	struct held h[NSEG];
+	u32 out[NSEG];
+
+	srand(seed);
+	for (i = 0; i < NSEG; i++)
+		order[i] = i;
+	/* local shuffles: every segment moves by less than @win */
+	for (i = 1; i + 1 < NSEG; i++) {
+		j = i + rand() % win;
+		if (j >= NSEG)
+			j = NSEG - 1;
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	/* the first segment defines the start of the stream */
+	for (i = 0; i < NSEG; i++) {
+		u32 seq = base + order[i] * MSS;
+
+		if (mpip_ro_arrive(&st, seq, seq + MSS) == MPIP_RO_HOLD) {
+			hold_sorted(h, &nh, seq, seq + MSS);
+			continue;
+		}
+		out[nout++] = seq;
+		nout = release_in_order(&st, h, &nh, out, nout);
+	}
+	CHECK_EQ(nh, 0);
+	CHECK_EQ(nout, NSEG);
+	for (i = 0; i < nout; i++)
+		CHECK_EQ_MSG(out[i], base + i * MSS, "seed %u pos %u", seed, i);
+}
+
+UNIT_TEST(reorder_shuffled_stream_comes_out_in_order)
+{
+	unsigned int seed;
+
+	for (seed = 1; seed <= 200; seed++) {
+		run_shuffled(ctx, 1000, 1 + seed % 8, seed);
+		run_shuffled(ctx, 0xffffffff - 10 * MSS, 1 + seed % 8, seed);
+	}
+}
+
+UNIT_TEST(reorder_hold_time)
+{
+	u32 one[] = { 5000 };
+	u32 two[] = { 12000, 2000 };
+	/* clock offset puts the samples on both sides of 2^32 */
+	u32 wrap[] = { 0xfffffc18, 7000 };	/* -1000 and 7000: 8000 apart */
+	u32 same[] = { 3000, 3000, 3000 };
+
+	CHECK_EQ(mpip_ro_hold_us(NULL, 0, 2000, 100000), 2000);
+	CHECK_EQ(mpip_ro_hold_us(NULL, 0, 2000, 1000), 1000);
+	CHECK_EQ(mpip_ro_hold_us(one, 1, 2000, 100000), 2000);
+	/* 10 ms spread: 10000 + 2500 + 2000 */
+	CHECK_EQ(mpip_ro_hold_us(two, 2, 2000, 100000), 14500);
+	CHECK_EQ(mpip_ro_hold_us(two, 2, 2000, 9000), 9000);
+	CHECK_EQ(mpip_ro_hold_us(wrap, 2, 0, 100000), 10000);
+	CHECK_EQ(mpip_ro_hold_us(same, 3, 1500, 100000), 1500);
+	/* no overflow anywhere near 2^32 */
+	CHECK_EQ(mpip_ro_hold_us(two, 2, 0xfffffff0, 0xffffffff), 0xffffffff);
+}
