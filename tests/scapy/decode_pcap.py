@@ -16,8 +16,10 @@ line is a JSON object:
                  "flags": ["ENABLE", "CTRL"], "flags_raw": 5, "naddrs": 0,
                  "addrs": [], "length": 28, "csum_adjust": ..., "check": ...}}
 
-"index" counts all packets in the file from 0.  "proto" is "tcp", "udp"
-or the protocol number; sport/dport are null for other protocols.
+"index" counts all packets in the file from 0.  "proto" is "tcp", "udp",
+"tcp-gso" (IP protocol 253: a TCP GSO packet kept whole with one trailer,
+its checksum still pending, so "l4_csum_ok" is null) or the protocol
+number; sport/dport are null for other protocols.
 "l4_csum_ok" is the TCP/UDP checksum of the packet as its transport layer
 sees it, trailer removed (null when not applicable; packets captured on the
 sending host may show bad checksums because of checksum offload).
@@ -51,7 +53,8 @@ def packet_info(index, pkt, show_all):
     proto = raw[9]
     sport = dport = None
     frag = struct.unpack("!H", raw[6:8])[0] & 0x1FFF
-    if proto in (mpip_cm.IPPROTO_TCP, mpip_cm.IPPROTO_UDP) and not frag \
+    if proto in (mpip_cm.IPPROTO_TCP, mpip_cm.IPPROTO_UDP,
+                 mpip_cm.IPPROTO_MPIP_GSO) and not frag \
             and len(raw) >= ihl + 4:
         sport, dport = struct.unpack("!HH", raw[ihl:ihl + 4])
     info = {
@@ -59,7 +62,7 @@ def packet_info(index, pkt, show_all):
         "time": float(pkt.time),
         "src": pkt[IP].src,
         "dst": pkt[IP].dst,
-        "proto": {6: "tcp", 17: "udp"}.get(proto, proto),
+        "proto": {6: "tcp", 17: "udp", 253: "tcp-gso"}.get(proto, proto),
         "sport": sport,
         "dport": dport,
         "ip_len": len(raw),

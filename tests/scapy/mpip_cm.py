@@ -67,6 +67,9 @@ ERROR_NAMES = {
 
 IPPROTO_TCP = 6
 IPPROTO_UDP = 17
+# A TCP GSO packet kept whole with one trailer (wire-format.rst): TCP
+# layout, checksum still pending (captured only between namespaces).
+IPPROTO_MPIP_GSO = 253
 
 
 class MPIPError(ValueError):
@@ -315,9 +318,11 @@ def _locate(raw):
         ulen = struct.unpack("!H", payload[4:6])[0]
         if ulen < 8 or ulen + t != avail:
             return 0
-    elif proto == IPPROTO_TCP:
+    elif proto in (IPPROTO_TCP, IPPROTO_MPIP_GSO):
         if avail < 20 or (payload[12] >> 4) * 4 > avail - t:
             return 0
+    else:
+        return 0
     return t
 
 

@@ -219,6 +219,23 @@ class PacketTest(unittest.TestCase):
             self.assertTrue(m.l4_checksum_ok(q))
             self.assertFalse(m.l4_checksum_ok(q, without_trailer=False))
 
+    def test_kept_gso_and_other_protocols(self):
+        p = IP(src="10.0.1.1", dst="10.0.2.1") / \
+            TCP(sport=4000, dport=5001, flags="PA") / Raw(b"y" * 3000)
+        raw = bytearray(bytes(m.add(p, self.trailer())))
+        raw[9] = m.IPPROTO_MPIP_GSO
+        raw[10:12] = b"\0\0"
+        raw[10:12] = struct.pack("!H", m.internet_checksum(raw[:20]))
+        # A kept GSO packet has the TCP layout; its checksum is pending.
+        self.assertEqual(bytes(m.find_trailer(bytes(raw))),
+                         bytes(self.trailer()))
+        self.assertIsNone(m.l4_checksum_ok(bytes(raw)))
+        # Any other protocol never carries a trailer.
+        raw[9] = 1
+        raw[10:12] = b"\0\0"
+        raw[10:12] = struct.pack("!H", m.internet_checksum(raw[:20]))
+        self.assertIsNone(m.find_trailer(bytes(raw)))
+
     def test_with_ethernet_padding(self):
         p = Ether() / IP(src="10.0.1.1", dst="10.0.2.1") / \
             UDP(sport=1, dport=2)

@@ -61,11 +61,23 @@ t_tcp_ctrl_fields() {
 		  and .trailer.flags == ["ENABLE", "CTRL"])] | length >= 1' "$T/cms.json"
 }
 
+# TCP data trailers, both ways: segments (checksum valid without the
+# trailer) and, from the sender of the file, GSO packets kept whole
+# (protocol 253, checksum pending)
 t_tcp_data_fields() {
-	jq -es '[.[] | select(.proto == "tcp" and .src == "10.1.1.1" and .dport == 5100
-		  and (.trailer.flags - ["ORIG", "NEW"]) == []
+	jq -es '[.[] | select(.proto == "tcp" and (.dport == 5100 or .sport == 5100))
+		  | select((.trailer.flags - ["ORIG", "NEW"]) == []
 		  and .trailer.session_id > 0 and .trailer.length == 28
 		  and .l4_csum_ok == true)] | length >= 10' "$T/cms.json"
+}
+
+t_tcp_gso_fields() {
+	jq -sc '[.[] | select(.proto == "tcp-gso")][:2][]' "$T/cms.json"
+	jq -es '[.[] | select(.proto == "tcp-gso" and .src == "10.1.1.1"
+		  and .dport == 5100 and .ip_len > 1500
+		  and (.trailer.flags - ["ORIG", "NEW"]) == []
+		  and .trailer.session_id > 0 and .trailer.length == 28
+		  and .l4_csum_ok == null)] | length >= 1' "$T/cms.json"
 }
 
 t_crafted_query() {
@@ -87,11 +99,12 @@ PY
 }
 
 ktap_header
-ktap_plan 6
+ktap_plan 7
 ktap_run capture_handshake t_capture
 ktap_run decode_udp_query t_udp_query_fields
 ktap_run decode_udp_confirmation t_udp_confirm_fields
 ktap_run decode_tcp_query t_tcp_ctrl_fields
 ktap_run decode_tcp_data_trailers t_tcp_data_fields
+ktap_run decode_tcp_gso_kept t_tcp_gso_fields
 ktap_run crafted_query_answered t_crafted_query
 ktap_finish
