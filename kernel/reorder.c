@@ -8,11 +8,13 @@
  * Ownership: a session owns at most one buffer (created with its first
  * TCP data segment, freed when the session is unlinked); the buffer owns
  * the segments it holds and a reference on each one's device.  A segment
- * leaves through netif_rx(), so it enters the stack again from the top:
- * without its trailer, mpip's input hook passes it straight on, and
- * conntrack, the filter table and TCP see it for the first time.  Held
- * segments are counted per namespace and bounded, whatever the number
- * of sessions.
+ * leaves through netif_receive_skb(), so it enters the stack again from
+ * the top: without its trailer, mpip's input hook passes it straight on,
+ * and conntrack, the filter table and TCP see it for the first time.
+ * Segments leave in order: one CPU at a time delivers a session's ready
+ * segments, and a segment that arrives in order meanwhile joins the end
+ * of that queue instead of overtaking it.  Held segments are counted per
+ * namespace and bounded, whatever the number of sessions.
  */
 #include <linux/hrtimer.h>
 #include <linux/ip.h>
@@ -27,7 +29,7 @@
 /* Segments held at once in one namespace, over all sessions. */
 #define MPIP_RO_NET_MAX		8192
 /* Extra hold time for jitter on top of the delay spread (core/reorder.c) */
-#define MPIP_RO_MARGIN_US	2000
+#define MPIP_RO_MARGIN_US	20000
 /* Delay samples older than this do not count towards the hold time. */
 #define MPIP_RO_SAMPLE_AGE	HZ
 
@@ -35,6 +37,8 @@ struct mpip_reorder {
 	spinlock_t lock;	/* everything below */
 	struct mpip_ro_seq seq;
 	struct sk_buff_head held;	/* sorted by sequence number */
+	struct sk_buff_head ready;	/* released, to be delivered in order */
+	bool delivering;	/* a CPU is delivering @ready */
 	struct hrtimer timer;
 	ktime_t deadline;	/* when the oldest gap is given up */
 	u32 hold_us;
@@ -66,14 +70,40 @@ static void mpip_ro_deliver(struct sk_buff_head *list)
 	rcu_read_lock();
 	while ((skb = __skb_dequeue(list))) {
 		dev = skb->dev;
-		/* Before unregister flushes the backlogs (see dev_close()). */
+		/* Not to a device on its way out (see dev_close()). */
 		if (netif_running(dev))
-			netif_rx(skb);
+			netif_receive_skb(skb);
 		else
 			kfree_skb(skb);
 		dev_put(dev);
 	}
 	rcu_read_unlock();
+}
+
+/*
+ * Deliver the ready segments, and those that become ready meanwhile,
+ * unless another CPU is already doing so.  Called with the lock held and
+ * bottom halves off (we run in the input hook or the timer); returns with
+ * the lock released.
+ */
+static void mpip_ro_run(struct mpip_reorder *ro)
+{
+	struct sk_buff_head batch;
+
+	if (ro->delivering || skb_queue_empty(&ro->ready)) {
+		spin_unlock(&ro->lock);
+		return;
+	}
+	ro->delivering = true;
+	__skb_queue_head_init(&batch);
+	while (!skb_queue_empty(&ro->ready)) {
+		skb_queue_splice_init(&ro->ready, &batch);
+		spin_unlock(&ro->lock);
+		mpip_ro_deliver(&batch);
+		spin_lock(&ro->lock);
+	}
+	ro->delivering = false;
+	spin_unlock(&ro->lock);
 }
 
 /*
@@ -113,29 +143,27 @@ static void mpip_ro_arm(struct mpip_reorder *ro)
 	hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
 }
 
+/* Soft-IRQ context. */
 static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
 {
 	struct mpip_reorder *ro = container_of(t, struct mpip_reorder, timer);
-	struct sk_buff_head out;
 	unsigned int n = 0;
 
-	__skb_queue_head_init(&out);
-	spin_lock_bh(&ro->lock);
+	spin_lock(&ro->lock);
 	if (ro->dead || skb_queue_empty(&ro->held)) {
-		spin_unlock_bh(&ro->lock);
+		spin_unlock(&ro->lock);
 		return HRTIMER_NORESTART;
 	}
 	if (ktime_before(ktime_get(), ro->deadline)) {
 		/* re-armed for a newer gap while this run waited */
 		hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
 	} else {
-		n = mpip_ro_take(ro, &out, true);
+		n = mpip_ro_take(ro, &ro->ready, true);
 		if (!skb_queue_empty(&ro->held))
 			mpip_ro_arm(ro);
 	}
-	spin_unlock_bh(&ro->lock);
 	mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_TIMEOUT, n);
-	mpip_ro_deliver(&out);
+	mpip_ro_run(ro);
 	return HRTIMER_NORESTART;
 }
 
@@ -147,6 +175,7 @@ static struct mpip_reorder *mpip_ro_alloc(struct mpip_net *mn)
 		return NULL;
 	spin_lock_init(&ro->lock);
 	__skb_queue_head_init(&ro->held);
+	__skb_queue_head_init(&ro->ready);
 	hrtimer_init(&ro->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	ro->timer.function = mpip_ro_expire;
 	ro->mn = mn;
@@ -206,11 +235,11 @@ static void mpip_ro_insert(struct mpip_reorder *ro, struct sk_buff *skb)
 
 /*
  * Hold @skb, which lies beyond a gap.  Returns false if it cannot be held
- * (then it goes on as it is).  Overflowing segments go to @out.  Caller
+ * (then it goes on as it is).  Overflowing segments become ready.  Caller
  * holds the lock.
  */
 static bool mpip_ro_hold(struct mpip_reorder *ro, const struct mpip_node *n,
-			 struct sk_buff *skb, struct sk_buff_head *out)
+			 struct sk_buff *skb)
 {
 	struct mpip_net *mn = ro->mn;
 	u32 max = READ_ONCE(mn->cfg.reorder_max_pkts);
@@ -225,7 +254,7 @@ static bool mpip_ro_hold(struct mpip_reorder *ro, const struct mpip_node *n,
 	mpip_ro_insert(ro, skb);
 	mpip_inc(mn, MPIP_STAT_REORDER_HELD);
 	while (skb_queue_len(&ro->held) > max)
-		over += mpip_ro_take(ro, out, true);
+		over += mpip_ro_take(ro, &ro->ready, true);
 	mpip_ro_add_stat(mn, MPIP_STAT_REORDER_OVERFLOW, over);
 	if (skb_queue_empty(&ro->held))
 		return true;
@@ -257,51 +286,58 @@ static bool mpip_ro_range(const struct sk_buff *skb, struct mpip_ro_cb *r)
 /*
  * A TCP data segment of session @s from node @n, trailer already
  * stripped.  Returns NF_ACCEPT to let it go on now, or NF_STOLEN if the
- * buffer took it (to hold it, or to deliver it after nothing else).
- * Caller holds RCU.
+ * buffer took it: to hold it, or to deliver it in order with segments
+ * released before or by it.  Caller holds RCU, bottom halves are off.
  */
 unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 			     const struct mpip_node *n, struct sk_buff *skb)
 {
-	unsigned int verdict = NF_ACCEPT, in_order = 0;
-	struct sk_buff_head out;
+	struct sk_buff_head rel;
 	struct mpip_reorder *ro;
+	unsigned int in_order;
 	struct mpip_ro_cb r;
 
+	/* The lock is shared with the soft-IRQ timer: plain spin_lock. */
+	DEBUG_NET_WARN_ON_ONCE(!in_softirq());
 	if (!READ_ONCE(mn->cfg.reorder) || !mpip_ro_range(skb, &r))
 		return NF_ACCEPT;
 	ro = mpip_ro_get(mn, s);
 	if (!ro)
 		return NF_ACCEPT;
 
-	__skb_queue_head_init(&out);
-	spin_lock_bh(&ro->lock);
-	if (ro->dead)
-		goto unlock;
+	spin_lock(&ro->lock);
+	if (ro->dead) {
+		spin_unlock(&ro->lock);
+		return NF_ACCEPT;
+	}
 	if (mpip_ro_arrive(&ro->seq, r.seq, r.end) == MPIP_RO_HOLD) {
 		*mpip_ro_cb(skb) = r;
-		if (mpip_ro_hold(ro, n, skb, &out))
-			verdict = NF_STOLEN;
-		goto unlock;
+		if (!mpip_ro_hold(ro, n, skb)) {
+			mpip_ro_run(ro);
+			return NF_ACCEPT;
+		}
+		mpip_ro_run(ro);
+		return NF_STOLEN;
 	}
-	if (skb_queue_empty(&ro->held))
-		goto unlock;
-	in_order = mpip_ro_take(ro, &out, false);
-	if (!in_order)
-		goto unlock;
-	/* This one first, then those it unblocked, all by the same road. */
+	__skb_queue_head_init(&rel);
+	in_order = mpip_ro_take(ro, &rel, false);
+	if (!in_order && !ro->delivering) {
+		spin_unlock(&ro->lock);
+		return NF_ACCEPT;
+	}
+	/* After what is ready already, before what it unblocked. */
 	dev_hold(skb->dev);
-	__skb_queue_head(&out, skb);
-	verdict = NF_STOLEN;
-	if (skb_queue_empty(&ro->held))
-		hrtimer_try_to_cancel(&ro->timer);
-	else
-		mpip_ro_arm(ro);
-unlock:
-	spin_unlock_bh(&ro->lock);
+	__skb_queue_tail(&ro->ready, skb);
+	skb_queue_splice_tail(&rel, &ro->ready);
+	if (in_order) {
+		if (skb_queue_empty(&ro->held))
+			hrtimer_try_to_cancel(&ro->timer);
+		else
+			mpip_ro_arm(ro);
+	}
 	mpip_ro_add_stat(mn, MPIP_STAT_REORDER_IN_ORDER, in_order);
-	mpip_ro_deliver(&out);
-	return verdict;
+	mpip_ro_run(ro);
+	return NF_STOLEN;
 }
 
 static void mpip_ro_free_rcu(struct rcu_head *head)
@@ -324,10 +360,11 @@ void mpip_reorder_release(struct mpip_session *s)
 	__skb_queue_head_init(&drop);
 	spin_lock_bh(&ro->lock);
 	ro->dead = true;
+	atomic_sub(skb_queue_len(&ro->held), &ro->mn->ro_held);
 	skb_queue_splice_init(&ro->held, &drop);
+	skb_queue_splice_init(&ro->ready, &drop);
 	spin_unlock_bh(&ro->lock);
 	hrtimer_cancel(&ro->timer);
-	atomic_sub(skb_queue_len(&drop), &ro->mn->ro_held);
 	while ((skb = __skb_dequeue(&drop))) {
 		dev_put(skb->dev);
 		kfree_skb(skb);
