@@ -40,7 +40,7 @@ APT_PKGS=(
 	libcap-ng-dev libseccomp-dev
 	# lab tools used inside the guest
 	iproute2 iputils-ping iperf3 nftables tcpdump ethtool socat procps
-	util-linux psmisc jq bc mptcpd
+	util-linux psmisc jq bc mptcpd mptcpize
 	python3 python3-scapy python3-matplotlib
 	# lint
 	shellcheck
