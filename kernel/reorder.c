@@ -28,7 +28,7 @@
 
 /* Segments held at once in one namespace, over all sessions. */
 #define MPIP_RO_NET_MAX		8192
-/* Extra hold time for jitter on top of the delay spread (core/reorder.c) */
+/* Extra hold time for scheduling jitter on top of the delay spread. */
 #define MPIP_RO_MARGIN_US	20000
 /* Delay samples older than this do not count towards the hold time. */
 #define MPIP_RO_SAMPLE_AGE	HZ
@@ -41,6 +41,7 @@ struct mpip_reorder {
 	bool delivering;	/* a CPU is delivering @ready */
 	struct hrtimer timer;
 	ktime_t deadline;	/* when the oldest gap is given up */
+	u32 spread_us;		/* recent peak of the paths' delay spread */
 	u32 hold_us;
 	bool dead;		/* the session is gone: hold nothing more */
 	struct mpip_net *mn;
@@ -201,9 +202,14 @@ static struct mpip_reorder *mpip_ro_get(struct mpip_net *mn,
 	return ro;
 }
 
-/* The hold time for a session with node @n: from its paths' delays. */
-static u32 mpip_ro_hold_time(struct mpip_net *mn, const struct mpip_node *n)
+/*
+ * The hold time for the buffer of a session with node @n: from the recent
+ * peak of the spread between its paths' delays.  Caller holds the lock.
+ */
+static u32 mpip_ro_hold_time(struct mpip_reorder *ro,
+			     const struct mpip_node *n)
 {
+	struct mpip_net *mn = ro->mn;
 	u32 cap = READ_ONCE(mn->cfg.reorder_max_hold_ms) * USEC_PER_MSEC;
 	u32 delay[MPIP_MAX_PATHS];
 	unsigned int i, k = 0;
@@ -215,7 +221,9 @@ static u32 mpip_ro_hold_time(struct mpip_net *mn, const struct mpip_node *n)
 			continue;
 		delay[k++] = READ_ONCE(n->rx[i].delay_us);
 	}
-	return mpip_ro_hold_us(delay, k, MPIP_RO_MARGIN_US, cap);
+	ro->spread_us = mpip_ro_spread_track(ro->spread_us,
+					     mpip_ro_spread_us(delay, k));
+	return mpip_ro_hold_us(ro->spread_us, MPIP_RO_MARGIN_US, cap);
 }
 
 /* Insert @skb by sequence number (mostly near the tail). */
@@ -259,7 +267,7 @@ static bool mpip_ro_hold(struct mpip_reorder *ro, const struct mpip_node *n,
 	if (skb_queue_empty(&ro->held))
 		return true;
 	if (first || over) {
-		ro->hold_us = mpip_ro_hold_time(mn, n);
+		ro->hold_us = mpip_ro_hold_time(ro, n);
 		mpip_ro_arm(ro);
 	}
 	return true;

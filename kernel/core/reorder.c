@@ -27,15 +27,13 @@ bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force)
 	return true;
 }
 
-u32 mpip_ro_hold_us(const u32 *delay_us, unsigned int n, u32 margin_us,
-		    u32 cap_us)
+u32 mpip_ro_spread_us(const u32 *delay_us, unsigned int n)
 {
-	u32 lo, hi, spread;
-	u64 hold;
+	u32 lo, hi;
 	unsigned int i;
 
-	if (!n)
-		return margin_us < cap_us ? margin_us : cap_us;
+	if (n < 2)
+		return 0;
 	lo = delay_us[0];
 	hi = delay_us[0];
 	for (i = 1; i < n; i++) {
@@ -44,7 +42,19 @@ u32 mpip_ro_hold_us(const u32 *delay_us, unsigned int n, u32 margin_us,
 		if ((s32)(delay_us[i] - hi) > 0)
 			hi = delay_us[i];
 	}
-	spread = hi - lo;
-	hold = (u64)spread + spread / 4 + margin_us;
+	return hi - lo;
+}
+
+u32 mpip_ro_spread_track(u32 prev_us, u32 spread_us)
+{
+	u32 decayed = prev_us - prev_us / 8;
+
+	return spread_us > decayed ? spread_us : decayed;
+}
+
+u32 mpip_ro_hold_us(u32 spread_us, u32 margin_us, u32 cap_us)
+{
+	u64 hold = (u64)spread_us + spread_us / 4 + margin_us;
+
 	return hold < cap_us ? (u32)hold : cap_us;
 }

@@ -57,12 +57,24 @@ enum mpip_ro_verdict mpip_ro_arrive(struct mpip_ro_seq *st, u32 seq, u32 end);
 bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force);
 
 /*
- * How long to hold a segment, in us: the spread between the one-way
- * delays of the @n paths in @delay_us (same clock offset, so their
- * differences are real), plus a quarter and @margin_us for jitter,
- * capped at @cap_us.  With fewer than two paths: @margin_us, capped.
+ * The spread between the one-way delays of the @n paths in @delay_us, in
+ * us (they share one clock offset, so their differences are real); 0
+ * with fewer than two paths.
  */
-u32 mpip_ro_hold_us(const u32 *delay_us, unsigned int n, u32 margin_us,
-		    u32 cap_us);
+u32 mpip_ro_spread_us(const u32 *delay_us, unsigned int n);
+
+/*
+ * A decaying maximum of the spread: the new @spread_us, or @prev_us less
+ * an eighth if that is larger.  The spread swings as the paths' queues
+ * fill and drain; holding for its recent peak, not its current value,
+ * keeps segments from being released just before their gap fills.
+ */
+u32 mpip_ro_spread_track(u32 prev_us, u32 spread_us);
+
+/*
+ * How long to hold a segment, in us: @spread_us plus a quarter and
+ * @margin_us for jitter, capped at @cap_us.
+ */
+u32 mpip_ro_hold_us(u32 spread_us, u32 margin_us, u32 cap_us);
 
 #endif /* MPIP_CORE_REORDER_H */

@@ -155,22 +155,52 @@ UNIT_TEST(reorder_shuffled_stream_comes_out_in_order)
 	}
 }
 
-UNIT_TEST(reorder_hold_time)
+UNIT_TEST(reorder_spread)
 {
 	u32 one[] = { 5000 };
 	u32 two[] = { 12000, 2000 };
 	/* clock offset puts the samples on both sides of 2^32 */
-	u32 wrap[] = { 0xfffffc18, 7000 };	/* -1000 and 7000: 8000 apart */
+	u32 wrap[] = { 0xfffffc18, 7000, 0xfffffff0 };	/* -1000 .. 7000 */
 	u32 same[] = { 3000, 3000, 3000 };
 
-	CHECK_EQ(mpip_ro_hold_us(NULL, 0, 2000, 100000), 2000);
-	CHECK_EQ(mpip_ro_hold_us(NULL, 0, 2000, 1000), 1000);
-	CHECK_EQ(mpip_ro_hold_us(one, 1, 2000, 100000), 2000);
+	CHECK_EQ(mpip_ro_spread_us(NULL, 0), 0);
+	CHECK_EQ(mpip_ro_spread_us(one, 1), 0);
+	CHECK_EQ(mpip_ro_spread_us(two, 2), 10000);
+	CHECK_EQ(mpip_ro_spread_us(wrap, 3), 8000);
+	CHECK_EQ(mpip_ro_spread_us(same, 3), 0);
+}
+
+UNIT_TEST(reorder_spread_tracks_recent_peak)
+{
+	u32 m = 0;
+	unsigned int i;
+
+	m = mpip_ro_spread_track(m, 40000);
+	CHECK_EQ(m, 40000);
+	/* a smaller spread: the peak decays by an eighth per step */
+	m = mpip_ro_spread_track(m, 1000);
+	CHECK_EQ(m, 35000);
+	m = mpip_ro_spread_track(m, 1000);
+	CHECK_EQ(m, 30625);
+	/* a new peak wins at once */
+	CHECK_EQ(mpip_ro_spread_track(m, 50000), 50000);
+	/* and without new peaks it reaches the current spread */
+	for (i = 0; i < 200; i++)
+		m = mpip_ro_spread_track(m, 1000);
+	CHECK_EQ(m, 1000);
+	/* no overflow at the top */
+	CHECK_EQ(mpip_ro_spread_track(0xffffffff, 0), 0xffffffff - 0x1fffffff);
+}
+
+UNIT_TEST(reorder_hold_time)
+{
+	CHECK_EQ(mpip_ro_hold_us(0, 2000, 100000), 2000);
+	CHECK_EQ(mpip_ro_hold_us(0, 2000, 1000), 1000);
 	/* 10 ms spread: 10000 + 2500 + 2000 */
-	CHECK_EQ(mpip_ro_hold_us(two, 2, 2000, 100000), 14500);
-	CHECK_EQ(mpip_ro_hold_us(two, 2, 2000, 9000), 9000);
-	CHECK_EQ(mpip_ro_hold_us(wrap, 2, 0, 100000), 10000);
-	CHECK_EQ(mpip_ro_hold_us(same, 3, 1500, 100000), 1500);
+	CHECK_EQ(mpip_ro_hold_us(10000, 2000, 100000), 14500);
+	CHECK_EQ(mpip_ro_hold_us(10000, 2000, 9000), 9000);
 	/* no overflow anywhere near 2^32 */
-	CHECK_EQ(mpip_ro_hold_us(two, 2, 0xfffffff0, 0xffffffff), 0xffffffff);
+	CHECK_EQ(mpip_ro_hold_us(10000, 0xfffffff0, 0xffffffff), 0xffffffff);
+	CHECK_EQ(mpip_ro_hold_us(0xffffffff, 0xffffffff, 0xfffffffe),
+		 0xfffffffe);
 }
