@@ -88,6 +88,7 @@ static void mpip_ro_deliver(struct sk_buff_head *list)
  * the lock released.
  */
 static void mpip_ro_run(struct mpip_reorder *ro)
+	__releases(&ro->lock)
 {
 	struct sk_buff_head batch;
 
