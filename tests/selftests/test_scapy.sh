@@ -22,7 +22,7 @@ t_capture() {
 		fail "tcpdump did not start"
 	}
 	udp_exchange "$A" "$B" 10.1.1.2 6100 10 7100
-	head -c 100000 /dev/urandom >"$T/f"
+	head -c 1000000 /dev/urandom >"$T/f"
 	tcp_send_file "$A" "$B" 10.1.1.2 5100 "$T/f" "$T/g"
 	sleep 1
 	kill "$(cat "$T/tcpdump.pid")"
