@@ -5,12 +5,15 @@
  *
  * One delayed work per namespace ticks every min(weight_interval_ms,
  * heartbeat_ms).  On every tick, each node's paths are checked for
- * timeouts and their weights adjusted (paths.c).  Every heartbeat_ms, for
- * each node with recent traffic:
- *  - every path not up is probed with a control packet of its own, so
- *    that the remote node reports its delay and the path comes (back) up;
- *  - if delay samples from the node wait to be reported and nothing was
- *    sent to it for heartbeat_ms, heartbeats carry them back.
+ * timeouts and their weights adjusted (paths.c).  For each node with
+ * recent traffic:
+ *  - every heartbeat_ms, every path not up is probed with a control packet
+ *    of its own, so that the remote node reports its delay and the path
+ *    comes (back) up;
+ *  - on every tick, if delay samples from the node wait to be reported
+ *    and nothing was sent to it for a tick period, heartbeats carry them
+ *    back: a one-way flow's sender then gets a report per path at least
+ *    once per weight interval, as Algorithm 1 needs.
  * Control packets are UDP datagrams between MPIP_CTRL_PORT on both sides
  * with the CM in the surplus area (handshake.c); the receiver consumes
  * them before conntrack.
@@ -95,16 +98,13 @@ static bool mpip_node_active(struct mpip_node *n)
 			   READ_ONCE(n->last_data_rx) + MPIP_NODE_IDLE);
 }
 
-/* One heartbeat round for node @n.  Caller holds RCU. */
-static void mpip_node_heartbeat(struct mpip_net *mn, struct mpip_node *n,
-				unsigned long hb)
+/* Probe the paths of node @n that are not up.  Caller holds RCU. */
+static void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
 	struct mpip_path *p;
 	unsigned int i;
 	int state;
 
-	if (!mpip_node_active(n))
-		return;
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
 		if (!p)
@@ -113,7 +113,19 @@ static void mpip_node_heartbeat(struct mpip_net *mn, struct mpip_node *n,
 		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN)
 			mpip_probe_path(mn, n, p);
 	}
-	if (!time_after(jiffies, READ_ONCE(n->last_tx) + hb))
+}
+
+/*
+ * Carry pending delay reports back to node @n if nothing else went to it
+ * for @quiet jiffies.  Caller holds RCU.
+ */
+static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
+			       unsigned long quiet)
+{
+	struct mpip_path *p;
+	unsigned int i;
+
+	if (!time_after(jiffies, READ_ONCE(n->last_tx) + quiet))
 		return;
 	for (i = 0; i < MPIP_MAX_PATHS && mpip_fb_pending(n); i++) {
 		p = mpip_path_pick(n);
@@ -123,7 +135,7 @@ static void mpip_node_heartbeat(struct mpip_net *mn, struct mpip_node *n,
 	}
 }
 
-static unsigned long mpip_tick_period(struct mpip_net *mn)
+static unsigned long mpip_tick_period(const struct mpip_net *mn)
 {
 	u32 ms = min(READ_ONCE(mn->cfg.weight_interval_ms),
 		     READ_ONCE(mn->cfg.heartbeat_ms));
@@ -136,6 +148,7 @@ static void mpip_tick_work(struct work_struct *work)
 	struct mpip_net *mn = container_of(to_delayed_work(work),
 					   struct mpip_net, tick_work);
 	unsigned long hb = msecs_to_jiffies(READ_ONCE(mn->cfg.heartbeat_ms));
+	unsigned long period = mpip_tick_period(mn);
 	struct mpip_node *n;
 	unsigned int b;
 	bool hb_due;
@@ -148,14 +161,16 @@ static void mpip_tick_work(struct work_struct *work)
 	for (b = 0; b < mn->nodes.size; b++) {
 		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
 			mpip_paths_tick(mn, n);
+			if (!mpip_node_active(n))
+				continue;
 			if (hb_due)
-				mpip_node_heartbeat(mn, n, hb);
+				mpip_node_probe(mn, n);
+			mpip_node_feedback(mn, n, period);
 		}
 	}
 	rcu_read_unlock();
 
-	queue_delayed_work(system_power_efficient_wq, &mn->tick_work,
-			   mpip_tick_period(mn));
+	queue_delayed_work(system_power_efficient_wq, &mn->tick_work, period);
 }
 
 /* Tell node @n our address list, on every path that may work. */
