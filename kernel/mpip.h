@@ -38,6 +38,12 @@
 #define MPIP_MAX_PATHS		16
 #define MPIP_SESSION_BITS	12
 #define MPIP_SESSION_MAX	65536
+/*
+ * After each round of Algorithm 1 the weights of a node's paths are
+ * rescaled to this sum, so that a step S is always the same share of the
+ * traffic (S / total per path; core/path.c).
+ */
+#define MPIP_WEIGHT_TOTAL	1000
 /* Queueing delays below this are measurement noise for Algorithm 1. */
 #define MPIP_QDELAY_FLOOR_US	1000
 /* UDP port of heartbeats and path probes (both ends): "MP". */

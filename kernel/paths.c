@@ -441,6 +441,7 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 	if (k < 2)
 		return;
 	mpip_weights_adjust(q, w, k, READ_ONCE(mn->cfg.weight_step));
+	mpip_weights_normalize(w, k, MPIP_WEIGHT_TOTAL);
 	for (i = 0; i < k; i++)
 		WRITE_ONCE(up[i]->weight, w[i]);
 }

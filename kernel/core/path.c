@@ -176,6 +176,36 @@ void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step)
 }
 
 /**
+ * mpip_weights_normalize() - rescale weights to a fixed sum
+ * @w: weights of @n paths, updated in place
+ * @n: number of paths
+ * @total: the sum to rescale to (at most MPIP_WEIGHT_MAX)
+ *
+ * Keeps every path's share (up to rounding) and brings the sum back to
+ * @total, each weight at least MPIP_WEIGHT_MIN.  Applied after
+ * each iteration of Algorithm 1, it keeps one step S worth the same share
+ * of traffic whatever came before: without it, paths that all show the
+ * same queueing delay (an idle spell) all gain S until every weight sits
+ * at MPIP_WEIGHT_MAX, and a later imbalance then takes several times
+ * longer to correct.
+ */
+void mpip_weights_normalize(u32 *w, unsigned int n, u32 total)
+{
+	u64 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sum += w[i];
+	if (!sum || sum == total)
+		return;
+	for (i = 0; i < n; i++) {
+		w[i] = (u32)(((u64)w[i] * total + sum / 2) / sum);
+		if (w[i] < MPIP_WEIGHT_MIN)
+			w[i] = MPIP_WEIGHT_MIN;
+	}
+}
+
+/**
  * mpip_weights_pick() - choose a path with probability proportional to weight
  * @w: weights of @n paths; any u32 values, 0 means never chosen
  * @n: number of paths

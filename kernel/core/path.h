@@ -59,6 +59,7 @@ unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
 
 void mpip_weights_init(u32 *w, unsigned int n);
 void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step);
+void mpip_weights_normalize(u32 *w, unsigned int n, u32 total);
 unsigned int mpip_weights_pick(const u32 *w, unsigned int n, u32 rnd);
 
 #endif /* MPIP_CORE_PATH_H */

@@ -634,6 +634,71 @@ static void simulate(struct unit_ctx *ctx, const double *cap,
 	}
 }
 
+UNIT_TEST(weights_normalize)
+{
+	u32 a[2] = { 1000, 1000 }, b[2] = { 800, 400 }, c[3] = { 1, 1, 998 };
+	u32 d[4] = { 1000, 1000, 1000, 1 }, e[2] = { 0, 0 };
+	u32 f[2] = { 0xffffffff, 0xffffffff };
+
+	mpip_weights_normalize(a, 2, MPIP_WEIGHT_MAX);
+	CHECK_EQ(a[0], 500);
+	CHECK_EQ(a[1], 500);
+	mpip_weights_normalize(b, 2, MPIP_WEIGHT_MAX);
+	CHECK_EQ(b[0], 667);
+	CHECK_EQ(b[1], 333);
+	/* already at the sum: untouched */
+	mpip_weights_normalize(c, 3, MPIP_WEIGHT_MAX);
+	CHECK_EQ(c[0], 1);
+	CHECK_EQ(c[2], 998);
+	/* never below the minimum */
+	mpip_weights_normalize(d, 4, MPIP_WEIGHT_MAX);
+	CHECK_EQ(d[0], 333);
+	CHECK_EQ(d[3], MPIP_WEIGHT_MIN);
+	/* all zero stays zero; no overflow with huge weights */
+	mpip_weights_normalize(e, 2, MPIP_WEIGHT_MAX);
+	CHECK_EQ(e[0], 0);
+	mpip_weights_normalize(f, 2, MPIP_WEIGHT_MAX);
+	CHECK_EQ(f[0], 500);
+	mpip_weights_normalize(NULL, 0, MPIP_WEIGHT_MAX);
+}
+
+/*
+ * Normalized, a step is always the same share: after an idle spell, which
+ * without normalization leaves every weight at the maximum, a 2:1 split
+ * takes as many iterations as from the start, not three times as many.
+ */
+UNIT_TEST(weights_normalized_converge_fast_after_idle)
+{
+	u32 w[2] = { 500, 500 }, w_raw[2], idle[2] = { 0, 0 };
+	u32 busy[2] = { 0, 40000 };	/* path 1 is the fast one */
+	unsigned int it, n_norm = 0, n_raw = 0;
+
+	for (it = 0; it < 100; it++) {
+		mpip_weights_adjust(idle, w, 2, 10);
+		mpip_weights_normalize(w, 2, MPIP_WEIGHT_MAX);
+	}
+	CHECK(w[0] + w[1] >= 998 && w[0] + w[1] <= 1002);
+	w_raw[0] = 500;
+	w_raw[1] = 500;
+	for (it = 0; it < 100; it++)
+		mpip_weights_adjust(idle, w_raw, 2, 10);
+	CHECK_EQ(w_raw[0], MPIP_WEIGHT_MAX);
+
+	while (3 * w[0] < 2 * (w[0] + w[1]) && n_norm < 100) {
+		mpip_weights_adjust(busy, w, 2, 10);
+		mpip_weights_normalize(w, 2, MPIP_WEIGHT_MAX);
+		n_norm++;
+	}
+	while (3 * w_raw[0] < 2 * (w_raw[0] + w_raw[1]) && n_raw < 100) {
+		mpip_weights_adjust(busy, w_raw, 2, 10);
+		n_raw++;
+	}
+	unit_diag("iterations to a 2:1 split: %u normalized, %u raw", n_norm,
+		  n_raw);
+	CHECK(n_norm <= 20);
+	CHECK(n_raw >= 2 * n_norm);
+}
+
 static int ratio_ok(double a, double b)
 {
 	return a >= 1.6 * b && a <= 2.5 * b;
