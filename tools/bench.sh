@@ -7,18 +7,33 @@
 #
 # Runs the named benchmarks (default: all, in the order below), each in
 # fresh namespaces (tools/topo.sh twolink) once per mode:
-#   mpip   mpip.ko on in both hosts, plain iperf3 (TCP or UDP)
-#   mptcp  mpip off in both hosts; Linux MPTCP: both hosts allow 2 subflows,
-#          b announces 10.1.2.2 (ADD_ADDR), iperf3 under `mptcpize run`
-#   off    mpip off, plain iperf3: the single-path baseline (not by default)
+#   mpip            mpip.ko on in both hosts, plain iperf3 (TCP or UDP)
+#   mpip-noreorder  the same with the reorder buffer off (reorder 0)
+#   mptcp           mpip off in both hosts; Linux MPTCP: both hosts allow 2
+#                   subflows, b announces 10.1.2.2 (ADD_ADDR), iperf3 under
+#                   `mptcpize run`
+#   mptcp-mpip      MPTCP as above over mpip (both on)
+#   off             mpip off, plain iperf3: the single-path baseline
+#   unloaded        no mpip.ko in the kernel at all
+# A benchmark has its own modes (below); --modes overrides them for all.
 #
-# Benchmarks:
-#   tcp       40/20 Mbit/s links, iperf3 TCP: aggregate, per-link split
-#   udp       40/20 Mbit/s links, iperf3 UDP offered at 55 Mbit/s: fraction
-#             the receiver got (MPTCP does not carry UDP: single path)
-#   failover  40/40 Mbit/s links, iperf3 TCP; link 2 goes down 5 s after
-#             data starts and comes back at 10 s: longest goodput stall,
-#             time until link 2 carries traffic again
+# Benchmarks (issue 3 and 4 figures; full run / --quick):
+#   tcp       40/20 Mbit/s, iperf3 TCP 10 s: aggregate, per-link split
+#             (Fig. 4(a)); modes mpip, mptcp
+#   udp       40/20 Mbit/s, iperf3 UDP offered at 55 Mbit/s: fraction the
+#             receiver got (MPTCP does not carry UDP: single path)
+#   failover  40/40 Mbit/s, iperf3 TCP 30 s; link 2 goes down 10 s after
+#             data starts and comes back at 20 s (Fig. 4(b)): longest
+#             goodput stall, time until link 2 carries traffic again
+#   overhead  one unshaped link (link 2 down), iperf3 TCP: unloaded vs mpip
+#   overhead_udp  the same with 64-byte UDP datagrams: datagrams per second
+#   reorder   40/20 Mbit/s with 10 ms / 2 ms extra delay (Fig. 4(c)):
+#             throughput and retransmissions, mpip, mpip-noreorder, mptcp
+#   fig4d_normal, fig4d_delay, fig4d_limit  (Fig. 4(d)) 40+40, +10 ms on
+#             path 1, path 1 at 20 Mbit/s: mpip, mptcp, mptcp-mpip; box
+#             plots of the 0.5 s goodput samples in fig4d.png
+#   scale     kernel time per UDP datagram with 1, 100 and 10,000 flows
+#             (quick: 1000), mpip and off (tools/bench/scale.py)
 #
 # Each benchmark prints ONE JSON line on stdout (all modes side by side);
 # progress goes to stderr.  RESULTS_DIR (default results/bench) gets
@@ -62,23 +77,27 @@ log() { printf '%s\n' "$*" >&2; }
 
 # ----------------------------------------------------------------- registry
 BENCH_NAMES=()
-declare -A BENCH_DESC=() BENCH_LINK1=() BENCH_LINK2=()
+declare -A BENCH_DESC=() BENCH_LINK1=() BENCH_LINK2=() BENCH_MODES=()
 
-# bench_register NAME DESCRIPTION LINK1_SPEC LINK2_SPEC
+# bench_register NAME DESCRIPTION LINK1_SPEC LINK2_SPEC [MODES]
+# MODES (comma-separated) are the benchmark's own; --modes overrides them.
 bench_register() {
 	BENCH_NAMES+=("$1")
 	BENCH_DESC[$1]=$2
 	BENCH_LINK1[$1]=$3
 	BENCH_LINK2[$1]=$4
+	BENCH_MODES[$1]=${5:-}
 }
 
 # Durations (set by set_durations from --quick)
 set_durations() {
 	if ((QUICK)); then
-		DUR_TCP=3 DUR_UDP=3 DUR_FAIL=7 FAIL_DOWN=2 FAIL_UP=4
+		DUR_TCP=3 DUR_UDP=3 DUR_FAIL=7 FAIL_DOWN=2 FAIL_UP=4 DUR_4D=2
+		SCALE_FLOWS=1,100,1000 SCALE_PKTS=4000
 		export LAB_WARMUP=0.5
 	else
-		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=20 FAIL_DOWN=5 FAIL_UP=10
+		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=30 FAIL_DOWN=10 FAIL_UP=20 DUR_4D=10
+		SCALE_FLOWS=1,100,10000 SCALE_PKTS=30000
 		export LAB_WARMUP=1
 	fi
 }
@@ -105,9 +124,61 @@ bench_failover() {
 	lab_run "$1" tcp "$DUR_FAIL" "$FAIL_DOWN" "$FAIL_UP"
 }
 
+# one unshaped link: link 2 is taken down at both ends before the run
+# shellcheck disable=SC2317  # called from the bench_ functions
+one_link() {
+	ip -n "$LAB_A" link set eth2 down && ip -n "$LAB_B" link set eth2 down
+}
+
+bench_register overhead "TCP over one unshaped link, module not loaded vs. mpip active" \
+	- - unloaded,mpip
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_overhead() {
+	one_link && LAB_TAG=overhead lab_run "$1" tcp "$DUR_TCP"
+}
+
+bench_register overhead_udp "64-byte UDP datagrams per second over one unshaped link" \
+	- - unloaded,mpip
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_overhead_udp() {
+	one_link && LAB_TAG=overhead_udp LAB_UDP_RATE=0 LAB_UDP_LEN=64 \
+		lab_run "$1" udp "$DUR_UDP"
+}
+
+bench_register reorder "TCP with 10 ms / 2 ms extra delay: reorder buffer on and off" \
+	40mbit,10ms,- 20mbit,2ms,- mpip,mpip-noreorder,mptcp
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_reorder() {
+	LAB_TAG=reorder lab_run "$1" tcp "$DUR_TCP"
+}
+
+# Fig. 4(d): three scenarios, TCP over mpip, MPTCP over plain IP, MPTCP
+# over mpip; box plots of the 0.5 s goodput samples
+FIG4D_MODES=mpip,mptcp,mptcp-mpip
+bench_register fig4d_normal "Fig. 4(d) normal: 40 + 40 Mbit/s" \
+	40mbit,1ms,- 40mbit,1ms,- "$FIG4D_MODES"
+bench_register fig4d_delay "Fig. 4(d) +10 ms on path 1" \
+	40mbit,11ms,- 40mbit,1ms,- "$FIG4D_MODES"
+bench_register fig4d_limit "Fig. 4(d) path 1 limited to 20 Mbit/s" \
+	20mbit,1ms,- 40mbit,1ms,- "$FIG4D_MODES"
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_fig4d_normal() { lab_run "$1" tcp "$DUR_4D"; }
+# shellcheck disable=SC2317
+bench_fig4d_delay() { lab_run "$1" tcp "$DUR_4D"; }
+# shellcheck disable=SC2317
+bench_fig4d_limit() { lab_run "$1" tcp "$DUR_4D"; }
+
+bench_register scale "per-packet cost with 1, 100 and 10,000 concurrent UDP sessions" \
+	- - mpip,off
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_scale() {
+	lab_scale "$1" "$SCALE_FLOWS" "$SCALE_PKTS"
+}
+
 # ------------------------------------------------------------------ options
 QUICK=0
 MODES=mpip,mptcp
+MODES_SET=0
 OUT=$REPO/results/bench
 PLOT=1
 GUEST=0
@@ -117,8 +188,8 @@ ARGS=("$@")
 while (($#)); do
 	case $1 in
 	--quick) QUICK=1 ;;
-	--modes) MODES=${2:?--modes needs a value}; shift ;;
-	--modes=*) MODES=${1#*=} ;;
+	--modes) MODES=${2:?--modes needs a value}; MODES_SET=1; shift ;;
+	--modes=*) MODES=${1#*=}; MODES_SET=1 ;;
 	--out) OUT=${2:?--out needs a value}; shift ;;
 	--out=*) OUT=${1#*=} ;;
 	--fail-end) FAIL_END=${2:?--fail-end needs a value}; shift ;;
@@ -143,7 +214,10 @@ done
 ((${#SEL[@]})) || SEL=("${BENCH_NAMES[@]}")
 IFS=, read -ra MODE_LIST <<<"$MODES"
 for m in "${MODE_LIST[@]}"; do
-	[[ $m == mpip || $m == mptcp || $m == off ]] || { log "bench.sh: bad mode '$m'"; exit 2; }
+	case $m in
+	mpip | mpip-noreorder | mptcp | mptcp-mpip | off | unloaded) ;;
+	*) log "bench.sh: bad mode '$m'"; exit 2 ;;
+	esac
 done
 [[ $FAIL_END == a || $FAIL_END == b || $FAIL_END == both ]] || { log "bench.sh: bad --fail-end '$FAIL_END'"; exit 2; }
 mkdir -p "$OUT"
@@ -206,7 +280,11 @@ guest_main() {
 run_bench() {
 	local name=$1 mode dir specs=() line
 	log "== $name: ${BENCH_DESC[$name]} (links ${BENCH_LINK1[$name]} / ${BENCH_LINK2[$name]})"
-	for mode in "${MODE_LIST[@]}"; do
+	local modes=("${MODE_LIST[@]}")
+	if ((!MODES_SET)) && [[ -n ${BENCH_MODES[$name]} ]]; then
+		IFS=, read -ra modes <<<"${BENCH_MODES[$name]}"
+	fi
+	for mode in "${modes[@]}"; do
 		dir=$OUT/$name/$mode
 		rm -rf "$dir"
 		mkdir -p "$dir"

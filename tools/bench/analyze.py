@@ -56,6 +56,20 @@ CHECKS = {
         ("stall_s", "<=", 1.0, "longest goodput stall <= 1 s"),
         ("link2_back_s", "<=", 1.0, "returning link used within 1 s"),
     ],
+    "scale": [
+        ("cost_ratio_pct", "<=", 120.0, "per-packet cost with the most flows within 20 % of one"),
+    ],
+    "reorder": [
+        ("aggregate_pct", ">=", 90.0, "aggregate >= 90 % of capacity"),
+        ("retrans_pct", "<=", 1.0, "retransmissions <= 1 % of segments"),
+    ],
+}
+
+# Benchmarks whose modes include "unloaded" report mpip's figure as a
+# percentage of the module-less one: (metric, threshold or None)
+RATIOS = {
+    "overhead": ("iperf3_mbps", 95.0),
+    "overhead_udp": ("pps", None),
 }
 
 
@@ -237,6 +251,7 @@ class Run:
         self.sa = self._samples("sampler_a", "sa.txt")
         self.sb = self._samples("sampler_b", "sb.txt")
         self.kind = self.meta.get("kind", "tcp")
+        self.tag = self.meta.get("tag")   # a benchmark's own kind of tcp/udp run
         self.mode = self.meta.get("mode", "?")
         self.duration = float(self.meta.get("duration", 0))
         self.warmup = float(self.meta.get("warmup", 1))
@@ -300,7 +315,10 @@ class Run:
     # -------------------------------------------------------------- metrics
 
     def metrics(self):
-        m = {"kind": "failover" if self.failover() else self.kind, "mode": self.mode}
+        if self.kind == "scale":
+            return self._scale()
+        m = {"kind": self.tag or ("failover" if self.failover() else self.kind),
+             "mode": self.mode}
         err = self.error()
         if err:
             m["error"] = err
@@ -354,6 +372,12 @@ class Run:
                 m["iperf3_pct"] = r1(100 * rcv["bits_per_second"] / 1e6 / cap)
         if "retransmits" in snd:
             m["retransmits"] = snd["retransmits"]
+        # the sender's counters over the lab's life (the run and iperf3's
+        # control connection)
+        ns = read_nstat(os.path.join(self.dir, "nstat-a.txt"))
+        if ns.get("TcpOutSegs"):
+            m["out_segs"] = ns["TcpOutSegs"]
+            m["retrans_pct"] = r2(100 * ns.get("TcpRetransSegs", 0) / ns["TcpOutSegs"])
 
     def _udp(self, m):
         offered = parse_rate_mbps(self.meta.get("udp_rate", ""))
@@ -380,6 +404,8 @@ class Run:
             m["received_mbps"] = r1(bps / 1e6)
             if offered:
                 m["delivered_of_offered_pct"] = r1(100 * bps / 1e6 / offered)
+        if rsum.get("packets") and rsum.get("seconds"):
+            m["pps"] = round((rsum["packets"] - rsum.get("lost_packets", 0)) / rsum["seconds"])
         if "jitter_ms" in rsum:
             m["jitter_ms"] = round(rsum["jitter_ms"], 3)
         ooo = sum((s.get("udp") or {}).get("out_of_order", 0)
@@ -390,6 +416,40 @@ class Run:
         ns = read_nstat(os.path.join(self.dir, "nstat-b.txt"))
         if ns:
             m["receiver_drops"] = ns.get("UdpRcvbufErrors", 0)
+
+    def _scale(self):
+        """Kernel time per datagram for each number of flows (scale.py)."""
+        m = {"kind": "scale", "mode": self.mode}
+        pts = []
+        try:
+            with open(os.path.join(self.dir, "scale.jsonl")) as f:
+                for ln in f:
+                    try:
+                        pts.append(json.loads(ln))
+                    except ValueError:
+                        pass
+        except OSError:
+            pass
+        if not pts:
+            m["error"] = "no scale figures"
+            return m
+        m["points"] = pts
+        base = pts[0].get("kernel_ns_per_pkt")
+        last = pts[-1]
+        m["flows_max"] = last.get("flows")
+        m["ns_per_pkt_1"] = base
+        m["ns_per_pkt_max"] = last.get("kernel_ns_per_pkt")
+        if base:
+            m["cost_ratio_pct"] = r1(100 * last.get("kernel_ns_per_pkt", 0) / base)
+        st = load_json(os.path.join(self.dir, "status-a.json"))
+        if isinstance(st, dict) and "sessions" in st:
+            m["sessions"] = st["sessions"]
+        if self.mode == "mpip" and "cost_ratio_pct" in m:
+            v = m["cost_ratio_pct"]
+            m["checks"] = [{"name": "per-packet cost with the most flows within 20 % of one",
+                            "metric": "cost_ratio_pct", "op": "<=", "limit": 120.0,
+                            "value": v, "ok": v <= 120.0}]
+        return m
 
     def _failover(self, m):
         down, up = self.ev.get("down"), self.ev.get("up")
@@ -457,9 +517,9 @@ class Run:
 
     def _machinery(self, m):
         """What the multipath machinery says it did."""
-        if self.mode == "mptcp" and self.kind == "tcp":
+        if self.mode.startswith("mptcp") and self.kind == "tcp":
             self._mptcp(m)
-        elif self.mode == "mpip":
+        if self.mode.startswith("mpip") or self.mode == "mptcp-mpip":
             self._mpip(m)
 
     def _mptcp(self, m):
@@ -553,6 +613,11 @@ class Run:
                                                     "tx_pkts", "rx_pkts") if k in p})
             m["mpip_paths"] = paths
             m["mpip_paths_used"] = sum(1 for p in paths if (p.get("tx_pkts") or 0) > 0)
+        st = load_json(os.path.join(self.dir, "stats-b.json"))
+        if isinstance(st, dict):
+            for k in ("reorder_held", "reorder_in_order", "reorder_timeout",
+                      "reorder_overflow", "rx_gso_kept"):
+                m[k] = st.get(k)
 
 
 def hex_addr(s):
@@ -634,6 +699,7 @@ ROWS = {
         ("split_error_pts", "split error vs. capacity ratio (points)", ""),
         ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),
         ("retransmits", "TCP retransmits", ""),
+        ("retrans_pct", "retransmitted, % of segments sent", ""),
     ],
     "udp": [
         ("offered_mbps", "offered (Mbit/s)", ""),
@@ -644,6 +710,32 @@ ROWS = {
         ("link1_mbps", "link 1 (Mbit/s)", ""),
         ("link2_mbps", "link 2 (Mbit/s)", ""),
         ("out_of_order", "datagrams out of order", ""),
+    ],
+    "reorder": [
+        ("aggregate_mbps", "aggregate, link level (Mbit/s)", ""),
+        ("aggregate_pct", "aggregate, % of capacity", ""),
+        ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),
+        ("retransmits", "TCP retransmits", ""),
+        ("retrans_pct", "retransmitted, % of segments sent", ""),
+        ("reorder_held", "segments held by the reorder buffer", ""),
+        ("reorder_timeout", "released by timeout", ""),
+        ("reorder_overflow", "released by overflow", ""),
+    ],
+    "overhead": [
+        ("iperf3_mbps", "TCP goodput, one unshaped link (Mbit/s)", ""),
+        ("retrans_pct", "retransmitted, % of segments sent", ""),
+    ],
+    "scale": [
+        ("ns_per_pkt_1", "kernel time per datagram, 1 flow (ns)", ""),
+        ("flows_max", "most flows", ""),
+        ("ns_per_pkt_max", "kernel time per datagram, most flows (ns)", ""),
+        ("cost_ratio_pct", "most flows vs. 1 flow (%)", ""),
+        ("sessions", "mpip sessions on the sender afterwards", ""),
+    ],
+    "overhead_udp": [
+        ("pps", "UDP datagrams received per second", ""),
+        ("sent_mbps", "sent (Mbit/s)", ""),
+        ("delivered_pct", "delivered, % of sent datagrams", ""),
     ],
     "failover": [
         ("goodput_before_mbps", "goodput before failure (Mbit/s)", ""),
@@ -721,6 +813,13 @@ def summary_md(lines):
                 extra.append("%s: error: %s" % (mo, m["error"]))
         if kind == "udp" and "mptcp" in modes:
             extra.append("MPTCP does not carry UDP: its column is plain single-path UDP.")
+        if "mpip_vs_unloaded_pct" in b:
+            thr = RATIOS.get(kind, (None, None))[1]
+            extra.append("mpip with the module loaded and active: %s %% of the figure without "
+                         "the module%s" % (fmt(b["mpip_vs_unloaded_pct"]),
+                                           " (threshold ≥ %g %%: %s)" % (
+                                               thr, "✓" if b.get("mpip_vs_unloaded_ok") else "✗")
+                                           if thr else ""))
         if kind == "failover":
             m0 = b["modes"][modes[0]] if modes else {}
             extra.append("link 2 down at %s s, up at %s s (end: %s)" % (
@@ -804,6 +903,13 @@ def main(argv):
                     pass
                 modes[mode] = {"mode": mode, "error": err}
         line["modes"] = modes
+        ratio = RATIOS.get(line.get("kind"))
+        if ratio and "unloaded" in modes and "mpip" in modes:
+            a, b = modes["mpip"].get(ratio[0]), modes["unloaded"].get(ratio[0])
+            if isinstance(a, (int, float)) and b:
+                line["mpip_vs_unloaded_pct"] = r1(100 * a / b)
+                if ratio[1] is not None:
+                    line["mpip_vs_unloaded_ok"] = 100 * a / b >= ratio[1]
         print(json.dumps(line, ensure_ascii=False))
     elif cmd == "summary":
         lines = []

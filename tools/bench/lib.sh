@@ -33,7 +33,9 @@ LAB_A=${LAB_P}a
 LAB_B=${LAB_P}b
 LAB_INTERVAL=${LAB_INTERVAL:-0.1}  # sampler period, s
 LAB_FAIL_END=${LAB_FAIL_END:-a} # link failure: a | b | both ends go down
-LAB_MODE=                       # mpip | off | mptcp, set by lab_mode
+LAB_MODE=                       # see lab_mode
+LAB_MPIP=0                      # 1: mpip is on in this mode
+LAB_MPTCP=0                     # 1: iperf3 runs under mptcpize
 LAB_DIR=
 LAB_LINK1=
 LAB_LINK2=
@@ -203,11 +205,17 @@ lab_samplers_stop() {
 lab_mode() {
 	local ns
 	LAB_MODE=$1
+	LAB_MPIP=0
+	LAB_MPTCP=0
 	case $LAB_MODE in
-	mpip)
-		lab_mpip_loaded || { lab_log "lab: mpip.ko is not loaded"; return 1; }
+	mpip | mpip-noreorder | mptcp-mpip)
+		LAB_MPIP=1
+		lab_mpip_load || { lab_log "lab: cannot load mpip.ko"; return 1; }
 		for ns in "$LAB_A" "$LAB_B"; do
 			ip netns exec "$ns" "$MPIPCTL" enable >/dev/null || return 1
+			if [[ $LAB_MODE == mpip-noreorder ]]; then
+				ip netns exec "$ns" "$MPIPCTL" set reorder 0 || return 1
+			fi
 		done
 		;;
 	off | mptcp)
@@ -217,9 +225,13 @@ lab_mode() {
 			done
 		fi
 		;;
+	unloaded)
+		! lab_mpip_loaded || rmmod mpip || return 1
+		;;
 	*) lab_die "unknown mode '$LAB_MODE'" ;;
 	esac
-	[[ $LAB_MODE == mptcp ]] || return 0
+	[[ $LAB_MODE == mptcp* ]] || return 0
+	LAB_MPTCP=1
 	command -v mptcpize >/dev/null || { lab_log "lab: mptcpize missing (Debian package mptcpd)"; return 1; }
 	# Both hosts may run 2 subflows and accept announced addresses.  b
 	# announces its link-2 address (ADD_ADDR); a's in-kernel path manager
@@ -309,19 +321,17 @@ json_str() {
 # (one exec: they are expensive under TCG)
 lab_snapshot() {
 	local dir=$1 tag=$2
-	case $LAB_MODE in
-	mpip)
+	if ((LAB_MPIP)); then
 		ip netns exec "$LAB_A" "$MPIPCTL" -j show paths >"$dir/paths-$tag.json" 2>/dev/null || true
-		;;
-	mptcp)
+	fi
+	if ((LAB_MPTCP)); then
 		# a's TCP sockets (the subflows) without starting a process, then
 		# ss for the MPTCP tokens (which may come too late under load)
 		local l=()
 		[[ -r /proc/$LAB_SA_PID/net/tcp ]] && mapfile -t l <"/proc/$LAB_SA_PID/net/tcp"
 		((${#l[@]} == 0)) || printf '%s\n' "${l[@]}" >"$dir/tcp-$tag.txt"
 		ip netns exec "$LAB_A" ss -tinH >"$dir/ss-$tag.txt" 2>/dev/null || true
-		;;
-	esac
+	fi
 }
 
 # lab_run RUNDIR KIND DURATION [DOWN_AT UP_AT]
@@ -341,7 +351,7 @@ lab_run() {
 	mkdir -p "$dir"
 	rm -f "$dir"/{events.txt,client.json,server.json,client.err,server.err} "$dir"/paths-*.json \
 		"$dir"/ss-*.txt "$dir"/tcp-*.txt
-	[[ $LAB_MODE == mptcp ]] && pre=(mptcpize run)
+	((LAB_MPTCP)) && pre=(mptcpize run)
 	cargs=(-c 10.1.1.2 -p "$port" -t "$dur" -J -i 0.5)
 	# UDP: big socket buffers, so that a receiver slowed down by emulation
 	# loses no datagrams in its socket
@@ -350,6 +360,7 @@ lab_run() {
 
 	{
 		printf '{"kind": %s, "mode": %s, "duration": %s, ' "$(json_str "$kind")" "$(json_str "$LAB_MODE")" "$dur"
+		[[ -z ${LAB_TAG:-} ]] || printf '"tag": %s, ' "$(json_str "$LAB_TAG")"
 		printf '"link1": %s, "link2": %s, ' "$(json_str "$LAB_LINK1")" "$(json_str "$LAB_LINK2")"
 		printf '"warmup": %s, "interval": %s, "port": %s, ' "${LAB_WARMUP:-1}" "$LAB_INTERVAL" "$port"
 		if [[ $dir -ef $LAB_DIR ]]; then
@@ -430,18 +441,42 @@ lab_run() {
 	done
 	LAB_BG_PIDS=()
 	[[ $kind == udp ]] && ip netns exec "$LAB_B" nstat -asz >"$dir/nstat-b.txt" 2>/dev/null
-	case $LAB_MODE in
-	mpip)
+	ip netns exec "$LAB_A" nstat -asz >"$dir/nstat-a.txt" 2>/dev/null || true
+	if ((LAB_MPIP)); then
 		ip netns exec "$LAB_A" "$MPIPCTL" -j show paths >"$dir/paths-end.json" 2>/dev/null || true
 		ip netns exec "$LAB_A" "$MPIPCTL" -j stats >"$dir/stats-a.json" 2>/dev/null || true
-		;;
-	mptcp)
-		ip netns exec "$LAB_A" nstat -asz >"$dir/nstat-a.txt" 2>/dev/null || true
-		;;
-	esac
+		ip netns exec "$LAB_B" "$MPIPCTL" -j stats >"$dir/stats-b.json" 2>/dev/null || true
+	fi
 	if ((rc != 0)); then
 		lab_log "lab: iperf3 client failed (exit $rc): $(head -c 300 "$dir/client.err" 2>/dev/null) $(jq -r '.error // empty' "$dir/client.json" 2>/dev/null)"
 		return 1
 	fi
 	return 0
+}
+
+# lab_scale RUNDIR FLOWS PACKETS: kernel time per UDP datagram from a to b
+# with each number of concurrent flows in FLOWS (comma-separated), PACKETS
+# datagrams each (tools/bench/scale.py).  The samplers are stopped first:
+# their reads would count as kernel time.  Writes run.json, scale.jsonl and
+# a's session count afterwards (status-a.json).
+lab_scale() {
+	local dir=$1 flows=$2 pkts=$3 port=9700 spid rc=0
+	lab_samplers_stop
+	printf '{"kind": "scale", "mode": %s, "flows": %s, "packets": %s}\n' \
+		"$(json_str "$LAB_MODE")" "$(json_str "$flows")" "$pkts" >"$dir/run.json"
+	rm -f "$LAB_TMP/scale-ready"
+	ip netns exec "$LAB_B" "$LAB_PY" "$LAB_REPO/tools/bench/scale.py" sink "$port" \
+		--ready "$LAB_TMP/scale-ready" </dev/null >/dev/null 2>"$dir/sink.err" &
+	spid=$!
+	LAB_BG_PIDS+=("$spid")
+	wait_until 30 test -e "$LAB_TMP/scale-ready" || { lab_log "lab: scale sink not ready"; return 1; }
+	(ulimit -n 65536 && ip netns exec "$LAB_A" "$LAB_PY" "$LAB_REPO/tools/bench/scale.py" \
+		send 10.1.1.2 "$port" --flows "$flows" --packets "$pkts") \
+		</dev/null >"$dir/scale.jsonl" 2>"$dir/scale.err" || rc=$?
+	((LAB_MPIP)) && ip netns exec "$LAB_A" "$MPIPCTL" -j status >"$dir/status-a.json" 2>/dev/null
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	LAB_BG_PIDS=()
+	((rc == 0)) || lab_log "lab: scale sender failed: $(head -c 300 "$dir/scale.err")"
+	return "$rc"
 }

@@ -131,6 +131,58 @@ def figure(panels, out, suptitle):
     plt.close(fig)
 
 
+def scale_figure(b, d, out):
+    """Kernel time per datagram against the number of flows, per mode."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for mode, m in b.get("modes", {}).items():
+        pts = m.get("points") or []
+        if pts:
+            ax.plot([p["flows"] for p in pts], [p["kernel_ns_per_pkt"] / 1000 for p in pts],
+                    marker="o", label=mode)
+    ax.set_xscale("log")
+    ax.set_xlabel("concurrent UDP flows (sessions)")
+    ax.set_ylabel("kernel time per datagram (us)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title("scale: %s" % b.get("desc", ""), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def fig4d_figure(lines, d, out):
+    """Fig. 4(d): box plots of the receiver's 0.5 s goodput samples, one
+    group per scenario, one box per mode."""
+    groups = [b for b in lines if b["bench"].startswith("fig4d_")]
+    if not groups:
+        return False
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    data, labels, pos = [], [], []
+    x = 0
+    for b in groups:
+        for mode in b.get("modes", {}):
+            doc = analyze.load_json(os.path.join(d, b["bench"], mode, "server.json"))
+            iv = analyze.iperf_intervals(doc) if doc else []
+            vals = [8 * v / (e - s) / 1e6 for s, e, v in iv[1:-1]] or [0.0]
+            data.append(vals)
+            labels.append("%s\n%s" % (b["bench"][len("fig4d_"):], mode))
+            pos.append(x)
+            x += 1
+        x += 0.6
+    ax.boxplot(data, positions=pos, widths=0.6)
+    ax.set_xticks(pos)
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_ylabel("goodput per interval (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title("Fig. 4(d): TCP over mpip, MPTCP over plain IP, MPTCP over mpip", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
@@ -142,12 +194,20 @@ def main(argv):
             lines = [json.loads(x) for x in f if x.strip()]
         for b in lines:
             name = b["bench"]
+            if b.get("kind") == "scale":
+                out = os.path.join(d, name + ".png")
+                scale_figure(b, d, out)
+                written.append(out)
+                continue
             panels = [(os.path.join(d, name, mode), "%s: %s" % (name, mode)) for mode in b.get("modes", {})]
             panels = [p for p in panels if os.path.exists(os.path.join(p[0], "run.json"))]
             if not panels:
                 continue
             out = os.path.join(d, name + ".png")
             figure(panels, out, "%s — %s (links %s / %s)" % (name, b.get("desc", ""), b.get("link1"), b.get("link2")))
+            written.append(out)
+        out = os.path.join(d, "fig4d.png")
+        if fig4d_figure(lines, d, out):
             written.append(out)
     elif cmd == "demo":
         titles = {"off": "(a) MPIP off (disabled on both hosts)", "on": "(b) MPIP on",
