@@ -250,6 +250,11 @@ host_main() {
 		--append "modprobe.blacklist=$BLACKLIST"
 		--append "log_buf_len=8M"
 		--append "mpip_accel=$accel"
+		# Under TCG the vCPUs' TSCs all follow the host clock, but the
+		# guest's boot check calls them unsynchronized and falls back to
+		# the emulated HPET, whose every read (ktime_get(), TCP's clock,
+		# mpip's timestamps) is a slow device access.  Real hosts use the TSC.
+		--append "tsc=reliable"
 		--exec "$gcmd"
 	)
 	[[ $accel == tcg ]] && vng_args+=(--disable-kvm)
