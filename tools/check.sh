@@ -3,7 +3,8 @@
 #
 # Installs what is missing, builds the module and mpipctl with W=1, runs the
 # host unit tests (ASan/UBSan), the mpipctl and scapy-layer tests, then the
-# kernel selftests inside a QEMU guest.  Every suite ends with a line
+# kernel selftests inside a QEMU guest, then a short run of every benchmark
+# (tests/bench_smoke.sh) in another.  Every suite ends with a line
 # "NAME: N passed, N failed"; this script adds them up and ends with one
 # line "N passed, N failed".  Exit status is non-zero if anything failed or
 # a suite did not report.
@@ -65,6 +66,7 @@ run_suite unit make -s --no-print-directory -C tests/unit run
 run_suite mpipctl bash tests/unit/test_mpipctl.sh
 run_suite scapy scapy_suite
 run_suite selftests tools/vm.sh --timeout 2400 --console-log "$LOG/console.log" -- tests/selftests/run.sh
+run_suite bench tools/vm.sh --timeout 1200 -- tests/bench_smoke.sh
 
 echo "$total_pass passed, $total_fail failed"
 [[ $total_fail -eq 0 ]]
