@@ -162,11 +162,11 @@ bench_register fig4d_delay "Fig. 4(d) +10 ms on path 1" \
 bench_register fig4d_limit "Fig. 4(d) path 1 limited to 20 Mbit/s" \
 	20mbit,1ms,- 40mbit,1ms,- "$FIG4D_MODES"
 # shellcheck disable=SC2317  # called as "bench_$name"
-bench_fig4d_normal() { lab_run "$1" tcp "$DUR_4D"; }
+bench_fig4d_normal() { LAB_TAG=fig4d lab_run "$1" tcp "$DUR_4D"; }
 # shellcheck disable=SC2317
-bench_fig4d_delay() { lab_run "$1" tcp "$DUR_4D"; }
+bench_fig4d_delay() { LAB_TAG=fig4d lab_run "$1" tcp "$DUR_4D"; }
 # shellcheck disable=SC2317
-bench_fig4d_limit() { lab_run "$1" tcp "$DUR_4D"; }
+bench_fig4d_limit() { LAB_TAG=fig4d lab_run "$1" tcp "$DUR_4D"; }
 
 bench_register scale "per-packet cost with 1, 100 and 10,000 concurrent UDP sessions" \
 	- - mpip,off

@@ -737,6 +737,14 @@ ROWS = {
         ("sent_mbps", "sent (Mbit/s)", ""),
         ("delivered_pct", "delivered, % of sent datagrams", ""),
     ],
+    "fig4d": [
+        ("aggregate_mbps", "aggregate, link level (Mbit/s)", ""),
+        ("aggregate_pct", "aggregate, % of capacity", ""),
+        ("link1_mbps", "link 1 (Mbit/s)", ""),
+        ("link2_mbps", "link 2 (Mbit/s)", ""),
+        ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),
+        ("retrans_pct", "retransmitted, % of segments sent", ""),
+    ],
     "failover": [
         ("goodput_before_mbps", "goodput before failure (Mbit/s)", ""),
         ("goodput_during_mbps", "goodput while link 2 is down (Mbit/s)", ""),
