@@ -55,7 +55,8 @@
 #   --list           list the benchmarks and exit
 #   -h, --help
 #
-# Environment: BENCH_UDP_RATE (default 55M), BENCH_UDP_LEN (iperf3 -l),
+# Environment: LAB_MPIP_SET="key=value ..." (mpip tunables set in the
+# mpip modes, for experiments), BENCH_UDP_RATE (default 55M), BENCH_UDP_LEN (iperf3 -l),
 # MPIP_VM_* as for tools/vm.sh.
 #
 # Adding a benchmark: bench_register NAME DESCRIPTION LINK1 LINK2 below and

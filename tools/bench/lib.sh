@@ -203,7 +203,7 @@ lab_samplers_stop() {
 # lab_mode MODE: mpip (mpip on in both hosts), off (mpip off, plain TCP/UDP)
 # or mptcp (mpip off, Linux MPTCP with a second subflow over link 2)
 lab_mode() {
-	local ns
+	local ns kv
 	LAB_MODE=$1
 	LAB_MPIP=0
 	LAB_MPTCP=0
@@ -216,6 +216,10 @@ lab_mode() {
 			if [[ $LAB_MODE == mpip-noreorder ]]; then
 				ip netns exec "$ns" "$MPIPCTL" set reorder 0 || return 1
 			fi
+			# LAB_MPIP_SET="key=value ...": tunables for experiments
+			for kv in ${LAB_MPIP_SET:-}; do
+				ip netns exec "$ns" "$MPIPCTL" set "${kv%%=*}" "${kv#*=}" || return 1
+			done
 		done
 		;;
 	off | mptcp)
