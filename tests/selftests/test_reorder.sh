@@ -6,7 +6,9 @@
 # each subtest then checks the counters of the mechanism it exercises:
 # GSO packets kept whole over a direct veth (and split with tx_gso 0),
 # segments held and released in order, nothing held with reorder 0, hold
-# timeouts when link 2 loses packets, overflow with a 2-segment buffer.
+# timeouts when link 2 loses packets, overflow with a 2-segment buffer,
+# and GSO packets split, not kept, towards a peer whose veth end is a
+# bridge port.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -110,10 +112,26 @@ t_reorder_overflow() {
 		fail "no overflow with a 2-segment buffer"
 }
 
+# B's end of link 1 becomes a bridge port (B's address moves to the
+# bridge): GSO packets routed over link 1 may meet a wire behind the
+# bridge, so they must be split; those over link 2 stay whole
+t_gso_bridge_port() {
+	ip -n "$B" link add br0 type bridge
+	ip -n "$B" link set eth1 master br0
+	ip -n "$B" addr del 10.1.1.2/24 dev eth1
+	ip -n "$B" addr add 10.1.1.2/24 dev br0
+	ip -n "$B" link set br0 up
+	wait_for 20 in_ns "$A" ping -q -n -c 1 -W 1 10.1.1.2 >/dev/null ||
+		fail "10.1.1.2 unreachable behind the bridge"
+	transfer "$A" tx_gso_kept tx_gso_split
+	grew "$BEFORE" "$AFTER" tx_gso_split ||
+		fail "no GSO packet split although link 1 ends in a bridge port"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 8
+ktap_plan 9
 ktap_run setup_10ms_2ms t_setup
 ktap_run gso_kept_whole_on_veth t_gso_kept
 ktap_run gso_split_with_tx_gso_0 t_gso_split
@@ -121,5 +139,6 @@ ktap_run reorder_holds_and_releases_in_order t_reorder_in_order
 ktap_run reorder_off_holds_nothing t_reorder_off
 ktap_run reorder_timeout_on_loss t_reorder_timeout
 ktap_run reorder_overflow_small_buffer t_reorder_overflow
+ktap_run gso_split_towards_a_bridge_port t_gso_bridge_port
 ktap_run dmesg_clean t_dmesg
 ktap_finish
