@@ -40,12 +40,10 @@ struct mpip_reorder {
 	struct sk_buff_head ready;	/* released, to be delivered in order */
 	bool delivering;	/* a CPU is delivering @ready */
 	struct hrtimer timer;
-	ktime_t gap_start;	/* when the oldest gap began to be held */
-	ktime_t deadline;	/* when it is given up */
+	ktime_t deadline;	/* when the oldest gap is given up */
 	u32 spread_us;		/* recent peak of the paths' delay spread */
 	u32 hold_us;
 	bool dead;		/* the session is gone: hold nothing more */
-	u32 node_id;		/* the session's peer */
 	struct mpip_net *mn;
 	struct rcu_head rcu;
 };
@@ -143,33 +141,8 @@ static void mpip_ro_add_stat(struct mpip_net *mn, enum mpip_stat s,
 /* Start the hold time for the gap at the head.  Caller holds the lock. */
 static void mpip_ro_arm(struct mpip_reorder *ro)
 {
-	ro->gap_start = ktime_get();
-	ro->deadline = ktime_add_us(ro->gap_start, ro->hold_us);
+	ro->deadline = ktime_add_us(ktime_get(), ro->hold_us);
 	hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
-}
-
-static u32 mpip_ro_hold_time(struct mpip_reorder *ro,
-			     const struct mpip_node *n);
-
-/*
- * The hold time ran out: unless the delay spread grew meanwhile (new
- * samples; the paths' queues may be filling), so that the gap may still
- * fill within the longer hold, which then applies.  Caller holds the
- * lock; RCU held.
- */
-static bool mpip_ro_extend(struct mpip_reorder *ro, ktime_t now)
-{
-	struct mpip_node *n = mpip_node_lookup(ro->mn, ro->node_id);
-	ktime_t later;
-
-	if (!n)
-		return false;
-	ro->hold_us = mpip_ro_hold_time(ro, n);
-	later = ktime_add_us(ro->gap_start, ro->hold_us);
-	if (!ktime_before(now, later))
-		return false;
-	ro->deadline = later;
-	return true;
 }
 
 /* Soft-IRQ context. */
@@ -177,18 +150,14 @@ static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
 {
 	struct mpip_reorder *ro = container_of(t, struct mpip_reorder, timer);
 	unsigned int n = 0;
-	ktime_t now;
 
-	rcu_read_lock();
 	spin_lock(&ro->lock);
 	if (ro->dead || skb_queue_empty(&ro->held)) {
 		spin_unlock(&ro->lock);
-		rcu_read_unlock();
 		return HRTIMER_NORESTART;
 	}
-	now = ktime_get();
-	if (ktime_before(now, ro->deadline) || mpip_ro_extend(ro, now)) {
-		/* re-armed for a newer gap while this run waited, or longer */
+	if (ktime_before(ktime_get(), ro->deadline)) {
+		/* re-armed for a newer gap while this run waited */
 		hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
 	} else {
 		n = mpip_ro_take(ro, &ro->ready, true);
@@ -197,7 +166,6 @@ static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
 	}
 	mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_TIMEOUT, n);
 	mpip_ro_run(ro);
-	rcu_read_unlock();
 	return HRTIMER_NORESTART;
 }
 
@@ -227,7 +195,6 @@ static struct mpip_reorder *mpip_ro_get(struct mpip_net *mn,
 	ro = mpip_ro_alloc(mn);
 	if (!ro)
 		return NULL;
-	ro->node_id = s->node_id;
 	old = cmpxchg((struct mpip_reorder __force **)&s->ro, NULL, ro);
 	if (old) {
 		kfree(ro);
