@@ -2,7 +2,8 @@
 """Kernel CPU time per UDP datagram with many concurrent flows.
 
     scale.py sink PORT [--ready FILE]
-    scale.py send DST PORT --flows N[,N...] --packets P [--base-port B]
+    scale.py send DST PORT --flows N[,N...] --packets P [--rounds R]
+                           [--base-port B] [--mpipctl PATH]
 
 sink: receive and discard datagrams on PORT until SIGTERM.
 
@@ -11,19 +12,27 @@ flows, hence N mpip sessions), send one datagram on each (the warm-up
 that creates the sessions), wait two seconds (so that the receiver's
 heartbeats confirm them), then send P datagrams of 64 bytes round-robin
 over the N sockets and measure the kernel time this took: system, IRQ and
-soft-IRQ time of all CPUs from /proc/stat, before and after, divided by P.
+soft-IRQ time of all CPUs from /proc/stat, before and after, divided by P;
+R times (default 1), the median is the figure.
 Everything the kernel does per datagram counts: the sender's syscall and
 UDP/IP output (mpip's output hook), veth, the receiver's input (mpip's
 input hook) and socket delivery; the Python interpreter's own work is
-user time and does not.  Prints one JSON object per N:
+user time and does not.  With --mpipctl, `mpipctl -j status` just before
+the measured part gives the sender's mpip session count (it must be at
+least N for the figure to mean anything).  Prints one JSON object per N:
 
-    {"flows": N, "packets": P, "seconds": S, "kernel_ns_per_pkt": X}
+    {"flows": N, "packets": P, "seconds": S, "kernel_ns_per_pkt": X,
+     "rounds_ns_per_pkt": [X1, ...], "sessions": SESSIONS or null}
+
+/proc/stat counts in ticks of 10 ms: with P = 30,000 datagrams of some
+20-40 us each, one tick is about 1 % of the figure.
 """
 import argparse
 import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import time
 
@@ -37,6 +46,18 @@ def kernel_ns():
     # cpu user nice system idle iowait irq softirq ...
     ticks = int(v[3]) + int(v[6]) + int(v[7])
     return ticks * 1e9 / os.sysconf("SC_CLK_TCK")
+
+
+def sessions(mpipctl):
+    """The mpip session count of this namespace, or None."""
+    if not mpipctl:
+        return None
+    try:
+        out = subprocess.run([mpipctl, "-j", "status"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=60, check=True).stdout
+        return json.loads(out).get("sessions")
+    except (OSError, ValueError, subprocess.SubprocessError, AttributeError):
+        return None
 
 
 def sink(args):
@@ -63,13 +84,19 @@ def send(args):
         for s in socks:
             s.send(PAYLOAD)
         time.sleep(2)
-        k0, t0 = kernel_ns(), time.monotonic()
-        for i in range(args.packets):
-            socks[i % n].send(PAYLOAD)
-        k1, t1 = kernel_ns(), time.monotonic()
+        nsess = sessions(args.mpipctl)
+        ns, secs = [], []
+        for _ in range(args.rounds):
+            k0, t0 = kernel_ns(), time.monotonic()
+            for i in range(args.packets):
+                socks[i % n].send(PAYLOAD)
+            k1, t1 = kernel_ns(), time.monotonic()
+            ns.append(round((k1 - k0) / args.packets))
+            secs.append(t1 - t0)
         print(json.dumps({"flows": n, "packets": args.packets,
-                          "seconds": round(t1 - t0, 3),
-                          "kernel_ns_per_pkt": round((k1 - k0) / args.packets)}),
+                          "seconds": round(sorted(secs)[len(secs) // 2], 3),
+                          "kernel_ns_per_pkt": sorted(ns)[len(ns) // 2],
+                          "rounds_ns_per_pkt": ns, "sessions": nsess}),
               flush=True)
         for s in socks:
             s.close()
@@ -86,7 +113,9 @@ def main():
     a.add_argument("port", type=int)
     a.add_argument("--flows", required=True)
     a.add_argument("--packets", type=int, required=True)
+    a.add_argument("--rounds", type=int, default=1)
     a.add_argument("--base-port", type=int, default=20000)
+    a.add_argument("--mpipctl", help="mpipctl binary: record the session count")
     args = ap.parse_args()
     if args.cmd == "sink":
         sink(args)
