@@ -14,11 +14,11 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 OUT=$REPO/results/smoke
 export MPIP_IN_VM=1
 
-# headline metric per benchmark kind
+# headline metrics per benchmark kind (space-separated)
 declare -A KEY=(
-	[tcp]=iperf3_mbps [failover]=stall_s [reorder]=iperf3_mbps
-	[udp]=received_mbps [overhead]=iperf3_mbps [overhead_udp]=pps
-	[scale]=ns_per_pkt_1
+	[tcp]=iperf3_mbps [failover]="iperf3_mbps stall_s" [reorder]="iperf3_mbps retrans_pct"
+	[udp]=received_mbps [overhead]="tcp_iperf3_mbps udp_pps" [fig4d]=iperf3_mbps
+	[scale]="ns_per_pkt_1 cost_ratio_pct"
 )
 
 mapfile -t NAMES < <("$REPO/tools/bench.sh" --list | awk '{print $1}')
@@ -40,14 +40,17 @@ for name in "${NAMES[@]}"; do
 		why="no JSON line"
 	else
 		kind=$(jq -r '.kind // "tcp"' <<<"$line")
-		key=${KEY[$kind]:-iperf3_mbps}
-		# every mode ran, without error, with a number for the key metric
-		why=$(jq -r --arg k "$key" '.modes | to_entries[] |
-			select(.value.error != null or (.value[$k] | type) != "number") |
-			"\(.key): \(.value.error // "no \($k)")"' <<<"$line" | paste -sd';')
-		[[ $(jq '.modes | length' <<<"$line") -gt 0 ]] || why="no modes"
-		jq -r --arg k "$key" '"# \(.bench): " + ([.modes | to_entries[] |
-			"\(.key) \($k)=\(.value[$k])"] | join(", "))' <<<"$line"
+		keys=$(jq -nc --arg k "${KEY[$kind]:-iperf3_mbps}" '$k | split(" ")')
+		# every mode (of every scenario) ran, without error, with a number
+		# for each key metric
+		runs=$(jq -c '[(.modes // {} | to_entries[]), (.scenarios // {} | to_entries[] |
+			.key as $s | .value.modes | to_entries[] | .key = "\($s)/\(.key)")]' <<<"$line")
+		why=$(jq -r --argjson k "$keys" '.[] | .key as $m | .value as $v |
+			($v.error // empty | "\($m): \(.)"),
+			($k[] | select(($v[.] | type) != "number") | "\($m): no \(.)")' <<<"$runs" | paste -sd';')
+		[[ $(jq length <<<"$runs") -gt 0 ]] || why="no modes"
+		jq -r --argjson k "$keys" --arg n "$name" '"# \($n): " + ([.[] | .key as $m | .value as $v |
+			"\($m) " + ([$k[] | "\(.)=\($v[.])"] | join(" "))] | join(", "))' <<<"$runs"
 	fi
 	if [[ -z $why ]]; then
 		echo "ok $i bench_$name"

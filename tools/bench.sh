@@ -25,15 +25,17 @@
 #   failover  40/40 Mbit/s, iperf3 TCP 30 s; link 2 goes down 10 s after
 #             data starts and comes back at 20 s (Fig. 4(b)): longest
 #             goodput stall, time until link 2 carries traffic again
-#   overhead  one unshaped link (link 2 down), iperf3 TCP: unloaded vs mpip
-#   overhead_udp  the same with 64-byte UDP datagrams: datagrams per second
+#   overhead  one unshaped link (link 2 down): iperf3 TCP, then 64-byte UDP
+#             datagrams at full speed (receiver's datagrams/s); module not
+#             loaded vs. mpip active, mpip in % of the module-less figures
 #   reorder   40/20 Mbit/s with 10 ms / 2 ms extra delay (Fig. 4(c)):
 #             throughput and retransmissions, mpip, mpip-noreorder, mptcp
-#   fig4d_normal, fig4d_delay, fig4d_limit  (Fig. 4(d)) 40+40, +10 ms on
-#             path 1, path 1 at 20 Mbit/s: mpip, mptcp, mptcp-mpip; box
-#             plots of the 0.5 s goodput samples in fig4d.png
+#   fig4d     (Fig. 4(d)) scenarios normal 40+40, delay (+10 ms on path 1),
+#             limit (path 1 at 20 Mbit/s); mpip, mptcp, mptcp-mpip; 5 runs
+#             of 5 s each (quick: 1 of 2 s), box plots in fig4d.png
 #   scale     kernel time per UDP datagram with 1, 100 and 10,000 flows
-#             (quick: 1000), mpip and off (tools/bench/scale.py)
+#             (median of 3 rounds of 30,000 datagrams; quick: 1 and 1000
+#             flows, 4000 datagrams), mpip and off (tools/bench/scale.py)
 #
 # Each benchmark prints ONE JSON line on stdout (all modes side by side);
 # progress goes to stderr.  RESULTS_DIR (default results/bench) gets
@@ -45,7 +47,7 @@
 #
 # Options:
 #   --quick          short runs (3 s; failover 7 s with the link down from
-#                    2 s to 4 s), as a smoke test
+#                    2 s to 4 s; fig4d 1 x 2 s), as a smoke test
 #   --modes LIST     comma-separated modes (default mpip,mptcp)
 #   --out DIR        results directory (inside the repository: the VM can
 #                    write only there)
@@ -61,7 +63,9 @@
 #
 # Adding a benchmark: bench_register NAME DESCRIPTION LINK1 LINK2 below and
 # a function bench_NAME RUNDIR that generates traffic in the prepared lab,
-# normally with lab_run (tools/bench/lib.sh).  Its figures come from
+# normally with lab_run (tools/bench/lib.sh); several runs in one lab go to
+# subdirectories of RUNDIR (lab_reps for repetitions).  bench_scenario adds
+# link setups of its own (each mode runs in each).  Its figures come from
 # tools/bench/analyze.py (per-kind metrics, CHECKS, ROWS).
 set -euo pipefail
 
@@ -78,7 +82,7 @@ log() { printf '%s\n' "$*" >&2; }
 
 # ----------------------------------------------------------------- registry
 BENCH_NAMES=()
-declare -A BENCH_DESC=() BENCH_LINK1=() BENCH_LINK2=() BENCH_MODES=()
+declare -A BENCH_DESC=() BENCH_LINK1=() BENCH_LINK2=() BENCH_MODES=() BENCH_SCEN=()
 
 # bench_register NAME DESCRIPTION LINK1_SPEC LINK2_SPEC [MODES]
 # MODES (comma-separated) are the benchmark's own; --modes overrides them.
@@ -90,15 +94,22 @@ bench_register() {
 	BENCH_MODES[$1]=${5:-}
 }
 
+# bench_scenario NAME LABEL LINK1_SPEC LINK2_SPEC: NAME runs each of its
+# modes in each of its scenarios (in the order given), results in
+# NAME/LABEL/MODE/; the links of bench_register are then not used
+bench_scenario() {
+	BENCH_SCEN[$1]+="${BENCH_SCEN[$1]:+ }$2=$3/$4"
+}
+
 # Durations (set by set_durations from --quick)
 set_durations() {
 	if ((QUICK)); then
-		DUR_TCP=3 DUR_UDP=3 DUR_FAIL=7 FAIL_DOWN=2 FAIL_UP=4 DUR_4D=2
-		SCALE_FLOWS=1,100,1000 SCALE_PKTS=4000
+		DUR_TCP=3 DUR_UDP=3 DUR_FAIL=7 FAIL_DOWN=2 FAIL_UP=4 DUR_4D=2 REPS_4D=1
+		SCALE_FLOWS=1,1000 SCALE_PKTS=4000 SCALE_ROUNDS=1
 		export LAB_WARMUP=0.5
 	else
-		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=30 FAIL_DOWN=10 FAIL_UP=20 DUR_4D=10
-		SCALE_FLOWS=1,100,10000 SCALE_PKTS=30000
+		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=30 FAIL_DOWN=10 FAIL_UP=20 DUR_4D=5 REPS_4D=5
+		SCALE_FLOWS=1,100,10000 SCALE_PKTS=30000 SCALE_ROUNDS=3
 		export LAB_WARMUP=1
 	fi
 }
@@ -131,19 +142,13 @@ one_link() {
 	ip -n "$LAB_A" link set eth2 down && ip -n "$LAB_B" link set eth2 down
 }
 
-bench_register overhead "TCP over one unshaped link, module not loaded vs. mpip active" \
+bench_register overhead "one unshaped link, TCP and 64-byte UDP: module not loaded vs. mpip active" \
 	- - unloaded,mpip
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_overhead() {
-	one_link && LAB_TAG=overhead lab_run "$1" tcp "$DUR_TCP"
-}
-
-bench_register overhead_udp "64-byte UDP datagrams per second over one unshaped link" \
-	- - unloaded,mpip
-# shellcheck disable=SC2317  # called as "bench_$name"
-bench_overhead_udp() {
-	one_link && LAB_TAG=overhead_udp LAB_UDP_RATE=0 LAB_UDP_LEN=64 \
-		lab_run "$1" udp "$DUR_UDP"
+	one_link || return 1
+	LAB_TAG=overhead lab_run "$1/tcp" tcp "$DUR_TCP" || return 1
+	LAB_TAG=overhead LAB_UDP_RATE=0 LAB_UDP_LEN=64 lab_run "$1/udp" udp "$DUR_UDP"
 }
 
 bench_register reorder "TCP with 10 ms / 2 ms extra delay: reorder buffer on and off" \
@@ -154,26 +159,32 @@ bench_reorder() {
 }
 
 # Fig. 4(d): three scenarios, TCP over mpip, MPTCP over plain IP, MPTCP
-# over mpip; box plots of the 0.5 s goodput samples
-FIG4D_MODES=mpip,mptcp,mptcp-mpip
-bench_register fig4d_normal "Fig. 4(d) normal: 40 + 40 Mbit/s" \
-	40mbit,1ms,- 40mbit,1ms,- "$FIG4D_MODES"
-bench_register fig4d_delay "Fig. 4(d) +10 ms on path 1" \
-	40mbit,11ms,- 40mbit,1ms,- "$FIG4D_MODES"
-bench_register fig4d_limit "Fig. 4(d) path 1 limited to 20 Mbit/s" \
-	20mbit,1ms,- 40mbit,1ms,- "$FIG4D_MODES"
+# over mpip; REPS_4D runs each, box plots of their goodput
+bench_register fig4d "Fig. 4(d): TCP over mpip, MPTCP, MPTCP over mpip in three scenarios" \
+	- - mpip,mptcp,mptcp-mpip
+bench_scenario fig4d normal 40mbit,1ms,- 40mbit,1ms,-
+bench_scenario fig4d delay 40mbit,11ms,- 40mbit,1ms,-
+bench_scenario fig4d limit 20mbit,1ms,- 40mbit,1ms,-
 # shellcheck disable=SC2317  # called as "bench_$name"
-bench_fig4d_normal() { LAB_TAG=fig4d lab_run "$1" tcp "$DUR_4D"; }
-# shellcheck disable=SC2317
-bench_fig4d_delay() { LAB_TAG=fig4d lab_run "$1" tcp "$DUR_4D"; }
-# shellcheck disable=SC2317
-bench_fig4d_limit() { LAB_TAG=fig4d lab_run "$1" tcp "$DUR_4D"; }
+bench_fig4d() {
+	LAB_TAG=fig4d lab_reps "$1" "$REPS_4D" tcp "$DUR_4D"
+}
 
 bench_register scale "per-packet cost with 1, 100 and 10,000 concurrent UDP sessions" \
 	- - mpip,off
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_scale() {
-	lab_scale "$1" "$SCALE_FLOWS" "$SCALE_PKTS"
+	lab_scale "$1" "$SCALE_FLOWS" "$SCALE_PKTS" "$SCALE_ROUNDS"
+}
+
+# bench_links NAME: its link specs, for people
+bench_links() {
+	local sc out=
+	for sc in ${BENCH_SCEN[$1]:-}; do
+		out+="${out:+; }${sc%%=*}: ${sc#*=}"
+	done
+	out=${out:-${BENCH_LINK1[$1]}/${BENCH_LINK2[$1]}}
+	printf '%s' "${out//\// / }"
 }
 
 # ------------------------------------------------------------------ options
@@ -199,7 +210,7 @@ while (($#)); do
 	--guest) GUEST=1 ;;
 	--list)
 		for n in "${BENCH_NAMES[@]}"; do
-			printf '%-10s %s (links %s / %s)\n' "$n" "${BENCH_DESC[$n]}" "${BENCH_LINK1[$n]}" "${BENCH_LINK2[$n]}"
+			printf '%-10s %s (links %s)\n' "$n" "${BENCH_DESC[$n]}" "$(bench_links "$n")"
 		done
 		exit 0
 		;;
@@ -276,30 +287,35 @@ guest_main() {
 	return "$rc"
 }
 
-# run_bench NAME: the common runner - per mode a fresh lab, the mode set up,
-# the benchmark function, then one JSON line for all modes
+# run_bench NAME: the common runner - per scenario and mode a fresh lab,
+# the mode set up, the benchmark function, then one JSON line for all
 run_bench() {
-	local name=$1 mode dir specs=() line
-	log "== $name: ${BENCH_DESC[$name]} (links ${BENCH_LINK1[$name]} / ${BENCH_LINK2[$name]})"
-	local modes=("${MODE_LIST[@]}")
+	local name=$1 mode dir specs=() line sc label links
+	log "== $name: ${BENCH_DESC[$name]} (links $(bench_links "$name"))"
+	local modes=("${MODE_LIST[@]}") scens=("=${BENCH_LINK1[$name]}/${BENCH_LINK2[$name]}")
 	if ((!MODES_SET)) && [[ -n ${BENCH_MODES[$name]} ]]; then
 		IFS=, read -ra modes <<<"${BENCH_MODES[$name]}"
 	fi
-	for mode in "${modes[@]}"; do
-		dir=$OUT/$name/$mode
-		rm -rf "$dir"
-		mkdir -p "$dir"
-		if ! lab_up "$dir" "${BENCH_LINK1[$name]}" "${BENCH_LINK2[$name]}"; then
-			echo "lab setup failed" >"$dir/error.txt"
-		elif ! lab_mode "$mode"; then
-			echo "could not set up mode $mode" >"$dir/error.txt"
-		elif ! "bench_$name" "$dir"; then
-			echo "bench_$name failed" >"$dir/error.txt"
-		fi
-		lab_down
-		[[ -s $dir/error.txt ]] && log "   $mode: $(<"$dir/error.txt")"
-		log "   $mode: $("$PY" "$REPO/tools/bench/analyze.py" line "$dir" 2>&1)"
-		specs+=("$mode=$dir")
+	[[ -z ${BENCH_SCEN[$name]:-} ]] || read -ra scens <<<"${BENCH_SCEN[$name]}"
+	for sc in "${scens[@]}"; do
+		label=${sc%%=*} links=${sc#*=}
+		[[ -z $label ]] || log "   -- $label (links ${links/\// / })"
+		for mode in "${modes[@]}"; do
+			dir=$OUT/$name/${label:+$label/}$mode
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			if ! lab_up "$dir" "${links%/*}" "${links#*/}"; then
+				echo "lab setup failed" >"$dir/error.txt"
+			elif ! lab_mode "$mode"; then
+				echo "could not set up mode $mode" >"$dir/error.txt"
+			elif ! "bench_$name" "$dir"; then
+				echo "bench_$name failed" >"$dir/error.txt"
+			fi
+			lab_down
+			[[ -s $dir/error.txt ]] && log "   $mode: $(<"$dir/error.txt")"
+			log "   $mode: $("$PY" "$REPO/tools/bench/analyze.py" line "$dir" 2>&1)"
+			specs+=("${label:+$label:}$mode=$dir")
+		done
 	done
 	line=$("$PY" "$REPO/tools/bench/analyze.py" bench "$name" "${BENCH_DESC[$name]}" \
 		--quick="$( ((QUICK)) && echo true || echo false)" --date="$DATE" \

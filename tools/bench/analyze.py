@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Figures from lab runs recorded by tools/bench/lib.sh (standard library only).
 
-    analyze.py run RUNDIR                 metrics of one run (JSON)
-    analyze.py line RUNDIR                the same as one line of text
-    analyze.py bench NAME DESC MODE=RUNDIR...
+    analyze.py run DIR                    metrics of a mode's run(s) (JSON)
+    analyze.py line DIR                   its runs, one line of text each
+    analyze.py bench NAME DESC [SCENARIO:]MODE=DIR... [--KEY=VALUE...]
                                           one benchmark: one JSON line
     analyze.py summary RESULTS.jsonl      Markdown summary of benchmark lines
     analyze.py demo DEMODIR               demo summary (writes summary.json,
@@ -29,9 +29,23 @@ Definitions (data flows from host a to host b; "link N" is ethN):
                    run of consecutive intervals whose goodput is below 10 %
                    of the mean before the failure (first 0.5 s and the last
                    interval left out).
+  shifted away     from link 2's failure to the start of the first 0.5 s
+                   during which the receiver's goodput averaged at least 80 %
+                   of link 1's rate: the transfer runs on link 1 alone.
   link 2 back      time from the moment `ip link set eth2 up` returned to
                    the middle of the first 0.1 s sample in which b received
                    at least max(1 Mbit/s, 10 % of link 2's rate) on eth2.
+  retransmitted    the sender's TcpRetransSegs / TcpOutSegs (nstat in a,
+                   the data and iperf3's control connection), in %.
+  datagrams/s      UDP datagrams the receiver got per second (iperf3 server).
+  kernel time per datagram   see tools/bench/scale.py.
+
+A mode's directory holds one run (run.json) or several in subdirectories:
+repetitions rep1..repN, whose figures are the medians (KEY_min and KEY_max
+beside, "runs" lists each), or parts run one after the other (tcp, udp),
+whose figures are named PART_KEY (tcp_iperf3_mbps, udp_pps).  A benchmark
+with scenarios (bench.sh: bench_scenario) has "scenarios": {NAME: {link1,
+link2, modes}} in its line instead of "modes".
 """
 import bisect
 import json
@@ -42,6 +56,7 @@ import sys
 
 DATA_COLS = ("eth1.rx_bytes", "eth2.rx_bytes")
 STALL_FRACTION = 0.10
+SHIFT_FRACTION, SHIFT_SPAN = 0.80, 0.5
 
 # Thresholds of the spec, reported (not enforced).
 CHECKS = {
@@ -65,11 +80,11 @@ CHECKS = {
     ],
 }
 
-# Benchmarks whose modes include "unloaded" report mpip's figure as a
-# percentage of the module-less one: (metric, threshold or None)
+# Benchmarks whose modes include "unloaded" report mpip's figures as a
+# percentage of the module-less ones: [(metric, label, threshold or None)]
 RATIOS = {
-    "overhead": ("iperf3_mbps", 95.0),
-    "overhead_udp": ("pps", None),
+    "overhead": [("tcp_iperf3_mbps", "TCP goodput", 95.0),
+                 ("udp_pps", "64-byte UDP datagrams/s", None)],
 }
 
 
@@ -271,6 +286,20 @@ class Run:
     def failover(self):
         return "down_at" in self.meta
 
+    def counters(self, name, read):
+        """Counters read(DIR/NAME) after the run, minus those of
+        NAME-before.EXT where the lab had carried an earlier run."""
+        cur = read(os.path.join(self.dir, name))
+        base, ext = os.path.splitext(name)
+        before = read(os.path.join(self.dir, base + "-before" + ext))
+        if not isinstance(cur, dict) or not isinstance(before, dict):
+            return cur
+
+        def count(v):
+            return isinstance(v, int) and not isinstance(v, bool)
+        return {k: v - before[k] if count(v) and count(before.get(k)) else v
+                for k, v in cur.items()}
+
     def intervals(self):
         return iperf_intervals(self.server)
 
@@ -347,19 +376,7 @@ class Run:
         if self.failover():
             self._failover(m)
         self._machinery(m)
-        kind = m["kind"]
-        checks = []
-        for key, op, limit, name in CHECKS.get(kind, []):
-            v = m.get(key)
-            ok = None
-            if isinstance(v, (int, float)):
-                ok = v >= limit if op == ">=" else v <= limit
-            elif key == "link2_back_s" and (m.get("link2_back_none_s") or 0) > limit:
-                ok = False
-            checks.append({"name": name, "metric": key, "op": op, "limit": limit,
-                           "value": v, "ok": ok})
-        if checks:
-            m["checks"] = checks
+        apply_checks(m)
         return m
 
     def _tcp(self, m, cap):
@@ -374,7 +391,7 @@ class Run:
             m["retransmits"] = snd["retransmits"]
         # the sender's counters over the lab's life (the run and iperf3's
         # control connection)
-        ns = read_nstat(os.path.join(self.dir, "nstat-a.txt"))
+        ns = self.counters("nstat-a.txt", read_nstat)
         if ns.get("TcpOutSegs"):
             m["out_segs"] = ns["TcpOutSegs"]
             m["retrans_pct"] = r2(100 * ns.get("TcpRetransSegs", 0) / ns["TcpOutSegs"])
@@ -413,7 +430,7 @@ class Run:
         m["out_of_order"] = ooo
         # datagrams the receiving host dropped itself (socket buffer full):
         # a slow receiver, not the network
-        ns = read_nstat(os.path.join(self.dir, "nstat-b.txt"))
+        ns = self.counters("nstat-b.txt", read_nstat)
         if ns:
             m["receiver_drops"] = ns.get("UdpRcvbufErrors", 0)
 
@@ -435,6 +452,15 @@ class Run:
             return m
         m["points"] = pts
         base = pts[0].get("kernel_ns_per_pkt")
+        for p in pts:
+            m["ns_per_pkt_%d" % p["flows"]] = p.get("kernel_ns_per_pkt")
+            if base and isinstance(p.get("kernel_ns_per_pkt"), (int, float)):
+                p["ratio_pct"] = m["cost_ratio_pct_%d" % p["flows"]] = \
+                    r1(100 * p["kernel_ns_per_pkt"] / base)
+        counted = [p for p in pts if isinstance(p.get("sessions"), int)]
+        if counted:
+            # every flow had its session when the datagrams were counted
+            m["sessions_ok"] = all(p["sessions"] >= p["flows"] for p in counted)
         last = pts[-1]
         m["flows_max"] = last.get("flows")
         m["ns_per_pkt_1"] = base
@@ -444,11 +470,8 @@ class Run:
         st = load_json(os.path.join(self.dir, "status-a.json"))
         if isinstance(st, dict) and "sessions" in st:
             m["sessions"] = st["sessions"]
-        if self.mode == "mpip" and "cost_ratio_pct" in m:
-            v = m["cost_ratio_pct"]
-            m["checks"] = [{"name": "per-packet cost with the most flows within 20 % of one",
-                            "metric": "cost_ratio_pct", "op": "<=", "limit": 120.0,
-                            "value": v, "ok": v <= 120.0}]
+        if self.mode == "mpip":     # (off is the baseline)
+            apply_checks(m)
         return m
 
     def _failover(self, m):
@@ -489,6 +512,13 @@ class Run:
                         run_start = None
                 m["stall_s"] = r2(best[0])
                 m["stall_start_s"] = r2(best[1] - down) if best[1] is not None else None
+            if self.cap1:
+                m["shift_s"] = None
+                for s, _, _ in gp:
+                    v = mean(s, s + SHIFT_SPAN + 1e-6) if s >= down else None
+                    if v is not None and v >= SHIFT_FRACTION * self.cap1:
+                        m["shift_s"] = r2(s - down)
+                        break
         if self.sb:
             thr = max(1.0, 0.1 * (self.cap2 or 10))
             back = None
@@ -591,7 +621,7 @@ class Run:
         if data and len(data) > (m.get("mptcp_subflows") or 0):
             m["mptcp_subflows"] = len(data)
             m["mptcp_subflow_addrs"] = data
-        ns = read_nstat(os.path.join(self.dir, "nstat-a.txt"))
+        ns = self.counters("nstat-a.txt", read_nstat)
         if "MPTcpExtMPCapableSYNACKRX" in ns:
             m["mptcp_connections"] = ns["MPTcpExtMPCapableSYNACKRX"]
         if "MPTcpExtMPJoinSynAckRx" in ns:
@@ -613,11 +643,111 @@ class Run:
                                                     "tx_pkts", "rx_pkts") if k in p})
             m["mpip_paths"] = paths
             m["mpip_paths_used"] = sum(1 for p in paths if (p.get("tx_pkts") or 0) > 0)
-        st = load_json(os.path.join(self.dir, "stats-b.json"))
+        st = self.counters("stats-b.json", load_json)
         if isinstance(st, dict):
             for k in ("reorder_held", "reorder_in_order", "reorder_timeout",
                       "reorder_overflow", "rx_gso_kept"):
                 m[k] = st.get(k)
+
+
+# ------------------------------------------------------------ a mode's runs
+
+REP_DIR = re.compile(r"rep[0-9]+")
+# figures of repeated runs given as median, with _min and _max
+REP_KEYS = ("aggregate_mbps", "aggregate_pct", "link1_mbps", "link2_mbps", "link1_share_pct",
+            "split_error_pts", "iperf3_mbps", "iperf3_pct", "retransmits", "retrans_pct")
+
+
+def sub_runs(d):
+    """[(label, dir)]: the runs of a mode's directory - [("", d)] if it is
+    one run, else its subdirectories that hold one (repN: repetitions;
+    other names: parts of the benchmark, e.g. tcp and udp)."""
+    if os.path.exists(os.path.join(d, "run.json")):
+        return [("", d)]
+    try:
+        names = [n for n in os.listdir(d) if os.path.exists(os.path.join(d, n, "run.json"))]
+    except OSError:
+        return []
+    names.sort(key=lambda n: (re.sub("[0-9]+", "", n), int(re.sub("[^0-9]", "", n) or 0)))
+    return [(n, os.path.join(d, n)) for n in names]
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def mode_metrics(d):
+    """(metrics, first Run) of a mode's directory, (None, None) if it holds
+    no run."""
+    runs = sub_runs(d)
+    if not runs:
+        return None, None
+    first = Run(runs[0][1])
+    if runs[0][0] == "":
+        return first.metrics(), first
+    ms = [(label, first.metrics() if i == 0 else Run(p).metrics())
+          for i, (label, p) in enumerate(runs)]
+    if all(REP_DIR.fullmatch(label) for label, _ in ms):
+        m = combine_reps([x for _, x in ms])
+    else:
+        m = combine_parts(ms)
+    errs = ["%s: %s" % (label, x["error"]) for label, x in ms if x.get("error")]
+    if errs:
+        m["error"] = "; ".join(errs)
+    apply_checks(m)
+    return m, first
+
+
+def combine_reps(runs):
+    """Repetitions: the first run's metrics, with REP_KEYS replaced by their
+    medians (KEY_min and KEY_max beside) and the machinery's verdicts taken
+    over all runs."""
+    m = {k: v for k, v in runs[0].items() if k not in ("checks", "error")}
+    m["reps"] = len(runs)
+    for k in REP_KEYS:
+        m.pop(k, None)
+        vals = [x[k] for x in runs if isinstance(x.get(k), (int, float))]
+        if vals:
+            m[k] = round(median(vals), 2)
+            m[k + "_min"], m[k + "_max"] = min(vals), max(vals)
+    m["runs"] = [{k: x.get(k) for k in ("iperf3_mbps", "aggregate_pct", "retrans_pct")}
+                 for x in runs]
+    if "mptcp_verified" in m:
+        m["mptcp_verified"] = all(x.get("mptcp_verified") for x in runs)
+    if "mpip_paths_used" in m:
+        m["mpip_paths_used"] = min(x.get("mpip_paths_used") or 0 for x in runs)
+    return m
+
+
+def combine_parts(ms):
+    """Parts of one benchmark run one after the other (e.g. tcp, udp): each
+    part's figures as PART_KEY (tcp_iperf3_mbps, udp_pps)."""
+    m = {"kind": ms[0][1].get("kind"), "mode": ms[0][1].get("mode")}
+    for label, x in ms:
+        for k, v in x.items():
+            if k not in ("kind", "mode", "error", "checks") and not isinstance(v, (dict, list)):
+                m["%s_%s" % (label, k)] = v
+        if "mpip_paths_used" in x:
+            m.setdefault("mpip_paths_used", x["mpip_paths_used"])
+    return m
+
+
+def apply_checks(m):
+    """m["checks"]: the spec's thresholds (CHECKS) for m's kind, judged."""
+    checks = []
+    for key, op, limit, name in CHECKS.get(m.get("kind"), []):
+        v = m.get(key)
+        ok = None
+        if isinstance(v, (int, float)):
+            ok = v >= limit if op == ">=" else v <= limit
+        elif key == "link2_back_s" and (m.get("link2_back_none_s") or 0) > limit:
+            ok = False
+        checks.append({"name": name, "metric": key, "op": op, "limit": limit,
+                       "value": v, "ok": ok})
+    if checks:
+        m["checks"] = checks
 
 
 def hex_addr(s):
@@ -665,6 +795,9 @@ def fmt(v, unit=""):
 
 def run_line(m):
     """One human line for a run's metrics."""
+    if m.get("kind") == "scale" and m.get("points"):
+        return "kernel time per datagram: " + ", ".join(
+            "%d flow(s) %s ns" % (p["flows"], p.get("kernel_ns_per_pkt")) for p in m["points"])
     if m.get("error") and "aggregate_mbps" not in m:
         return "error: %s" % m["error"]
     parts = ["link 1 %s, link 2 %s, aggregate %s Mbit/s" % (
@@ -678,10 +811,12 @@ def run_line(m):
     if "delivered_pct" in m:
         parts.append("delivered %s %% (sent %s of %s Mbit/s offered)" % (
             fmt(m["delivered_pct"]), fmt(m.get("sent_mbps")), fmt(m.get("offered_mbps"))))
+    if "pps" in m:
+        parts.append("%s datagrams/s" % m["pps"])
     if m.get("kind") == "failover":
         back = m.get("link2_back_s")
-        parts.append("stall %s s, link 2 back %s" % (
-            fmt(m.get("stall_s")), "after %s s" % fmt(back) if back is not None else
+        parts.append("stall %s s, on link 1 alone after %s s, link 2 back %s" % (
+            fmt(m.get("stall_s")), fmt(m.get("shift_s")), "after %s s" % fmt(back) if back is not None else
             "not within %s s" % fmt(m.get("link2_back_none_s"))))
     if m.get("error"):
         parts.append("(error: %s)" % m["error"])
@@ -718,31 +853,28 @@ ROWS = {
         ("retransmits", "TCP retransmits", ""),
         ("retrans_pct", "retransmitted, % of segments sent", ""),
         ("reorder_held", "segments held by the reorder buffer", ""),
+        ("reorder_in_order", "released in order", ""),
         ("reorder_timeout", "released by timeout", ""),
         ("reorder_overflow", "released by overflow", ""),
     ],
     "overhead": [
-        ("iperf3_mbps", "TCP goodput, one unshaped link (Mbit/s)", ""),
-        ("retrans_pct", "retransmitted, % of segments sent", ""),
+        ("tcp_iperf3_mbps", "TCP goodput (Mbit/s)", ""),
+        ("tcp_retrans_pct", "TCP retransmitted, % of segments sent", ""),
+        ("udp_pps", "64-byte UDP datagrams received per second", ""),
+        ("udp_sent_mbps", "UDP sent (Mbit/s)", ""),
+        ("udp_delivered_pct", "UDP delivered, % of sent datagrams", ""),
+        ("udp_receiver_drops", "UDP dropped by the receiving socket", ""),
     ],
     "scale": [
-        ("ns_per_pkt_1", "kernel time per datagram, 1 flow (ns)", ""),
-        ("flows_max", "most flows", ""),
-        ("ns_per_pkt_max", "kernel time per datagram, most flows (ns)", ""),
         ("cost_ratio_pct", "most flows vs. 1 flow (%)", ""),
         ("sessions", "mpip sessions on the sender afterwards", ""),
     ],
-    "overhead_udp": [
-        ("pps", "UDP datagrams received per second", ""),
-        ("sent_mbps", "sent (Mbit/s)", ""),
-        ("delivered_pct", "delivered, % of sent datagrams", ""),
-    ],
     "fig4d": [
+        ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),
         ("aggregate_mbps", "aggregate, link level (Mbit/s)", ""),
         ("aggregate_pct", "aggregate, % of capacity", ""),
         ("link1_mbps", "link 1 (Mbit/s)", ""),
         ("link2_mbps", "link 2 (Mbit/s)", ""),
-        ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),
         ("retrans_pct", "retransmitted, % of segments sent", ""),
     ],
     "failover": [
@@ -750,6 +882,7 @@ ROWS = {
         ("goodput_during_mbps", "goodput while link 2 is down (Mbit/s)", ""),
         ("goodput_after_mbps", "goodput after link 2 returns (Mbit/s)", ""),
         ("stall_s", "longest goodput stall (s)", ""),
+        ("shift_s", "goodput at ≥ 80 % of link 1 again after (s)", ""),
         ("link2_back_s", "link 2 carries traffic again after (s)", ""),
         ("link2_after_mbps", "link 2 after its return (Mbit/s)", ""),
         ("iperf3_mbps", "iperf3 goodput, whole run (Mbit/s)", ""),
@@ -771,6 +904,127 @@ def threshold_of(kind, key):
     return ""
 
 
+def rows_of(kind, modes):
+    """ROWS of a kind; for scale, one row per number of flows measured."""
+    if kind != "scale":
+        return ROWS.get(kind, [])
+    flows = sorted({p["flows"] for m in modes.values() for p in m.get("points", [])})
+    return [("ns_per_pkt_%d" % n, "kernel time per datagram, %d flow%s (ns)" %
+             (n, "s" if n > 1 else ""), "") for n in flows] + \
+        [("cost_ratio_pct_%d" % n, "%d flows vs. 1 flow (%%)" % n, "") for n in flows[1:-1]] + \
+        ROWS["scale"]
+
+
+def mode_table(kind, modes):
+    """Markdown lines: one row per metric, one column per mode, then notes."""
+    names = list(modes)
+    out = ["| metric | threshold | " + " | ".join(names) + " |",
+           "| --- | --- |" + " --- |" * len(names)]
+    for key, label, unit in rows_of(kind, modes):
+        cells = []
+        for m in modes.values():
+            v = fmt(m.get(key), unit)
+            if key == "link2_back_s" and m.get(key) is None and "link2_back_none_s" in m:
+                v = "not within %s" % fmt(m["link2_back_none_s"], " s")
+            if "%s_min" % key in m and m.get("reps", 1) > 1:
+                v += " (%s–%s)" % (fmt(m["%s_min" % key], unit), fmt(m["%s_max" % key], unit))
+            cells.append(v + check_mark(m, key))
+        out.append("| %s | %s | %s |" % (label, threshold_of(kind, key), " | ".join(cells)))
+    extra = []
+    for mo, m in modes.items():
+        if mo.startswith("mptcp") and kind != "udp" and "mptcp_verified" in m:
+            seen = []
+            if m.get("mptcp_subflow_addrs"):
+                seen.append("subflows of the data connection: " +
+                            ", ".join(m["mptcp_subflow_addrs"]))
+            if "mptcp_joins" in m:
+                seen.append("MP_JOINs completed: %d (iperf3's control connection "
+                            "joins too)" % m["mptcp_joins"])
+            extra.append("%s: %s; both links used: %s" % (
+                mo, "; ".join(seen) or "no subflow information", fmt(m.get("mptcp_verified"))))
+        if mo.startswith("mpip") and "mpip_paths_used" in m:
+            extra.append("%s: %d path(s) carried data" % (mo, m["mpip_paths_used"]))
+        if m.get("sender_limited"):
+            extra.append("%s: the sender reached only %s of %s Mbit/s (CPU-bound under "
+                         "emulation?)" % (mo, fmt(m.get("sent_mbps")), fmt(m.get("offered_mbps"))))
+        if m.get("sessions_ok") is False:
+            extra.append("%s: fewer mpip sessions than flows when measured" % mo)
+        if m.get("error"):
+            extra.append("%s: error: %s" % (mo, m["error"]))
+    if kind == "udp" and "mptcp" in modes:
+        extra.append("MPTCP does not carry UDP: its column is plain single-path UDP.")
+    if kind == "failover" and modes:
+        m0 = next(iter(modes.values()))
+        extra.append("link 2 down at %s s, up at %s s (end: %s)" % (
+            fmt(m0.get("down_at_s")), fmt(m0.get("up_at_s")), m0.get("fail_end")))
+    if kind == "reorder" and "mpip" in modes and "mpip-noreorder" in modes:
+        on, off = modes["mpip"], modes["mpip-noreorder"]
+        extra.append("reorder buffer on / off: aggregate %s / %s %% of capacity, "
+                     "retransmitted %s / %s %% of segments" % (
+                         fmt(on.get("aggregate_pct")), fmt(off.get("aggregate_pct")),
+                         fmt(on.get("retrans_pct")), fmt(off.get("retrans_pct"))))
+    if any(m.get("reps", 1) > 1 for m in modes.values()):
+        extra.append("medians of %d runs, (min–max)" % max(m.get("reps", 1) for m in modes.values()))
+    if extra:
+        out.append("")
+        out += ["- " + e for e in extra]
+    return out
+
+
+# per kind with scenarios: the figure of the overview table
+OVERVIEW = {"fig4d": ("iperf3_mbps", "iperf3 goodput (Mbit/s)")}
+
+
+def bench_md(b):
+    """Markdown section of one benchmark line."""
+    kind = b.get("kind", "tcp")
+    out = ["## %s — %s" % (b["bench"], b.get("desc", "")), ""]
+    per_run = "%s s per run%s" % (b.get("duration"),
+                                  ", %s runs each" % b["reps"] if b.get("reps", 1) > 1 else "")
+    if b.get("packets"):
+        per_run = "%s datagrams per number of flows" % b["packets"]
+    scens = b.get("scenarios")
+    if not scens:
+        out += ["%s%s" % ("links: %s / %s, " % (b["link1"], b["link2"]) if b.get("link1") else "",
+                          per_run), ""]
+        out += mode_table(kind, b.get("modes", {}))
+    else:
+        key, label = OVERVIEW.get(kind, ("aggregate_pct", "aggregate, % of capacity"))
+        names = list(next(iter(scens.values())).get("modes", {}))
+        out += ["%s, %s; median (min–max) of the runs." % (label, per_run), "",
+                "| scenario | links | " + " | ".join(names) + " |",
+                "| --- | --- |" + " --- |" * len(names)]
+        for sn, sc in scens.items():
+            cells = []
+            for mo in names:
+                m = sc["modes"].get(mo, {})
+                v = fmt(m.get(key))
+                if "%s_min" % key in m and m.get("reps", 1) > 1:
+                    v += " (%s–%s)" % (fmt(m["%s_min" % key]), fmt(m["%s_max" % key]))
+                cells.append(v)
+            out.append("| %s | %s / %s | %s |" % (sn, sc.get("link1"), sc.get("link2"),
+                                                 " | ".join(cells)))
+        for sn, sc in scens.items():
+            out += ["", "### %s: links %s / %s" % (sn, sc.get("link1"), sc.get("link2")), ""]
+            out += mode_table(kind, sc.get("modes", {}))
+    ratios = b.get("mpip_vs_unloaded_pct", {})
+    notes = []
+    for key, label, thr in RATIOS.get(kind, []):
+        if key in ratios:
+            c = [x for x in b.get("checks", []) if x["metric"].endswith("." + key)]
+            notes.append("%s with mpip loaded and active: %s %% of the figure without the "
+                         "module%s" % (label, fmt(ratios[key]), " (threshold ≥ %g %%: %s)" % (
+                             thr, "✓" if c and c[0]["ok"] else "✗") if thr else ""))
+    extra = b.get("mpip_extra_ns_per_pkt")
+    if extra:
+        notes.append("mpip's share of the kernel time per datagram (mpip − off): " +
+                     ", ".join("%s flow(s) %s ns" % (n, v) for n, v in extra.items()))
+    if notes:
+        out += [""] + ["- " + n for n in notes]
+    out += ["", "![%s](%s.png)" % (b["bench"], b["bench"]), ""]
+    return out
+
+
 def summary_md(lines):
     out = ["# mpip benchmarks", ""]
     if lines:
@@ -781,63 +1035,7 @@ def summary_md(lines):
                    % (lines[0].get("date", ""), " with --quick (short runs)" if q else ""))
         out.append("")
     for b in lines:
-        modes = list(b.get("modes", {}))
-        out.append("## %s — %s" % (b["bench"], b.get("desc", "")))
-        out.append("")
-        out.append("links: %s / %s, %s s per run" % (b.get("link1"), b.get("link2"), b.get("duration")))
-        out.append("")
-        kind = b.get("kind", "tcp")
-        out.append("| metric | threshold | " + " | ".join(modes) + " |")
-        out.append("| --- | --- |" + " --- |" * len(modes))
-        for key, label, unit in ROWS.get(kind, []):
-            cells = []
-            for mo in modes:
-                m = b["modes"][mo]
-                v = fmt(m.get(key), unit)
-                if key == "link2_back_s" and m.get(key) is None and "link2_back_none_s" in m:
-                    v = "not within %s" % fmt(m["link2_back_none_s"], " s")
-                cells.append(v + check_mark(m, key))
-            out.append("| %s | %s | %s |" % (label, threshold_of(kind, key), " | ".join(cells)))
-        extra = []
-        for mo in modes:
-            m = b["modes"][mo]
-            if mo == "mptcp" and kind != "udp":
-                seen = []
-                if m.get("mptcp_subflow_addrs"):
-                    seen.append("subflows of the data connection: " +
-                                ", ".join(m["mptcp_subflow_addrs"]))
-                if "mptcp_joins" in m:
-                    seen.append("MP_JOINs completed: %d (iperf3's control connection "
-                                "joins too)" % m["mptcp_joins"])
-                extra.append("mptcp: %s; both links used: %s" % (
-                    "; ".join(seen) or "no subflow information",
-                    fmt(m.get("mptcp_verified"))))
-            if mo == "mpip" and "mpip_paths_used" in m:
-                extra.append("mpip: %d path(s) carried data" % m["mpip_paths_used"])
-            if m.get("sender_limited"):
-                extra.append("%s: the sender reached only %s of %s Mbit/s (CPU-bound under "
-                             "emulation?)" % (mo, fmt(m.get("sent_mbps")), fmt(m.get("offered_mbps"))))
-            if m.get("error"):
-                extra.append("%s: error: %s" % (mo, m["error"]))
-        if kind == "udp" and "mptcp" in modes:
-            extra.append("MPTCP does not carry UDP: its column is plain single-path UDP.")
-        if "mpip_vs_unloaded_pct" in b:
-            thr = RATIOS.get(kind, (None, None))[1]
-            extra.append("mpip with the module loaded and active: %s %% of the figure without "
-                         "the module%s" % (fmt(b["mpip_vs_unloaded_pct"]),
-                                           " (threshold ≥ %g %%: %s)" % (
-                                               thr, "✓" if b.get("mpip_vs_unloaded_ok") else "✗")
-                                           if thr else ""))
-        if kind == "failover":
-            m0 = b["modes"][modes[0]] if modes else {}
-            extra.append("link 2 down at %s s, up at %s s (end: %s)" % (
-                fmt(m0.get("down_at_s")), fmt(m0.get("up_at_s")), m0.get("fail_end")))
-        if extra:
-            out.append("")
-            out += ["- " + e for e in extra]
-        out.append("")
-        out.append("![%s](%s.png)" % (b["bench"], b["bench"]))
-        out.append("")
+        out += bench_md(b)
     return "\n".join(out) + "\n"
 
 
@@ -874,51 +1072,84 @@ def demo_table(s):
     return "\n".join(lines)
 
 
+def bench_line(name, desc, specs):
+    """One benchmark's JSON line from specs [SCENARIO:]MODE=DIR and
+    --KEY=VALUE (added as they are, VALUE parsed as JSON if it can be)."""
+    line = {"bench": name, "desc": desc}
+    modes = {}
+    for spec in specs:
+        if spec.startswith("--"):
+            k, _, v = spec[2:].partition("=")
+            try:
+                line[k] = json.loads(v)
+            except ValueError:
+                line[k] = v
+            continue
+        key, _, d = spec.partition("=")
+        scen, _, mode = key.rpartition(":")
+        m, r = mode_metrics(d)
+        links = {}
+        if m is None:
+            err = "no run"
+            try:
+                err = open(os.path.join(d, "error.txt")).read().strip() or err
+            except OSError:
+                pass
+            m = {"mode": mode, "error": err}
+        else:
+            line.setdefault("kind", m["kind"])
+            links = {"link1": r.meta.get("link1"), "link2": r.meta.get("link2")}
+            line.setdefault("duration", r.duration)
+            if "packets" in r.meta:
+                line.setdefault("packets", r.meta["packets"])
+            if "reps" in m:
+                line.setdefault("reps", m["reps"])
+        if scen:
+            sc = line.setdefault("scenarios", {}).setdefault(scen, {})
+            sc.update({k: v for k, v in links.items() if k not in sc})
+            sc.setdefault("modes", {})[mode] = m
+        else:
+            line.update({k: v for k, v in links.items() if k not in line})
+            modes[mode] = m
+    if modes or "scenarios" not in line:
+        line["modes"] = modes
+    for key, label, thr in RATIOS.get(line.get("kind"), []):
+        a = modes.get("mpip", {}).get(key)
+        b = modes.get("unloaded", {}).get(key)
+        if isinstance(a, (int, float)) and b:
+            pct = r1(100 * a / b)
+            line.setdefault("mpip_vs_unloaded_pct", {})[key] = pct
+            if thr is not None:
+                line.setdefault("checks", []).append({
+                    "name": "%s with mpip >= %g %% of no module" % (label, thr),
+                    "metric": "mpip_vs_unloaded_pct." + key, "op": ">=", "limit": thr,
+                    "value": pct, "ok": pct >= thr})
+    if line.get("kind") == "scale" and "mpip" in modes and "off" in modes:
+        # what mpip adds to a datagram's kernel time, per number of flows
+        off = {p["flows"]: p.get("kernel_ns_per_pkt") for p in modes["off"].get("points", [])}
+        extra = {}
+        for p in modes["mpip"].get("points", []):
+            if isinstance(off.get(p["flows"]), (int, float)) and \
+                    isinstance(p.get("kernel_ns_per_pkt"), (int, float)):
+                extra[str(p["flows"])] = p["kernel_ns_per_pkt"] - off[p["flows"]]
+        if extra:
+            line["mpip_extra_ns_per_pkt"] = extra
+    return line
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
         return 2
     cmd = argv[1]
     if cmd == "run":
-        print(json.dumps(Run(argv[2]).metrics(), sort_keys=False))
+        print(json.dumps(mode_metrics(argv[2])[0] or Run(argv[2]).metrics()))
     elif cmd == "line":
-        print(run_line(Run(argv[2]).metrics()))
+        runs = sub_runs(argv[2]) or [("", argv[2])]
+        print("\n      ".join(("%s: " % label if label else "") + run_line(Run(p).metrics())
+                               for label, p in runs))
     elif cmd == "bench":
-        name, desc = argv[2], argv[3]
-        line = {"bench": name, "desc": desc}
-        modes = {}
-        for spec in argv[4:]:
-            if spec.startswith("--"):
-                k, _, v = spec[2:].partition("=")
-                try:
-                    line[k] = json.loads(v)
-                except ValueError:
-                    line[k] = v
-                continue
-            mode, _, d = spec.partition("=")
-            if os.path.exists(os.path.join(d, "run.json")):
-                r = Run(d)
-                modes[mode] = r.metrics()
-                line.setdefault("kind", modes[mode]["kind"])
-                line.setdefault("link1", r.meta.get("link1"))
-                line.setdefault("link2", r.meta.get("link2"))
-                line.setdefault("duration", r.duration)
-            else:
-                err = "no run"
-                try:
-                    err = open(os.path.join(d, "error.txt")).read().strip() or err
-                except OSError:
-                    pass
-                modes[mode] = {"mode": mode, "error": err}
-        line["modes"] = modes
-        ratio = RATIOS.get(line.get("kind"))
-        if ratio and "unloaded" in modes and "mpip" in modes:
-            a, b = modes["mpip"].get(ratio[0]), modes["unloaded"].get(ratio[0])
-            if isinstance(a, (int, float)) and b:
-                line["mpip_vs_unloaded_pct"] = r1(100 * a / b)
-                if ratio[1] is not None:
-                    line["mpip_vs_unloaded_ok"] = 100 * a / b >= ratio[1]
-        print(json.dumps(line, ensure_ascii=False))
+        print(json.dumps(bench_line(argv[2], argv[3], argv[4:]), ensure_ascii=False))
     elif cmd == "summary":
         lines = []
         with open(argv[2]) as f:

@@ -14,7 +14,8 @@
 #                 failure, when the command had completed), end
 #   client.json   iperf3 -J of the client, server.json of the server
 #                 (receiver side, 0.1 s intervals)
-#   *.txt/*.json  snapshots: mpipctl paths/stats, ss, nstat
+#   *.txt/*.json  snapshots: mpipctl paths/stats, ss, nstat (NAME-before.*:
+#                 counters before a run that is not the lab's first)
 #
 # tools/bench/analyze.py turns a run directory into figures.
 #
@@ -44,6 +45,7 @@ LAB_SB_PID=
 LAB_CTL_A=
 LAB_CTL_B=
 LAB_BG_PIDS=()
+LAB_RUNS=0                      # runs in the current lab so far
 LAB_TMP=
 LINK_T=
 _LAB_NAP_FD=
@@ -136,7 +138,7 @@ lab_mpip_load() {
 # lab_up DIR LINK1 LINK2: fresh twolink lab (SPEC as for topo.sh), samplers
 # on both hosts writing DIR/sa.txt and DIR/sb.txt
 lab_up() {
-	LAB_DIR=$1 LAB_LINK1=$2 LAB_LINK2=$3
+	LAB_DIR=$1 LAB_LINK1=$2 LAB_LINK2=$3 LAB_RUNS=0
 	mkdir -p "$LAB_DIR"
 	lab_samplers_stop
 	"$LAB_TOPO" twolink --prefix "$LAB_P" --link1 "$LAB_LINK1" --link2 "$LAB_LINK2" || return 1
@@ -354,7 +356,7 @@ lab_run() {
 	local trig=$LAB_DIR/.trigger rel snaps=() p
 	mkdir -p "$dir"
 	rm -f "$dir"/{events.txt,client.json,server.json,client.err,server.err} "$dir"/paths-*.json \
-		"$dir"/ss-*.txt "$dir"/tcp-*.txt
+		"$dir"/ss-*.txt "$dir"/tcp-*.txt "$dir"/*-before.*
 	((LAB_MPTCP)) && pre=(mptcpize run)
 	cargs=(-c 10.1.1.2 -p "$port" -t "$dur" -J -i 0.5)
 	# UDP: big socket buffers, so that a receiver slowed down by emulation
@@ -380,6 +382,18 @@ lab_run() {
 			"$down_at" "$up_at" "$(json_str "$LAB_FAIL_END")"
 		printf '}\n'
 	} >"$dir/run.json"
+
+	# the namespaces' counters are cumulative: after an earlier run in this
+	# lab, take them before this one too (analyze.py subtracts)
+	if ((LAB_RUNS++)); then
+		ip netns exec "$LAB_A" nstat -asz >"$dir/nstat-a-before.txt" 2>/dev/null || true
+		if [[ $kind == udp ]]; then
+			ip netns exec "$LAB_B" nstat -asz >"$dir/nstat-b-before.txt" 2>/dev/null || true
+		fi
+		if ((LAB_MPIP)); then
+			ip netns exec "$LAB_B" "$MPIPCTL" -j stats >"$dir/stats-b-before.json" 2>/dev/null || true
+		fi
+	fi
 
 	ip netns exec "$LAB_B" timeout $((${dur%.*} + 60)) "${pre[@]}" iperf3 -s -1 -J -i 0.1 -p "$port" \
 		</dev/null >"$dir/server.json" 2>"$dir/server.err" &
@@ -458,16 +472,30 @@ lab_run() {
 	return 0
 }
 
-# lab_scale RUNDIR FLOWS PACKETS: kernel time per UDP datagram from a to b
-# with each number of concurrent flows in FLOWS (comma-separated), PACKETS
-# datagrams each (tools/bench/scale.py).  The samplers are stopped first:
-# their reads would count as kernel time.  Writes run.json, scale.jsonl and
-# a's session count afterwards (status-a.json).
+# lab_reps RUNDIR N KIND DURATION: lab_run N times in the same lab, into
+# RUNDIR/rep1 ... RUNDIR/repN (analyze.py takes medians over them); all are
+# run even if one fails, the status is that of the worst
+lab_reps() {
+	local dir=$1 n=$2 k rc=0
+	shift 2
+	for ((k = 1; k <= n; k++)); do
+		lab_run "$dir/rep$k" "$@" || rc=1
+	done
+	return "$rc"
+}
+
+# lab_scale RUNDIR FLOWS PACKETS [ROUNDS]: kernel time per UDP datagram from
+# a to b with each number of concurrent flows in FLOWS (comma-separated),
+# PACKETS datagrams each, the median of ROUNDS (tools/bench/scale.py).  The
+# samplers are stopped first: their reads would count as kernel time.
+# Writes run.json, scale.jsonl (with a's mpip session count before each
+# measurement) and a's session count afterwards (status-a.json).
 lab_scale() {
-	local dir=$1 flows=$2 pkts=$3 port=9700 spid rc=0
+	local dir=$1 flows=$2 pkts=$3 rounds=${4:-1} port=9700 spid rc=0 ctl=()
 	lab_samplers_stop
-	printf '{"kind": "scale", "mode": %s, "flows": %s, "packets": %s}\n' \
-		"$(json_str "$LAB_MODE")" "$(json_str "$flows")" "$pkts" >"$dir/run.json"
+	((LAB_MPIP)) && ctl=(--mpipctl "$MPIPCTL")
+	printf '{"kind": "scale", "mode": %s, "flows": %s, "packets": %s, "rounds": %s}\n' \
+		"$(json_str "$LAB_MODE")" "$(json_str "$flows")" "$pkts" "$rounds" >"$dir/run.json"
 	rm -f "$LAB_TMP/scale-ready"
 	ip netns exec "$LAB_B" "$LAB_PY" "$LAB_REPO/tools/bench/scale.py" sink "$port" \
 		--ready "$LAB_TMP/scale-ready" </dev/null >/dev/null 2>"$dir/sink.err" &
@@ -475,7 +503,7 @@ lab_scale() {
 	LAB_BG_PIDS+=("$spid")
 	wait_until 30 test -e "$LAB_TMP/scale-ready" || { lab_log "lab: scale sink not ready"; return 1; }
 	(ulimit -n 65536 && ip netns exec "$LAB_A" "$LAB_PY" "$LAB_REPO/tools/bench/scale.py" \
-		send 10.1.1.2 "$port" --flows "$flows" --packets "$pkts") \
+		send 10.1.1.2 "$port" --flows "$flows" --packets "$pkts" --rounds "$rounds" "${ctl[@]}") \
 		</dev/null >"$dir/scale.jsonl" 2>"$dir/scale.err" || rc=$?
 	((LAB_MPIP)) && ip netns exec "$LAB_A" "$MPIPCTL" -j status >"$dir/status-a.json" 2>/dev/null
 	kill "$spid" 2>/dev/null

@@ -2,7 +2,9 @@
 """Plots of lab runs (matplotlib; see tools/bench/lib.sh and analyze.py).
 
     plot.py bench RESULTS_DIR   one PNG per benchmark in RESULTS_DIR/results.jsonl,
-                                one panel per mode: RESULTS_DIR/NAME.png
+                                RESULTS_DIR/NAME.png: one panel per mode (and
+                                part of a mode's run); with scenarios, box
+                                plots of the runs; scale: cost per flows
     plot.py demo DEMO_DIR       DEMO_DIR/demo.png, one panel per demo phase
     plot.py run RUNDIR OUT.png  one run
 
@@ -151,36 +153,42 @@ def scale_figure(b, d, out):
     plt.close(fig)
 
 
-def fig4d_figure(lines, d, out):
-    """Fig. 4(d): box plots of the receiver's 0.5 s goodput samples, one
-    group per scenario, one box per mode."""
-    groups = [b for b in lines if b["bench"].startswith("fig4d_")]
-    if not groups:
-        return False
+def box_figure(b, out):
+    """A benchmark with scenarios (Fig. 4(d)): box plots of each mode's runs
+    (their iperf3 goodput), one group per scenario, the runs as dots, the
+    scenario's capacity dotted."""
+    key, label = analyze.OVERVIEW.get(b.get("kind"), ("aggregate_pct", "aggregate, % of capacity"))
     fig, ax = plt.subplots(figsize=(10, 4.5))
-    data, labels, pos = [], [], []
-    x = 0
-    for b in groups:
-        for mode in b.get("modes", {}):
-            doc = analyze.load_json(os.path.join(d, b["bench"], mode, "server.json"))
-            iv = analyze.iperf_intervals(doc) if doc else []
-            vals = [8 * v / (e - s) / 1e6 for s, e, v in iv[1:-1]] or [0.0]
-            data.append(vals)
-            labels.append("%s\n%s" % (b["bench"][len("fig4d_"):], mode))
+    data, labels, pos, caps, x = [], [], [], [], 0
+    for sn, sc in b["scenarios"].items():
+        x0 = x
+        for mode, m in sc.get("modes", {}).items():
+            vals = [r[key] for r in m.get("runs", [m]) if isinstance(r.get(key), (int, float))]
+            data.append(vals or [0.0])
+            labels.append("%s\n%s" % (sn, mode))
             pos.append(x)
+            ax.plot([x] * len(vals), vals, ".", color="#1f77b4", alpha=0.6)
             x += 1
+        cap = sum(analyze.parse_rate_mbps(sc.get(k)) or 0 for k in ("link1", "link2"))
+        if cap and key.endswith("_mbps"):
+            caps.append(cap)
+            ax.hlines(cap, x0 - 0.4, x - 0.6, color="grey", lw=0.8, ls=":")
+            ax.text(x - 0.6, cap, " %g" % cap, va="center", fontsize=7, color="grey")
         x += 0.6
     ax.boxplot(data, positions=pos, widths=0.6)
     ax.set_xticks(pos)
     ax.set_xticklabels(labels, fontsize=7)
-    ax.set_ylabel("goodput per interval (Mbit/s)")
-    ax.set_ylim(bottom=0)
+    ax.set_ylabel(label)
+    ax.set_ylim(0, 1.08 * max([ax.get_ylim()[1]] + caps))
     ax.grid(axis="y", alpha=0.3)
-    ax.set_title("Fig. 4(d): TCP over mpip, MPTCP over plain IP, MPTCP over mpip", fontsize=10)
+    runs = max(len(m.get("runs", [m])) for sc in b["scenarios"].values()
+               for m in sc.get("modes", {}).values())
+    ax.set_title("%s: %s (%d run%s of %g s each)" % (
+        b["bench"], b.get("desc", ""), runs, "s" if runs > 1 else "", b.get("duration", 0)),
+        fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
-    return True
 
 
 def main(argv):
@@ -194,20 +202,24 @@ def main(argv):
             lines = [json.loads(x) for x in f if x.strip()]
         for b in lines:
             name = b["bench"]
+            out = os.path.join(d, name + ".png")
             if b.get("kind") == "scale":
-                out = os.path.join(d, name + ".png")
                 scale_figure(b, d, out)
                 written.append(out)
                 continue
-            panels = [(os.path.join(d, name, mode), "%s: %s" % (name, mode)) for mode in b.get("modes", {})]
-            panels = [p for p in panels if os.path.exists(os.path.join(p[0], "run.json"))]
+            if b.get("scenarios"):
+                box_figure(b, out)
+                written.append(out)
+                continue
+            # a panel per mode, or per part of a mode (repetitions: the first)
+            panels = []
+            for mode in b.get("modes", {}):
+                for label, rd in analyze.sub_runs(os.path.join(d, name, mode)):
+                    if not analyze.REP_DIR.fullmatch(label) or label == "rep1":
+                        panels.append((rd, "%s: %s%s" % (name, mode, " (%s)" % label if label else "")))
             if not panels:
                 continue
-            out = os.path.join(d, name + ".png")
             figure(panels, out, "%s — %s (links %s / %s)" % (name, b.get("desc", ""), b.get("link1"), b.get("link2")))
-            written.append(out)
-        out = os.path.join(d, "fig4d.png")
-        if fig4d_figure(lines, d, out):
             written.append(out)
     elif cmd == "demo":
         titles = {"off": "(a) MPIP off (disabled on both hosts)", "on": "(b) MPIP on",
