@@ -34,7 +34,7 @@
 #             limit (path 1 at 20 Mbit/s); mpip, mptcp, mptcp-mpip; 5 runs
 #             of 5 s each (quick: 1 of 2 s), box plots in fig4d.png
 #   scale     kernel time per UDP datagram with 1, 100 and 10,000 flows
-#             (median of 3 rounds of 30,000 datagrams; quick: 1 and 1000
+#             (median of 5 rounds of 50,000 datagrams; quick: 1 and 1000
 #             flows, 4000 datagrams), mpip and off (tools/bench/scale.py)
 #
 # Each benchmark prints ONE JSON line on stdout (all modes side by side);
@@ -109,7 +109,7 @@ set_durations() {
 		export LAB_WARMUP=0.5
 	else
 		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=30 FAIL_DOWN=10 FAIL_UP=20 DUR_4D=5 REPS_4D=5
-		SCALE_FLOWS=1,100,10000 SCALE_PKTS=30000 SCALE_ROUNDS=3
+		SCALE_FLOWS=1,100,10000 SCALE_PKTS=50000 SCALE_ROUNDS=5
 		export LAB_WARMUP=1
 	fi
 }

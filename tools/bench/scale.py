@@ -24,8 +24,11 @@ least N for the figure to mean anything).  Prints one JSON object per N:
     {"flows": N, "packets": P, "seconds": S, "kernel_ns_per_pkt": X,
      "rounds_ns_per_pkt": [X1, ...], "sessions": SESSIONS or null}
 
-/proc/stat counts in ticks of 10 ms: with P = 30,000 datagrams of some
-20-40 us each, one tick is about 1 % of the figure.
+The kernel time is sampled, not measured: at each timer tick (HZ=250 in
+Debian's kernel, which has no IRQ time accounting) the tick's 4 ms go to
+whatever the CPU was doing.  With 50,000 datagrams of 20-40 us each, a round
+holds some 250-500 ticks of kernel time, a few % of sampling noise; hence
+several rounds and their median, and comparisons only within one run.
 """
 import argparse
 import json
