@@ -66,6 +66,8 @@ struct mpip_config {
 	u32 session_timeout_ms;
 	u32 weight_step;
 	u32 weight_interval_ms;
+	u32 weight_trend_ms;
+	u32 weight_boost;
 	u32 heartbeat_ms;
 	u32 path_timeout_ms;
 	u32 delay_smooth_shift;
@@ -148,6 +150,9 @@ struct mpip_path {
 	unsigned long pending;
 	spinlock_t lock;	/* protects delay and feedback */
 	struct mpip_path_delay delay;
+	/* Q at the last weight round, if the path was up then (its own) */
+	u32 q_round;
+	bool q_round_ok;
 	u64 feedback;
 	struct dst_cache dst;
 	struct mpip_path_pcpu __percpu *pcpu;
@@ -179,6 +184,7 @@ struct mpip_node {
 	unsigned long last_tx;	/* jiffies: last packet sent to the node */
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	unsigned long w_stamp;	/* jiffies: last weight adjustment */
+	struct mpip_wboost w_boost;	/* the weight round's own */
 	struct mpip_path __rcu *paths[MPIP_MAX_PATHS];
 	struct mpip_rxpath rx[MPIP_MAX_PATHS];
 };

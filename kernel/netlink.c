@@ -47,6 +47,14 @@ static struct netlink_range_validation mpip_range_reorder = {
 	.min = 1, .max = 10000,
 };
 
+static struct netlink_range_validation mpip_range_trend = {
+	.min = 0, .max = 10000,
+};
+
+static struct netlink_range_validation mpip_range_boost = {
+	.min = 0, .max = 8,
+};
+
 static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_QUERY_THRESHOLD] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_threshold),
@@ -74,6 +82,10 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_reorder),
 	[MPIP_CFG_REORDER_MAX_HOLD_MS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_reorder),
+	[MPIP_CFG_WEIGHT_TREND_MS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_trend),
+	[MPIP_CFG_WEIGHT_BOOST] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_boost),
 };
 
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
@@ -199,6 +211,10 @@ static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
 		return &cfg->reorder_max_pkts;
 	case MPIP_CFG_REORDER_MAX_HOLD_MS:
 		return &cfg->reorder_max_hold_ms;
+	case MPIP_CFG_WEIGHT_TREND_MS:
+		return &cfg->weight_trend_ms;
+	case MPIP_CFG_WEIGHT_BOOST:
+		return &cfg->weight_boost;
 	}
 	return NULL;
 }

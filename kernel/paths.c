@@ -422,25 +422,58 @@ static u32 mpip_path_qdelay(struct mpip_path *p, unsigned long stale)
 	return q < MPIP_QDELAY_FLOOR_US ? 0 : q;
 }
 
+/*
+ * The queueing delay of @p that Algorithm 1 compares: extrapolated
+ * weight_trend_ms ahead along its change since the last round, which was
+ * @interval_ms ago (core/path.c: mpip_qdelay_predict()); no trend in the
+ * first round the path is up.  Only the weight round, one at a time per
+ * namespace, touches q_round and q_round_ok.
+ */
+static u32 mpip_path_qdelay_trend(struct mpip_net *mn, struct mpip_path *p,
+				  unsigned long stale, u32 interval_ms)
+{
+	u32 q = mpip_path_qdelay(p, stale);
+	u32 q_prev = p->q_round_ok ? p->q_round : q;
+
+	p->q_round = q;
+	p->q_round_ok = true;
+	return mpip_qdelay_predict(q, q_prev, interval_ms,
+				   READ_ONCE(mn->cfg.weight_trend_ms));
+}
+
 /* Algorithm 1 over the paths of @n that are up.  Caller holds RCU. */
 static void mpip_paths_adjust_weights(struct mpip_net *mn,
-				      struct mpip_node *n, unsigned long stale)
+				      struct mpip_node *n, unsigned long stale,
+				      u32 interval_ms)
 {
 	struct mpip_path *up[MPIP_MAX_PATHS], *p;
 	u32 q[MPIP_MAX_PATHS], w[MPIP_MAX_PATHS];
+	u32 ids = 0, gain = 0, mask, step;
 	unsigned int i, k = 0;
 
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
-		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
+		if (!p)
 			continue;
-		q[k] = mpip_path_qdelay(p, stale);
+		if (READ_ONCE(p->state) != MPIP_PATH_UP) {
+			p->q_round_ok = false;
+			continue;
+		}
+		q[k] = mpip_path_qdelay_trend(mn, p, stale, interval_ms);
 		w[k] = READ_ONCE(p->weight);
+		ids |= BIT(p->id - 1);
 		up[k++] = p;
 	}
 	if (k < 2)
 		return;
-	mpip_weights_adjust(q, w, k, READ_ONCE(mn->cfg.weight_step));
+	mask = mpip_weights_gainers(q, k);
+	for (i = 0; i < k; i++)
+		if (mask & BIT(i))
+			gain |= BIT(up[i]->id - 1);
+	step = mpip_weights_boost_step(&n->w_boost, ids, gain,
+				       READ_ONCE(mn->cfg.weight_step),
+				       READ_ONCE(mn->cfg.weight_boost));
+	mpip_weights_adjust(q, w, k, step);
 	mpip_weights_normalize(w, k, MPIP_WEIGHT_TOTAL);
 	for (i = 0; i < k; i++)
 		WRITE_ONCE(up[i]->weight, w[i]);
@@ -453,9 +486,10 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
  */
 void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n)
 {
-	unsigned long timeout, pending, interval;
+	unsigned long timeout, pending, interval, elapsed;
 	struct mpip_path *p;
 	unsigned int i;
+	u32 interval_ms;
 
 	timeout = msecs_to_jiffies(READ_ONCE(mn->cfg.path_timeout_ms));
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
@@ -467,11 +501,15 @@ void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n)
 			mpip_path_set_state(mn, n, p, MPIP_PATH_DOWN);
 	}
 
-	interval = msecs_to_jiffies(READ_ONCE(mn->cfg.weight_interval_ms));
+	interval_ms = READ_ONCE(mn->cfg.weight_interval_ms);
+	interval = msecs_to_jiffies(interval_ms);
 	if (time_before(jiffies, READ_ONCE(n->w_stamp) + interval))
 		return;
+	elapsed = jiffies - READ_ONCE(n->w_stamp);
 	WRITE_ONCE(n->w_stamp, jiffies);
-	mpip_paths_adjust_weights(mn, n, 2 * interval);
+	mpip_paths_adjust_weights(mn, n, 2 * interval,
+				  min_t(unsigned long, jiffies_to_msecs(elapsed),
+					U32_MAX));
 }
 
 /* Paths of all nodes, for the status reply. */

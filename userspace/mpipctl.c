@@ -88,6 +88,8 @@ static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_REORDER]		= "reorder",
 	[MPIP_CFG_REORDER_MAX_PKTS]	= "reorder_max_pkts",
 	[MPIP_CFG_REORDER_MAX_HOLD_MS]	= "reorder_max_hold_ms",
+	[MPIP_CFG_WEIGHT_TREND_MS]	= "weight_trend_ms",
+	[MPIP_CFG_WEIGHT_BOOST]		= "weight_boost",
 };
 
 /*
@@ -338,6 +340,8 @@ static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_REORDER]		= { .type = NLA_U32 },
 	[MPIP_CFG_REORDER_MAX_PKTS]	= { .type = NLA_U32 },
 	[MPIP_CFG_REORDER_MAX_HOLD_MS]	= { .type = NLA_U32 },
+	[MPIP_CFG_WEIGHT_TREND_MS]	= { .type = NLA_U32 },
+	[MPIP_CFG_WEIGHT_BOOST]		= { .type = NLA_U32 },
 };
 
 static int config_reply(struct nlattr **tb, void *arg)

@@ -114,6 +114,45 @@ unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
 }
 
 /**
+ * mpip_qdelay_predict() - queueing delay extrapolated along its trend
+ * @q: queueing delay now, in us
+ * @q_prev: queueing delay @interval earlier, in us
+ * @interval: time between the two values (any unit, not 0)
+ * @horizon: how far ahead to extrapolate, in the unit of @interval;
+ *	values of 2^24 and above count as 2^24 - 1
+ *
+ * A queue integrates the difference between what is sent into it and what
+ * its link drains, so a path's queueing delay lags behind its share of the
+ * traffic, and Algorithm 1 fed with the delay alone keeps correcting long
+ * after the share is right: the weights and the queues oscillate.  Its
+ * trend reacts at once.  Fed with Q + (Q - Q_prev) * @horizon / @interval
+ * instead, Algorithm 1 stops moving a weight when the queue that was too
+ * long is shrinking fast enough to be as long as the others within
+ * @horizon.  The result is clamped to 0 .. U32_MAX.
+ *
+ * Return: the predicted queueing delay; @q itself if @horizon or
+ * @interval is 0.
+ */
+u32 mpip_qdelay_predict(u32 q, u32 q_prev, u32 interval, u32 horizon)
+{
+	u64 delta;
+	u32 ratio;
+
+	if (!interval || !horizon || q == q_prev)
+		return q;
+	if (horizon > MPIP_TREND_HORIZON_MAX)
+		horizon = MPIP_TREND_HORIZON_MAX;
+	/* @horizon / @interval in 24.8 fixed point, a 32-bit division */
+	ratio = (horizon << 8) / interval;
+	if (q > q_prev) {
+		delta = ((u64)(q - q_prev) * ratio) >> 8;
+		return delta >= 0xffffffffULL - q ? 0xffffffffU : q + (u32)delta;
+	}
+	delta = ((u64)(q_prev - q) * ratio) >> 8;
+	return delta >= q ? 0 : q - (u32)delta;
+}
+
+/**
  * mpip_weights_init() - initial path weights
  * @w: weights of @n paths
  * @n: number of paths
@@ -134,6 +173,93 @@ void mpip_weights_init(u32 *w, unsigned int n)
 		w[i] = v;
 }
 
+/* Does path @i of @q[@n] gain weight in Algorithm 1 (Q <= Q_avg)? */
+static bool weights_gains(const u32 *q, unsigned int n, unsigned int i,
+			  u64 sum)
+{
+	return (u64)q[i] * n <= sum;
+}
+
+static u64 weights_qsum(const u32 *q, unsigned int n)
+{
+	u64 sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sum += q[i];
+	return sum;
+}
+
+/**
+ * mpip_weights_gainers() - the paths Algorithm 1 gives more weight
+ * @q: queueing delays Q of @n paths
+ * @n: number of paths, at most 32
+ *
+ * Return: a mask with bit i set for every path i with Q <= Q_avg, the
+ * comparison mpip_weights_adjust() makes.
+ */
+u32 mpip_weights_gainers(const u32 *q, unsigned int n)
+{
+	u64 sum = weights_qsum(q, n);
+	unsigned int i;
+	u32 mask = 0;
+
+	for (i = 0; i < n && i < 32; i++)
+		if (weights_gains(q, n, i, sum))
+			mask |= 1U << i;
+	return mask;
+}
+
+/**
+ * mpip_weights_boost_step() - the step S of this round, larger at start-up
+ * @st: the node's boost state
+ * @up: the paths in this round, a bit each (any fixed numbering)
+ * @gain: those of them that gain weight this round
+ * @step: the configured step S
+ * @max_shift: the step grows to at most S << @max_shift; 0 keeps S always
+ *
+ * With a fixed step, Algorithm 1 moves a path's share by at most S per
+ * mille a round: from equal weights to links of 2:1 it takes 17 rounds,
+ * 1.7 s at the paper's S and T, while the faster link idles.  Until the
+ * weights first find their balance, the step doubles in every round in
+ * which the same paths gain as in the round before, up to S << @max_shift
+ * (10, 20, 40, 80 ...).  When the gaining set changes after the step has
+ * grown, the balance was crossed: every later step is S, until the set of
+ * paths changes (a path added, lost or back), which starts over.  A change
+ * before the step has grown (noise in the first rounds) only restarts the
+ * growth.  Rounds in which every path gains (all queues alike, e.g. idle)
+ * tell nothing and change nothing.  Growing the step for good whenever
+ * the direction holds makes the weights overshoot on flows whose delay
+ * reports are sparse (one-way UDP): hence start-up only.
+ *
+ * Return: the step to use this round, at most MPIP_WEIGHT_MAX.
+ */
+u32 mpip_weights_boost_step(struct mpip_wboost *st, u32 up, u32 gain,
+			    u32 step, unsigned int max_shift)
+{
+	u64 big;
+
+	gain &= up;
+	if (st->up != up) {
+		st->up = up;
+		st->gain = 0;
+		st->shift = 0;
+		st->settled = false;
+	}
+	if (!max_shift || gain == up || st->settled)
+		return step;
+	if (gain != st->gain) {
+		/* crossed the balance after growing: plain steps from now on */
+		st->settled = st->shift > 0;
+		st->shift = 0;
+	} else if (st->shift < max_shift && st->shift < 16) {
+		st->shift++;
+	}
+	st->gain = gain;
+	big = (u64)step << st->shift;
+	return big < MPIP_WEIGHT_MAX ? (u32)big : MPIP_WEIGHT_MAX;
+}
+
 /**
  * mpip_weights_adjust() - one iteration of Algorithm 1
  * @q: queueing delays Q of @n paths, in us
@@ -148,14 +274,11 @@ void mpip_weights_init(u32 *w, unsigned int n)
  */
 void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step)
 {
-	u64 sum = 0;
+	u64 sum = weights_qsum(q, n);
 	unsigned int i;
 
-	for (i = 0; i < n; i++)
-		sum += q[i];
-
 	for (i = 0; i < n; i++) {
-		if ((u64)q[i] * n <= sum) {
+		if (weights_gains(q, n, i, sum)) {
 			if (w[i] >= MPIP_WEIGHT_MAX ||
 			    step >= MPIP_WEIGHT_MAX - w[i])
 				w[i] = MPIP_WEIGHT_MAX;

@@ -421,6 +421,15 @@ enum mpip_stat {
  * @MPIP_CFG_REORDER_MAX_HOLD_MS: cap on how long a segment is held
  *	(1..10000, default 100); the hold time itself follows the measured
  *	delay difference between the paths
+ * @MPIP_CFG_WEIGHT_TREND_MS: Algorithm 1 compares each path's queueing
+ *	delay extrapolated this far ahead along its trend since the last
+ *	round; 0 compares the queueing delays themselves, as in the paper
+ *	(0..10000, default 500)
+ * @MPIP_CFG_WEIGHT_BOOST: until a node's weights first cross their
+ *	balance (and again whenever its set of paths changes), the
+ *	Algorithm 1 step doubles each round in which the same paths gain, up
+ *	to S * 2^weight_boost; 0 keeps it at S, as in the paper (0..8,
+ *	default 3)
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -438,6 +447,8 @@ enum mpip_cfg {
 	MPIP_CFG_REORDER,
 	MPIP_CFG_REORDER_MAX_PKTS,
 	MPIP_CFG_REORDER_MAX_HOLD_MS,
+	MPIP_CFG_WEIGHT_TREND_MS,
+	MPIP_CFG_WEIGHT_BOOST,
 
 	__MPIP_CFG_MAX,
 };
