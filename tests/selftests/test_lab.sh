@@ -52,16 +52,29 @@ t_unshaped_rate() {
 	float_gt "$mbps" 20 || fail "unshaped veth only $mbps Mbit/s"
 }
 
+# data_flows NS DEV: DEV received over 100 kB in the last 0.2 s
+data_flows() {
+	local b0 b1
+	b0=$(rx_bytes "$1" "$2") || return 1
+	sleep 0.2
+	b1=$(rx_bytes "$1" "$2") || return 1
+	((b1 - b0 > 100000))
+}
+
 t_rate_20mbit() {
 	local mbps
 	"$TOPO" netem "$A" eth1 20mbit,-,-
 	"$TOPO" netem "$B" eth1 20mbit,-,-
 	iperf3_server_start "$B" 5202
-	in_ns "$A" iperf3 -c 10.1.1.2 -p 5202 -t 5 >/dev/null &
+	in_ns "$A" iperf3 -c 10.1.1.2 -p 5202 -t 8 >/dev/null &
 	# measured at the receiving interface once TCP has filled the queue:
 	# iperf3's own receiver rate also counts the netem backlog that drains
-	# after the sender stops, which made this flaky (28.5 "Mbit/s" once)
-	sleep 1.5
+	# after the sender stops, which made this flaky (28.5 "Mbit/s" once).
+	# The window starts 1 s after data flows, not at a fixed time after
+	# the client's start: under load the client took over 1.5 s to begin
+	# once (2.6 "Mbit/s").
+	wait_for 5 data_flows "$B" eth1 || fail "no data on B's eth1 within 5 s"
+	sleep 1
 	mbps=$(rx_mbps "$B" eth1 2.5)
 	wait $! || fail "iperf3 client failed"
 	echo "link 1 shaped to 20mbit: $mbps Mbit/s at B's eth1"
