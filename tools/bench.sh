@@ -27,7 +27,9 @@
 #             goodput stall, time until link 2 carries traffic again
 #   overhead  one unshaped link (link 2 down): iperf3 TCP, then 64-byte UDP
 #             datagrams at full speed (receiver's datagrams/s); module not
-#             loaded vs. mpip active, mpip in % of the module-less figures
+#             loaded vs. mpip active, 5 alternating rounds (quick: 1); mpip
+#             in % of the module-less figures: the median of the rounds'
+#             ratios
 #   reorder   40/20 Mbit/s with 10 ms / 2 ms extra delay (Fig. 4(c)):
 #             throughput and retransmissions, mpip, mpip-noreorder, mptcp
 #   fig4d     (Fig. 4(d)) scenarios normal 40+40, delay (+10 ms on path 1),
@@ -83,6 +85,7 @@ log() { printf '%s\n' "$*" >&2; }
 # ----------------------------------------------------------------- registry
 BENCH_NAMES=()
 declare -A BENCH_DESC=() BENCH_LINK1=() BENCH_LINK2=() BENCH_MODES=() BENCH_SCEN=()
+declare -A BENCH_ROUNDS=()
 
 # bench_register NAME DESCRIPTION LINK1_SPEC LINK2_SPEC [MODES]
 # MODES (comma-separated) are the benchmark's own; --modes overrides them.
@@ -99,6 +102,14 @@ bench_register() {
 # NAME/LABEL/MODE/; the links of bench_register are then not used
 bench_scenario() {
 	BENCH_SCEN[$1]+="${BENCH_SCEN[$1]:+ }$2=$3/$4"
+}
+
+# bench_rounds NAME R: run NAME's modes R times, alternating (mode 1, mode
+# 2, mode 1, ...; --quick: once), each round in fresh namespaces, results
+# in NAME/MODE/roundK/: for figures compared between modes, so that slow
+# drifts of the emulated machine's speed hit every mode alike
+bench_rounds() {
+	BENCH_ROUNDS[$1]=$2
 }
 
 # Durations (set by set_durations from --quick)
@@ -144,6 +155,7 @@ one_link() {
 
 bench_register overhead "one unshaped link, TCP and 64-byte UDP: module not loaded vs. mpip active" \
 	- - unloaded,mpip
+bench_rounds overhead 5
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_overhead() {
 	one_link || return 1
@@ -290,31 +302,39 @@ guest_main() {
 # run_bench NAME: the common runner - per scenario and mode a fresh lab,
 # the mode set up, the benchmark function, then one JSON line for all
 run_bench() {
-	local name=$1 mode dir specs=() line sc label links
+	local name=$1 mode dir specs=() line sc label links k rounds
 	log "== $name: ${BENCH_DESC[$name]} (links $(bench_links "$name"))"
 	local modes=("${MODE_LIST[@]}") scens=("=${BENCH_LINK1[$name]}/${BENCH_LINK2[$name]}")
 	if ((!MODES_SET)) && [[ -n ${BENCH_MODES[$name]} ]]; then
 		IFS=, read -ra modes <<<"${BENCH_MODES[$name]}"
 	fi
 	[[ -z ${BENCH_SCEN[$name]:-} ]] || read -ra scens <<<"${BENCH_SCEN[$name]}"
+	rounds=${BENCH_ROUNDS[$name]:-1}
+	((QUICK)) && rounds=1
 	for sc in "${scens[@]}"; do
 		label=${sc%%=*} links=${sc#*=}
 		[[ -z $label ]] || log "   -- $label (links ${links/\// / })"
 		for mode in "${modes[@]}"; do
-			dir=$OUT/$name/${label:+$label/}$mode
-			rm -rf "$dir"
-			mkdir -p "$dir"
-			if ! lab_up "$dir" "${links%/*}" "${links#*/}"; then
-				echo "lab setup failed" >"$dir/error.txt"
-			elif ! lab_mode "$mode"; then
-				echo "could not set up mode $mode" >"$dir/error.txt"
-			elif ! "bench_$name" "$dir"; then
-				echo "bench_$name failed" >"$dir/error.txt"
-			fi
-			lab_down
-			[[ -s $dir/error.txt ]] && log "   $mode: $(<"$dir/error.txt")"
-			log "   $mode: $("$PY" "$REPO/tools/bench/analyze.py" line "$dir" 2>&1)"
-			specs+=("${label:+$label:}$mode=$dir")
+			rm -rf "${OUT:?}/$name/${label:+$label/}$mode"
+			specs+=("${label:+$label:}$mode=$OUT/$name/${label:+$label/}$mode")
+		done
+		for ((k = 1; k <= rounds; k++)); do
+			((rounds == 1)) || log "   round $k of $rounds"
+			for mode in "${modes[@]}"; do
+				dir=$OUT/$name/${label:+$label/}$mode
+				((rounds == 1)) || dir+=/round$k
+				mkdir -p "$dir"
+				if ! lab_up "$dir" "${links%/*}" "${links#*/}"; then
+					echo "lab setup failed" >"$dir/error.txt"
+				elif ! lab_mode "$mode"; then
+					echo "could not set up mode $mode" >"$dir/error.txt"
+				elif ! "bench_$name" "$dir"; then
+					echo "bench_$name failed" >"$dir/error.txt"
+				fi
+				lab_down
+				[[ -s $dir/error.txt ]] && log "   $mode: $(<"$dir/error.txt")"
+				log "   $mode: $("$PY" "$REPO/tools/bench/analyze.py" line "$dir" 2>&1)"
+			done
 		done
 	done
 	line=$("$PY" "$REPO/tools/bench/analyze.py" bench "$name" "${BENCH_DESC[$name]}" \

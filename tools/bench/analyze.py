@@ -652,20 +652,33 @@ class Run:
 
 # ------------------------------------------------------------ a mode's runs
 
-REP_DIR = re.compile(r"rep[0-9]+")
+REP_DIR = re.compile(r"(rep|round)[0-9]+")
 # figures of repeated runs given as median, with _min and _max
 REP_KEYS = ("aggregate_mbps", "aggregate_pct", "link1_mbps", "link2_mbps", "link1_share_pct",
-            "split_error_pts", "iperf3_mbps", "iperf3_pct", "retransmits", "retrans_pct")
+            "split_error_pts", "iperf3_mbps", "iperf3_pct", "retransmits", "retrans_pct",
+            "tcp_iperf3_mbps", "udp_pps")
+
+
+def holds_run(d):
+    """Does directory d hold a run, or runs one level down (a round of
+    parts)?"""
+    if os.path.exists(os.path.join(d, "run.json")):
+        return True
+    try:
+        return any(os.path.exists(os.path.join(d, n, "run.json")) for n in os.listdir(d))
+    except OSError:
+        return False
 
 
 def sub_runs(d):
     """[(label, dir)]: the runs of a mode's directory - [("", d)] if it is
     one run, else its subdirectories that hold one (repN: repetitions;
-    other names: parts of the benchmark, e.g. tcp and udp)."""
+    roundN: rounds alternating with other modes, each a run or parts of
+    one; other names: parts of the benchmark, e.g. tcp and udp)."""
     if os.path.exists(os.path.join(d, "run.json")):
         return [("", d)]
     try:
-        names = [n for n in os.listdir(d) if os.path.exists(os.path.join(d, n, "run.json"))]
+        names = [n for n in os.listdir(d) if holds_run(os.path.join(d, n))]
     except OSError:
         return []
     names.sort(key=lambda n: (re.sub("[0-9]+", "", n), int(re.sub("[^0-9]", "", n) or 0)))
@@ -684,11 +697,17 @@ def mode_metrics(d):
     runs = sub_runs(d)
     if not runs:
         return None, None
-    first = Run(runs[0][1])
     if runs[0][0] == "":
+        first = Run(runs[0][1])
         return first.metrics(), first
-    ms = [(label, first.metrics() if i == 0 else Run(p).metrics())
-          for i, (label, p) in enumerate(runs)]
+    ms, first = [], None
+    for label, p in runs:
+        x, r = mode_metrics(p)
+        if x is not None:
+            ms.append((label, x))
+            first = first or r
+    if not ms:
+        return None, None
     if all(REP_DIR.fullmatch(label) for label, _ in ms):
         m = combine_reps([x for _, x in ms])
     else:
@@ -712,7 +731,8 @@ def combine_reps(runs):
         if vals:
             m[k] = round(median(vals), 2)
             m[k + "_min"], m[k + "_max"] = min(vals), max(vals)
-    m["runs"] = [{k: x.get(k) for k in ("iperf3_mbps", "aggregate_pct", "retrans_pct")}
+    m["runs"] = [{k: x.get(k) for k in ("iperf3_mbps", "aggregate_pct", "retrans_pct",
+                                         "tcp_iperf3_mbps", "udp_pps") if k in x}
                  for x in runs]
     if "mptcp_verified" in m:
         m["mptcp_verified"] = all(x.get("mptcp_verified") for x in runs)
@@ -1008,12 +1028,17 @@ def bench_md(b):
             out += ["", "### %s: links %s / %s" % (sn, sc.get("link1"), sc.get("link2")), ""]
             out += mode_table(kind, sc.get("modes", {}))
     ratios = b.get("mpip_vs_unloaded_pct", {})
+    rounds = b.get("mpip_vs_unloaded_rounds_pct", {})
     notes = []
     for key, label, thr in RATIOS.get(kind, []):
         if key in ratios:
             c = [x for x in b.get("checks", []) if x["metric"].endswith("." + key)]
+            how = ""
+            if rounds.get(key):
+                how = " (median of %d alternating rounds: %s)" % (
+                    len(rounds[key]), ", ".join(fmt(x) for x in rounds[key]))
             notes.append("%s with mpip loaded and active: %s %% of the figure without the "
-                         "module%s" % (label, fmt(ratios[key]), " (threshold ≥ %g %%: %s)" % (
+                         "module%s%s" % (label, fmt(ratios[key]), how, " (threshold ≥ %g %%: %s)" % (
                              thr, "✓" if c and c[0]["ok"] else "✗") if thr else ""))
     extra = b.get("mpip_extra_ns_per_pkt")
     if extra:
@@ -1072,6 +1097,24 @@ def demo_table(s):
     return "\n".join(lines)
 
 
+def paired_ratio(a, b, key):
+    """(a's KEY in % of b's, [per round]): with rounds (both modes ran
+    alternately, "runs" in the same order), the median of the rounds'
+    ratios, so that a drift of the machine's speed cancels out; else the
+    ratio of the two figures."""
+    ra = [x.get(key) for x in a.get("runs", [])]
+    rb = [x.get(key) for x in b.get("runs", [])]
+    if ra and len(ra) == len(rb):
+        per = [r1(100 * x / y) for x, y in zip(ra, rb)
+               if isinstance(x, (int, float)) and isinstance(y, (int, float)) and y]
+        if per:
+            return r1(median(per)), per
+    x, y = a.get(key), b.get(key)
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)) and y:
+        return r1(100 * x / y), None
+    return None, None
+
+
 def bench_line(name, desc, specs):
     """One benchmark's JSON line from specs [SCENARIO:]MODE=DIR and
     --KEY=VALUE (added as they are, VALUE parsed as JSON if it can be)."""
@@ -1114,11 +1157,11 @@ def bench_line(name, desc, specs):
     if modes or "scenarios" not in line:
         line["modes"] = modes
     for key, label, thr in RATIOS.get(line.get("kind"), []):
-        a = modes.get("mpip", {}).get(key)
-        b = modes.get("unloaded", {}).get(key)
-        if isinstance(a, (int, float)) and b:
-            pct = r1(100 * a / b)
+        pct, per_round = paired_ratio(modes.get("mpip", {}), modes.get("unloaded", {}), key)
+        if pct is not None:
             line.setdefault("mpip_vs_unloaded_pct", {})[key] = pct
+            if per_round:
+                line.setdefault("mpip_vs_unloaded_rounds_pct", {})[key] = per_round
             if thr is not None:
                 line.setdefault("checks", []).append({
                     "name": "%s with mpip >= %g %% of no module" % (label, thr),

@@ -211,12 +211,17 @@ def main(argv):
                 box_figure(b, out)
                 written.append(out)
                 continue
-            # a panel per mode, or per part of a mode (repetitions: the first)
+            # a panel per mode, or per part of a mode (repetitions and
+            # rounds: the first)
             panels = []
             for mode in b.get("modes", {}):
                 for label, rd in analyze.sub_runs(os.path.join(d, name, mode)):
-                    if not analyze.REP_DIR.fullmatch(label) or label == "rep1":
-                        panels.append((rd, "%s: %s%s" % (name, mode, " (%s)" % label if label else "")))
+                    if analyze.REP_DIR.fullmatch(label) and label not in ("rep1", "round1"):
+                        continue
+                    parts = [(lb, p) for lb, p in analyze.sub_runs(rd) if lb]
+                    for lb, p in parts or [("", rd)]:
+                        what = ", ".join(x for x in (label, lb) if x)
+                        panels.append((p, "%s: %s%s" % (name, mode, " (%s)" % what if what else "")))
             if not panels:
                 continue
             figure(panels, out, "%s — %s (links %s / %s)" % (name, b.get("desc", ""), b.get("link1"), b.get("link2")))
