@@ -46,6 +46,8 @@
 #define MPIP_WEIGHT_TOTAL	1000
 /* Queueing delays below this are measurement noise for Algorithm 1. */
 #define MPIP_QDELAY_FLOOR_US	1000
+/* The start-up boost counts rounds whose queueing delays differ this much. */
+#define MPIP_BOOST_MIN_SPREAD_US	10000
 /* UDP port of heartbeats and path probes (both ends): "MP". */
 #define MPIP_CTRL_PORT		0x4d50
 /* IP protocol of a GSO packet kept whole with one trailer (gso.c). */

@@ -430,9 +430,8 @@ static u32 mpip_path_qdelay(struct mpip_path *p, unsigned long stale)
  * namespace, touches q_round and q_round_ok.
  */
 static u32 mpip_path_qdelay_trend(struct mpip_net *mn, struct mpip_path *p,
-				  unsigned long stale, u32 interval_ms)
+				  u32 q, u32 interval_ms)
 {
-	u32 q = mpip_path_qdelay(p, stale);
 	u32 q_prev = p->q_round_ok ? p->q_round : q;
 
 	p->q_round = q;
@@ -441,14 +440,20 @@ static u32 mpip_path_qdelay_trend(struct mpip_net *mn, struct mpip_path *p,
 				   READ_ONCE(mn->cfg.weight_trend_ms));
 }
 
-/* Algorithm 1 over the paths of @n that are up.  Caller holds RCU. */
+/*
+ * Algorithm 1 over the paths of @n that are up.  The start-up boost
+ * (core/path.c: mpip_weights_boost_step()) only counts rounds in which
+ * the paths' queueing delays differ by MPIP_BOOST_MIN_SPREAD_US or more:
+ * below that, which paths gain is as likely noise as a queue, and a step
+ * grown on noise would throw equal links off balance.  Caller holds RCU.
+ */
 static void mpip_paths_adjust_weights(struct mpip_net *mn,
 				      struct mpip_node *n, unsigned long stale,
 				      u32 interval_ms)
 {
 	struct mpip_path *up[MPIP_MAX_PATHS], *p;
 	u32 q[MPIP_MAX_PATHS], w[MPIP_MAX_PATHS];
-	u32 ids = 0, gain = 0, mask, step;
+	u32 ids = 0, gain = 0, mask, step, raw, qmin = U32_MAX, qmax = 0;
 	unsigned int i, k = 0;
 
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
@@ -459,7 +464,10 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 			p->q_round_ok = false;
 			continue;
 		}
-		q[k] = mpip_path_qdelay_trend(mn, p, stale, interval_ms);
+		raw = mpip_path_qdelay(p, stale);
+		qmin = min(qmin, raw);
+		qmax = max(qmax, raw);
+		q[k] = mpip_path_qdelay_trend(mn, p, raw, interval_ms);
 		w[k] = READ_ONCE(p->weight);
 		ids |= BIT(p->id - 1);
 		up[k++] = p;
@@ -470,6 +478,8 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 	for (i = 0; i < k; i++)
 		if (mask & BIT(i))
 			gain |= BIT(up[i]->id - 1);
+	if (qmax - qmin < MPIP_BOOST_MIN_SPREAD_US)
+		gain = ids;	/* no information for the boost */
 	step = mpip_weights_boost_step(&n->w_boost, ids, gain,
 				       READ_ONCE(mn->cfg.weight_step),
 				       READ_ONCE(mn->cfg.weight_boost));
