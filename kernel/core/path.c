@@ -224,13 +224,16 @@ u32 mpip_weights_gainers(const u32 *q, unsigned int n)
  * weights first find their balance, the step doubles in every round in
  * which the same paths gain as in the round before, up to S << @max_shift
  * (10, 20, 40, 80 ...).  When the gaining set changes after the step has
- * grown, the balance was crossed: every later step is S, until the set of
- * paths changes (a path added, lost or back), which starts over.  A change
- * before the step has grown (noise in the first rounds) only restarts the
- * growth.  Rounds in which every path gains (all queues alike, e.g. idle)
- * tell nothing and change nothing.  Growing the step for good whenever
- * the direction holds makes the weights overshoot on flows whose delay
- * reports are sparse (one-way UDP): hence start-up only.
+ * grown, the balance was crossed: every later step is S, for good.  A
+ * path that comes back, or a new one, then moves at S: restarting the
+ * growth there swung the weights past the balance when a link returned
+ * (40/20 Mbit/s: the 40 Mbit/s link down to 10 Mbit/s for 3 s).  A change
+ * of the gaining set before the step has grown (noise in the first
+ * rounds), or of the set of paths before the first crossing, only
+ * restarts the growth.  Rounds in which every path gains (all queues
+ * alike, e.g. idle) tell nothing and change nothing.  Growing the step
+ * whenever the direction holds makes the weights overshoot on flows whose
+ * delay reports are sparse (one-way UDP): hence start-up only.
  *
  * Return: the step to use this round, at most MPIP_WEIGHT_MAX.
  */
@@ -244,7 +247,6 @@ u32 mpip_weights_boost_step(struct mpip_wboost *st, u32 up, u32 gain,
 		st->up = up;
 		st->gain = 0;
 		st->shift = 0;
-		st->settled = false;
 	}
 	if (!max_shift || gain == up || st->settled)
 		return step;

@@ -64,7 +64,7 @@ unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
  * @up: the set of paths (a bit each) of the last round
  * @gain: the paths that gained weight in the last informative round
  * @shift: the last round's step was S << @shift
- * @settled: the weights crossed their balance: plain steps S from now on
+ * @settled: the weights crossed their balance: plain steps S for good
  *
  * A zeroed struct is the state of a node without rounds yet.
  */

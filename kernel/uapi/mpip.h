@@ -426,10 +426,9 @@ enum mpip_stat {
  *	round; 0 compares the queueing delays themselves, as in the paper
  *	(0..10000, default 500)
  * @MPIP_CFG_WEIGHT_BOOST: until a node's weights first cross their
- *	balance (and again whenever its set of paths changes), the
- *	Algorithm 1 step doubles each round in which the same paths gain
- *	while their queueing delays differ by 10 ms or more, up to
- *	S * 2^weight_boost; 0 keeps it at S, as in the paper (0..8,
+ *	balance, the Algorithm 1 step doubles each round in which the same
+ *	paths gain while their queueing delays differ by 10 ms or more, up
+ *	to S * 2^weight_boost; 0 keeps it at S, as in the paper (0..8,
  *	default 3)
  */
 enum mpip_cfg {
