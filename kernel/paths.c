@@ -499,7 +499,6 @@ void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n)
 	unsigned long timeout, pending, interval, elapsed;
 	struct mpip_path *p;
 	unsigned int i;
-	u32 interval_ms;
 
 	timeout = msecs_to_jiffies(READ_ONCE(mn->cfg.path_timeout_ms));
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
@@ -511,15 +510,13 @@ void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n)
 			mpip_path_set_state(mn, n, p, MPIP_PATH_DOWN);
 	}
 
-	interval_ms = READ_ONCE(mn->cfg.weight_interval_ms);
-	interval = msecs_to_jiffies(interval_ms);
+	interval = msecs_to_jiffies(READ_ONCE(mn->cfg.weight_interval_ms));
 	if (time_before(jiffies, READ_ONCE(n->w_stamp) + interval))
 		return;
 	elapsed = jiffies - READ_ONCE(n->w_stamp);
 	WRITE_ONCE(n->w_stamp, jiffies);
 	mpip_paths_adjust_weights(mn, n, 2 * interval,
-				  min_t(unsigned long, jiffies_to_msecs(elapsed),
-					U32_MAX));
+				  jiffies_to_msecs(elapsed));
 }
 
 /* Paths of all nodes, for the status reply. */
