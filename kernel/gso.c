@@ -48,6 +48,48 @@ static bool mpip_gso_veth_direct(const struct net_device *dev)
 }
 
 /*
+ * The answer of mpip_gso_veth_direct() for the device the last GSO packet
+ * on this CPU went out on, valid while no device changed anywhere since
+ * (@gen).  Asking costs a string compare, two indirect calls and a device
+ * lookup per packet; the answer changes only with a netdevice event.
+ */
+struct mpip_gso_hint {
+	const struct net_device *dev;
+	unsigned int gen;
+	bool direct;
+};
+
+static DEFINE_PER_CPU(struct mpip_gso_hint, mpip_gso_hint);
+static atomic_t mpip_gso_gen = ATOMIC_INIT(1);
+
+/* A device was added, removed, linked to an upper device or changed. */
+void mpip_gso_devs_changed(void)
+{
+	atomic_inc(&mpip_gso_gen);
+}
+
+static bool mpip_gso_direct(const struct net_device *dev)
+{
+	unsigned int gen = atomic_read(&mpip_gso_gen);
+	struct mpip_gso_hint *h;
+	bool direct;
+
+	/* Process-context senders share the hint with softirqs. */
+	local_bh_disable();
+	h = this_cpu_ptr(&mpip_gso_hint);
+	if (h->dev == dev && h->gen == gen) {
+		direct = h->direct;
+	} else {
+		direct = mpip_gso_veth_direct(dev);
+		h->dev = dev;
+		h->gen = gen;
+		h->direct = direct;
+	}
+	local_bh_enable();
+	return direct;
+}
+
+/*
  * May @skb, a TCP GSO packet routed on @dst, stay one packet with
  * @cm_len bytes of trailer?  Caller holds RCU.
  */
@@ -64,7 +106,7 @@ bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
 		return false;
 	if (rt->rt_gw_family || !skb_gso_ok(skb, dst->dev->features))
 		return false;
-	return mpip_gso_veth_direct(dst->dev);
+	return mpip_gso_direct(dst->dev);
 }
 
 /* Mark a kept GSO packet, after its trailer was added. */

@@ -7,6 +7,7 @@
  * trailer (data).  This runs before conntrack and the filter table, so
  * they only see the original packet.
  */
+#include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
@@ -327,11 +328,17 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	if (!mpip_in_find_cm(skb, &rx))
 		return NF_ACCEPT;
-	if (inet_addr_type(state->net, ip_hdr(skb)->daddr) != RTN_LOCAL) {
+	rcu_read_lock();
+	/*
+	 * Only a packet for one of this host's addresses is ours to strip; one
+	 * that is routed on keeps its trailer.  The address hash is cheaper
+	 * than a FIB lookup, and routes of type local are not mpip's concern.
+	 */
+	if (!__ip_dev_find(state->net, ip_hdr(skb)->daddr, false)) {
+		rcu_read_unlock();
 		mpip_inc(mn, MPIP_STAT_RX_NOT_LOCAL);
 		return NF_ACCEPT;
 	}
-	rcu_read_lock();
 	verdict = mpip_in_data(mn, skb, &rx);
 	rcu_read_unlock();
 	return verdict;

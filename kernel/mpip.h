@@ -15,6 +15,7 @@
 #include <linux/u64_stats_sync.h>
 #include <net/dst_cache.h>
 #include <net/net_namespace.h>
+#include <net/netns/generic.h>
 
 #include "uapi/mpip.h"
 #include "core/cm.h"
@@ -52,6 +53,9 @@
 #define MPIP_CTRL_PORT		0x4d50
 /* IP protocol of a GSO packet kept whole with one trailer (gso.c). */
 #define MPIP_GSO_PROTO		253
+
+/* A session's first trailers go on every packet, pure ACKs too. */
+#define MPIP_ACK_CM_FIRST	4
 /* A node we neither sent to nor heard from for this long is not probed. */
 #define MPIP_NODE_IDLE		(5 * HZ)
 
@@ -70,6 +74,7 @@ struct mpip_config {
 	u32 weight_interval_ms;
 	u32 weight_trend_ms;
 	u32 weight_boost;
+	u32 ack_cm_ms;
 	u32 heartbeat_ms;
 	u32 path_timeout_ms;
 	u32 delay_smooth_shift;
@@ -205,6 +210,7 @@ struct mpip_session {
 	u8 proto;
 	bool confirmed;		/* READ/WRITE_ONCE */
 	unsigned long hb_stamp;	/* jiffies of the last confirming heartbeat */
+	unsigned long cm_stamp;	/* jiffies of the last trailer sent */
 	__be32 laddr;
 	__be32 raddr;
 	__be16 lport;
@@ -241,7 +247,14 @@ struct mpip_net {
 };
 
 /* pernet.c */
-struct mpip_net *mpip_pernet(const struct net *net);
+extern unsigned int mpip_net_id;
+
+/* The hooks' first step for every IPv4 packet: keep it inline. */
+static inline struct mpip_net *mpip_pernet(const struct net *net)
+{
+	return net_generic(net, mpip_net_id);
+}
+
 int mpip_pernet_register(void);
 void mpip_pernet_unregister(void);
 void mpip_set_enabled(struct mpip_net *mn, bool on);
@@ -309,6 +322,7 @@ bool mpip_sid_is_ours(const struct mpip_net *mn, u32 peer, u16 sid);
 void mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
 void mpip_paths_release(struct mpip_node *n);
 struct mpip_path *mpip_path_pick(struct mpip_node *n);
+bool mpip_path_sole(struct mpip_node *n, const struct mpip_path *p);
 struct mpip_path *mpip_path_find(struct mpip_node *n, __be32 saddr,
 				 __be32 daddr);
 struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p);
@@ -342,6 +356,7 @@ bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
 		   const struct dst_entry *dst, unsigned int cm_len);
 int mpip_gso_encap(struct sk_buff *skb);
 bool mpip_gso_is_kept(const struct sk_buff *skb);
+void mpip_gso_devs_changed(void);
 
 /* reorder.c: TCP reorder buffers */
 unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,

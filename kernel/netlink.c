@@ -51,6 +51,10 @@ static struct netlink_range_validation mpip_range_trend = {
 	.min = 0, .max = 10000,
 };
 
+static struct netlink_range_validation mpip_range_ack = {
+	.min = 0, .max = 1000,
+};
+
 static struct netlink_range_validation mpip_range_boost = {
 	.min = 0, .max = 8,
 };
@@ -86,6 +90,7 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_trend),
 	[MPIP_CFG_WEIGHT_BOOST] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_boost),
+	[MPIP_CFG_ACK_CM_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_ack),
 };
 
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
@@ -215,6 +220,8 @@ static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
 		return &cfg->weight_trend_ms;
 	case MPIP_CFG_WEIGHT_BOOST:
 		return &cfg->weight_boost;
+	case MPIP_CFG_ACK_CM_MS:
+		return &cfg->ack_cm_ms;
 	}
 	return NULL;
 }

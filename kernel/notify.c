@@ -26,6 +26,8 @@ static int mpip_netdev_event(struct notifier_block *nb, unsigned long ev,
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 
+	/* Any event may change what a veth's other end is (gso.c). */
+	mpip_gso_devs_changed();
 	if (dev->flags & IFF_LOOPBACK)
 		return NOTIFY_DONE;
 	switch (ev) {

@@ -268,8 +268,10 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return -ENOMEM;
 	}
-	if (pk->sess)
+	if (pk->sess) {
 		atomic64_inc(&pk->sess->tx_pkts);
+		mpip_touch(&pk->sess->cm_stamp);
+	}
 	mpip_inc(mn, MPIP_STAT_TX_CM);
 	if (path)
 		mpip_path_tx(path, skb->len);
@@ -295,6 +297,50 @@ static unsigned int mpip_out_data_one(struct mpip_net *mn,
 	if (mpip_out_finish(mn, skb, pk, path, &cm))
 		return NF_DROP;
 	return NF_ACCEPT;
+}
+
+/*
+ * The gap between trailers on a session's pure ACKs, in jiffies (0: every
+ * ACK gets one).  The sender of the data counts on delay reports for its
+ * path to stay up, so the gap is kept well below path_timeout_ms.
+ */
+static unsigned long mpip_ack_cm_gap(const struct mpip_net *mn)
+{
+	u32 ms = min(READ_ONCE(mn->cfg.ack_cm_ms),
+		     READ_ONCE(mn->cfg.path_timeout_ms) / 4);
+
+	return ms ? msecs_to_jiffies(ms) : 0;
+}
+
+/*
+ * May this pure ACK (no payload, no SYN, FIN, RST or URG) go without a
+ * trailer?  Only on its flow's own addresses while they are the node's
+ * only path that is up: there is then no path to choose and no address
+ * to restore.  A session's first packets and one every ack_cm_ms still
+ * carry one, with the delay reports and the news that we are alive.  The
+ * peer's input hook sees a plain ACK and leaves it alone.
+ */
+static bool mpip_out_ack_bare(struct mpip_net *mn, const struct sk_buff *skb,
+			      const struct mpip_pkt *pk)
+{
+	const u8 other = TCPHDR_SYN | TCPHDR_FIN | TCPHDR_RST | TCPHDR_URG;
+	struct mpip_session *s = pk->sess;
+	struct mpip_path *orig;
+	unsigned long gap;
+
+	if (!s || !pk->node || (pk->tcp_flags & other) ||
+	    skb->len != pk->ihl + pk->thl)
+		return false;
+	gap = mpip_ack_cm_gap(mn);
+	if (!gap || atomic64_read(&s->tx_pkts) < MPIP_ACK_CM_FIRST ||
+	    !time_before(jiffies, READ_ONCE(s->cm_stamp) + gap))
+		return false;
+	orig = mpip_path_find(pk->node, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr);
+	if (!orig || !mpip_path_sole(pk->node, orig))
+		return false;
+	mpip_touch(&s->tn.stamp);
+	mpip_inc(mn, MPIP_STAT_TX_BARE_ACK);
+	return true;
 }
 
 /* Find the peer and the flow's session for a packet to an MPIP peer. */
@@ -427,6 +473,8 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 		}
 		mpip_out_session(mn, skb, &p, READ_ONCE(e->node_id));
+		if (tcp && mpip_out_ack_bare(mn, skb, &p))
+			goto out;
 		if (skb_is_gso(skb))
 			verdict = mpip_out_data_gso(mn, skb, st, &p);
 		else

@@ -10,7 +10,7 @@
 
 #include "mpip.h"
 
-static unsigned int mpip_net_id __read_mostly;
+unsigned int mpip_net_id __read_mostly;
 
 /*
  * Input runs after defragmentation and before raw, conntrack and the
@@ -43,6 +43,7 @@ static const struct mpip_config mpip_config_default = {
 	.weight_interval_ms = 100,
 	.weight_trend_ms = 500,
 	.weight_boost = 3,
+	.ack_cm_ms = 10,
 	.heartbeat_ms = 300,
 	.path_timeout_ms = 500,
 	.delay_smooth_shift = 3,
@@ -51,11 +52,6 @@ static const struct mpip_config mpip_config_default = {
 	.reorder_max_pkts = 100,
 	.reorder_max_hold_ms = 100,
 };
-
-struct mpip_net *mpip_pernet(const struct net *net)
-{
-	return net_generic(net, mpip_net_id);
-}
 
 u64 mpip_stat_sum(const struct mpip_net *mn, enum mpip_stat s)
 {

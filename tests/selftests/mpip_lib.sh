@@ -232,15 +232,32 @@ mpip_stat_ge() {
 	((v >= $3))
 }
 
+# _mpip_stats_eval LABEL JSON JQ_EXPR: print the counters of JSON that
+# JQ_EXPR names (.name), then succeed if JQ_EXPR holds for JSON
+_mpip_stats_eval() {
+	echo "$1: $(jq -c --arg e "$3" '. as $s | [$e | scan("\\.([a-z_0-9]+)") | .[0] |
+		{(.): $s[.]}] | add' <<<"$2")"
+	jq -e "$3" <<<"$2" >/dev/null
+}
+
 # mpip_stats_check NS JQ_EXPR: print NS's counters that JQ_EXPR names
 # (.name), then succeed if JQ_EXPR holds for the stats object (one call).
 # Example: mpip_stats_check "$A" '.tx_rewrite > 0 and .path_down == 0'
 mpip_stats_check() {
 	local s
 	s=$(mpipctl_in "$1" -j stats) || return 1
-	echo "$1: $(jq -c --arg e "$2" '. as $s | [$e | scan("\\.([a-z_0-9]+)") | .[0] |
-		{(.): $s[.]}] | add' <<<"$s")"
-	jq -e "$2" <<<"$s" >/dev/null
+	_mpip_stats_eval "$1" "$s" "$2"
+}
+
+# mpip_stats_since NS BEFORE JQ_EXPR: as mpip_stats_check, for NS's
+# counters now minus those in the file BEFORE (`mpipctl -j stats` output)
+# Example: mpip_stats_since "$B" "$T/b0" '.tx_bare_ack > .tx_cm'
+mpip_stats_since() {
+	local s
+	s=$(mpipctl_in "$1" -j stats) || return 1
+	s=$(jq -c --slurpfile b "$2" 'with_entries(.value -= ($b[0][.key] // 0))' \
+		<<<"$s") || return 1
+	_mpip_stats_eval "$1 (since)" "$s" "$3"
 }
 
 # ------------------------------------------------------- link counters

@@ -23,7 +23,8 @@ t_defaults() {
 	mpipctl_in "$A" -j get | tee "$T/cfg"
 	jq -e '.heartbeat_ms == 300 and .path_timeout_ms == 500 and
 		.weight_step == 10 and .weight_interval_ms == 100 and
-		.weight_trend_ms == 500 and .weight_boost == 3' "$T/cfg" >/dev/null ||
+		.weight_trend_ms == 500 and .weight_boost == 3 and
+		.ack_cm_ms == 10' "$T/cfg" >/dev/null ||
 		fail "unexpected defaults"
 }
 
