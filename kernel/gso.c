@@ -2,7 +2,7 @@
 /*
  * mpip GSO: a TCP GSO packet whose route reaches the peer's stack without
  * a wire in between keeps its segmentation offload and carries one
- * trailer for the whole packet.
+ * CM for the whole packet, between its IP and TCP headers.
  *
  * A trailer belongs to every packet on a wire, and hardware cannot copy
  * one onto each segment it cuts, so GSO packets are normally split in
@@ -10,14 +10,14 @@
  * segment.  But a veth hands the packet, unsegmented, to the stack at its
  * other end: if that end is a plain interface (no bridge, bond or other
  * rx handler behind it) and the route has no gateway, the peer's input
- * hook is the next thing that sees the packet, and one trailer at the end
- * of the GSO packet is exactly as good as one per segment.
+ * hook is the next thing that sees the packet, and one CM for the whole
+ * GSO packet is exactly as good as one trailer per segment.
  *
  * Such a packet travels as IP protocol MPIP_GSO_PROTO (an experimental
  * number, RFC 3692): should it reach a stack without mpip (the peer just
  * unloaded it) or a device that would segment it after all, it is
  * dropped there, since nothing knows how to receive or segment that
- * protocol; it can never turn its trailer into TCP data.  The receiver
+ * protocol; it can never turn its CM into TCP data.  The receiver
  * restores IPPROTO_TCP before conntrack and the filter table run.
  */
 #include <linux/if_ether.h>
@@ -102,22 +102,60 @@ bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
 		return false;
 	if (skb->ip_summed != CHECKSUM_PARTIAL ||
 	    !(skb_shinfo(skb)->gso_type & SKB_GSO_TCPV4) ||
-	    skb->len + cm_len > IP_MAX_MTU)
+	    cm_len != MPIP_DATA_CM_LEN || skb->len + cm_len > IP_MAX_MTU)
 		return false;
 	if (rt->rt_gw_family || !skb_gso_ok(skb, dst->dev->features))
 		return false;
 	return mpip_gso_direct(dst->dev);
 }
 
-/* Mark a kept GSO packet, after its trailer was added. */
-int mpip_gso_encap(struct sk_buff *skb)
+/*
+ * Put the data CM @cm between the IP and TCP headers of a kept GSO packet
+ * and mark the packet.  The CM goes in front, not at the tail: TCP's clone
+ * shares its pages and their list with the retransmit queue, but the
+ * headers in front of the payload are the clone's own, so pushing the IP
+ * header back into the headroom copies nothing, where a fragment at the
+ * tail would first cost a copy of the skb's head (skb_unclone()).  The
+ * TCP header does not move: the pending checksum stays valid.
+ */
+int mpip_gso_encap(struct sk_buff *skb, const struct mpip_cm *cm)
 {
+	unsigned int ihl = ip_hdrlen(skb), len = mpip_cm_len(cm);
 	struct iphdr *iph;
 
-	if (skb_ensure_writable(skb, ip_hdrlen(skb)))
+	if (len != MPIP_DATA_CM_LEN || skb_cow_head(skb, len))
 		return -ENOMEM;
+	skb_push(skb, len);
+	memmove(skb->data, skb->data + len, ihl);
+	skb_reset_network_header(skb);
+	if (mpip_cm_encode(cm, skb->data + ihl, len) != len)
+		return -EINVAL;
 	iph = ip_hdr(skb);
 	iph->protocol = MPIP_GSO_PROTO;
+	iph->tot_len = htons(ntohs(iph->tot_len) + len);
+	ip_send_check(iph);
+	return 0;
+}
+
+/*
+ * Take the CM of @len bytes out of a kept GSO packet again and give the
+ * packet back its protocol: it is the TCP GSO packet the sender's TCP
+ * passed on, with its checksum still to be filled in.
+ */
+int mpip_gso_decap(struct sk_buff *skb, unsigned int len)
+{
+	unsigned int ihl = ip_hdrlen(skb);
+	struct iphdr *iph;
+
+	if (skb_ensure_writable(skb, ihl + len))
+		return -ENOMEM;
+	memmove(skb->data + len, skb->data, ihl);
+	__skb_pull(skb, len);
+	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, ihl);
+	iph = ip_hdr(skb);
+	iph->protocol = IPPROTO_TCP;
+	iph->tot_len = htons(ntohs(iph->tot_len) - len);
 	ip_send_check(iph);
 	return 0;
 }

@@ -81,6 +81,29 @@ static bool mpip_in_tcp_csum_ok(const struct sk_buff *skb, unsigned int ihl,
 				  csum);
 }
 
+/*
+ * The data CM of a GSO packet kept whole sits between its IP and TCP
+ * headers (gso.c); it has no address list.
+ */
+static bool mpip_in_find_gso_cm(const struct sk_buff *skb, unsigned int ihl,
+				struct mpip_rx *rx)
+{
+	unsigned int len = MPIP_DATA_CM_LEN, l4hl, ulen;
+	u8 cmbuf[MPIP_DATA_CM_LEN];
+	const u8 *cmp;
+
+	if (skb->len < ihl + len)
+		return false;
+	cmp = skb_header_pointer(skb, ihl, len, cmbuf);
+	if (!cmp ||
+	    mpip_cm_peek(cmp + len - MPIP_CM_TAIL_LEN, skb->len - ihl) != len ||
+	    mpip_cm_decode(cmp, len, &rx->cm) != len)
+		return false;
+	rx->proto = IPPROTO_TCP;
+	rx->cm_len = len;
+	return mpip_in_l4(skb, ihl + len, IPPROTO_TCP, rx, &l4hl, &ulen);
+}
+
 /* Find and decode a trailer at the tail of @skb; false if there is none. */
 static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 {
@@ -92,14 +115,13 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 
 	if (ip_is_fragment(iph) || skb->len < ihl)
 		return false;
+	rx->saddr = iph->saddr;
 	rx->gso = mpip_gso_is_kept(skb);
 	if (rx->gso)
-		rx->proto = IPPROTO_TCP;
-	else if (iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP)
-		rx->proto = iph->protocol;
-	else
+		return mpip_in_find_gso_cm(skb, ihl, rx);
+	if (iph->protocol != IPPROTO_TCP && iph->protocol != IPPROTO_UDP)
 		return false;
-	rx->saddr = iph->saddr;
+	rx->proto = iph->protocol;
 	if (!mpip_in_l4(skb, ihl, rx->proto, rx, &l4hl, &ulen))
 		return false;
 
@@ -120,8 +142,7 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 	cmp = skb_header_pointer(skb, skb->len - len, len, cmbuf);
 	if (!cmp || mpip_cm_decode(cmp, len, &rx->cm) != len)
 		return false;
-	if (rx->proto == IPPROTO_TCP && !rx->gso &&
-	    !mpip_in_tcp_csum_ok(skb, ihl, len))
+	if (rx->proto == IPPROTO_TCP && !mpip_in_tcp_csum_ok(skb, ihl, len))
 		return false;
 	rx->cm_len = len;
 	return true;
@@ -268,11 +289,7 @@ static bool mpip_in_process(struct mpip_net *mn, struct sk_buff *skb,
 	return ok;
 }
 
-/*
- * Remove the trailer; the transport checksum is valid without it.  A kept
- * GSO packet gets its protocol back; its checksum is still to be filled
- * in, as it was when the sender's TCP passed it on.
- */
+/* Remove the trailer; the transport checksum is valid without it. */
 static int mpip_in_strip(struct sk_buff *skb, const struct mpip_rx *rx)
 {
 	struct iphdr *iph;
@@ -283,16 +300,22 @@ static int mpip_in_strip(struct sk_buff *skb, const struct mpip_rx *rx)
 		return -ENOMEM;
 	iph = ip_hdr(skb);
 	iph->tot_len = htons(skb->len);
-	if (rx->gso)
-		iph->protocol = IPPROTO_TCP;
 	ip_send_check(iph);
 	return 0;
 }
 
-/* A data packet with a valid CM: restore, strip, maybe hold.  RCU held. */
+/*
+ * A data packet with a valid CM: restore, strip, maybe hold.  A kept GSO
+ * packet loses its CM first, so that restoring its addresses finds the
+ * TCP header where it belongs.  RCU held.
+ */
 static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 				 struct mpip_rx *rx)
 {
+	if (rx->gso && mpip_gso_decap(skb, rx->cm_len)) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return NF_DROP;
+	}
 	if (!mpip_in_process(mn, skb, rx))
 		return NF_DROP;
 	if (rx->cm.flags & MPIP_CM_F_CTRL) {
@@ -300,7 +323,7 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 		consume_skb(skb);
 		return NF_STOLEN;
 	}
-	if (mpip_in_strip(skb, rx)) {
+	if (!rx->gso && mpip_in_strip(skb, rx)) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return NF_DROP;
 	}

@@ -354,7 +354,8 @@ void mpip_notify_unregister(void);
 /* gso.c: GSO packets kept whole where no wire follows */
 bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
 		   const struct dst_entry *dst, unsigned int cm_len);
-int mpip_gso_encap(struct sk_buff *skb);
+int mpip_gso_encap(struct sk_buff *skb, const struct mpip_cm *cm);
+int mpip_gso_decap(struct sk_buff *skb, unsigned int len);
 bool mpip_gso_is_kept(const struct sk_buff *skb);
 void mpip_gso_devs_changed(void);
 

@@ -106,14 +106,12 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
- * Resolve a pending partial checksum, then append @cm.  A GSO packet
- * that stays whole (gso.c) keeps its partial checksum: the trailer is
- * stripped before anything computes or checks it.
+ * Resolve a pending partial checksum, then append @cm.  (A GSO packet
+ * kept whole keeps its partial checksum: its CM goes in front, gso.c.)
  */
 static int mpip_out_add_cm(struct sk_buff *skb, const struct mpip_cm *cm)
 {
-	if (skb->ip_summed == CHECKSUM_PARTIAL && !skb_is_gso(skb) &&
-	    skb_checksum_help(skb))
+	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))
 		return -EINVAL;
 	return mpip_skb_add_cm(skb, cm);
 }
@@ -255,16 +253,22 @@ static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
 	return path;
 }
 
-/* Append the trailer @cm to one packet and count it on @path. */
+/*
+ * Add the CM @cm to one packet, as its trailer or, for a GSO packet kept
+ * whole (@kept), behind its IP header, and count it on @path.
+ */
 static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 			   const struct mpip_pkt *pk, struct mpip_path *path,
-			   struct mpip_cm *cm)
+			   struct mpip_cm *cm, bool kept)
 {
+	int err;
+
 	cm->fb_path_id = 0;
 	cm->path_delay_us = 0;
 	if (pk->node)
 		mpip_fb_pick(mn, pk->node, cm);
-	if (mpip_out_add_cm(skb, cm)) {
+	err = kept ? mpip_gso_encap(skb, cm) : mpip_out_add_cm(skb, cm);
+	if (err) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return -ENOMEM;
 	}
@@ -294,7 +298,7 @@ static unsigned int mpip_out_data_one(struct mpip_net *mn,
 		return NF_ACCEPT;
 	}
 	path = mpip_out_prepare(mn, skb, pk, &cm);
-	if (mpip_out_finish(mn, skb, pk, path, &cm))
+	if (mpip_out_finish(mn, skb, pk, path, &cm, false))
 		return NF_DROP;
 	return NF_ACCEPT;
 }
@@ -357,7 +361,7 @@ static void mpip_out_session(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
- * A GSO packet takes one path.  It stays whole with one trailer where no
+ * A GSO packet takes one path.  It stays whole with one CM where no
  * wire follows (gso.c); otherwise it is split here, in software, so that
  * every segment on the wire carries its own trailer, and the segments go
  * straight on to the rest of the output path.
@@ -377,8 +381,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 	}
 	path = mpip_out_prepare(mn, skb, pk, &cm);
 	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_len(&cm))) {
-		if (mpip_out_finish(mn, skb, pk, path, &cm) ||
-		    mpip_gso_encap(skb))
+		if (mpip_out_finish(mn, skb, pk, path, &cm, true))
 			return NF_DROP;
 		mpip_inc(mn, MPIP_STAT_TX_GSO_KEPT);
 		return NF_ACCEPT;
@@ -394,7 +397,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
 		cm.timestamp_us = mpip_now_us();
-		if (mpip_out_finish(mn, seg, pk, path, &cm))
+		if (mpip_out_finish(mn, seg, pk, path, &cm, false))
 			kfree_skb(seg);
 		else
 			st->okfn(st->net, st->sk, seg);

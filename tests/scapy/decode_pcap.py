@@ -17,7 +17,8 @@ line is a JSON object:
                  "addrs": [], "length": 28, "csum_adjust": ..., "check": ...}}
 
 "index" counts all packets in the file from 0.  "proto" is "tcp", "udp",
-"tcp-gso" (IP protocol 253: a TCP GSO packet kept whole with one trailer,
+"tcp-gso" (IP protocol 253: a TCP GSO packet kept whole with one CM,
+between its IP and TCP headers,
 its checksum still pending, so "l4_csum_ok" is null) or the protocol
 number; sport/dport are null for other protocols.
 "l4_csum_ok" is the TCP/UDP checksum of the packet as its transport layer
@@ -49,14 +50,14 @@ def packet_info(index, pkt, show_all):
     tr = mpip_cm.find_trailer(raw)
     if tr is None and not show_all:
         return None
-    ihl = (raw[0] & 0xF) * 4
     proto = raw[9]
     sport = dport = None
     frag = struct.unpack("!H", raw[6:8])[0] & 0x1FFF
     if proto in (mpip_cm.IPPROTO_TCP, mpip_cm.IPPROTO_UDP,
                  mpip_cm.IPPROTO_MPIP_GSO) and not frag \
-            and len(raw) >= ihl + 4:
-        sport, dport = struct.unpack("!HH", raw[ihl:ihl + 4])
+            and len(raw) >= mpip_cm.l4_offset(raw) + 4:
+        off = mpip_cm.l4_offset(raw)
+        sport, dport = struct.unpack("!HH", raw[off:off + 4])
     info = {
         "index": index,
         "time": float(pkt.time),

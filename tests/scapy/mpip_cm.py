@@ -67,8 +67,9 @@ ERROR_NAMES = {
 
 IPPROTO_TCP = 6
 IPPROTO_UDP = 17
-# A TCP GSO packet kept whole with one trailer (wire-format.rst): TCP
-# layout, checksum still pending (captured only between namespaces).
+# A TCP GSO packet kept whole with one data CM between its IP and TCP
+# headers (wire-format.rst), checksum still pending (captured only between
+# namespaces).
 IPPROTO_MPIP_GSO = 253
 
 
@@ -298,6 +299,41 @@ def _ip_bytes(pkt):
     return raw[:tot]
 
 
+def _locate_gso(raw, ihl):
+    """Length of the data CM behind the IP header of a kept GSO packet,
+    or 0 if there is none (it never has addresses)."""
+    head = raw[ihl:ihl + MIN_LEN]
+    if len(head) < MIN_LEN or peek(head[-TAIL_LEN:], len(raw) - ihl) \
+            != MIN_LEN or validate(head):
+        return 0
+    if len(raw) < ihl + MIN_LEN + 20:
+        return 0
+    return MIN_LEN
+
+
+def _cm_span(raw):
+    """(start, end) of the CM in IP datagram raw, or None if it has none:
+    a trailer at the end, or the CM behind the IP header of a kept GSO
+    packet."""
+    ihl = (raw[0] & 0xF) * 4
+    if struct.unpack("!H", raw[6:8])[0] & 0x3FFF:
+        return None
+    if raw[9] == IPPROTO_MPIP_GSO:
+        t = _locate_gso(raw, ihl)
+        return (ihl, ihl + t) if t else None
+    t = _locate(raw)
+    return (len(raw) - t, len(raw)) if t else None
+
+
+def l4_offset(raw):
+    """Offset of the transport header in IP datagram raw: behind the CM
+    in a kept GSO packet."""
+    ihl = (raw[0] & 0xF) * 4
+    if raw[9] == IPPROTO_MPIP_GSO:
+        return ihl + _locate_gso(raw, ihl)
+    return ihl
+
+
 def _locate(raw):
     """Trailer length T at the end of IP datagram raw, or 0 if none."""
     ihl = (raw[0] & 0xF) * 4
@@ -318,7 +354,7 @@ def _locate(raw):
         ulen = struct.unpack("!H", payload[4:6])[0]
         if ulen < 8 or ulen + t != avail:
             return 0
-    elif proto in (IPPROTO_TCP, IPPROTO_MPIP_GSO):
+    elif proto == IPPROTO_TCP:
         if avail < 20 or (payload[12] >> 4) * 4 > avail - t:
             return 0
     else:
@@ -332,12 +368,14 @@ def find_trailer(pkt):
     pkt may be bytes, an IP packet or any packet with an IP layer.  The
     trailer must be valid (magic, version, length, count, CRC32C, sum); for
     UDP it must fill the surplus area after the UDP length exactly, for TCP
-    it must not overlap the TCP header.  Fragments are ignored."""
+    it must not overlap the TCP header.  In a kept GSO packet (protocol
+    253) the CM sits behind the IP header instead.  Fragments are
+    ignored."""
     raw = _ip_bytes(pkt)
     if raw is None:
         return None
-    t = _locate(raw)
-    return MPIPTrailer(raw[-t:]) if t else None
+    span = _cm_span(raw)
+    return MPIPTrailer(raw[span[0]:span[1]]) if span else None
 
 
 def _with_ip_len(raw, new_len):
@@ -355,10 +393,13 @@ def strip(pkt):
     raw = _ip_bytes(pkt)
     if raw is None:
         raise ValueError("not an IPv4 packet")
-    t = _locate(raw)
-    if not t:
+    span = _cm_span(raw)
+    if not span:
         return IP(raw)
-    return IP(_with_ip_len(raw[:-t], len(raw) - t))
+    out = raw[:span[0]] + raw[span[1]:]
+    if raw[9] == IPPROTO_MPIP_GSO:  # the receiver restores TCP
+        out = out[:9] + bytes([IPPROTO_TCP]) + out[10:]
+    return IP(_with_ip_len(out, len(out)))
 
 
 def add(pkt, trailer):

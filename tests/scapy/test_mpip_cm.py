@@ -222,14 +222,27 @@ class PacketTest(unittest.TestCase):
     def test_kept_gso_and_other_protocols(self):
         p = IP(src="10.0.1.1", dst="10.0.2.1") / \
             TCP(sport=4000, dport=5001, flags="PA") / Raw(b"y" * 3000)
-        raw = bytearray(bytes(m.add(p, self.trailer())))
+        plain = bytes(p)
+        tr = bytes(self.trailer())
+        # A kept GSO packet: protocol 253, the CM between IP and TCP header.
+        raw = bytearray(plain[:20] + tr + plain[20:])
         raw[9] = m.IPPROTO_MPIP_GSO
+        raw[2:4] = struct.pack("!H", len(raw))
         raw[10:12] = b"\0\0"
         raw[10:12] = struct.pack("!H", m.internet_checksum(raw[:20]))
-        # A kept GSO packet has the TCP layout; its checksum is pending.
-        self.assertEqual(bytes(m.find_trailer(bytes(raw))),
-                         bytes(self.trailer()))
+        self.assertEqual(bytes(m.find_trailer(bytes(raw))), tr)
+        self.assertEqual(m.l4_offset(bytes(raw)), 20 + len(tr))
+        # Stripped, it is the TCP packet again.
+        self.assertEqual(bytes(m.strip(bytes(raw))), bytes(IP(plain)))
+        # Its checksum is pending: not checked.
         self.assertIsNone(m.l4_checksum_ok(bytes(raw)))
+        # The same CM at the tail of a protocol-253 packet is not one.
+        tail = bytearray(plain + tr)
+        tail[9] = m.IPPROTO_MPIP_GSO
+        tail[2:4] = struct.pack("!H", len(tail))
+        tail[10:12] = b"\0\0"
+        tail[10:12] = struct.pack("!H", m.internet_checksum(tail[:20]))
+        self.assertIsNone(m.find_trailer(bytes(tail)))
         # Any other protocol never carries a trailer.
         raw[9] = 1
         raw[10:12] = b"\0\0"
