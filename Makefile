@@ -4,6 +4,7 @@
 #   make check      install what is missing, run unit tests and VM selftests
 #   make demo       boot the lab and show mpip at work
 #   make bench      benchmarks vs. MPTCP in the lab VM (BENCH="--quick tcp")
+#   make profile    where the CPU time goes: perf in the lab VM (performance.rst)
 #   make unit       host unit tests only (ASan/UBSan)
 #   make clean
 
@@ -17,7 +18,7 @@ KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 
 PWD := $(CURDIR)
 
-.PHONY: all module mpipctl unit check demo bench deps clean help
+.PHONY: all module mpipctl unit check demo bench profile deps clean help
 
 all: module mpipctl
 
@@ -46,10 +47,15 @@ demo:
 bench:
 	tools/bench.sh $(BENCH)
 
+profile:
+	tools/deps.sh
+	$(MAKE) all
+	tools/vm.sh -- tools/bench/profile.sh
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C userspace clean
 	$(MAKE) -C tests/unit clean
 
 help:
-	@sed -n '3,9p' Makefile
+	@sed -n '3,10p' Makefile

@@ -25,7 +25,7 @@ mapfile -t NAMES < <("$REPO/tools/bench.sh" --list | awk '{print $1}')
 rm -rf "$OUT"
 mkdir -p "$OUT"
 echo "KTAP version 1"
-echo "1..${#NAMES[@]}"
+echo "1..$((${#NAMES[@]} + 1))"
 "$REPO/tools/bench.sh" --quick --no-plot --out "$OUT" >"$OUT/lines.jsonl" 2>"$OUT/bench.log"
 echo "# tools/bench.sh --quick exited $?"
 
@@ -61,6 +61,21 @@ for name in "${NAMES[@]}"; do
 		fail=$((fail + 1))
 	fi
 done
+# the profile (tools/bench/profile.sh): both modes ran and perf saw
+# mpip's hooks only when mpip was on
+i=$((i + 1))
+"$REPO/tools/bench/profile.sh" --quick --out "$OUT/profile" >"$OUT/profile.jsonl" 2>"$OUT/profile.log"
+if jq -e '.median.mpip > .median.off and (.runs | length) == 2 and
+	all(.runs[]; .samples > 1000 and .bytes > 0)' "$OUT/profile.jsonl" >/dev/null 2>&1; then
+	echo "# profile: $(jq -c .median "$OUT/profile.jsonl")"
+	echo "ok $i profile"
+	pass=$((pass + 1))
+else
+	tail -n 20 "$OUT/profile.log" | sed 's/^/# /'
+	echo "not ok $i profile"
+	fail=$((fail + 1))
+fi
+
 if ((fail)); then
 	echo "# tools/bench.sh log (tail):"
 	tail -n 40 "$OUT/bench.log" | sed 's/^/# /'

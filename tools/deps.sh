@@ -42,6 +42,8 @@ APT_PKGS=(
 	iproute2 iputils-ping iperf3 nftables tcpdump ethtool socat procps
 	util-linux psmisc jq bc mptcpd mptcpize
 	python3 python3-scapy python3-matplotlib
+	# profiling inside the guest (tools/bench/profile.sh)
+	linux-perf
 	# lint
 	shellcheck
 )
