@@ -335,7 +335,7 @@ enum mpip_path_attr {
  *	matched no session and their addresses were not the original ones
  * @MPIP_STAT_DROP_NOROUTE: packets that fell back to the original path
  *	because the chosen path had no route
- * @MPIP_STAT_TX_GSO_KEPT: GSO packets sent whole with one trailer, since
+ * @MPIP_STAT_TX_GSO_KEPT: GSO packets sent whole with one CM, since
  *	their route reaches the peer's stack without a wire (tunable tx_gso)
  * @MPIP_STAT_RX_GSO_KEPT: such GSO packets received
  * @MPIP_STAT_REORDER_HELD: TCP segments held back in a reorder buffer
@@ -414,7 +414,7 @@ enum mpip_stat {
  *	report for this long goes down (50..60000, default 500)
  * @MPIP_CFG_DELAY_SMOOTH_SHIFT: each delay report moves the smoothed delay
  *	by 1/2^shift of the difference (0..10, default 3)
- * @MPIP_CFG_TX_GSO: 1 to send a GSO packet whole, with one trailer, where
+ * @MPIP_CFG_TX_GSO: 1 to send a GSO packet whole, with one CM, where
  *	its route reaches the peer's stack without a wire (a veth); 0 to split
  *	every GSO packet in software (0..1, default 1)
  * @MPIP_CFG_REORDER: 1 to hold out-of-order TCP segments from MPIP peers in
