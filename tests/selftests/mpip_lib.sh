@@ -147,6 +147,16 @@ mpip_setup_twolink() {
 	"$TOPO" twolink --prefix "$P"
 }
 
+# mpip_twolink_warm_up: 100 kB over TCP from A to B's link-1 address (port
+# 4999), intact, then both hosts have both of their paths up
+mpip_twolink_warm_up() {
+	head -c 100000 /dev/urandom >"$T/small"
+	tcp_send_file "$A" "$B" 10.1.1.2 4999 "$T/small" "$T/small.out"
+	sha256_equal "$T/small" "$T/small.out" || fail "warm-up TCP data differs"
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+}
+
 # ------------------------------------------------------ sessions and paths
 #
 # Under TCG every exec costs a good fraction of a second: the helpers below

@@ -17,11 +17,7 @@ mpip_setup_twolink fp
 t_setup() {
 	random_file "$T/file" 8
 	random_file "$T/big" 16
-	head -c 100000 /dev/urandom >"$T/small"
-	tcp_send_file "$A" "$B" 10.1.1.2 4999 "$T/small" "$T/small.out"
-	sha256_equal "$T/small" "$T/small.out" || fail "warm-up TCP data differs"
-	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
-	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+	mpip_twolink_warm_up
 }
 
 # send FILE PORT: FILE from A to B's PORT, intact; A's and B's counters

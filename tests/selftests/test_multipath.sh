@@ -18,11 +18,7 @@ SIZE_MIB=4
 
 t_setup() {
 	random_file "$T/file" "$SIZE_MIB"
-	head -c 100000 /dev/urandom >"$T/small"
-	tcp_send_file "$A" "$B" 10.1.1.2 4999 "$T/small" "$T/small.out"
-	sha256_equal "$T/small" "$T/small.out" || fail "warm-up TCP data differs"
-	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
-	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+	mpip_twolink_warm_up
 	mpip_paths_show "$A"
 	mpip_paths_show "$B"
 }

@@ -24,11 +24,7 @@ t_setup() {
 	"$TOPO" netem "$B" eth1 40mbit,10ms,-
 	"$TOPO" netem "$A" eth2 20mbit,2ms,-
 	"$TOPO" netem "$B" eth2 20mbit,2ms,-
-	head -c 100000 /dev/urandom >"$T/small"
-	tcp_send_file "$A" "$B" 10.1.1.2 4999 "$T/small" "$T/small.out"
-	sha256_equal "$T/small" "$T/small.out" || fail "warm-up TCP data differs"
-	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
-	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+	mpip_twolink_warm_up
 }
 
 # counters NS NAME...: "NAME=VALUE ..." for the counters named (one call)
