@@ -116,14 +116,15 @@ bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
  * headers in front of the payload are the clone's own, so pushing the IP
  * header back into the headroom copies nothing, where a fragment at the
  * tail would first cost a copy of the skb's head (skb_unclone()).  The
- * TCP header does not move: the pending checksum stays valid.
+ * TCP header does not move: the pending checksum stays valid.  @cm is a
+ * data CM without addresses: mpip_gso_keep() admits no other.
  */
 int mpip_gso_encap(struct sk_buff *skb, const struct mpip_cm *cm)
 {
 	unsigned int ihl = ip_hdrlen(skb), len = mpip_cm_len(cm);
 	struct iphdr *iph;
 
-	if (len != MPIP_DATA_CM_LEN || skb_cow_head(skb, len))
+	if (skb_cow_head(skb, len))
 		return -ENOMEM;
 	skb_push(skb, len);
 	memmove(skb->data, skb->data + len, ihl);

@@ -92,8 +92,6 @@ static bool mpip_in_find_gso_cm(const struct sk_buff *skb, unsigned int ihl,
 	u8 cmbuf[MPIP_DATA_CM_LEN];
 	const u8 *cmp;
 
-	if (skb->len < ihl + len)
-		return false;
 	cmp = skb_header_pointer(skb, ihl, len, cmbuf);
 	if (!cmp ||
 	    mpip_cm_peek(cmp + len - MPIP_CM_TAIL_LEN, skb->len - ihl) != len ||

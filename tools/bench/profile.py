@@ -15,7 +15,7 @@ import json
 import sys
 
 ROOTS = ("mpip_out_hook", "mpip_in_hook", "mpip_tick_work",
-         "mpip_ro_timer", "mpip_addr_work")
+         "mpip_ro_expire", "mpip_addr_work")
 
 
 def stacks(path):
