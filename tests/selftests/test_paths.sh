@@ -159,7 +159,7 @@ t_iperf3() {
 	echo "$x" >"$T/link"
 	echo "link $x gets the extra delay"
 	# the heavier path has fresh delay feedback
-	jq -e --arg s "10.1.$x.1" '.[] | select(.saddr == $s) |
+	jq -e --arg s "10.1.$x.1" '.[] | select(.saddr == $s and .state == "up") |
 		.have_delay and .feedback > 0 and .fb_age_ms != null and .fb_age_ms < 2000' \
 		<<<"$paths" >/dev/null || fail "A: no fresh delay feedback for link $x's path"
 }
