@@ -128,7 +128,7 @@ static void cm_put_footer(const struct mpip_cm *cm, u8 *foot, unsigned int t)
 {
 	cm_put16(foot + CM_FOOT_ADJUST, 0);
 	foot[CM_FOOT_FLAGS] = cm->flags;
-	foot[CM_FOOT_NADDRS] = cm->naddrs;
+	foot[CM_FOOT_NADDRS] = cm->naddrs | cm->xflags << 4;
 	foot[CM_FOOT_MAGIC] = MPIP_CM_MAGIC;
 	foot[CM_FOOT_VERSION] = MPIP_CM_VERSION;
 	cm_put16(foot + CM_FOOT_LENGTH, (u16)t);
@@ -140,7 +140,8 @@ int mpip_cm_encode(const struct mpip_cm *cm, u8 *buf, unsigned int len)
 	unsigned int t;
 	u8 *foot;
 
-	if (!cm || !buf || cm->naddrs > MPIP_CM_MAX_ADDRS)
+	if (!cm || !buf || cm->naddrs > MPIP_CM_MAX_ADDRS ||
+	    cm->xflags > MPIP_CM_X_MASK)
 		return MPIP_CM_E_INVAL;
 	t = mpip_cm_len(cm);
 	if (len < t)
@@ -199,7 +200,8 @@ static void cm_get_fields(const u8 *buf, unsigned int t, struct mpip_cm *cm)
 	cm->timestamp_us = cm_get32(buf + 8);
 	cm->path_delay_us = cm_get32(buf + 12);
 	cm->flags = foot[CM_FOOT_FLAGS];
-	cm->naddrs = foot[CM_FOOT_NADDRS];
+	cm->naddrs = foot[CM_FOOT_NADDRS] & 0x0f;
+	cm->xflags = foot[CM_FOOT_NADDRS] >> 4;
 	for (i = 0; i < cm->naddrs; i++)
 		memcpy(&cm->addrs[i], buf + MPIP_CM_BODY_LEN + 4 * i, 4);
 }
@@ -217,7 +219,7 @@ int mpip_cm_decode(const u8 *buf, unsigned int len, struct mpip_cm *cm)
 	if ((unsigned int)ret != len)
 		return MPIP_CM_E_LENGTH;
 
-	n = buf[len - MPIP_CM_FOOTER_LEN + CM_FOOT_NADDRS];
+	n = buf[len - MPIP_CM_FOOTER_LEN + CM_FOOT_NADDRS] & 0x0f;
 	if (n > MPIP_CM_MAX_ADDRS || MPIP_CM_MIN_LEN + 4 * n != len)
 		return MPIP_CM_E_ADDRS;
 

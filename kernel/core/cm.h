@@ -19,7 +19,8 @@
  *   16      4*N   address list: N IPv4 addresses (network byte order)
  *   T-12    2     checksum adjustment (see below)
  *   T-10    1     flags (MPIP_CM_F_*)
- *   T-9     1     N, number of addresses (0..MPIP_CM_MAX_ADDRS)
+ *   T-9     1     bits 0-3: N, number of addresses (0..MPIP_CM_MAX_ADDRS)
+ *                 bits 4-7: extended flags (MPIP_CM_X_*)
  *   T-8     1     magic, MPIP_CM_MAGIC
  *   T-7     1     version, MPIP_CM_VERSION
  *   T-6     2     T, total trailer length in bytes (28 + 4*N)
@@ -66,6 +67,19 @@
 #define MPIP_CM_F_ORIG		0x40	/* original addresses, not rewritten */
 #define MPIP_CM_F_NEW		0x80	/* session not confirmed by receiver */
 
+/*
+ * Extended flags, the high nibble of the address-count byte.
+ *
+ * MPIP_CM_X_SOLE: the sender has this one path to the receiver and sends
+ * most packets of the session without a CM (only one every bare_cm_ms
+ * carries one).  A receiver cannot see those packets, so it must not hold
+ * a segment because of a gap they fill: it takes a TCP segment with this
+ * flag as in order and starts its sequence tracking afresh with the next
+ * segment that comes without it.
+ */
+#define MPIP_CM_X_SOLE		0x01
+#define MPIP_CM_X_MASK		0x0f
+
 /* Decoder results (negative); 0 or a positive length means success. */
 enum mpip_cm_err {
 	MPIP_CM_E_SHORT = -1,	/* fewer bytes than a trailer needs */
@@ -85,6 +99,7 @@ struct mpip_cm {
 	u32 timestamp_us;
 	u32 path_delay_us;
 	u8 flags;
+	u8 xflags;			/* MPIP_CM_X_*, 4 bits */
 	u8 naddrs;
 	u32 addrs[MPIP_CM_MAX_ADDRS];	/* network byte order, as on the wire */
 };
@@ -97,7 +112,8 @@ static inline unsigned int mpip_cm_len(const struct mpip_cm *cm)
 
 /*
  * Write @cm into @buf (@len bytes available).  Returns the trailer length,
- * or MPIP_CM_E_INVAL if @cm has too many addresses or @buf is too small.
+ * or MPIP_CM_E_INVAL if @cm has too many addresses, extended flags beyond
+ * MPIP_CM_X_MASK, or @buf is too small.
  */
 int mpip_cm_encode(const struct mpip_cm *cm, u8 *buf, unsigned int len);
 

@@ -18,6 +18,11 @@ enum mpip_ro_verdict mpip_ro_arrive(struct mpip_ro_seq *st, u32 seq, u32 end)
 	return MPIP_RO_PASS;
 }
 
+void mpip_ro_forget(struct mpip_ro_seq *st)
+{
+	st->valid = false;
+}
+
 bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force)
 {
 	if (!force && mpip_seq_before(st->nxt, seq))

@@ -49,6 +49,13 @@ enum mpip_ro_verdict {
 enum mpip_ro_verdict mpip_ro_arrive(struct mpip_ro_seq *st, u32 seq, u32 end);
 
 /*
+ * The sender sends segments the receiver does not see (MPIP_CM_X_SOLE):
+ * what @st knows is stale.  The segment that said so is delivered as it
+ * is, and the next one that arrives starts the tracking afresh.
+ */
+void mpip_ro_forget(struct mpip_ro_seq *st);
+
+/*
  * Release of a held segment [@seq, @end), in sequence order.  @force:
  * the hold time ran out or the buffer overflowed, so the gap before it
  * is given up.  Returns true if the segment is released (and @st->nxt

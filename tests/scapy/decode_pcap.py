@@ -13,7 +13,8 @@ line is a JSON object:
      "ip_len": 97, "l4_csum_ok": true,
      "trailer": {"node_id": ..., "session_id": ..., "path_id": ...,
                  "fb_path_id": ..., "timestamp_us": ..., "path_delay_us": ...,
-                 "flags": ["ENABLE", "CTRL"], "flags_raw": 5, "naddrs": 0,
+                 "flags": ["ENABLE", "CTRL"], "flags_raw": 5, "xflags": 0,
+                 "naddrs": 0,
                  "addrs": [], "length": 28, "csum_adjust": ..., "check": ...}}
 
 "index" counts all packets in the file from 0.  "proto" is "tcp", "udp",
@@ -90,7 +91,9 @@ def text_line(info):
                        tr["node_id"], tr["session_id"], tr["path_id"],
                        tr["fb_path_id"], tr["timestamp_us"],
                        tr["path_delay_us"],
-                       "|".join(tr["flags"]) or "0",
+                       "|".join(tr["flags"] + (
+                           ["SOLE"] if tr["xflags"] & mpip_cm.X_SOLE
+                           else [])) or "0",
                        ", ".join(tr["addrs"]), tr["length"]))
 
 

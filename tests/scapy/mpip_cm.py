@@ -22,7 +22,8 @@ try:
 except ImportError:  # a python without scapy: use Debian's python3-scapy
     sys.path.append("/usr/lib/python3/dist-packages")
 
-from scapy.fields import (ByteField, FieldListField, FlagsField, IPField,
+from scapy.fields import (BitField, ByteField, FieldListField, FlagsField,
+                          IPField,
                           IntField, ShortField, XByteField, XIntField,
                           XShortField)
 from scapy.layers.inet import IP, TCP, UDP
@@ -46,6 +47,10 @@ F_HB = 0x10
 F_HS = 0x20
 F_ORIG = 0x40
 F_NEW = 0x80
+
+# Extended flags: the high nibble of the address-count byte.
+X_SOLE = 0x01
+X_MASK = 0x0F
 
 # Bit i of the flags byte is FLAG_NAMES[i].
 FLAG_NAMES = ["ENABLE", "ENABLED", "CTRL", "IP_CHANGE", "HB", "HS",
@@ -137,18 +142,18 @@ def trailer_adjust(raw):
 # ---- plain encode / decode -----------------------------------------------
 
 def encode(node_id=0, session_id=0, path_id=0, fb_path_id=0,
-           timestamp_us=0, path_delay_us=0, flags=0, addrs=()):
+           timestamp_us=0, path_delay_us=0, flags=0, addrs=(), xflags=0):
     """Trailer bytes for the given field values (addresses as strings)."""
     addrs = list(addrs)
-    if len(addrs) > MAX_ADDRS:
+    if len(addrs) > MAX_ADDRS or not 0 <= xflags <= X_MASK:
         raise MPIPError(E_INVAL)
     t = MIN_LEN + 4 * len(addrs)
     raw = bytearray(struct.pack("!IHBBII", node_id, session_id, path_id,
                                 fb_path_id, timestamp_us, path_delay_us))
     for a in addrs:
         raw += socket.inet_aton(a)
-    raw += struct.pack("!HBBBBHI", 0, flags, len(addrs), MAGIC, VERSION,
-                       t, 0)
+    raw += struct.pack("!HBBBBHI", 0, flags, len(addrs) | xflags << 4, MAGIC,
+                       VERSION, t, 0)
     raw[t - 4:] = struct.pack("!I", trailer_check(raw))
     raw[t - 12:t - 10] = struct.pack("!H", trailer_adjust(raw))
     return bytes(raw)
@@ -181,7 +186,7 @@ def validate(raw):
         return r
     if r != t:
         return E_LENGTH
-    n = raw[t - 9]
+    n = raw[t - 9] & 0x0F
     if n > MAX_ADDRS or MIN_LEN + 4 * n != t:
         return E_ADDRS
     if struct.unpack("!I", raw[t - 4:])[0] != trailer_check(raw):
@@ -230,7 +235,8 @@ class MPIPTrailer(Packet):
         _AddrListField("addrs", []),
         XShortField("csum_adjust", None),
         FlagsField("flags", 0, 8, FLAG_NAMES),
-        ByteField("naddrs", None),
+        BitField("xflags", 0, 4),
+        BitField("naddrs", None, 4),
         XByteField("magic", MAGIC),
         ByteField("version", VERSION),
         ShortField("length", None),
@@ -241,7 +247,7 @@ class MPIPTrailer(Packet):
         p = bytearray(p)
         t = len(p)
         if self.naddrs is None:
-            p[t - 9] = len(self.addrs)
+            p[t - 9] = (p[t - 9] & 0xF0) | len(self.addrs)
         if self.length is None:
             p[t - 6:t - 4] = struct.pack("!H", t)
         if self.check is None:
@@ -269,6 +275,7 @@ class MPIPTrailer(Packet):
             "timestamp_us": built.timestamp_us,
             "path_delay_us": built.path_delay_us,
             "flags": int(built.flags),
+            "xflags": built.xflags,
             "naddrs": built.naddrs,
             "addrs": list(built.addrs),
             "length": built.length,

@@ -28,7 +28,7 @@ UNIT = os.path.join(ROOT, "tests", "unit")
 VECTORS = os.path.join(UNIT, "build", "cm_vectors")
 
 FIELDS = ("node_id", "session_id", "path_id", "fb_path_id", "timestamp_us",
-          "path_delay_us", "flags", "naddrs", "addrs", "length",
+          "path_delay_us", "flags", "xflags", "naddrs", "addrs", "length",
           "csum_adjust", "check")
 
 
@@ -56,6 +56,7 @@ def random_fields(rng, naddrs=None):
         "timestamp_us": rng.getrandbits(32),
         "path_delay_us": rng.getrandbits(32),
         "flags": rng.getrandbits(8),
+        "xflags": rng.getrandbits(4),
         "addrs": ["%d.%d.%d.%d" % tuple(rng.getrandbits(8) for _ in range(4))
                   for _ in range(naddrs)],
     }
@@ -109,7 +110,8 @@ class CVectorTest(unittest.TestCase):
         for v in self.vectors:
             args = {f: v[f] for f in ("node_id", "session_id", "path_id",
                                       "fb_path_id", "timestamp_us",
-                                      "path_delay_us", "flags", "addrs")}
+                                      "path_delay_us", "flags", "addrs",
+                                      "xflags")}
             with self.subTest(hex=v["hex"]):
                 self.assertEqual(m.encode(**args).hex(), v["hex"])
                 self.assertEqual(bytes(m.MPIPTrailer(**args)).hex(),
@@ -149,6 +151,18 @@ class PythonCodecTest(unittest.TestCase):
                 self.assertEqual(m.validate(raw), 0)
         with self.assertRaises(m.MPIPError):
             m.encode(addrs=["1.2.3.4"] * 9)
+        with self.assertRaises(m.MPIPError):
+            m.encode(xflags=16)
+
+    def test_sole_flag_shares_the_count_byte(self):
+        raw = m.encode(node_id=7, flags=m.F_ORIG, xflags=m.X_SOLE,
+                       addrs=["10.0.0.1", "10.0.0.2"])
+        self.assertEqual(raw[-9], 0x12)
+        d = m.decode(raw)
+        self.assertEqual((d["naddrs"], d["xflags"]), (2, m.X_SOLE))
+        self.assertEqual(bytes(m.MPIPTrailer(
+            node_id=7, flags="ORIG", xflags=m.X_SOLE,
+            addrs=["10.0.0.1", "10.0.0.2"])), raw)
 
     def test_every_bit_flip_rejected(self):
         rng = random.Random(3)
@@ -160,8 +174,11 @@ class PythonCodecTest(unittest.TestCase):
             for i in range(t):
                 for bit in range(8):
                     raw[i] ^= 1 << bit
-                    self.assertEqual(m.validate(raw),
-                                     expect.get(i, m.E_CHECK), (n, i, bit))
+                    # the count byte's high nibble: flags, checked by CRC
+                    want = expect.get(i, m.E_CHECK)
+                    if i == t - 9 and bit >= 4:
+                        want = m.E_CHECK
+                    self.assertEqual(m.validate(raw), want, (n, i, bit))
                     raw[i] ^= 1 << bit
 
     def test_rejection_classes(self):

@@ -115,7 +115,7 @@ static unsigned int ref_encode(const struct mpip_cm *cm, u8 *b)
 	for (i = 0; i < cm->naddrs; i++)
 		memcpy(b + 16 + 4 * i, &cm->addrs[i], 4);
 	b[t - 10] = cm->flags;
-	b[t - 9] = cm->naddrs;
+	b[t - 9] = cm->naddrs | cm->xflags << 4;
 	b[t - 8] = 0xd7;
 	b[t - 7] = 1;
 	put16(b + t - 6, t);
@@ -171,6 +171,7 @@ static void random_cm(struct unit_ctx *ctx, struct mpip_cm *cm,
 	cm->timestamp_us = unit_rand32(ctx);
 	cm->path_delay_us = unit_rand32(ctx);
 	cm->flags = (u8)unit_rand32(ctx);
+	cm->xflags = (u8)(unit_rand32(ctx) & MPIP_CM_X_MASK);
 	cm->naddrs = (u8)naddrs;
 	for (i = 0; i < naddrs; i++)
 		cm->addrs[i] = unit_rand32(ctx);
@@ -182,7 +183,8 @@ static int cm_same(const struct mpip_cm *a, const struct mpip_cm *b)
 	       a->path_id == b->path_id && a->fb_path_id == b->fb_path_id &&
 	       a->timestamp_us == b->timestamp_us &&
 	       a->path_delay_us == b->path_delay_us &&
-	       a->flags == b->flags && a->naddrs == b->naddrs &&
+	       a->flags == b->flags && a->xflags == b->xflags &&
+	       a->naddrs == b->naddrs &&
 	       !memcmp(a->addrs, b->addrs, 4 * a->naddrs);
 }
 
@@ -319,6 +321,31 @@ UNIT_TEST(encode_golden_vectors)
 	CHECK(!memcmp(buf, golden0, sizeof(golden0)));
 }
 
+UNIT_TEST(xflags_share_the_count_byte)
+{
+	struct mpip_cm cm = {
+		.node_id = 7, .naddrs = 2, .xflags = MPIP_CM_X_SOLE,
+		.flags = MPIP_CM_F_ORIG,
+	}, out;
+	u8 buf[MPIP_CM_MAX_LEN];
+
+	cm.addrs[0] = 0x0100000a;
+	cm.addrs[1] = 0x0200000a;
+	CHECK_EQ(mpip_cm_encode(&cm, buf, sizeof(buf)), 36);
+	CHECK_EQ(buf[36 - 9], 0x12);
+	CHECK_EQ(buf[36 - 10], MPIP_CM_F_ORIG);
+	CHECK_EQ(mpip_cm_decode(buf, 36, &out), 36);
+	CHECK_EQ(out.naddrs, 2);
+	CHECK_EQ(out.xflags, MPIP_CM_X_SOLE);
+	CHECK(cm_same(&cm, &out));
+	/* The same trailer without the flag differs only there and in the checks. */
+	cm.xflags = 0;
+	CHECK_EQ(mpip_cm_encode(&cm, buf, sizeof(buf)), 36);
+	CHECK_EQ(buf[36 - 9], 0x02);
+	CHECK_EQ(mpip_cm_decode(buf, 36, &out), 36);
+	CHECK_EQ(out.xflags, 0);
+}
+
 UNIT_TEST(encode_field_offsets)
 {
 	u8 buf[MPIP_CM_MAX_LEN];
@@ -338,7 +365,7 @@ UNIT_TEST(encode_field_offsets)
 			CHECK(!memcmp(buf + 16 + 4 * i, &cm.addrs[i], 4));
 		CHECK(get16(buf + t - 12) != 0);
 		CHECK_EQ(buf[t - 10], cm.flags);
-		CHECK_EQ(buf[t - 9], n);
+		CHECK_EQ(buf[t - 9], n | cm.xflags << 4);
 		CHECK_EQ(buf[t - 8], MPIP_CM_MAGIC);
 		CHECK_EQ(buf[t - 7], MPIP_CM_VERSION);
 		CHECK_EQ(get16(buf + t - 6), t);
@@ -390,6 +417,18 @@ UNIT_TEST(encode_rejects_bad_arguments)
 			CHECK(!len || !memcmp(p, guard, len));
 			free(p);
 		}
+	}
+	/* Extended flags are 4 bits. */
+	random_cm(ctx, &cm, 1);
+	for (n = MPIP_CM_X_MASK + 1; n <= 255; n++) {
+		u8 buf[MPIP_CM_MAX_LEN];
+
+		cm.xflags = (u8)n;
+		memset(buf, 0xa5, sizeof(buf));
+		CHECK_EQ(mpip_cm_encode(&cm, buf, sizeof(buf)),
+			 MPIP_CM_E_INVAL);
+		memset(guard, 0xa5, sizeof(guard));
+		CHECK(!memcmp(buf, guard, sizeof(guard)));
 	}
 	CHECK_EQ(mpip_cm_encode(NULL, guard, sizeof(guard)), MPIP_CM_E_INVAL);
 	CHECK_EQ(mpip_cm_encode(&cm, NULL, 100), MPIP_CM_E_INVAL);
@@ -454,6 +493,7 @@ UNIT_TEST(round_trip_field_limits)
 		round_trip(ctx, &cm);
 		memset(&cm, 0xff, sizeof(cm));
 		cm.naddrs = (u8)n;
+		cm.xflags = MPIP_CM_X_MASK;
 		round_trip(ctx, &cm);
 	}
 }
@@ -807,10 +847,14 @@ UNIT_TEST(decode_length_differs_from_len)
 	}
 }
 
-/* Expected result of flipping a bit in byte @i of a @t-byte trailer. */
-static int flip_expect(unsigned int i, unsigned int t)
+/*
+ * Expected result of flipping bit @bit in byte @i of a @t-byte trailer.
+ * The high nibble of the count byte holds the extended flags, which only
+ * the checks protect.
+ */
+static int flip_expect(unsigned int i, unsigned int bit, unsigned int t)
 {
-	if (i == t - 9)
+	if (i == t - 9 && bit < 4)
 		return MPIP_CM_E_ADDRS;
 	if (i == t - 8)
 		return MPIP_CM_E_MAGIC;
@@ -835,7 +879,7 @@ UNIT_TEST(decode_every_single_bit_flip)
 				for (bit = 0; bit < 8; bit++) {
 					tr[i] ^= (u8)(1 << bit);
 					CHECK_EQ_MSG(decode_exact(tr, t, &out),
-						     flip_expect(i, t),
+						     flip_expect(i, bit, t),
 						     "t %u byte %u bit %u",
 						     t, i, bit);
 					tr[i] ^= (u8)(1 << bit);
@@ -917,7 +961,8 @@ UNIT_TEST(decode_address_count_mismatch)
 	for (n = 0; n <= MPIP_CM_MAX_ADDRS; n++) {
 		t = encode_random(ctx, tr, &cm, n);
 		for (v = 0; v <= 0xff; v++) {
-			if (v == n)
+			/* The high nibble holds flags, not the count. */
+			if ((v & 0x0f) == n)
 				continue;
 			tr[t - 9] = (u8)v;
 			ref_fix(tr, t);	/* only the count is wrong */

@@ -57,6 +57,36 @@ UNIT_TEST(reorder_release_waits_unless_forced)
 	CHECK_EQ(st.nxt, 250);
 }
 
+/*
+ * One path, most segments unseen: the segment with MPIP_CM_X_SOLE makes
+ * the tracking start afresh, so the next seen segment, far beyond the
+ * last known end, is not held for a gap the unseen ones filled.
+ */
+UNIT_TEST(reorder_forget_restarts_tracking)
+{
+	struct mpip_ro_seq st = { 0 };
+
+	mpip_ro_arrive(&st, 0, 100);
+	/* without forgetting, a segment beyond unseen ones would wait */
+	CHECK_EQ(mpip_ro_arrive(&st, 90000, 91400), MPIP_RO_HOLD);
+	CHECK_EQ(st.nxt, 100);
+	mpip_ro_forget(&st);
+	CHECK(!st.valid);
+	CHECK_EQ(mpip_ro_arrive(&st, 500000, 501400), MPIP_RO_PASS);
+	CHECK(st.valid);
+	CHECK_EQ(st.nxt, 501400);
+	/* from here on, gaps count again */
+	CHECK_EQ(mpip_ro_arrive(&st, 502800, 504200), MPIP_RO_HOLD);
+	CHECK_EQ(mpip_ro_arrive(&st, 501400, 502800), MPIP_RO_PASS);
+	CHECK(mpip_ro_release(&st, 502800, 504200, false));
+	CHECK_EQ(st.nxt, 504200);
+	/* a forced release while forgotten leaves the next arrival in charge */
+	mpip_ro_forget(&st);
+	CHECK(mpip_ro_release(&st, 600000, 601400, true));
+	CHECK_EQ(mpip_ro_arrive(&st, 700000, 701400), MPIP_RO_PASS);
+	CHECK_EQ(st.nxt, 701400);
+}
+
 UNIT_TEST(reorder_wraps_around)
 {
 	struct mpip_ro_seq st = { 0 };
