@@ -64,8 +64,17 @@ static bool mpip_in_l4(const struct sk_buff *skb, unsigned int ihl, u8 proto,
  * local sender (CHECKSUM_PARTIAL, e.g. over veth), carries no trailer;
  * for the others the checksum without the trailer must verify.  This keeps
  * a segment from a host without MPIP whose data happens to end like a
- * trailer intact, and spares TCP a second checksum pass.
+ * trailer intact, and spares TCP a second checksum pass.  The first test
+ * comes before the tail is read: over veth it ends the search for most
+ * segments.
  */
+static bool mpip_in_tcp_csum_state_ok(const struct sk_buff *skb)
+{
+	return skb->ip_summed == CHECKSUM_NONE ||
+	       skb->ip_summed == CHECKSUM_COMPLETE;
+}
+
+/* The checksum of the segment without its last @len bytes verifies. */
 static bool mpip_in_tcp_csum_ok(const struct sk_buff *skb, unsigned int ihl,
 				unsigned int len)
 {
@@ -73,9 +82,6 @@ static bool mpip_in_tcp_csum_ok(const struct sk_buff *skb, unsigned int ihl,
 	unsigned int tcplen = skb->len - ihl - len;
 	__wsum csum;
 
-	if (skb->ip_summed != CHECKSUM_NONE &&
-	    skb->ip_summed != CHECKSUM_COMPLETE)
-		return false;
 	csum = skb_checksum(skb, ihl, tcplen, 0);
 	return !csum_tcpudp_magic(iph->saddr, iph->daddr, tcplen, IPPROTO_TCP,
 				  csum);
@@ -120,6 +126,9 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 	if (iph->protocol != IPPROTO_TCP && iph->protocol != IPPROTO_UDP)
 		return false;
 	rx->proto = iph->protocol;
+	/* Most TCP over veth: no trailer possible, no tail to read. */
+	if (rx->proto == IPPROTO_TCP && !mpip_in_tcp_csum_state_ok(skb))
+		return false;
 	if (!mpip_in_l4(skb, ihl, rx->proto, rx, &l4hl, &ulen))
 		return false;
 
@@ -334,7 +343,8 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 		skb->csum_level = 0;
 	}
 	if (rx->proto == IPPROTO_TCP && rx->sess && rx->node)
-		return mpip_reorder_rx(mn, rx->sess, rx->node, skb);
+		return mpip_reorder_rx(mn, rx->sess, rx->node, skb,
+				       rx->cm.xflags & MPIP_CM_X_SOLE);
 	return NF_ACCEPT;
 }
 

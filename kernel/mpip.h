@@ -54,8 +54,8 @@
 /* IP protocol of a GSO packet kept whole with one trailer (gso.c). */
 #define MPIP_GSO_PROTO		253
 
-/* A session's first trailers go on every packet, pure ACKs too. */
-#define MPIP_ACK_CM_FIRST	4
+/* A session's first packets all carry a CM, even on a sole path. */
+#define MPIP_BARE_CM_FIRST	4
 /* A node we neither sent to nor heard from for this long is not probed. */
 #define MPIP_NODE_IDLE		(5 * HZ)
 
@@ -74,7 +74,7 @@ struct mpip_config {
 	u32 weight_interval_ms;
 	u32 weight_trend_ms;
 	u32 weight_boost;
-	u32 ack_cm_ms;
+	u32 bare_cm_ms;
 	u32 heartbeat_ms;
 	u32 path_timeout_ms;
 	u32 delay_smooth_shift;
@@ -231,6 +231,8 @@ struct mpip_sessions {
 struct mpip_net {
 	struct net *net;
 	bool enabled;		/* READ/WRITE_ONCE */
+	bool hooked;		/* hooks registered; under hook_lock */
+	struct mutex hook_lock;	/* enabling and disabling */
 	u32 node_id;
 	struct mpip_config cfg;	/* fields READ/WRITE_ONCE */
 	struct mpip_stats __percpu *stats;
@@ -257,7 +259,7 @@ static inline struct mpip_net *mpip_pernet(const struct net *net)
 
 int mpip_pernet_register(void);
 void mpip_pernet_unregister(void);
-void mpip_set_enabled(struct mpip_net *mn, bool on);
+int mpip_set_enabled(struct mpip_net *mn, bool on);
 void mpip_flush(struct mpip_net *mn);
 extern bool mpip_default_enabled;
 
@@ -361,7 +363,8 @@ void mpip_gso_devs_changed(void);
 
 /* reorder.c: TCP reorder buffers */
 unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
-			     const struct mpip_node *n, struct sk_buff *skb);
+			     const struct mpip_node *n, struct sk_buff *skb,
+			     bool sole);
 void mpip_reorder_release(struct mpip_session *s);
 
 /* rewrite.c */

@@ -51,7 +51,7 @@ static struct netlink_range_validation mpip_range_trend = {
 	.min = 0, .max = 10000,
 };
 
-static struct netlink_range_validation mpip_range_ack = {
+static struct netlink_range_validation mpip_range_bare = {
 	.min = 0, .max = 1000,
 };
 
@@ -90,7 +90,7 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_trend),
 	[MPIP_CFG_WEIGHT_BOOST] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_boost),
-	[MPIP_CFG_ACK_CM_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_ack),
+	[MPIP_CFG_BARE_CM_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_bare),
 };
 
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
@@ -152,9 +152,8 @@ static int mpip_nl_set_status(struct sk_buff *skb, struct genl_info *info)
 {
 	if (GENL_REQ_ATTR_CHECK(info, MPIP_A_ENABLED))
 		return -EINVAL;
-	mpip_set_enabled(mpip_nl_net(info),
-			 nla_get_u8(info->attrs[MPIP_A_ENABLED]));
-	return 0;
+	return mpip_set_enabled(mpip_nl_net(info),
+				nla_get_u8(info->attrs[MPIP_A_ENABLED]));
 }
 
 static int mpip_nl_flush(struct sk_buff *skb, struct genl_info *info)
@@ -220,8 +219,8 @@ static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
 		return &cfg->weight_trend_ms;
 	case MPIP_CFG_WEIGHT_BOOST:
 		return &cfg->weight_boost;
-	case MPIP_CFG_ACK_CM_MS:
-		return &cfg->ack_cm_ms;
+	case MPIP_CFG_BARE_CM_MS:
+		return &cfg->bare_cm_ms;
 	}
 	return NULL;
 }

@@ -27,6 +27,7 @@ struct mpip_pkt {
 	unsigned int thl;	/* transport header length */
 	struct mpip_node *node;	/* the peer, if known */
 	struct mpip_session *sess;	/* the flow's session, if any */
+	bool sole;		/* on the peer's only path, bare_cm_ms on */
 };
 
 /* Parse the transport header; false if mpip leaves the packet alone. */
@@ -59,6 +60,7 @@ static bool mpip_out_parse(struct sk_buff *skb, struct mpip_pkt *p)
 			return false;
 		p->sport = uh->source;
 		p->dport = uh->dest;
+		p->tcp_flags = 0;
 		p->thl = sizeof(*uh);
 		return true;
 	}
@@ -240,6 +242,8 @@ static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
 	struct mpip_path *path = NULL;
 
 	mpip_cm_fill(mn, cm, 0, false);
+	if (pk->sole)
+		cm->xflags = MPIP_CM_X_SOLE;
 	if (pk->sess) {
 		cm->session_id = READ_ONCE(pk->sess->sid);
 		mpip_touch(&pk->sess->tn.stamp);
@@ -304,46 +308,54 @@ static unsigned int mpip_out_data_one(struct mpip_net *mn,
 }
 
 /*
- * The gap between trailers on a session's pure ACKs, in jiffies (0: every
- * ACK gets one).  The sender of the data counts on delay reports for its
- * path to stay up, so the gap is kept well below path_timeout_ms.
+ * The gap between a session's CMs while it sends bare packets, in jiffies
+ * (0: every packet gets one).  The peer counts on our delay reports for
+ * its path to stay up, and on our delay samples for its reports, so the
+ * gap is kept well below path_timeout_ms.
  */
-static unsigned long mpip_ack_cm_gap(const struct mpip_net *mn)
+static unsigned long mpip_bare_cm_gap(const struct mpip_net *mn)
 {
-	u32 ms = min(READ_ONCE(mn->cfg.ack_cm_ms),
+	u32 ms = min(READ_ONCE(mn->cfg.bare_cm_ms),
 		     READ_ONCE(mn->cfg.path_timeout_ms) / 4);
 
 	return ms ? msecs_to_jiffies(ms) : 0;
 }
 
 /*
- * May this pure ACK (no payload, no SYN, FIN, RST or URG) go without a
- * trailer?  Only on its flow's own addresses while they are the node's
- * only path that is up: there is then no path to choose and no address
- * to restore.  A session's first packets and one every ack_cm_ms still
- * carry one, with the delay reports and the news that we are alive.  The
- * peer's input hook sees a plain ACK and leaves it alone.
+ * May this packet go without a CM?  Only on its flow's own addresses
+ * while they are the peer's only path that is up (then pk->sole is set):
+ * there is no path to choose, no address to restore and nothing to put
+ * back in order.  A session's first packets, one every bare_cm_ms, and
+ * TCP segments with SYN, FIN, RST or URG still carry one; those CMs say
+ * MPIP_CM_X_SOLE, so the peer's reorder buffer knows it missed segments.
+ * The peer's input hook sees a plain packet and leaves it alone.
  */
-static bool mpip_out_ack_bare(struct mpip_net *mn, const struct sk_buff *skb,
-			      const struct mpip_pkt *pk)
+static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
+			  struct mpip_pkt *pk)
 {
 	const u8 other = TCPHDR_SYN | TCPHDR_FIN | TCPHDR_RST | TCPHDR_URG;
 	struct mpip_session *s = pk->sess;
 	struct mpip_path *orig;
 	unsigned long gap;
 
-	if (!s || !pk->node || (pk->tcp_flags & other) ||
-	    skb->len != pk->ihl + pk->thl)
+	pk->sole = false;
+	if (!s || !pk->node)
 		return false;
-	gap = mpip_ack_cm_gap(mn);
-	if (!gap || atomic64_read(&s->tx_pkts) < MPIP_ACK_CM_FIRST ||
-	    !time_before(jiffies, READ_ONCE(s->cm_stamp) + gap))
+	gap = mpip_bare_cm_gap(mn);
+	if (!gap)
 		return false;
 	orig = mpip_path_find(pk->node, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr);
 	if (!orig || !mpip_path_sole(pk->node, orig))
 		return false;
+	pk->sole = true;
+	if ((pk->tcp_flags & other) ||
+	    atomic64_read(&s->tx_pkts) < MPIP_BARE_CM_FIRST ||
+	    !time_before(jiffies, READ_ONCE(s->cm_stamp) + gap))
+		return false;
 	mpip_touch(&s->tn.stamp);
-	mpip_inc(mn, MPIP_STAT_TX_BARE_ACK);
+	atomic64_inc(&s->tx_pkts);
+	mpip_path_tx(orig, skb->len);
+	mpip_inc(mn, MPIP_STAT_TX_BARE);
 	return true;
 }
 
@@ -451,6 +463,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	p.node = NULL;
 	p.sess = NULL;
+	p.sole = false;
 
 	p.iph = ip_hdr(skb);
 	tcp = p.iph->protocol == IPPROTO_TCP;
@@ -476,7 +489,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 		}
 		mpip_out_session(mn, skb, &p, READ_ONCE(e->node_id));
-		if (tcp && mpip_out_ack_bare(mn, skb, &p))
+		if (mpip_out_bare(mn, skb, &p))
 			goto out;
 		if (skb_is_gso(skb))
 			verdict = mpip_out_data_gso(mn, skb, st, &p);

@@ -43,7 +43,7 @@ static const struct mpip_config mpip_config_default = {
 	.weight_interval_ms = 100,
 	.weight_trend_ms = 500,
 	.weight_boost = 3,
-	.ack_cm_ms = 10,
+	.bare_cm_ms = 10,
 	.heartbeat_ms = 300,
 	.path_timeout_ms = 500,
 	.delay_smooth_shift = 3,
@@ -70,11 +70,58 @@ void mpip_flush(struct mpip_net *mn)
 	mpip_table_sweep(&mn->nodes, 0, true);
 }
 
-void mpip_set_enabled(struct mpip_net *mn, bool on)
+/*
+ * The hooks, and the defragmentation they rely on, are registered only
+ * while mpip is enabled in the namespace: the packets of a disabled one
+ * meet no mpip code at all.  Caller holds mn->hook_lock.
+ */
+static int mpip_hooks_set(struct mpip_net *mn, bool on)
 {
-	WRITE_ONCE(mn->enabled, on);
-	if (!on)
+	struct net *net = mn->net;
+	int err;
+
+	if (on == mn->hooked)
+		return 0;
+	if (!on) {
+		/* Returns after every CPU has left the hooks. */
+		nf_unregister_net_hooks(net, mpip_nf_ops,
+					ARRAY_SIZE(mpip_nf_ops));
+		nf_defrag_ipv4_disable(net);
+		mn->hooked = false;
+		return 0;
+	}
+	err = nf_defrag_ipv4_enable(net);
+	if (err)
+		return err;
+	err = nf_register_net_hooks(net, mpip_nf_ops, ARRAY_SIZE(mpip_nf_ops));
+	if (err) {
+		nf_defrag_ipv4_disable(net);
+		return err;
+	}
+	mn->hooked = true;
+	return 0;
+}
+
+/*
+ * Switch mpip on or off in a namespace.  Off: the hooks go first, then
+ * the tables, so nothing is learned after the flush.  Sleeps.
+ */
+int mpip_set_enabled(struct mpip_net *mn, bool on)
+{
+	int err = 0;
+
+	mutex_lock(&mn->hook_lock);
+	if (on) {
+		err = mpip_hooks_set(mn, true);
+		if (!err)
+			WRITE_ONCE(mn->enabled, true);
+	} else {
+		WRITE_ONCE(mn->enabled, false);
+		mpip_hooks_set(mn, false);
 		mpip_flush(mn);
+	}
+	mutex_unlock(&mn->hook_lock);
+	return err;
 }
 
 static void mpip_gc_work(struct work_struct *work)
@@ -113,7 +160,7 @@ static int __net_init mpip_net_init(struct net *net)
 	mn->net = net;
 	mn->node_id = mpip_new_node_id();
 	mn->cfg = mpip_config_default;
-	mn->enabled = READ_ONCE(mpip_default_enabled);
+	mutex_init(&mn->hook_lock);
 	mpip_table_init(&mn->avail, mn->avail_buckets,
 			ARRAY_SIZE(mn->avail_buckets), MPIP_AVAIL_MAX);
 	mpip_table_init(&mn->nodes, mn->node_buckets,
@@ -128,25 +175,20 @@ static int __net_init mpip_net_init(struct net *net)
 	if (err)
 		goto err_stats;
 
-	err = nf_defrag_ipv4_enable(net);
+	err = mpip_set_enabled(mn, READ_ONCE(mpip_default_enabled));
 	if (err)
 		goto err_sessions;
-
-	err = nf_register_net_hooks(net, mpip_nf_ops, ARRAY_SIZE(mpip_nf_ops));
-	if (err)
-		goto err_defrag;
 
 	queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
 			   MPIP_GC_INTERVAL);
 	mpip_tick_start(mn);
 	return 0;
 
-err_defrag:
-	nf_defrag_ipv4_disable(net);
 err_sessions:
 	mpip_sessions_destroy(&mn->sessions);
 err_stats:
 	free_percpu(mn->stats);
+	mutex_destroy(&mn->hook_lock);
 	return err;
 }
 
@@ -154,9 +196,9 @@ static void __net_exit mpip_net_exit(struct net *net)
 {
 	struct mpip_net *mn = mpip_pernet(net);
 
-	/* Returns after every CPU has left the hooks. */
-	nf_unregister_net_hooks(net, mpip_nf_ops, ARRAY_SIZE(mpip_nf_ops));
-	nf_defrag_ipv4_disable(net);
+	mutex_lock(&mn->hook_lock);
+	mpip_hooks_set(mn, false);
+	mutex_unlock(&mn->hook_lock);
 	cancel_delayed_work_sync(&mn->gc_work);
 	mpip_tick_stop(mn);
 	mpip_flush(mn);
@@ -164,6 +206,7 @@ static void __net_exit mpip_net_exit(struct net *net)
 	synchronize_rcu();
 	mpip_sessions_destroy(&mn->sessions);
 	free_percpu(mn->stats);
+	mutex_destroy(&mn->hook_lock);
 }
 
 static struct pernet_operations mpip_net_ops = {

@@ -294,12 +294,15 @@ static bool mpip_ro_range(const struct sk_buff *skb, struct mpip_ro_cb *r)
 
 /*
  * A TCP data segment of session @s from node @n, trailer already
- * stripped.  Returns NF_ACCEPT to let it go on now, or NF_STOLEN if the
- * buffer took it: to hold it, or to deliver it in order with segments
- * released before or by it.  Caller holds RCU, bottom halves are off.
+ * stripped.  @sole: its CM said MPIP_CM_X_SOLE, the peer sends most
+ * segments without a CM, so we do not know what came before it.  Returns
+ * NF_ACCEPT to let it go on now, or NF_STOLEN if the buffer took it: to
+ * hold it, or to deliver it in order with segments released before or by
+ * it.  Caller holds RCU, bottom halves are off.
  */
 unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
-			     const struct mpip_node *n, struct sk_buff *skb)
+			     const struct mpip_node *n, struct sk_buff *skb,
+			     bool sole)
 {
 	struct sk_buff_head rel;
 	struct mpip_reorder *ro;
@@ -310,7 +313,8 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 	DEBUG_NET_WARN_ON_ONCE(!in_softirq());
 	if (!READ_ONCE(mn->cfg.reorder) || !mpip_ro_range(skb, &r))
 		return NF_ACCEPT;
-	ro = mpip_ro_get(mn, s);
+	/* One path needs no buffer: only an existing one must forget. */
+	ro = sole ? rcu_dereference(s->ro) : mpip_ro_get(mn, s);
 	if (!ro)
 		return NF_ACCEPT;
 
@@ -319,7 +323,9 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 		spin_unlock(&ro->lock);
 		return NF_ACCEPT;
 	}
-	if (mpip_ro_arrive(&ro->seq, r.seq, r.end) == MPIP_RO_HOLD) {
+	if (sole) {
+		mpip_ro_forget(&ro->seq);
+	} else if (mpip_ro_arrive(&ro->seq, r.seq, r.end) == MPIP_RO_HOLD) {
 		*mpip_ro_cb(skb) = r;
 		if (!mpip_ro_hold(ro, n, skb)) {
 			mpip_ro_run(ro);

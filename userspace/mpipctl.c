@@ -70,7 +70,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_REORDER_IN_ORDER]	= "reorder_in_order",
 	[MPIP_STAT_REORDER_TIMEOUT]	= "reorder_timeout",
 	[MPIP_STAT_REORDER_OVERFLOW]	= "reorder_overflow",
-	[MPIP_STAT_TX_BARE_ACK]		= "tx_bare_ack",
+	[MPIP_STAT_TX_BARE]		= "tx_bare",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
@@ -91,7 +91,7 @@ static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_REORDER_MAX_HOLD_MS]	= "reorder_max_hold_ms",
 	[MPIP_CFG_WEIGHT_TREND_MS]	= "weight_trend_ms",
 	[MPIP_CFG_WEIGHT_BOOST]		= "weight_boost",
-	[MPIP_CFG_ACK_CM_MS]		= "ack_cm_ms",
+	[MPIP_CFG_BARE_CM_MS]		= "bare_cm_ms",
 };
 
 /*
@@ -344,7 +344,7 @@ static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_REORDER_MAX_HOLD_MS]	= { .type = NLA_U32 },
 	[MPIP_CFG_WEIGHT_TREND_MS]	= { .type = NLA_U32 },
 	[MPIP_CFG_WEIGHT_BOOST]		= { .type = NLA_U32 },
-	[MPIP_CFG_ACK_CM_MS]		= { .type = NLA_U32 },
+	[MPIP_CFG_BARE_CM_MS]		= { .type = NLA_U32 },
 };
 
 static int config_reply(struct nlattr **tb, void *arg)

@@ -345,8 +345,8 @@ enum mpip_path_attr {
  *	time ran out
  * @MPIP_STAT_REORDER_OVERFLOW: held segments released because the buffer
  *	was full
- * @MPIP_STAT_TX_BARE_ACK: pure TCP ACKs sent without a trailer, on the
- *	only path to their peer
+ * @MPIP_STAT_TX_BARE: packets of sessions sent without a CM, on the
+ *	only path to their peer (see @MPIP_CFG_BARE_CM_MS)
  */
 enum mpip_stat {
 	MPIP_STAT_UNSPEC,
@@ -385,7 +385,7 @@ enum mpip_stat {
 	MPIP_STAT_REORDER_IN_ORDER,
 	MPIP_STAT_REORDER_TIMEOUT,
 	MPIP_STAT_REORDER_OVERFLOW,
-	MPIP_STAT_TX_BARE_ACK,
+	MPIP_STAT_TX_BARE,
 
 	__MPIP_STAT_MAX,
 };
@@ -433,11 +433,11 @@ enum mpip_stat {
  *	paths gain while their queueing delays differ by 10 ms or more, up
  *	to S * 2^weight_boost; 0 keeps it at S, as in the paper (0..8,
  *	default 3)
- * @MPIP_CFG_ACK_CM_MS: on a peer's only path, a session's pure TCP ACKs
- *	go without a trailer, except one at least every this many
- *	milliseconds (capped at a quarter of path_timeout_ms) that carries
- *	the delay reports; 0 puts a trailer on every ACK (0..1000,
- *	default 10)
+ * @MPIP_CFG_BARE_CM_MS: on a peer's only path, a session's packets
+ *	go without a CM, except its first 4, TCP segments with SYN, FIN,
+ *	RST or URG, and one at least every this many milliseconds (capped
+ *	at a quarter of path_timeout_ms) that carries the delay sample and
+ *	reports; 0 puts a CM on every packet (0..1000, default 10)
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -457,7 +457,7 @@ enum mpip_cfg {
 	MPIP_CFG_REORDER_MAX_HOLD_MS,
 	MPIP_CFG_WEIGHT_TREND_MS,
 	MPIP_CFG_WEIGHT_BOOST,
-	MPIP_CFG_ACK_CM_MS,
+	MPIP_CFG_BARE_CM_MS,
 
 	__MPIP_CFG_MAX,
 };

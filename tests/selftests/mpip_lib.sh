@@ -261,7 +261,7 @@ mpip_stats_check() {
 
 # mpip_stats_since NS BEFORE JQ_EXPR: as mpip_stats_check, for NS's
 # counters now minus those in the file BEFORE (`mpipctl -j stats` output)
-# Example: mpip_stats_since "$B" "$T/b0" '.tx_bare_ack > .tx_cm'
+# Example: mpip_stats_since "$B" "$T/b0" '.tx_bare > .tx_cm'
 mpip_stats_since() {
 	local s
 	s=$(mpipctl_in "$1" -j stats) || return 1

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# test_fastpath.sh - pure TCP ACKs without trailers (ack_cm_ms) between two
-# MPIP hosts on two veth links.  While both links are up, every ACK keeps
-# its trailer (ACKs are spread over the paths like data).  With link 2
-# down, the flow's own path is the peer's only one: most of the
-# receiver's ACKs go bare, yet the delay reports still reach the sender,
-# which keeps its path up and its peer known through a transfer longer
-# than peer_timeout_ms; every file arrives byte-identical.  ack_cm_ms 0
-# puts a trailer on every ACK again.
+# test_fastpath.sh - packets without CMs on a peer's only path (bare_cm_ms)
+# between two MPIP hosts on two veth links.  While both links are up,
+# every packet keeps its CM (data and ACKs are spread over the paths).
+# With link 2 down, the flow's own path is the peer's only one: most data
+# segments, ACKs and UDP datagrams go bare, the CMs still sent say
+# MPIP_CM_X_SOLE so the receiver's reorder buffer holds nothing, and the
+# delay samples and reports still get through: both hosts keep their path
+# up and their peer known through a transfer longer than peer_timeout_ms.
+# With link 2 back, every packet carries a CM again.  bare_cm_ms 0 puts a
+# CM on every packet.  Every file and datagram arrives intact.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -32,11 +34,17 @@ send() {
 	rm -f "$out"
 }
 
-t_two_paths() {
-	send "$T/file" 5300
-	mpip_stats_since "$B" "$T/b0" '.tx_cm > 100 and .tx_bare_ack == 0' ||
-		fail "B sent bare ACKs while it had two paths to A"
+# no_bare PORT WHY: send the file; neither host sent a packet without CM
+no_bare() {
+	send "$T/file" "$1"
+	# A's data goes in GSO packets of up to 64 kB: fewer CMs than B's ACKs
+	mpip_stats_since "$A" "$T/a0" '.tx_cm > 10 and .tx_bare == 0' ||
+		fail "A sent bare data $2"
+	mpip_stats_since "$B" "$T/b0" '.tx_cm > 100 and .tx_bare == 0' ||
+		fail "B sent bare ACKs $2"
 }
+
+t_two_paths() { no_bare 5300 "while it had two paths"; }
 
 t_one_path() {
 	"$TOPO" down "$A" eth2
@@ -46,11 +54,29 @@ t_one_path() {
 	wait_for 10 mpip_path_is "$B" 10.1.2.2 10.1.2.1 down ||
 		fail "B: path over link 2 not down"
 	send "$T/file" 5301
-	# the bare ones outnumber those with a trailer several times over
-	mpip_stats_since "$B" "$T/b0" '.tx_bare_ack > 3 * .tx_cm and .tx_cm > 0' ||
-		fail "B's ACKs on its only path to A still carried trailers"
+	# the bare ones outnumber those with a CM several times over
+	mpip_stats_since "$A" "$T/a0" '.tx_bare > 3 * .tx_cm and .tx_cm > 0' ||
+		fail "A's data on its only path to B still carried CMs"
+	mpip_stats_since "$B" "$T/b0" '.tx_bare > 3 * .tx_cm and .tx_cm > 0' ||
+		fail "B's ACKs on its only path to A still carried CMs"
+	# the CMs among bare segments say SOLE: none may wait for a gap
+	mpip_stats_since "$B" "$T/b0" '.rx_cm > 0 and .reorder_held == 0' ||
+		fail "B's reorder buffer held segments of a one-path flow"
 	mpip_stats_since "$A" "$T/a0" '.rx_feedback > 0 and .peer_lost == 0 and
 		.path_down == 0' || fail "A lost its delay reports, path or peer"
+	mpip_stats_since "$B" "$T/b0" '.rx_feedback > 0 and .peer_lost == 0 and
+		.path_down == 0' || fail "B lost its delay reports, path or peer"
+}
+
+# 2000 datagrams from A to B on the one path: all arrive, once and intact
+t_one_path_udp() {
+	mpipctl_in "$A" -j stats >"$T/a0"
+	udp_exchange "$A" "$B" 10.1.1.2 5310 2000 4310 ||
+		fail "UDP datagrams lost or damaged"
+	# one CM every bare_cm_ms; how many datagrams go between depends on
+	# the emulated CPU's speed
+	mpip_stats_since "$A" "$T/a0" '.tx_bare > .tx_cm and .tx_cm > 0' ||
+		fail "A's datagrams on its only path to B still carried CMs"
 }
 
 # 16 MiB at 20 Mbit/s: about 7 s, more than peer_timeout_ms (3 s)
@@ -58,32 +84,47 @@ t_long_transfer() {
 	"$TOPO" netem "$A" eth1 20mbit,-,-
 	send "$T/big" 5302
 	"$TOPO" netem "$A" eth1 -
-	# fewer ACKs per second at 20 Mbit/s: more of them carry the trailer
-	# due every ack_cm_ms
-	mpip_stats_since "$B" "$T/b0" '.tx_bare_ack > .tx_cm' ||
-		fail "B's ACKs carried trailers"
+	# fewer packets per second at 20 Mbit/s: more of them carry the CM
+	# due every bare_cm_ms
+	mpip_stats_since "$A" "$T/a0" '.tx_bare > .tx_cm' ||
+		fail "A's data carried CMs"
+	mpip_stats_since "$B" "$T/b0" '.tx_bare > .tx_cm' ||
+		fail "B's ACKs carried CMs"
 	mpip_stats_since "$A" "$T/a0" '.rx_feedback > 20 and .peer_lost == 0 and
 		.path_down == 0' ||
 		fail "A lost track of B or its path during a long transfer"
+	mpip_stats_since "$B" "$T/b0" '.rx_feedback > 20 and .peer_lost == 0 and
+		.path_down == 0' ||
+		fail "B lost track of A or its path during a long transfer"
 	mpip_path_is "$A" 10.1.1.1 10.1.1.2 up || fail "A's path over link 1 not up"
+	mpip_path_is "$B" 10.1.1.2 10.1.1.1 up || fail "B's path over link 1 not up"
 }
 
-t_ack_cm_0() {
-	mpipctl_in "$B" set ack_cm_ms 0
-	send "$T/file" 5303
-	mpipctl_in "$B" set ack_cm_ms 10
-	mpip_stats_since "$B" "$T/b0" '.tx_cm > 100 and .tx_bare_ack == 0' ||
-		fail "B sent bare ACKs with ack_cm_ms 0"
+t_bare_cm_0() {
+	mpipctl_in "$A" set bare_cm_ms 0
+	mpipctl_in "$B" set bare_cm_ms 0
+	no_bare 5303 "with bare_cm_ms 0"
+	mpipctl_in "$A" set bare_cm_ms 10
+	mpipctl_in "$B" set bare_cm_ms 10
+}
+
+t_link_back() {
+	"$TOPO" up "$A" eth2
+	"$TOPO" up "$B" eth2
+	mpip_twolink_warm_up
+	no_bare 5304 "with its second path back"
 }
 
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 6
+ktap_plan 8
 ktap_run setup t_setup
-ktap_run two_paths_acks_keep_trailers t_two_paths
-ktap_run one_path_acks_go_bare t_one_path
+ktap_run two_paths_every_packet_has_a_cm t_two_paths
+ktap_run one_path_data_and_acks_go_bare t_one_path
+ktap_run one_path_udp_goes_bare t_one_path_udp
 ktap_run long_transfer_keeps_peer_and_path t_long_transfer
-ktap_run ack_cm_ms_0_every_ack_has_a_trailer t_ack_cm_0
+ktap_run bare_cm_ms_0_every_packet_has_a_cm t_bare_cm_0
+ktap_run second_path_back_every_packet_has_a_cm t_link_back
 ktap_run dmesg_clean t_dmesg
 ktap_finish

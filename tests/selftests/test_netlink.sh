@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_netlink.sh - the generic netlink API through mpipctl: per-namespace
-# status and switch, permissions, tunables with range checks, flush, JSON.
+# status and switch (hooks registered only while on), permissions, tunables
+# with range checks, flush, JSON.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -19,6 +20,44 @@ t_disable_is_per_namespace() {
 	mpipctl_in "$B" -j status | jq -e '.enabled == true'
 	mpipctl_in "$A" enable
 	mpipctl_in "$A" -j status | jq -e '.enabled == true'
+}
+
+# hook_calls CMD...: how often mpip's hooks ran, in any namespace, while
+# CMD ran, as the function tracer counts (fails without one)
+hook_calls() {
+	local t=/sys/kernel/tracing n
+	mountpoint -q $t || mount -t tracefs nodev $t || return 1
+	[[ -w $t/set_ftrace_filter ]] || return 1
+	echo 'mpip_in_hook mpip_out_hook' >$t/set_ftrace_filter || return 1
+	echo >$t/trace
+	echo 1 >$t/tracing_on
+	echo function >$t/current_tracer || return 1
+	"$@" >/dev/null
+	echo 0 >$t/tracing_on
+	# before the tracer goes: switching it empties the buffer
+	n=$(grep -c 'mpip_\(in\|out\)_hook' $t/trace) || true
+	echo nop >$t/current_tracer
+	echo 1 >$t/tracing_on
+	echo >$t/set_ftrace_filter
+	echo "$n"
+}
+
+# mpip's hooks are registered only while it is enabled: with both hosts
+# off, packets between them never enter mpip code
+t_hooks_follow_switch() {
+	local n
+	mpipctl_in "$A" disable
+	mpipctl_in "$B" disable
+	n=$(hook_calls in_ns "$A" ping -c 3 -i 0.2 10.1.1.2) ||
+		skip "no function tracer"
+	echo "hook calls, both off: $n"
+	((n == 0)) || fail "mpip's hooks ran in disabled namespaces"
+	mpipctl_in "$A" enable
+	mpipctl_in "$B" enable
+	n=$(hook_calls in_ns "$A" ping -c 3 -i 0.2 10.1.1.2)
+	echo "hook calls, both on: $n"
+	# 3 echo requests and 3 replies, each through an output and an input
+	((n >= 12)) || fail "hooks not back after enable"
 }
 
 t_unprivileged() {
@@ -85,9 +124,10 @@ t_not_loaded_error() {
 }
 
 ktap_header
-ktap_plan 7
+ktap_plan 8
 ktap_run status_json t_status
 ktap_run disable_is_per_namespace t_disable_is_per_namespace
+ktap_run hooks_only_while_enabled t_hooks_follow_switch
 ktap_run unprivileged_read_only t_unprivileged
 ktap_run tunables_range_checked t_tunables
 ktap_run flush_and_json t_flush_and_json
