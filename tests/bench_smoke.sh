@@ -18,7 +18,7 @@ export MPIP_IN_VM=1
 declare -A KEY=(
 	[tcp]=iperf3_mbps [failover]="iperf3_mbps stall_s" [reorder]="iperf3_mbps retrans_pct"
 	[udp]=received_mbps [overhead]="tcp_iperf3_mbps udp_pps" [fig4d]=iperf3_mbps
-	[scale]="ns_per_pkt_1 cost_ratio_pct"
+	[scale]="ns_per_pkt_1 cost_ratio_pct" [interleave]="on_mbps off_mbps ratio_pct"
 )
 
 mapfile -t NAMES < <("$REPO/tools/bench.sh" --list | awk '{print $1}')

@@ -30,6 +30,11 @@
 #             loaded vs. mpip active, 5 alternating rounds (quick: 1); mpip
 #             in % of the module-less figures: the median of the rounds'
 #             ratios
+#   interleave  one unshaped link (link 2 down): iperf3 TCP in runs of 2 s,
+#             mpip switched on and off in both hosts between runs in ABBA
+#             order, 12 cycles (quick: 1 cycle of 1 s runs); off, mpip's
+#             hooks are unregistered, so those runs take the module-less
+#             path; on in % of off: the median of the cycles' ratios
 #   reorder   40/20 Mbit/s with 10 ms / 2 ms extra delay (Fig. 4(c)):
 #             throughput and retransmissions, mpip, mpip-noreorder, mptcp
 #   fig4d     (Fig. 4(d)) scenarios normal 40+40, delay (+10 ms on path 1),
@@ -117,10 +122,12 @@ set_durations() {
 	if ((QUICK)); then
 		DUR_TCP=3 DUR_UDP=3 DUR_FAIL=7 FAIL_DOWN=2 FAIL_UP=4 DUR_4D=2 REPS_4D=1
 		SCALE_FLOWS=1,1000 SCALE_PKTS=4000 SCALE_ROUNDS=1
+		IL_CYCLES=1 IL_DUR=1
 		export LAB_WARMUP=0.5
 	else
 		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=30 FAIL_DOWN=10 FAIL_UP=20 DUR_4D=5 REPS_4D=5
 		SCALE_FLOWS=1,100,10000 SCALE_PKTS=50000 SCALE_ROUNDS=5
+		IL_CYCLES=12 IL_DUR=2
 		export LAB_WARMUP=1
 	fi
 }
@@ -161,6 +168,16 @@ bench_overhead() {
 	one_link || return 1
 	LAB_TAG=overhead lab_run "$1/tcp" tcp "$DUR_TCP" || return 1
 	LAB_TAG=overhead LAB_UDP_RATE=0 LAB_UDP_LEN=64 lab_run "$1/udp" udp "$DUR_UDP"
+}
+
+# one unshaped link; mpip switched on and off between short TCP runs in
+# the same lab (ABBA); off, its hooks are not registered
+bench_register interleave "one unshaped link, TCP: mpip on vs. off (no mpip hooks), interleaved short runs" \
+	- - mpip
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_interleave() {
+	one_link || return 1
+	lab_interleave "$1" "$IL_CYCLES" "$IL_DUR"
 }
 
 bench_register reorder "TCP with 10 ms / 2 ms extra delay: reorder buffer on and off" \

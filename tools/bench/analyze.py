@@ -39,6 +39,12 @@ Definitions (data flows from host a to host b; "link N" is ethN):
                    the data and iperf3's control connection), in %.
   datagrams/s      UDP datagrams the receiver got per second (iperf3 server).
   kernel time per datagram   see tools/bench/scale.py.
+  interleaved on/off   TCP goodput (iperf3 receiver) of short runs with
+                   mpip switched on and off between them in ABBA order;
+                   per cycle, the sum of its two on runs over the sum of
+                   its two off runs; the figure is the median of the
+                   cycles' ratios ("all runs": the sum of every on run
+                   over the sum of every off run).
 
 A mode's directory holds one run (run.json) or several in subdirectories:
 repetitions rep1..repN, whose figures are the medians (KEY_min and KEY_max
@@ -73,6 +79,9 @@ CHECKS = {
     ],
     "scale": [
         ("cost_ratio_pct", "<=", 120.0, "per-packet cost with the most flows within 20 % of one"),
+    ],
+    "interleave": [
+        ("ratio_pct", ">=", 95.0, "TCP goodput with mpip on >= 95 % of off"),
     ],
     "reorder": [
         ("aggregate_pct", ">=", 90.0, "aggregate >= 90 % of capacity"),
@@ -346,6 +355,8 @@ class Run:
     def metrics(self):
         if self.kind == "scale":
             return self._scale()
+        if self.kind == "interleave":
+            return self._interleave()
         m = {"kind": self.tag or ("failover" if self.failover() else self.kind),
              "mode": self.mode}
         err = self.error()
@@ -433,6 +444,44 @@ class Run:
         ns = self.counters("nstat-b.txt", read_nstat)
         if ns:
             m["receiver_drops"] = ns.get("UdpRcvbufErrors", 0)
+
+    def _interleave(self):
+        """Goodput with mpip on and off, interleaved (lab_interleave)."""
+        m = {"kind": "interleave", "mode": self.mode}
+        runs = []
+        try:
+            with open(os.path.join(self.dir, "interleave.jsonl")) as f:
+                for ln in f:
+                    try:
+                        runs.append(json.loads(ln))
+                    except ValueError:
+                        pass
+        except OSError:
+            pass
+        on = [r["mbps"] for r in runs if r.get("mpip")]
+        off = [r["mbps"] for r in runs if not r.get("mpip")]
+        if not on or not off:
+            m["error"] = "no interleaved runs"
+            return m
+        ratios = []
+        for c in sorted({r["cycle"] for r in runs}):
+            s_on = sum(r["mbps"] for r in runs if r["cycle"] == c and r.get("mpip"))
+            s_off = sum(r["mbps"] for r in runs if r["cycle"] == c and not r.get("mpip"))
+            if s_on and s_off:
+                ratios.append(r1(100 * s_on / s_off))
+        m.update({
+            "cycles": len(ratios),
+            "on_mbps": r1(median(on)), "off_mbps": r1(median(off)),
+            "on_min_mbps": r1(min(on)), "on_max_mbps": r1(max(on)),
+            "off_min_mbps": r1(min(off)), "off_max_mbps": r1(max(off)),
+            "cycle_ratios_pct": ratios,
+            "ratio_pct": r1(median(ratios)) if ratios else None,
+            "ratio_all_pct": r1(100 * sum(on) / sum(off)),
+            "retransmits_on": sum(r.get("retransmits") or 0 for r in runs if r.get("mpip")),
+            "retransmits_off": sum(r.get("retransmits") or 0 for r in runs if not r.get("mpip")),
+        })
+        apply_checks(m)
+        return m
 
     def _scale(self):
         """Kernel time per datagram for each number of flows (scale.py)."""
@@ -818,6 +867,11 @@ def run_line(m):
     if m.get("kind") == "scale" and m.get("points"):
         return "kernel time per datagram: " + ", ".join(
             "%d flow(s) %s ns" % (p["flows"], p.get("kernel_ns_per_pkt")) for p in m["points"])
+    if m.get("kind") == "interleave" and m.get("cycle_ratios_pct"):
+        return ("mpip on %s, off %s Mbit/s (medians); on in %% of off: %s "
+                "(median of cycles: %s)" % (
+                    fmt(m.get("on_mbps")), fmt(m.get("off_mbps")), fmt(m.get("ratio_pct")),
+                    ", ".join(fmt(x) for x in m["cycle_ratios_pct"])))
     if m.get("error") and "aggregate_mbps" not in m:
         return "error: %s" % m["error"]
     parts = ["link 1 %s, link 2 %s, aggregate %s Mbit/s" % (
@@ -884,6 +938,15 @@ ROWS = {
         ("udp_sent_mbps", "UDP sent (Mbit/s)", ""),
         ("udp_delivered_pct", "UDP delivered, % of sent datagrams", ""),
         ("udp_receiver_drops", "UDP dropped by the receiving socket", ""),
+    ],
+    "interleave": [
+        ("off_mbps", "TCP goodput, mpip off: its hooks not registered (Mbit/s)", ""),
+        ("on_mbps", "TCP goodput, mpip on (Mbit/s)", ""),
+        ("ratio_pct", "on in % of off, median of the cycles' ratios", ""),
+        ("ratio_all_pct", "on in % of off, all runs", ""),
+        ("cycles", "ABBA cycles", ""),
+        ("retransmits_on", "TCP retransmits, on runs", ""),
+        ("retransmits_off", "TCP retransmits, off runs", ""),
     ],
     "scale": [
         ("cost_ratio_pct", "most flows vs. 1 flow (%)", ""),

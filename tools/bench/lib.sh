@@ -512,3 +512,44 @@ lab_scale() {
 	((rc == 0)) || lab_log "lab: scale sender failed: $(head -c 300 "$dir/scale.err")"
 	return "$rc"
 }
+
+# lab_interleave DIR CYCLES DUR: TCP goodput with mpip on and off in the
+# same lab, in runs of DUR seconds in ABBA order (off, on, on, off) for
+# CYCLES cycles, mpip switched in both hosts between runs.  Off, mpip's
+# hooks are not registered (mpip_set_enabled), so those runs take the
+# module-less kernel's path; interleaving short runs keeps the emulated
+# machine's drifts in speed out of the ratio.  One JSON line per run in
+# DIR/interleave.jsonl: {"cycle", "mpip", "mbps", "retransmits"}.
+lab_interleave() {
+	local dir=$1 cycles=$2 dur=$3 port=5290 spid c on ns out rc=0
+	printf '{"kind": "interleave", "mode": %s, "cycles": %s, "duration": %s}\n' \
+		"$(json_str "$LAB_MODE")" "$cycles" "$dur" >"$dir/run.json"
+	: >"$dir/interleave.jsonl"
+	ip netns exec "$LAB_B" iperf3 -s -p "$port" </dev/null >/dev/null 2>"$dir/server.err" &
+	spid=$!
+	LAB_BG_PIDS+=("$spid")
+	wait_until 30 lab_listening "$port" || { lab_log "lab: iperf3 server not up"; return 1; }
+	# the samplers found the server (they live in the hosts' namespaces);
+	# from here they would only take CPU time from the runs
+	lab_samplers_stop
+	for ((c = 1; c <= cycles; c++)); do
+		for on in 0 1 1 0; do
+			for ns in "$LAB_A" "$LAB_B"; do
+				ip netns exec "$ns" "$MPIPCTL" "$( ((on)) && echo enable || echo disable)" \
+					>/dev/null || { rc=1; break 3; }
+			done
+			out=$(ip netns exec "$LAB_A" iperf3 -c 10.1.1.2 -p "$port" -t "$dur" -J \
+				</dev/null 2>>"$dir/client.err") || { rc=1; break 2; }
+			jq -c --argjson c "$c" --argjson on "$on" '{cycle: $c, mpip: ($on == 1),
+				mbps: (.end.sum_received.bits_per_second / 1e6),
+				retransmits: .end.sum_sent.retransmits}' <<<"$out" \
+				>>"$dir/interleave.jsonl" || { rc=1; break 2; }
+		done
+	done
+	ip netns exec "$LAB_A" "$MPIPCTL" -j stats >"$dir/stats-a.json" 2>/dev/null || true
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	LAB_BG_PIDS=()
+	((rc == 0)) || lab_log "lab: interleaved runs failed: $(tail -c 300 "$dir/client.err")"
+	return "$rc"
+}

@@ -153,6 +153,33 @@ def scale_figure(b, d, out):
     plt.close(fig)
 
 
+def interleave_figure(b, d, out):
+    """Each run's goodput in run order, mpip on and off marked."""
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for mode in b.get("modes", {}):
+        try:
+            with open(os.path.join(d, b["bench"], mode, "interleave.jsonl")) as f:
+                runs = [json.loads(x) for x in f if x.strip()]
+        except (OSError, ValueError):
+            continue
+        for on, colour, label in ((False, "#7f7f7f", "mpip off (no hooks)"),
+                                  (True, "#1f77b4", "mpip on")):
+            xs = [i + 1 for i, r in enumerate(runs) if bool(r.get("mpip")) == on]
+            ys = [r["mbps"] for r in runs if bool(r.get("mpip")) == on]
+            ax.plot(xs, ys, "o", color=colour, label=label)
+    ax.set_xlabel("run (ABBA cycles: off, on, on, off)")
+    ax.set_ylabel("TCP goodput (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    m = next(iter(b.get("modes", {}).values()), {})
+    ax.set_title("%s: on in %% of off %s (median of %s cycles)" % (
+        b["bench"], m.get("ratio_pct"), m.get("cycles")), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def box_figure(b, out):
     """A benchmark with scenarios (Fig. 4(d)): box plots of each mode's runs
     (their iperf3 goodput), one group per scenario, the runs as dots, the
@@ -205,6 +232,10 @@ def main(argv):
             out = os.path.join(d, name + ".png")
             if b.get("kind") == "scale":
                 scale_figure(b, d, out)
+                written.append(out)
+                continue
+            if b.get("kind") == "interleave":
+                interleave_figure(b, d, out)
                 written.append(out)
                 continue
             if b.get("scenarios"):
