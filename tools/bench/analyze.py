@@ -114,6 +114,22 @@ def parse_rate_mbps(spec):
     return v / 1e6
 
 
+def load_jsonl(path):
+    """The JSON objects of a file with one per line (bad lines skipped; no
+    file: none)."""
+    out = []
+    try:
+        with open(path) as f:
+            for ln in f:
+                try:
+                    out.append(json.loads(ln))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return out
+
+
 def load_json(path):
     try:
         with open(path) as f:
@@ -448,16 +464,7 @@ class Run:
     def _interleave(self):
         """Goodput with mpip on and off, interleaved (lab_interleave)."""
         m = {"kind": "interleave", "mode": self.mode}
-        runs = []
-        try:
-            with open(os.path.join(self.dir, "interleave.jsonl")) as f:
-                for ln in f:
-                    try:
-                        runs.append(json.loads(ln))
-                    except ValueError:
-                        pass
-        except OSError:
-            pass
+        runs = load_jsonl(os.path.join(self.dir, "interleave.jsonl"))
         on = [r["mbps"] for r in runs if r.get("mpip")]
         off = [r["mbps"] for r in runs if not r.get("mpip")]
         if not on or not off:
@@ -486,16 +493,7 @@ class Run:
     def _scale(self):
         """Kernel time per datagram for each number of flows (scale.py)."""
         m = {"kind": "scale", "mode": self.mode}
-        pts = []
-        try:
-            with open(os.path.join(self.dir, "scale.jsonl")) as f:
-                for ln in f:
-                    try:
-                        pts.append(json.loads(ln))
-                    except ValueError:
-                        pass
-        except OSError:
-            pass
+        pts = load_jsonl(os.path.join(self.dir, "scale.jsonl"))
         if not pts:
             m["error"] = "no scale figures"
             return m
