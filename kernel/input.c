@@ -135,6 +135,9 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 	plen = skb->len - ihl;
 	if (plen < l4hl + MPIP_CM_MIN_LEN)
 		return false;
+	/* A UDP trailer needs surplus bytes beyond the UDP length. */
+	if (rx->proto == IPPROTO_UDP && ulen + MPIP_CM_MIN_LEN > plen)
+		return false;
 	tail = skb_header_pointer(skb, skb->len - MPIP_CM_TAIL_LEN,
 				  MPIP_CM_TAIL_LEN, tailbuf);
 	if (!tail)

@@ -211,6 +211,7 @@ struct mpip_session {
 	bool confirmed;		/* READ/WRITE_ONCE */
 	unsigned long hb_stamp;	/* jiffies of the last confirming heartbeat */
 	unsigned long cm_stamp;	/* jiffies of the last trailer sent */
+	unsigned long sole_stamp; /* jiffies it last went bare; 0: never */
 	__be32 laddr;
 	__be32 raddr;
 	__be16 lport;

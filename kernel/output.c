@@ -199,6 +199,23 @@ static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
+ * A TCP session that just left its sole path stays on its own addresses
+ * for reorder_max_hold_ms more.  Its last bare segments are still on the
+ * way there, and the peer's reorder buffer, which never saw them, can
+ * only pick up the sequence again from a segment behind them on the same
+ * path; once it has, segments that overtake on other paths wait in it.
+ */
+static bool mpip_out_draining(const struct mpip_net *mn,
+			      const struct mpip_pkt *pk)
+{
+	unsigned long t = READ_ONCE(pk->sess->sole_stamp);
+	u32 ms = READ_ONCE(mn->cfg.reorder_max_hold_ms);
+
+	return t && pk->iph->protocol == IPPROTO_TCP &&
+	       time_before(jiffies, t + msecs_to_jiffies(ms));
+}
+
+/*
  * Choose the path of one packet (a GSO packet goes whole) and set the
  * CM fields that depend on it.  A session the peer has not confirmed
  * keeps its original addresses.  Returns the path the packet takes, if
@@ -221,6 +238,8 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 		cm->flags |= MPIP_CM_F_NEW;
 		return orig;
 	}
+	if (mpip_out_draining(mn, pk))
+		return orig;
 	p = mpip_path_pick(n);
 	if (!p || p == orig)
 		return p ? p : orig;
@@ -348,6 +367,7 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	if (!orig || !mpip_path_sole(pk->node, orig))
 		return false;
 	pk->sole = true;
+	mpip_touch(&s->sole_stamp);
 	if ((pk->tcp_flags & other) ||
 	    atomic64_read(&s->tx_pkts) < MPIP_BARE_CM_FIRST ||
 	    !time_before(jiffies, READ_ONCE(s->cm_stamp) + gap))
