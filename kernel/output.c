@@ -27,6 +27,7 @@ struct mpip_pkt {
 	unsigned int thl;	/* transport header length */
 	struct mpip_node *node;	/* the peer, if known */
 	struct mpip_session *sess;	/* the flow's session, if any */
+	struct mpip_path *orig;	/* the path of its own addresses, if any */
 	bool sole;		/* on the peer's only path, bare_cm_ms on */
 };
 
@@ -226,11 +227,8 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 					const struct mpip_pkt *pk,
 					struct mpip_cm *cm)
 {
-	const struct iphdr *iph = ip_hdr(skb);
-	struct mpip_node *n = pk->node;
-	struct mpip_path *orig, *p;
+	struct mpip_path *orig = pk->orig, *p;
 
-	orig = mpip_path_find(n, iph->saddr, iph->daddr);
 	cm->flags |= MPIP_CM_F_ORIG;
 	if (!pk->sess)
 		return orig;
@@ -240,7 +238,7 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 	}
 	if (mpip_out_draining(mn, pk))
 		return orig;
-	p = mpip_path_pick(n);
+	p = mpip_path_pick(pk->node);
 	if (!p || p == orig)
 		return p ? p : orig;
 	if (!mpip_out_reroute(mn, skb, p))
@@ -354,7 +352,7 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 {
 	const u8 other = TCPHDR_SYN | TCPHDR_FIN | TCPHDR_RST | TCPHDR_URG;
 	struct mpip_session *s = pk->sess;
-	struct mpip_path *orig;
+	struct mpip_path *orig = pk->orig;
 	unsigned long gap;
 
 	pk->sole = false;
@@ -363,7 +361,6 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	gap = mpip_bare_cm_gap(mn);
 	if (!gap)
 		return false;
-	orig = mpip_path_find(pk->node, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr);
 	if (!orig || !mpip_path_sole(pk->node, orig))
 		return false;
 	pk->sole = true;
@@ -379,7 +376,10 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	return true;
 }
 
-/* Find the peer and the flow's session for a packet to an MPIP peer. */
+/*
+ * Find the peer, the flow's session and the path of its own addresses
+ * for a packet to an MPIP peer.
+ */
 static void mpip_out_session(struct mpip_net *mn, struct sk_buff *skb,
 			     struct mpip_pkt *p, u32 node_id)
 {
@@ -390,6 +390,7 @@ static void mpip_out_session(struct mpip_net *mn, struct sk_buff *skb,
 		return;
 	p->sess = mpip_session_tx(mn, p->node, iph->protocol, iph->saddr,
 				  p->sport, iph->daddr, p->dport);
+	p->orig = mpip_path_find(p->node, iph->saddr, iph->daddr);
 }
 
 /*
@@ -483,6 +484,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	p.node = NULL;
 	p.sess = NULL;
+	p.orig = NULL;
 	p.sole = false;
 
 	p.iph = ip_hdr(skb);
