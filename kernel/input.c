@@ -98,10 +98,9 @@ static bool mpip_in_find_gso_cm(const struct sk_buff *skb, unsigned int ihl,
 	u8 cmbuf[MPIP_DATA_CM_LEN];
 	const u8 *cmp;
 
+	/* The decoder checks that the CM's own length is exactly @len. */
 	cmp = skb_header_pointer(skb, ihl, len, cmbuf);
-	if (!cmp ||
-	    mpip_cm_peek(cmp + len - MPIP_CM_TAIL_LEN, skb->len - ihl) != len ||
-	    mpip_cm_decode(cmp, len, &rx->cm) != len)
+	if (!cmp || mpip_cm_decode(cmp, len, &rx->cm) != len)
 		return false;
 	rx->proto = IPPROTO_TCP;
 	rx->cm_len = len;

@@ -355,7 +355,6 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	struct mpip_path *orig = pk->orig;
 	unsigned long gap;
 
-	pk->sole = false;
 	if (!s || !pk->node)
 		return false;
 	gap = mpip_bare_cm_gap(mn);
