@@ -11,13 +11,24 @@
 
 Definitions (data flows from host a to host b; "link N" is ethN):
 
-  link N rate      bytes received by b's ethN (interface counter, so
-                   Ethernet/IP/TCP headers and mpip trailers included: what
-                   the link carries, comparable with its netem rate), sampled
-                   every 0.1 s.  Averages leave out the first WARMUP s after
-                   data starts to flow (1 s; 0.5 s with --quick).
+  link N rate      bytes that a's shaper on ethN sent (the root qdisc's
+                   counter, sampled every 0.1 s): Ethernet/IP/TCP headers
+                   and mpip trailers included, and, like the netem rate it
+                   is compared with, the headers of every segment of a GSO
+                   packet.  Averages leave out the first WARMUP s after
+                   data starts to flow (1 s; 0.5 s with --quick).  Runs
+                   recorded without that counter use b's ethN rx_bytes.
+  link N rx rate   bytes received by b's ethN (interface counter).  A GSO
+                   packet's headers count once there, so this reads low by
+                   a few % and by more for flows sent in larger GSO packets
+                   (one TCP flow at 57 Mbit/s: about 5 %; two MPTCP
+                   subflows: about 4 %): reported beside, not compared.
   aggregate        link 1 + link 2 rate; aggregate % = of the sum of the
-                   two links' netem rates.
+                   two links' netem rates (aggregate_rx_*: from rx rates).
+  goodput %        the receiver's application bytes (iperf3's 0.1 s
+                   intervals) over the same window, in % of the sum of the
+                   netem rates; headers and trailers do not count, so even
+                   a full link reads below 100 % (1448 of 1514 bytes).
   link 1 share     link 1 / aggregate in %; its target is link 1's share of
                    the capacity (2:1 -> 66.7 %), split error = |share-target|.
   iperf3 goodput   iperf3's own receiver figure (application bytes).
@@ -61,6 +72,7 @@ import re
 import sys
 
 DATA_COLS = ("eth1.rx_bytes", "eth2.rx_bytes")
+SHAPER_COLS = ("eth1.qdisc_bytes", "eth2.qdisc_bytes")
 STALL_FRACTION = 0.10
 SHIFT_FRACTION, SHIFT_SPAN = 0.80, 0.5
 
@@ -349,10 +361,22 @@ class Run:
         w1 = min(w1, self.ev.get("end", w1), self.sb.t[-1])
         return (w0, w1) if w1 > w0 else None
 
-    def link_rates(self, w):
-        l1 = self.sb.mbps(DATA_COLS[0], *w)
-        l2 = self.sb.mbps(DATA_COLS[1], *w)
-        return l1, l2
+    def link_rates(self, w, rx=False):
+        """Link 1 and 2 rates over window w: a's shaper counters, or b's
+        rx counters if @rx or if the run has no shaper counters."""
+        if not rx and self.sa and all(c in self.sa.v for c in SHAPER_COLS) \
+                and any(self.sa.mbps(c, *w) for c in SHAPER_COLS):
+            return tuple(self.sa.mbps(c, *w) for c in SHAPER_COLS)
+        return tuple(self.sb.mbps(c, *w) for c in DATA_COLS)
+
+    def goodput_mbps(self, w):
+        """The receiver's goodput over window w (iperf3 intervals)."""
+        got = 0.0
+        for s, e, v in self.goodput_series():
+            lo, hi = max(s, w[0]), min(e, w[1])
+            if hi > lo:
+                got += v * (hi - lo)
+        return got / (w[1] - w[0])
 
     def error(self):
         for doc, who in ((self.client, "client"), (self.server, "server")):
@@ -387,9 +411,16 @@ class Run:
             agg = l1 + l2
             m.update(link1_mbps=r1(l1), link2_mbps=r1(l2), aggregate_mbps=r1(agg),
                      window_s=r1(w[1] - w[0]))
+            r1x, r2x = self.link_rates(w, rx=True)
+            m["aggregate_rx_mbps"] = r1(r1x + r2x)
+            gp = self.goodput_mbps(w) if self.intervals() else None
+            m["goodput_mbps"] = r1(gp)
             if cap:
                 m["capacity_mbps"] = r1(cap)
                 m["aggregate_pct"] = r1(100 * agg / cap)
+                m["aggregate_rx_pct"] = r1(100 * (r1x + r2x) / cap)
+                if gp is not None:
+                    m["goodput_pct"] = r1(100 * gp / cap)
             if agg > 0:
                 m["link1_share_pct"] = r1(100 * l1 / agg)
                 if cap and self.cap1 is not None:

@@ -8,15 +8,18 @@
 Writes one line per sample to OUT (flushed at once, so another process can
 follow it):
 
-    # t eth1.tx_bytes eth1.rx_bytes eth2.tx_bytes eth2.rx_bytes ...
-    1732251234.104511 1234 5678 ...
+    # t eth1.tx_bytes eth1.rx_bytes eth1.qdisc_bytes eth2.tx_bytes ...
+    1732251234.104511 1234 5678 1300 ...
 
 t is the wall clock (time.time(), the clock bash's $EPOCHREALTIME reads),
 so samples from several namespaces and events logged by a shell script share
-one time base.  Counters come from /proc/net/dev, which lists the devices of
+one time base.  tx_bytes and rx_bytes come from /proc/net/dev; qdisc_bytes
+is what the device's root qdisc sent (an rtnetlink dump), which counts each
+segment of a GSO packet with its headers, as a netem rate does, where
+rx_bytes counts the headers of such a packet once.  Both list the devices of
 the reader's namespace: start the sampler inside the namespace
-(`ip netns exec NS sampler.py ...`).  A device that is missing reads as an
-empty field.  Runs until SIGTERM/SIGINT; creates FILE (--ready) after the
+(`ip netns exec NS sampler.py ...`).  A device (or qdisc) that is missing
+reads as an empty field.  Runs until SIGTERM/SIGINT; creates FILE (--ready) after the
 first sample.
 
 --trigger FILE: each SIGUSR1 arms a trigger; once the devices together have
@@ -68,6 +71,75 @@ def read_counters(fd):
     return out
 
 
+RTM_GETQDISC = 38
+NLM_F_REQUEST = 0x1
+NLM_F_DUMP = 0x300
+NLMSG_ERROR = 2
+NLMSG_DONE = 3
+TCA_KIND = 1
+TCA_STATS = 3
+TC_H_ROOT = 0xFFFFFFFF
+
+
+class QdiscReader:
+    """Bytes sent by each device's root qdisc, from an rtnetlink dump.
+
+    The shaper charges a link for every segment of a GSO packet with its
+    own headers; a device's rx_bytes counts such a packet's headers once.
+    These counters are what the link's rate applies to."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
+                                  socket.NETLINK_ROUTE)
+        self.seq = 0
+        self.names = {}
+
+    def name(self, ifindex):
+        if ifindex not in self.names:
+            try:
+                self.names[ifindex] = socket.if_indextoname(ifindex)
+            except OSError:
+                self.names[ifindex] = None
+        return self.names[ifindex]
+
+    def read(self):
+        """Map device -> bytes its root qdisc sent."""
+        self.seq += 1
+        tcm = struct.pack("=BxxxiIII", socket.AF_UNSPEC, 0, 0, 0, 0)
+        hdr = struct.pack("=IHHII", 16 + len(tcm), RTM_GETQDISC,
+                          NLM_F_REQUEST | NLM_F_DUMP, self.seq, 0)
+        self.sock.send(hdr + tcm)
+        out = {}
+        while True:
+            data = self.sock.recv(1 << 16)
+            off = 0
+            while off + 16 <= len(data):
+                ln, typ, _, seq, _ = struct.unpack_from("=IHHII", data, off)
+                if ln < 16:
+                    return out
+                if typ in (NLMSG_DONE, NLMSG_ERROR) and seq == self.seq:
+                    return out
+                if seq == self.seq and ln >= 36:
+                    self._parse(data[off + 16:off + ln], out)
+                off += (ln + 3) & ~3
+
+    def _parse(self, msg, out):
+        _, ifindex, _, parent, _ = struct.unpack_from("=BxxxiIII", msg, 0)
+        if parent != TC_H_ROOT:
+            return
+        off = 20
+        while off + 4 <= len(msg):
+            ln, typ = struct.unpack_from("=HH", msg, off)
+            if ln < 4:
+                return
+            if typ == TCA_STATS and ln >= 12:
+                dev = self.name(ifindex)
+                if dev:
+                    out[dev] = struct.unpack_from("=Q", msg, off + 4)[0]
+                return
+            off += (ln + 3) & ~3
+
+
 def set_link(dev, up):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
@@ -107,16 +179,18 @@ def main():
         ctl = os.open(a.control, os.O_RDWR | os.O_NONBLOCK)
 
     fd = os.open("/proc/net/dev", os.O_RDONLY)
+    qd = QdiscReader()
 
     def sample():
-        # (time stamp: the middle of the read, which a busy CPU can stretch)
+        # (time stamp: the middle of the reads, which a busy CPU can stretch)
         t1 = time.time()
         c = read_counters(fd)
+        q = qd.read()
         t2 = time.time()
         fields = []
         for d in devs:
             rx, tx = c.get(d, ("", ""))
-            fields += [str(tx), str(rx)]
+            fields += [str(tx), str(rx), str(q.get(d, ""))]
         return c, "%.6f %s\n" % ((t1 + t2) / 2, " ".join(fields))
 
     def command(line):
@@ -135,7 +209,8 @@ def main():
                 f.write("%.6f %.6f %s %s\n" % (t1, time.time(), " ".join(p), res))
 
     with open(a.out, "w", buffering=1) as f:
-        f.write("# t " + " ".join("%s.tx_bytes %s.rx_bytes" % (d, d) for d in devs) + "\n")
+        f.write("# t " + " ".join("%s.tx_bytes %s.rx_bytes %s.qdisc_bytes" % (d, d, d)
+                                  for d in devs) + "\n")
         nxt = time.time()
         first = True
         while not stop:
