@@ -456,20 +456,39 @@ static u32 mpip_path_qdelay_trend(struct mpip_net *mn, struct mpip_path *p,
 				   READ_ONCE(mn->cfg.weight_trend_ms));
 }
 
+/* The paths of @mask (bits of indexes into @up), as a mask of path ids. */
+static u32 mpip_paths_id_mask(struct mpip_path *const *up, unsigned int k,
+			      u32 mask)
+{
+	unsigned int i;
+	u32 ids = 0;
+
+	for (i = 0; i < k; i++)
+		if (mask & BIT(i))
+			ids |= BIT(up[i]->id - 1);
+	return ids;
+}
+
 /*
- * Algorithm 1 over the paths of @n that are up.  The start-up boost
- * (core/path.c: mpip_weights_boost_step()) only counts rounds in which
- * the paths' queueing delays differ by MPIP_BOOST_MIN_SPREAD_US or more:
- * below that, which paths gain is as likely noise as a queue, and a step
- * grown on noise would throw equal links off balance.  Caller holds RCU.
+ * Algorithm 1 over the paths of @n that are up.  The direction comes from
+ * the predicted queueing delays (mpip_path_qdelay_trend()); the start-up
+ * boost (core/path.c: mpip_weights_boost_step()) grows on the measured
+ * ones, and learns from the prediction only that it turned against
+ * them.  In the first rounds of a flow the prediction swings with every
+ * burst: driven by it, the boost ended after a round or two, 100 ms into
+ * a transfer, and the weights then crept to their balance at S for 1-2 s.
+ * The boost also only counts rounds in which the measured delays differ
+ * by MPIP_BOOST_MIN_SPREAD_US or more: below that, which paths gain is as
+ * likely noise as a queue, and a step grown on noise would throw equal
+ * links off balance.  Caller holds RCU.
  */
 static void mpip_paths_adjust_weights(struct mpip_net *mn,
 				      struct mpip_node *n, unsigned long stale,
 				      u32 interval_ms)
 {
+	u32 q[MPIP_MAX_PATHS], raw[MPIP_MAX_PATHS], w[MPIP_MAX_PATHS];
+	u32 ids = 0, gain, mask, step, qmin = U32_MAX, qmax = 0;
 	struct mpip_path *up[MPIP_MAX_PATHS], *p;
-	u32 q[MPIP_MAX_PATHS], w[MPIP_MAX_PATHS];
-	u32 ids = 0, gain = 0, mask, step, raw, qmin = U32_MAX, qmax = 0;
 	unsigned int i, k = 0;
 
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
@@ -480,23 +499,22 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 			p->q_round_ok = false;
 			continue;
 		}
-		raw = mpip_path_qdelay(p, stale);
-		qmin = min(qmin, raw);
-		qmax = max(qmax, raw);
-		q[k] = mpip_path_qdelay_trend(mn, p, raw, interval_ms);
+		raw[k] = mpip_path_qdelay(p, stale);
+		qmin = min(qmin, raw[k]);
+		qmax = max(qmax, raw[k]);
+		q[k] = mpip_path_qdelay_trend(mn, p, raw[k], interval_ms);
 		w[k] = READ_ONCE(p->weight);
 		ids |= BIT(p->id - 1);
 		up[k++] = p;
 	}
 	if (k < 2)
 		return;
-	mask = mpip_weights_gainers(q, k);
-	for (i = 0; i < k; i++)
-		if (mask & BIT(i))
-			gain |= BIT(up[i]->id - 1);
+	mask = mpip_weights_gainers(raw, k);
+	gain = mpip_paths_id_mask(up, k, mask);
 	if (qmax - qmin < MPIP_BOOST_MIN_SPREAD_US)
 		gain = ids;	/* no information for the boost */
 	step = mpip_weights_boost_step(&n->w_boost, ids, gain,
+				       mpip_weights_gainers(q, k) != mask,
 				       READ_ONCE(mn->cfg.weight_step),
 				       READ_ONCE(mn->cfg.weight_boost));
 	mpip_weights_adjust(q, w, k, step);

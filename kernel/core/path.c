@@ -210,37 +210,56 @@ u32 mpip_weights_gainers(const u32 *q, unsigned int n)
 	return mask;
 }
 
+static u32 weights_step_shifted(u32 step, unsigned int shift)
+{
+	u64 big = (u64)step << shift;
+
+	return big < MPIP_WEIGHT_MAX ? (u32)big : MPIP_WEIGHT_MAX;
+}
+
 /**
  * mpip_weights_boost_step() - the step S of this round, larger at start-up
  * @st: the node's boost state
  * @up: the paths in this round, a bit each (any fixed numbering)
- * @gain: those of them that gain weight this round
+ * @gain: those of them whose measured queueing delay says they gain
+ * @turned: the predicted delays (which lead the measured ones) say
+ *	otherwise: the queues have started to turn
  * @step: the configured step S
  * @max_shift: the step grows to at most S << @max_shift; 0 keeps S always
  *
  * With a fixed step, Algorithm 1 moves a path's share by at most S per
  * mille a round: from equal weights to links of 2:1 it takes 17 rounds,
  * 1.7 s at the paper's S and T, while the faster link idles.  Until the
- * weights first find their balance, the step doubles in every round in
+ * weights first cross their balance, the step doubles in every round in
  * which the same paths gain as in the round before, up to S << @max_shift
- * (10, 20, 40, 80 ...).  When the gaining set changes after the step has
- * grown, the balance was crossed: every later step is S, for good.  A
- * path that comes back, or a new one, then moves at S: restarting the
- * growth there swung the weights past the balance when a link returned
- * (40/20 Mbit/s: the 40 Mbit/s link down to 10 Mbit/s for 3 s).  A change
- * of the gaining set before the step has grown (noise in the first
- * rounds), or of the set of paths before the first crossing, only
- * restarts the growth.  Rounds in which every path gains (all queues
- * alike, e.g. idle) tell nothing and change nothing.  Growing the step
- * whenever the direction holds makes the weights overshoot on flows whose
- * delay reports are sparse (one-way UDP): hence start-up only.
+ * (10, 20, 40, 80 ...).
+ *
+ * The balance is crossed when, after the step has grown to at least
+ * S << MPIP_BOOST_SETTLE_SHIFT (or to its maximum), the gaining set
+ * changes or the prediction turns against it.  The measured queues lag
+ * behind the weights by about a queueing delay, so the weights are then
+ * past the balance by a few steps: the step halves in each of the next
+ * rounds, down to S, a binary search back towards it (the direction is
+ * the caller's, from the predicted delays).  From then on the step is S
+ * for good.  A path that comes back, or a new one, moves at S: restarting
+ * the growth there swung the weights past the balance when a link
+ * returned (40/20 Mbit/s: the 40 Mbit/s link down to 10 Mbit/s for 3 s).
+ *
+ * A change or a turn before the step has grown that far only restarts
+ * the growth: the first rounds of a flow are noisy, and a path that
+ * carried the flow alone until the others came up starts with a queue
+ * that drains while theirs grow.  So does a change of the set of paths
+ * before the first crossing.  Rounds in which every path gains (all
+ * queues alike, e.g. idle) tell nothing and change nothing.  Growing the
+ * step whenever the direction holds makes the weights overshoot on flows
+ * whose delay reports are sparse (one-way UDP): hence start-up only.
  *
  * Return: the step to use this round, at most MPIP_WEIGHT_MAX.
  */
 u32 mpip_weights_boost_step(struct mpip_wboost *st, u32 up, u32 gain,
-			    u32 step, unsigned int max_shift)
+			    bool turned, u32 step, unsigned int max_shift)
 {
-	u64 big;
+	unsigned int grown;
 
 	gain &= up;
 	if (st->up != up) {
@@ -248,18 +267,31 @@ u32 mpip_weights_boost_step(struct mpip_wboost *st, u32 up, u32 gain,
 		st->gain = 0;
 		st->shift = 0;
 	}
-	if (!max_shift || gain == up || st->settled)
+	if (!max_shift)
 		return step;
-	if (gain != st->gain) {
-		/* crossed the balance after growing: plain steps from now on */
-		st->settled = st->shift > 0;
-		st->shift = 0;
-	} else if (st->shift < max_shift && st->shift < 16) {
-		st->shift++;
+	if (!st->settled) {
+		if (gain == up)
+			return step;
+		if (!turned && gain == st->gain) {
+			if (st->shift < max_shift && st->shift < 16)
+				st->shift++;
+			return weights_step_shifted(step, st->shift);
+		}
+		if (st->shift < MPIP_BOOST_SETTLE_SHIFT &&
+		    st->shift < max_shift) {
+			st->shift = 0;
+			st->gain = gain;
+			return weights_step_shifted(step, 0);
+		}
+		/* crossed the balance: half the last step back */
+		st->settled = true;
+		st->shift--;
 	}
-	st->gain = gain;
-	big = (u64)step << st->shift;
-	return big < MPIP_WEIGHT_MAX ? (u32)big : MPIP_WEIGHT_MAX;
+	/* halving back towards the balance, then S */
+	grown = st->shift;
+	if (st->shift)
+		st->shift--;
+	return weights_step_shifted(step, grown);
 }
 
 /**

@@ -29,6 +29,7 @@
 #define MPIP_WEIGHT_MIN		1	/* lower bound: a path is never dropped */
 #define MPIP_DELAY_SHIFT_MAX	31	/* larger smoothing shifts are clamped */
 #define MPIP_TREND_HORIZON_MAX	0xffffffU	/* mpip_qdelay_predict() clamp */
+#define MPIP_BOOST_SETTLE_SHIFT	2	/* see mpip_weights_boost_step() */
 
 /* Returned by the index functions when there is no path to choose. */
 #define MPIP_PATH_NONE		(~0U)
@@ -63,8 +64,10 @@ unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
  * struct mpip_wboost - start-up step growth of a node's weight rounds
  * @up: the set of paths (a bit each) of the last round
  * @gain: the paths that gained weight in the last informative round
- * @shift: the last round's step was S << @shift
- * @settled: the weights crossed their balance: plain steps S for good
+ * @shift: the last round's step was S << @shift (once @settled: the next
+ *	round's step is S << @shift)
+ * @settled: the weights crossed their balance: the step halves back
+ *	to S, and stays S for good
  *
  * A zeroed struct is the state of a node without rounds yet.
  */
@@ -78,7 +81,7 @@ struct mpip_wboost {
 void mpip_weights_init(u32 *w, unsigned int n);
 u32 mpip_weights_gainers(const u32 *q, unsigned int n);
 u32 mpip_weights_boost_step(struct mpip_wboost *st, u32 up, u32 gain,
-			    u32 step, unsigned int max_shift);
+			    bool turned, u32 step, unsigned int max_shift);
 void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step);
 void mpip_weights_normalize(u32 *w, unsigned int n, u32 total);
 unsigned int mpip_weights_pick(const u32 *w, unsigned int n, u32 rnd);

@@ -1058,7 +1058,13 @@ UNIT_TEST(weights_gainers_match_adjust)
 /* Step of each round for a fixed up set 0x3, S = 10, max_shift 2. */
 static u32 boost(struct mpip_wboost *st, u32 gain)
 {
-	return mpip_weights_boost_step(st, 0x3, gain, 10, 2);
+	return mpip_weights_boost_step(st, 0x3, gain, false, 10, 2);
+}
+
+/* The same in a round whose predicted delays turned against @gain. */
+static u32 boost_turned(struct mpip_wboost *st, u32 gain)
+{
+	return mpip_weights_boost_step(st, 0x3, gain, true, 10, 2);
 }
 
 UNIT_TEST(weights_boost_repeated_gain_doubles)
@@ -1086,49 +1092,98 @@ UNIT_TEST(weights_boost_resets_on_gain_change)
 	struct mpip_wboost st;
 	unsigned int i;
 
-	/* a change before the step has grown only restarts the growth */
+	/* a change before the step has grown to 4S only restarts the growth */
 	memset(&st, 0, sizeof(st));
 	CHECK_EQ(boost(&st, 0x1), 10);
 	CHECK_EQ(boost(&st, 0x2), 10);
 	CHECK_EQ(boost(&st, 0x1), 10);
 	CHECK_EQ(boost(&st, 0x1), 20);
-	CHECK_EQ(boost(&st, 0x1), 40);
-	/* the balance was crossed after growing: back to S for good */
 	CHECK_EQ(boost(&st, 0x2), 10);
+	CHECK_EQ(boost(&st, 0x2), 20);
+	CHECK_EQ(boost(&st, 0x2), 40);
+	/* the balance was crossed after growing: halving back, then S */
+	CHECK_EQ(boost(&st, 0x1), 20);
+	CHECK_EQ(boost(&st, 0x1), 10);
 	for (i = 0; i < 10; i++)
-		CHECK_EQ_MSG(boost(&st, 0x2), 10, "round %u", i);
+		CHECK_EQ_MSG(boost(&st, 0x1), 10, "round %u", i);
 	for (i = 0; i < 10; i++)
 		CHECK_EQ_MSG(boost(&st, i & 1 ? 0x1 : 0x2), 10, "round %u", i);
 	for (i = 0; i < 10; i++)
-		CHECK_EQ_MSG(boost(&st, 0x1), 10, "round %u", i);
+		CHECK_EQ_MSG(boost(&st, 0x2), 10, "round %u", i);
 
-	/* the same at the largest step */
+	/* the same at the largest step: it stays at 4S, then halves */
 	memset(&st, 0, sizeof(st));
 	CHECK_EQ(boost(&st, 0x2), 10);
 	CHECK_EQ(boost(&st, 0x2), 20);
 	CHECK_EQ(boost(&st, 0x2), 40);
 	CHECK_EQ(boost(&st, 0x2), 40);
+	CHECK_EQ(boost(&st, 0x1), 20);
 	CHECK_EQ(boost(&st, 0x1), 10);
-	CHECK_EQ(boost(&st, 0x1), 10);
-	CHECK_EQ(boost(&st, 0x1), 10);
+	CHECK_EQ(boost(&st, 0x2), 10);
 
-	/* three paths: a different non-empty subset counts as a change */
+	/* three paths, up to 8S: a different non-empty subset is a change */
 	memset(&st, 0, sizeof(st));
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, 10, 3), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, 10, 3), 20);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, 10, 3), 40);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, 10, 3), 80);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, 10, 3), 80);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x1, 10, 3), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x1, 10, 3), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, 10, 3), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, false, 10, 3), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, false, 10, 3), 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, false, 10, 3), 40);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, false, 10, 3), 80);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, false, 10, 3), 80);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x1, false, 10, 3), 40);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x1, false, 10, 3), 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, false, 10, 3), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x3, false, 10, 3), 10);
 
 	/* bits of paths outside @up do not count */
 	memset(&st, 0, sizeof(st));
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x5, 10, 3), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0xf5, 10, 3), 20);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x80000005, 10, 3), 40);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0xfffffff9, 10, 3), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x5, false, 10, 3), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0xf5, false, 10, 3), 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x80000005, false, 10, 3),
+		 40);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0xfffffff9, false, 10, 3),
+		 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0xfffffff9, false, 10, 3),
+		 10);
+}
+
+UNIT_TEST(weights_boost_turned_prediction)
+{
+	struct mpip_wboost st;
+	unsigned int i;
+
+	/* a turn before the step has grown to 4S restarts the growth */
+	memset(&st, 0, sizeof(st));
+	CHECK_EQ(boost(&st, 0x1), 10);
+	CHECK_EQ(boost(&st, 0x1), 20);
+	CHECK_EQ(boost_turned(&st, 0x1), 10);
+	CHECK_EQ(boost(&st, 0x1), 20);
+	CHECK_EQ(boost(&st, 0x1), 40);
+	/* after it: the balance is crossed, halving back, then S */
+	CHECK_EQ(boost_turned(&st, 0x1), 20);
+	CHECK_EQ(boost_turned(&st, 0x1), 10);
+	for (i = 0; i < 10; i++)
+		CHECK_EQ_MSG(boost(&st, 0x1), 10, "round %u", i);
+
+	/* a turn in a round without information changes nothing */
+	memset(&st, 0, sizeof(st));
+	CHECK_EQ(boost(&st, 0x2), 10);
+	CHECK_EQ(boost(&st, 0x2), 20);
+	CHECK_EQ(boost_turned(&st, 0x3), 10);
+	CHECK_EQ(boost(&st, 0x2), 40);
+	CHECK_EQ(boost(&st, 0x2), 40);
+
+	/* with max_shift 1, a grown step of 2S is as far as it goes */
+	memset(&st, 0, sizeof(st));
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 10, 1), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 10, 1), 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, true, 10, 1), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 10, 1), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 10, 1), 10);
+
+	/* a turn with the boost off: S */
+	memset(&st, 0, sizeof(st));
+	for (i = 0; i < 4; i++)
+		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x3, 0x1, i & 1, 10,
+						     0), 10, "round %u", i);
 }
 
 UNIT_TEST(weights_boost_resets_on_path_change)
@@ -1140,15 +1195,15 @@ UNIT_TEST(weights_boost_resets_on_path_change)
 	CHECK_EQ(boost(&st, 0x1), 20);
 	CHECK_EQ(boost(&st, 0x1), 40);
 	/* a third path came up: the same path gaining starts over */
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x1, 10, 2), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x1, 10, 2), 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x1, false, 10, 2), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x1, false, 10, 2), 20);
 	/* and went down again */
 	CHECK_EQ(boost(&st, 0x1), 10);
 	CHECK_EQ(boost(&st, 0x1), 20);
 	CHECK_EQ(boost(&st, 0x1), 40);
 	/* another path instead of path 1: the same count, other paths */
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x5, 0x1, 10, 2), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x5, 0x1, 10, 2), 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x5, 0x1, false, 10, 2), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x5, 0x1, false, 10, 2), 20);
 
 	/*
 	 * After the balance was crossed, a change of paths (one lost and
@@ -1158,11 +1213,12 @@ UNIT_TEST(weights_boost_resets_on_path_change)
 	memset(&st, 0, sizeof(st));
 	CHECK_EQ(boost(&st, 0x1), 10);
 	CHECK_EQ(boost(&st, 0x1), 20);
-	CHECK_EQ(boost(&st, 0x2), 10);
-	CHECK_EQ(boost(&st, 0x2), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x2, 10, 2), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x2, 10, 2), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x2, 10, 2), 10);
+	CHECK_EQ(boost(&st, 0x1), 40);
+	CHECK_EQ(boost(&st, 0x2), 20);
+	/* a change of paths while halving back: S at once */
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x2, false, 10, 2), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x2, false, 10, 2), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x7, 0x2, false, 10, 2), 10);
 	CHECK_EQ(boost(&st, 0x2), 10);
 	CHECK_EQ(boost(&st, 0x2), 10);
 	CHECK_EQ(boost(&st, 0x2), 10);
@@ -1185,11 +1241,11 @@ UNIT_TEST(weights_boost_all_gain_changes_nothing)
 	CHECK_EQ(boost(&st, 0x3), 10);
 	CHECK_EQ(boost(&st, 0x1), 40);
 	/* bits outside @up do not make an all-gain round informative */
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0xff, 10, 2), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0xff, false, 10, 2), 10);
 	CHECK_EQ(boost(&st, 0x1), 40);
 	/* ... and do not hide a change of the gaining set */
 	CHECK_EQ(boost(&st, 0x3), 10);
-	CHECK_EQ(boost(&st, 0x2), 10);
+	CHECK_EQ(boost(&st, 0x2), 20);
 	CHECK_EQ(boost(&st, 0x2), 10);
 	/* nor do they undo the end of the growth */
 	CHECK_EQ(boost(&st, 0x3), 10);
@@ -1205,16 +1261,18 @@ UNIT_TEST(weights_boost_max_shift_zero)
 
 	memset(&st, 0, sizeof(st));
 	for (i = 0; i < ARRAY_LEN(gains); i++)
-		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x3, gains[i], 10, 0),
+		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x3, gains[i], false, 10, 0),
 			     10, "round %u", i);
 	for (i = 0; i < 5; i++)
-		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x7, 0x4, 7, 0), 7,
+		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x7, 0x4, false, 7, 0), 7,
 			     "round %u", i);
-	/* max_shift 1: S, 2S, 2S */
+	/* max_shift 1: S, 2S, 2S, and a change settles at once */
 	memset(&st, 0, sizeof(st));
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, 10, 1), 10);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, 10, 1), 20);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, 10, 1), 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 10, 1), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 10, 1), 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 10, 1), 20);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x2, false, 10, 1), 10);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 10, 1), 10);
 }
 
 UNIT_TEST(weights_boost_capped_at_weight_max)
@@ -1226,24 +1284,25 @@ UNIT_TEST(weights_boost_capped_at_weight_max)
 	/* the largest max_shift the tunable allows, S = 10 */
 	memset(&st, 0, sizeof(st));
 	for (i = 0; i < ARRAY_LEN(s8); i++)
-		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x3, 0x1, 10, 8),
+		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x3, 0x1, false, 10, 8),
 			     s8[i], "round %u", i);
 	/* a large step */
 	memset(&st, 0, sizeof(st));
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x2, 400, 2), 400);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x2, 400, 2), 800);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x2, 400, 2), 1000);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x2, 400, 2), 1000);
-	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, 400, 2), 400);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x2, false, 400, 2), 400);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x2, false, 400, 2), 800);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x2, false, 400, 2), 1000);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x2, false, 400, 2), 1000);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 400, 2), 800);
+	CHECK_EQ(mpip_weights_boost_step(&st, 0x3, 0x1, false, 400, 2), 400);
 	/* huge steps and shifts: no overflow, still the cap */
 	memset(&st, 0, sizeof(st));
 	for (i = 0; i < 40; i++)
-		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x3, 0x1, 0xffffffff,
+		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x3, 0x1, false, 0xffffffff,
 						     0xffffffff),
 			     MPIP_WEIGHT_MAX, "round %u", i);
 	memset(&st, 0, sizeof(st));
 	for (i = 0; i < 40; i++)
-		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x3, 0x1, 1, 100),
+		CHECK_EQ_MSG(mpip_weights_boost_step(&st, 0x3, 0x1, false, 1, 100),
 			     i < 10 ? 1U << i : MPIP_WEIGHT_MAX, "round %u", i);
 }
 
@@ -1300,9 +1359,11 @@ static void loop_simulate(const double *cap, unsigned int n, double load,
 		}
 		if (*settle < 0 && calm)
 			*settle = (int)it;
-		gain = mpip_weights_gainers(qp, n);
-		step = mpip_weights_boost_step(&st, (1U << n) - 1, gain, 10,
-					       boost);
+		/* as the kernel: boost on measured, direction on predicted */
+		gain = mpip_weights_gainers(q, n);
+		step = mpip_weights_boost_step(&st, (1U << n) - 1, gain,
+					       mpip_weights_gainers(qp, n) != gain,
+					       10, boost);
 		mpip_weights_adjust(qp, w, n, step);
 		mpip_weights_normalize(w, n, MPIP_WEIGHT_MAX);
 	}
