@@ -32,7 +32,7 @@
 #             ratios
 #   interleave  one unshaped link (link 2 down): iperf3 TCP in runs of 2 s,
 #             mpip switched on and off in both hosts between runs in ABBA
-#             order, 12 cycles (quick: 1 cycle of 1 s runs); off, mpip's
+#             order, 24 cycles (quick: 1 cycle of 1 s runs); off, mpip's
 #             hooks are unregistered, so those runs take the module-less
 #             path; on in % of off: the median of the cycles' ratios
 #   reorder   40/20 Mbit/s with 10 ms / 2 ms extra delay (Fig. 4(c)):
@@ -127,7 +127,7 @@ set_durations() {
 	else
 		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=30 FAIL_DOWN=10 FAIL_UP=20 DUR_4D=5 REPS_4D=5
 		SCALE_FLOWS=1,100,10000 SCALE_PKTS=50000 SCALE_ROUNDS=5
-		IL_CYCLES=12 IL_DUR=2
+		IL_CYCLES=24 IL_DUR=2
 		export LAB_WARMUP=1
 	fi
 }

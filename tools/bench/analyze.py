@@ -931,6 +931,8 @@ ROWS = {
     "tcp": [
         ("aggregate_mbps", "aggregate, link level (Mbit/s)", ""),
         ("aggregate_pct", "aggregate, % of capacity", ""),
+        ("goodput_pct", "goodput, same window, % of capacity", ""),
+        ("aggregate_rx_pct", "aggregate from b's rx counters, % of capacity", ""),
         ("link1_mbps", "link 1 (Mbit/s)", ""),
         ("link2_mbps", "link 2 (Mbit/s)", ""),
         ("link1_share_pct", "link 1 share (%)", ""),
@@ -952,6 +954,8 @@ ROWS = {
     "reorder": [
         ("aggregate_mbps", "aggregate, link level (Mbit/s)", ""),
         ("aggregate_pct", "aggregate, % of capacity", ""),
+        ("goodput_pct", "goodput, same window, % of capacity", ""),
+        ("aggregate_rx_pct", "aggregate from b's rx counters, % of capacity", ""),
         ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),
         ("retransmits", "TCP retransmits", ""),
         ("retrans_pct", "retransmitted, % of segments sent", ""),
@@ -1132,6 +1136,16 @@ def bench_md(b):
             notes.append("%s with mpip loaded and active: %s %% of the figure without the "
                          "module%s%s" % (label, fmt(ratios[key]), how, " (threshold ≥ %g %%: %s)" % (
                              thr, "✓" if c and c[0]["ok"] else "✗") if thr else ""))
+    modes = b.get("modes", {})
+    if kind == "tcp" and "mpip" in modes and "mptcp" in modes:
+        d = []
+        for key, label in (("aggregate_pct", "aggregate"), ("goodput_pct", "goodput")):
+            a, c = modes["mpip"].get(key), modes["mptcp"].get(key)
+            if a is not None and c is not None:
+                d.append("%s %+.1f points (%s)" % (label, a - c, "≥ MPTCP ✓" if a >= c
+                                                   else "below MPTCP ✗"))
+        if d:
+            notes.append("mpip − MPTCP, same run: " + "; ".join(d))
     extra = b.get("mpip_extra_ns_per_pkt")
     if extra:
         notes.append("mpip's share of the kernel time per datagram (mpip − off): " +
@@ -1146,8 +1160,9 @@ def summary_md(lines):
     out = ["# mpip benchmarks", ""]
     if lines:
         q = lines[0].get("quick")
-        out.append("Run %s%s. Values from the receiver; link rates from interface "
-                   "counters (headers included). ✓/✗: the spec's thresholds, "
+        out.append("Run %s%s. Values from the receiver; link rates from the "
+                   "sender's shapers (headers included, every segment of a GSO "
+                   "packet counted). ✓/✗: the spec's thresholds, "
                    "reported, not enforced. Definitions: `tools/bench/analyze.py`."
                    % (lines[0].get("date", ""), " with --quick (short runs)" if q else ""))
         out.append("")
@@ -1170,7 +1185,7 @@ def demo_table(s):
     lines = ["  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r))
              for r in rows]
     lines.insert(1, "-" * len(lines[0]))
-    lines.append("(rates in Mbit/s; links from interface counters, iperf3 = goodput)")
+    lines.append("(rates in Mbit/s; links from the shapers' counters, iperf3 = goodput)")
     f = s.get("fail")
     if f:
         lines.append("")
