@@ -364,9 +364,10 @@ class Run:
     def link_rates(self, w, rx=False):
         """Link 1 and 2 rates over window w: a's shaper counters, or b's
         rx counters if @rx or if the run has no shaper counters."""
-        if not rx and self.sa and all(c in self.sa.v for c in SHAPER_COLS) \
-                and any(self.sa.mbps(c, *w) for c in SHAPER_COLS):
-            return tuple(self.sa.mbps(c, *w) for c in SHAPER_COLS)
+        if not rx and self.sa and all(c in self.sa.v for c in SHAPER_COLS):
+            rates = tuple(self.sa.mbps(c, *w) for c in SHAPER_COLS)
+            if any(rates):
+                return rates
         return tuple(self.sb.mbps(c, *w) for c in DATA_COLS)
 
     def goodput_mbps(self, w):

@@ -356,7 +356,7 @@ lab_run() {
 	local trig=$LAB_DIR/.trigger rel snaps=() p
 	mkdir -p "$dir"
 	rm -f "$dir"/{events.txt,client.json,server.json,client.err,server.err} "$dir"/paths-*.json \
-		"$dir"/ss-*.txt "$dir"/tcp-*.txt "$dir"/*-before.* "$dir"/qdisc-*.json
+		"$dir"/ss-*.txt "$dir"/tcp-*.txt "$dir"/*-before.*
 	((LAB_MPTCP)) && pre=(mptcpize run)
 	cargs=(-c 10.1.1.2 -p "$port" -t "$dur" -J -i 0.5)
 	# UDP: big socket buffers, so that a receiver slowed down by emulation
@@ -405,9 +405,6 @@ lab_run() {
 		return 1
 	fi
 
-	# the shapers' own byte counts (every segment of a GSO packet with its
-	# headers, as netem charges the link for them)
-	tc -n "$LAB_A" -s -j qdisc show >"$dir/qdisc-a-before.json" 2>/dev/null || true
 	# arm the trigger: b's sampler writes the time data starts arriving
 	rm -f "$trig"
 	kill -USR1 "$LAB_SB_PID"
@@ -463,7 +460,6 @@ lab_run() {
 	LAB_BG_PIDS=()
 	[[ $kind == udp ]] && ip netns exec "$LAB_B" nstat -asz >"$dir/nstat-b.txt" 2>/dev/null
 	ip netns exec "$LAB_A" nstat -asz >"$dir/nstat-a.txt" 2>/dev/null || true
-	tc -n "$LAB_A" -s -j qdisc show >"$dir/qdisc-a.json" 2>/dev/null || true
 	if ((LAB_MPIP)); then
 		ip netns exec "$LAB_A" "$MPIPCTL" -j show paths >"$dir/paths-end.json" 2>/dev/null || true
 		ip netns exec "$LAB_A" "$MPIPCTL" -j stats >"$dir/stats-a.json" 2>/dev/null || true

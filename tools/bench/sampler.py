@@ -19,8 +19,8 @@ segment of a GSO packet with its headers, as a netem rate does, where
 rx_bytes counts the headers of such a packet once.  Both list the devices of
 the reader's namespace: start the sampler inside the namespace
 (`ip netns exec NS sampler.py ...`).  A device (or qdisc) that is missing
-reads as an empty field.  Runs until SIGTERM/SIGINT; creates FILE (--ready) after the
-first sample.
+reads as an empty field.  Runs until SIGTERM/SIGINT; creates FILE (--ready)
+after the first sample.
 
 --trigger FILE: each SIGUSR1 arms a trigger; once the devices together have
 received N more bytes (default 64 KiB) than when it was armed, the sampler
@@ -76,7 +76,6 @@ NLM_F_REQUEST = 0x1
 NLM_F_DUMP = 0x300
 NLMSG_ERROR = 2
 NLMSG_DONE = 3
-TCA_KIND = 1
 TCA_STATS = 3
 TC_H_ROOT = 0xFFFFFFFF
 
