@@ -68,7 +68,27 @@ static bool mpip_out_parse(struct sk_buff *skb, struct mpip_pkt *p)
 	return false;
 }
 
-/* Lower the MSS option of an outgoing SYN by the data trailer length. */
+/*
+ * Is the SYN's destination known to run without MPIP (probing gave up)?
+ * Its segments to us never carry trailers: they need no room for one.
+ */
+static bool mpip_out_syn_legacy(struct mpip_net *mn,
+				const struct mpip_pkt *p)
+{
+	const struct mpip_avail *e;
+	bool legacy;
+
+	rcu_read_lock();
+	e = mpip_avail_lookup(mn, p->iph->daddr, p->dport);
+	legacy = e && READ_ONCE(e->state) == MPIP_AVAIL_NO;
+	rcu_read_unlock();
+	return legacy;
+}
+
+/*
+ * Lower the MSS option of an outgoing SYN by the data trailer length,
+ * unless its destination is known to run without MPIP.
+ */
 static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 			   const struct mpip_pkt *p)
 {
@@ -77,6 +97,8 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 	u8 *opt;
 	u16 mss;
 
+	if (mpip_out_syn_legacy(mn, p))
+		return;
 	if (skb_ensure_writable(skb, end))
 		return;
 	th = (struct tcphdr *)(skb_network_header(skb) + p->ihl);

@@ -3,7 +3,7 @@
 # namespace): data arrives byte-identical both ways, the legacy UDP socket
 # gets exactly the datagrams sent, TCP queries are dropped by the legacy
 # host's checksum check (never delivered), and probing stops at the
-# threshold.
+# threshold.  SYNs to a destination given up keep their MSS.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -73,6 +73,23 @@ t_udp_no_errors() {
 	((err == 0)) || fail "legacy host counted $err UDP errors"
 }
 
+# A SYN to a destination given up keeps its MSS (B's segments never carry
+# trailers); one to a destination not known yet is still lowered.
+t_syn_mss_to_legacy() {
+	local c0 c1 c2
+	c0=$(mpip_stat "$A" mss_clamped)
+	tcp_send_file "$A" "$B" 10.1.1.2 5001 "$T/f5" "$T/g3"
+	sha256_equal "$T/f5" "$T/g3" || fail "data to the legacy host differs"
+	c1=$(mpip_stat "$A" mss_clamped)
+	echo "mss_clamped: $c0 before, $c1 after a connection to B:5001 (given up)"
+	((c1 == c0)) || fail "A lowered the MSS of a SYN to a host without MPIP"
+	tcp_send_file "$A" "$B" 10.1.1.2 5003 "$T/f5" "$T/g4"
+	sha256_equal "$T/f5" "$T/g4" || fail "data to the legacy host differs"
+	c2=$(mpip_stat "$A" mss_clamped)
+	echo "mss_clamped: $c2 after a connection to B:5003 (not known yet)"
+	((c2 == c1 + 1)) || fail "A did not lower the MSS of a SYN to an unknown host"
+}
+
 # A legacy host's TCP data that happens to end in a valid trailer: the
 # MPIP receiver must deliver it intact (its TCP checksum is valid over the
 # whole segment, which a real trailer never allows).
@@ -91,7 +108,7 @@ PY
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 10
+ktap_plan 11
 ktap_run setup_legacy_b t_setup
 ktap_run tcp_5MB_mpip_to_legacy t_tcp_a_to_b
 ktap_run tcp_5MB_legacy_to_mpip t_tcp_b_to_a
@@ -101,5 +118,6 @@ ktap_run probing_stops_at_threshold t_probing_stopped
 ktap_run tcp_queries_dropped_by_legacy t_tcp_queries_dropped
 ktap_run legacy_udp_no_errors t_udp_no_errors
 ktap_run legacy_data_ending_like_a_trailer t_lookalike_tail
+ktap_run syn_mss_kept_for_legacy_destination t_syn_mss_to_legacy
 ktap_run dmesg_clean t_dmesg
 ktap_finish
