@@ -48,6 +48,13 @@ Definitions (data flows from host a to host b; "link N" is ethN):
                    at least max(1 Mbit/s, 10 % of link 2's rate) on eth2.
   retransmitted    the sender's TcpRetransSegs / TcpOutSegs (nstat in a,
                    the data and iperf3's control connection), in %.
+  DSACKed          retransmitted segments that the receiver reported it
+                   already had (the sender's TcpExtTCPDSACKRecvSegs):
+                   spurious retransmissions, e.g. of segments overtaken
+                   on a faster path, not lost.
+  shaper drops     packets a's shapers (the links' netem qdiscs) dropped
+                   from the start of the run to its end: queues that
+                   overflowed (sampler.py's qdisc_drops, both links).
   datagrams/s      UDP datagrams the receiver got per second (iperf3 server).
   kernel time per datagram   see tools/bench/scale.py.
   interleaved on/off   TCP goodput (iperf3 receiver) of short runs with
@@ -73,6 +80,7 @@ import sys
 
 DATA_COLS = ("eth1.rx_bytes", "eth2.rx_bytes")
 SHAPER_COLS = ("eth1.qdisc_bytes", "eth2.qdisc_bytes")
+DROP_COLS = ("eth1.qdisc_drops", "eth2.qdisc_drops")
 STALL_FRACTION = 0.10
 SHIFT_FRACTION, SHIFT_SPAN = 0.80, 0.5
 
@@ -454,6 +462,21 @@ class Run:
         if ns.get("TcpOutSegs"):
             m["out_segs"] = ns["TcpOutSegs"]
             m["retrans_pct"] = r2(100 * ns.get("TcpRetransSegs", 0) / ns["TcpOutSegs"])
+        if isinstance(ns.get("TcpExtTCPDSACKRecvSegs"), int):
+            m["dsack_segs"] = ns["TcpExtTCPDSACKRecvSegs"]
+        drops = self.shaper_drops()
+        if drops is not None:
+            m["shaper_drops"] = drops
+
+    def shaper_drops(self):
+        """Packets a's shapers dropped during the run (None: not sampled)."""
+        if not self.sa or not all(c in self.sa.v for c in DROP_COLS):
+            return None
+        t0 = self.ev.get("start", self.t0)
+        t1 = self.ev.get("end", self.sa.t[-1])
+        if t0 is None:
+            return None
+        return int(round(sum(self.sa.at(c, t1) - self.sa.at(c, t0) for c in DROP_COLS)))
 
     def _udp(self, m):
         offered = parse_rate_mbps(self.meta.get("udp_rate", ""))
@@ -735,7 +758,7 @@ REP_DIR = re.compile(r"(rep|round)[0-9]+")
 # figures of repeated runs given as median, with _min and _max
 REP_KEYS = ("aggregate_mbps", "aggregate_pct", "link1_mbps", "link2_mbps", "link1_share_pct",
             "split_error_pts", "iperf3_mbps", "iperf3_pct", "retransmits", "retrans_pct",
-            "tcp_iperf3_mbps", "udp_pps")
+            "dsack_segs", "shaper_drops", "tcp_iperf3_mbps", "udp_pps")
 
 
 def holds_run(d):
@@ -941,6 +964,8 @@ ROWS = {
         ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),
         ("retransmits", "TCP retransmits", ""),
         ("retrans_pct", "retransmitted, % of segments sent", ""),
+        ("dsack_segs", "retransmitted segments the receiver already had (DSACK)", ""),
+        ("shaper_drops", "packets dropped by the shapers (queue full)", ""),
     ],
     "udp": [
         ("offered_mbps", "offered (Mbit/s)", ""),
@@ -960,6 +985,8 @@ ROWS = {
         ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),
         ("retransmits", "TCP retransmits", ""),
         ("retrans_pct", "retransmitted, % of segments sent", ""),
+        ("dsack_segs", "retransmitted segments the receiver already had (DSACK)", ""),
+        ("shaper_drops", "packets dropped by the shapers (queue full)", ""),
         ("reorder_held", "segments held by the reorder buffer", ""),
         ("reorder_in_order", "released in order", ""),
         ("reorder_timeout", "released by timeout", ""),

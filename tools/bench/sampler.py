@@ -8,17 +8,20 @@
 Writes one line per sample to OUT (flushed at once, so another process can
 follow it):
 
-    # t eth1.tx_bytes eth1.rx_bytes eth1.qdisc_bytes eth2.tx_bytes ...
-    1732251234.104511 1234 5678 1300 ...
+    # t eth1.tx_bytes eth1.rx_bytes eth1.qdisc_bytes eth1.qdisc_drops \
+        eth1.qdisc_qlen eth2.tx_bytes ...
+    1732251234.104511 1234 5678 1300 0 17 ...
 
 t is the wall clock (time.time(), the clock bash's $EPOCHREALTIME reads),
 so samples from several namespaces and events logged by a shell script share
 one time base.  tx_bytes and rx_bytes come from /proc/net/dev; qdisc_bytes
 is what the device's root qdisc sent (an rtnetlink dump), which counts each
 segment of a GSO packet with its headers, as a netem rate does, where
-rx_bytes counts the headers of such a packet once.  Both list the devices of
-the reader's namespace: start the sampler inside the namespace
-(`ip netns exec NS sampler.py ...`).  A device (or qdisc) that is missing
+rx_bytes counts the headers of such a packet once; qdisc_drops is the
+packets that qdisc dropped so far (a netem queue that overflowed) and
+qdisc_qlen the packets queued in it at the time of the sample.  Both
+sources list the devices of the reader's namespace: start the sampler
+inside the namespace (`ip netns exec NS sampler.py ...`).  A device (or qdisc) that is missing
 reads as an empty field.  Runs until SIGTERM/SIGINT; creates FILE (--ready)
 after the first sample.
 
@@ -81,7 +84,8 @@ TC_H_ROOT = 0xFFFFFFFF
 
 
 class QdiscReader:
-    """Bytes sent by each device's root qdisc, from an rtnetlink dump.
+    """Bytes sent, packets dropped and packets queued of each device's root
+    qdisc, from an rtnetlink dump (struct tc_stats).
 
     The shaper charges a link for every segment of a GSO packet with its
     own headers; a device's rx_bytes counts such a packet's headers once.
@@ -102,7 +106,7 @@ class QdiscReader:
         return self.names[ifindex]
 
     def read(self):
-        """Map device -> bytes its root qdisc sent."""
+        """Map device -> (bytes sent, drops, qlen) of its root qdisc."""
         self.seq += 1
         tcm = struct.pack("=BxxxiIII", socket.AF_UNSPEC, 0, 0, 0, 0)
         hdr = struct.pack("=IHHII", 16 + len(tcm), RTM_GETQDISC,
@@ -131,10 +135,12 @@ class QdiscReader:
             ln, typ = struct.unpack_from("=HH", msg, off)
             if ln < 4:
                 return
-            if typ == TCA_STATS and ln >= 12:
+            if typ == TCA_STATS and ln >= 40:
                 dev = self.name(ifindex)
                 if dev:
-                    out[dev] = struct.unpack_from("=Q", msg, off + 4)[0]
+                    # bytes, packets, drops, overlimits, bps, pps, qlen
+                    st = struct.unpack_from("=QIIIIII", msg, off + 4)
+                    out[dev] = (st[0], st[2], st[6])
                 return
             off += (ln + 3) & ~3
 
@@ -189,7 +195,8 @@ def main():
         fields = []
         for d in devs:
             rx, tx = c.get(d, ("", ""))
-            fields += [str(tx), str(rx), str(q.get(d, ""))]
+            fields += [str(tx), str(rx)]
+            fields += [str(v) for v in q.get(d, ("", "", ""))]
         return c, "%.6f %s\n" % ((t1 + t2) / 2, " ".join(fields))
 
     def command(line):
@@ -208,7 +215,8 @@ def main():
                 f.write("%.6f %.6f %s %s\n" % (t1, time.time(), " ".join(p), res))
 
     with open(a.out, "w", buffering=1) as f:
-        f.write("# t " + " ".join("%s.tx_bytes %s.rx_bytes %s.qdisc_bytes" % (d, d, d)
+        f.write("# t " + " ".join("%s.tx_bytes %s.rx_bytes %s.qdisc_bytes "
+                                  "%s.qdisc_drops %s.qdisc_qlen" % ((d,) * 5)
                                   for d in devs) + "\n")
         nxt = time.time()
         first = True
