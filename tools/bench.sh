@@ -64,8 +64,10 @@
 #   --list           list the benchmarks and exit
 #   -h, --help
 #
-# Environment: LAB_MPIP_SET="key=value ..." (mpip tunables set in the
-# mpip modes, for experiments), BENCH_UDP_RATE (default 55M), BENCH_UDP_LEN (iperf3 -l),
+# Environment (handed on to the VM): LAB_MPIP_SET="key=value ..." (mpip
+# tunables set in the mpip modes), LAB_SYSCTL="key=value ..." (sysctls of
+# both hosts in every mode, e.g. net.ipv4.tcp_reordering=127), both for
+# experiments; BENCH_UDP_RATE (default 55M), BENCH_UDP_LEN (iperf3 -l);
 # MPIP_VM_* as for tools/vm.sh.
 #
 # Adding a benchmark: bench_register NAME DESCRIPTION LINK1 LINK2 below and
@@ -279,14 +281,19 @@ host_main() {
 	[[ $OUT == "$REPO"/* ]] || { log "bench.sh: --out must be inside $REPO (the VM writes only there)"; exit 2; }
 	"$REPO/tools/deps.sh"
 	make -s -C "$REPO" all >&2
-	local gargs=() rc=0 a
+	local gargs=() fwd=() rc=0 a v
 	for a in "${ARGS[@]}"; do
 		[[ $a == --no-plot ]] || gargs+=("$a")
 	done
 	gargs+=(--out "$OUT")
+	# the guest starts with a clean environment: hand on the variables
+	# that change the benchmarks
+	for v in LAB_MPIP_SET LAB_SYSCTL BENCH_UDP_RATE BENCH_UDP_LEN; do
+		[[ -z ${!v:-} ]] || fwd+=("$v=${!v}")
+	done
 	rm -f "$OUT/summary.md" "$OUT/results.jsonl"
 	# the guest does not plot (matplotlib is slow under emulation): we do
-	"$REPO/tools/vm.sh" -- "$SELF" --guest --no-plot "${gargs[@]}" || rc=$?
+	"$REPO/tools/vm.sh" -- env "${fwd[@]}" "$SELF" --guest --no-plot "${gargs[@]}" || rc=$?
 	if [[ -s $OUT/summary.md ]]; then
 		plot_and_summary
 	fi

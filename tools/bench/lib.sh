@@ -236,6 +236,13 @@ lab_mode() {
 		;;
 	*) lab_die "unknown mode '$LAB_MODE'" ;;
 	esac
+	# LAB_SYSCTL="key=value ...": sysctls of both hosts, in every mode,
+	# for experiments (e.g. net.ipv4.tcp_reordering=10)
+	for kv in ${LAB_SYSCTL:-}; do
+		for ns in "$LAB_A" "$LAB_B"; do
+			ip netns exec "$ns" sysctl -qw "$kv" || return 1
+		done
+	done
 	[[ $LAB_MODE == mptcp* ]] || return 0
 	LAB_MPTCP=1
 	command -v mptcpize >/dev/null || { lab_log "lab: mptcpize missing (Debian package mptcpd)"; return 1; }
