@@ -21,6 +21,10 @@ void mpip_fb_record(struct mpip_node *n, u8 path_id, u32 ts_us)
 		return;
 	rx = &n->rx[path_id - 1];
 	WRITE_ONCE(rx->delay_us, mpip_now_us() - ts_us);
+	/* a path delivers in order: the newest send time it delivered */
+	WRITE_ONCE(rx->ts_us, ts_us);
+	/* pairs with the barrier in mpip_ro_head_lost() */
+	smp_wmb();
 	mpip_touch(&rx->last_rx);
 	if (!READ_ONCE(rx->fresh))
 		WRITE_ONCE(rx->fresh, 1);

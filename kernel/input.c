@@ -345,8 +345,7 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 		skb->csum_level = 0;
 	}
 	if (rx->proto == IPPROTO_TCP && rx->sess && rx->node)
-		return mpip_reorder_rx(mn, rx->sess, rx->node, skb,
-				       rx->cm.xflags & MPIP_CM_X_SOLE);
+		return mpip_reorder_rx(mn, rx->sess, rx->node, skb, &rx->cm);
 	return NF_ACCEPT;
 }
 

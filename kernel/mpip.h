@@ -172,6 +172,7 @@ struct mpip_path {
  */
 struct mpip_rxpath {
 	u32 delay_us;		/* last raw one-way delay sample */
+	u32 ts_us;		/* send time of the last trailer (its clock) */
 	unsigned long last_rx;	/* jiffies */
 	unsigned long last_fb;	/* jiffies of the last report sent */
 	unsigned long fresh;	/* 1: samples arrived since the last report */
@@ -365,7 +366,7 @@ void mpip_gso_devs_changed(void);
 /* reorder.c: TCP reorder buffers */
 unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 			     const struct mpip_node *n, struct sk_buff *skb,
-			     bool sole);
+			     const struct mpip_cm *cm);
 void mpip_reorder_release(struct mpip_session *s);
 
 /* rewrite.c */

@@ -2,8 +2,9 @@
 /*
  * mpip reorder buffer: TCP segments of a session that arrive ahead of a
  * gap (their predecessor took a slower path) are held, in sequence order,
- * and handed back to the stack once the gap is filled, the hold time runs
- * out or the buffer is full.  The decisions are in core/reorder.c.
+ * and handed back to the stack once the gap is filled, the paths show it
+ * lost, the hold time runs out or the buffer is full.  The decisions are
+ * in core/reorder.c.
  *
  * Ownership: a session owns at most one buffer (created with its first
  * TCP data segment, freed when the session is unlinked); the buffer owns
@@ -30,6 +31,8 @@
 #define MPIP_RO_NET_MAX		8192
 /* Extra hold time for scheduling jitter on top of the delay spread. */
 #define MPIP_RO_MARGIN_US	20000
+/* A path shows a gap lost with a packet sent this much after it. */
+#define MPIP_RO_LOST_MARGIN_US	1000
 /* Delay samples older than this do not count towards the hold time. */
 #define MPIP_RO_SAMPLE_AGE	HZ
 
@@ -40,20 +43,24 @@ struct mpip_reorder {
 	struct sk_buff_head ready;	/* released, to be delivered in order */
 	bool delivering;	/* a CPU is delivering @ready */
 	struct hrtimer timer;
-	ktime_t deadline;	/* when the oldest gap is given up */
+	ktime_t gap_start;	/* when the oldest gap began to be held */
+	ktime_t deadline;	/* when it is given up */
 	u32 spread_us;		/* recent peak of the paths' delay spread */
 	u32 hold_us;
 	bool dead;		/* the session is gone: hold nothing more */
+	u32 node_id;		/* the session's peer */
 	struct mpip_net *mn;
 	struct rcu_head rcu;
 };
 
-/* Where a held segment keeps its range (the IP control block is rebuilt
- * when it enters the stack again).
+/* Where a held segment keeps its range and where and when it was sent
+ * (the IP control block is rebuilt when it enters the stack again).
  */
 struct mpip_ro_cb {
 	u32 seq;
 	u32 end;
+	u32 ts_us;	/* send time, from its CM (the peer's clock) */
+	u8 path_id;	/* its path, in the peer's numbering */
 };
 
 static struct mpip_ro_cb *mpip_ro_cb(struct sk_buff *skb)
@@ -141,14 +148,97 @@ static void mpip_ro_add_stat(struct mpip_net *mn, enum mpip_stat s,
 /* Start the hold time for the gap at the head.  Caller holds the lock. */
 static void mpip_ro_arm(struct mpip_reorder *ro)
 {
-	ro->deadline = ktime_add_us(ktime_get(), ro->hold_us);
+	ro->gap_start = ktime_get();
+	ro->deadline = ktime_add_us(ro->gap_start, ro->hold_us);
 	hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
+}
+
+/* Did path @i of @n deliver a trailer recently enough to count? */
+static bool mpip_ro_rx_fresh(const struct mpip_node *n, unsigned int i)
+{
+	unsigned long last = READ_ONCE(n->rx[i].last_rx);
+
+	return last && !time_after(jiffies, last + MPIP_RO_SAMPLE_AGE);
+}
+
+/*
+ * Is the gap before the head of the buffer lost (core/reorder.c:
+ * mpip_ro_gap_lost())?  Asks the paths of @n that delivered recently.
+ * Caller holds the lock.
+ */
+static bool mpip_ro_head_lost(struct mpip_reorder *ro,
+			      const struct mpip_node *n)
+{
+	const struct mpip_ro_cb *cb;
+	u32 latest[MPIP_MAX_PATHS];
+	u8 ids[MPIP_MAX_PATHS];
+	struct sk_buff *skb;
+	unsigned int i, k = 0;
+
+	skb = skb_peek(&ro->held);
+	if (!skb)
+		return false;
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		if (!mpip_ro_rx_fresh(n, i))
+			continue;
+		/* pairs with the barrier in mpip_fb_record() */
+		smp_rmb();
+		ids[k] = i + 1;
+		latest[k++] = READ_ONCE(n->rx[i].ts_us);
+	}
+	cb = mpip_ro_cb(skb);
+	return mpip_ro_gap_lost(cb->ts_us, cb->path_id, ids, latest, k,
+				MPIP_RO_LOST_MARGIN_US);
+}
+
+/*
+ * Move the segments behind gaps that the paths show lost to @out, with
+ * those contiguous to them.  Returns how many were moved.  Caller holds
+ * the lock.
+ */
+static unsigned int mpip_ro_take_lost(struct mpip_reorder *ro,
+				      const struct mpip_node *n,
+				      struct sk_buff_head *out)
+{
+	unsigned int moved = 0;
+
+	while (mpip_ro_head_lost(ro, n))
+		moved += mpip_ro_take(ro, out, true);
+	return moved;
+}
+
+/*
+ * The hold time of the gap at the head ran out.  Unless the paths show
+ * it lost, one of them may still deliver it: hold on, up to
+ * reorder_max_hold_ms from the start of the gap.  Returns true if the
+ * timer was set again.  Caller holds the lock.
+ */
+static bool mpip_ro_extend(struct mpip_reorder *ro, ktime_t now)
+{
+	u32 cap = READ_ONCE(ro->mn->cfg.reorder_max_hold_ms);
+	const struct mpip_node *n;
+	ktime_t end;
+	bool lost;
+
+	end = ktime_add_ms(ro->gap_start, cap);
+	if (!ktime_before(now, end))
+		return false;
+	rcu_read_lock();
+	n = mpip_node_lookup(ro->mn, ro->node_id);
+	lost = !n || mpip_ro_head_lost(ro, n);
+	rcu_read_unlock();
+	if (lost)
+		return false;
+	ro->deadline = end;
+	hrtimer_start(&ro->timer, end, HRTIMER_MODE_ABS_SOFT);
+	return true;
 }
 
 /* Soft-IRQ context. */
 static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
 {
 	struct mpip_reorder *ro = container_of(t, struct mpip_reorder, timer);
+	ktime_t now = ktime_get();
 	unsigned int n = 0;
 
 	spin_lock(&ro->lock);
@@ -156,10 +246,10 @@ static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
 		spin_unlock(&ro->lock);
 		return HRTIMER_NORESTART;
 	}
-	if (ktime_before(ktime_get(), ro->deadline)) {
+	if (ktime_before(now, ro->deadline)) {
 		/* re-armed for a newer gap while this run waited */
 		hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
-	} else {
+	} else if (!mpip_ro_extend(ro, now)) {
 		n = mpip_ro_take(ro, &ro->ready, true);
 		if (!skb_queue_empty(&ro->held))
 			mpip_ro_arm(ro);
@@ -184,9 +274,12 @@ static struct mpip_reorder *mpip_ro_alloc(struct mpip_net *mn)
 	return ro;
 }
 
-/* The session's buffer, created on first use.  Caller holds RCU. */
+/* The buffer of session @s with node @n, created on first use.  Caller
+ * holds RCU.
+ */
 static struct mpip_reorder *mpip_ro_get(struct mpip_net *mn,
-					struct mpip_session *s)
+					struct mpip_session *s,
+					const struct mpip_node *n)
 {
 	struct mpip_reorder *ro = rcu_dereference(s->ro), *old;
 
@@ -195,6 +288,7 @@ static struct mpip_reorder *mpip_ro_get(struct mpip_net *mn,
 	ro = mpip_ro_alloc(mn);
 	if (!ro)
 		return NULL;
+	ro->node_id = n->id;
 	old = cmpxchg((struct mpip_reorder __force **)&s->ro, NULL, ro);
 	if (old) {
 		kfree(ro);
@@ -215,13 +309,9 @@ static u32 mpip_ro_hold_time(struct mpip_reorder *ro,
 	u32 delay[MPIP_MAX_PATHS];
 	unsigned int i, k = 0;
 
-	for (i = 0; i < MPIP_MAX_PATHS; i++) {
-		if (!READ_ONCE(n->rx[i].last_rx) ||
-		    time_after(jiffies, READ_ONCE(n->rx[i].last_rx) +
-				       MPIP_RO_SAMPLE_AGE))
-			continue;
-		delay[k++] = READ_ONCE(n->rx[i].delay_us);
-	}
+	for (i = 0; i < MPIP_MAX_PATHS; i++)
+		if (mpip_ro_rx_fresh(n, i))
+			delay[k++] = READ_ONCE(n->rx[i].delay_us);
 	ro->spread_us = mpip_ro_spread_track(ro->spread_us,
 					     mpip_ro_spread_us(delay, k));
 	return mpip_ro_hold_us(ro->spread_us, MPIP_RO_MARGIN_US, cap);
@@ -293,28 +383,50 @@ static bool mpip_ro_range(const struct sk_buff *skb, struct mpip_ro_cb *r)
 }
 
 /*
- * A TCP data segment of session @s from node @n, trailer already
- * stripped.  @sole: its CM said MPIP_CM_X_SOLE, the peer sends most
- * segments without a CM, so we do not know what came before it.  Returns
+ * After a segment arrived: move what the paths now show lost to @ready,
+ * and start the hold time for the gap then at the head, if one moved.
+ * Returns how many moved.  Caller holds the lock.
+ */
+static unsigned int mpip_ro_lost(struct mpip_reorder *ro,
+				 const struct mpip_node *n,
+				 struct sk_buff_head *ready)
+{
+	unsigned int lost = mpip_ro_take_lost(ro, n, ready);
+
+	if (lost) {
+		mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_LOST, lost);
+		if (!skb_queue_empty(&ro->held))
+			mpip_ro_arm(ro);
+	}
+	return lost;
+}
+
+/*
+ * A TCP data segment of session @s from node @n, trailer @cm already
+ * stripped.  If @cm says MPIP_CM_X_SOLE, the peer sends most segments
+ * without a CM, so we do not know what came before it.  Returns
  * NF_ACCEPT to let it go on now, or NF_STOLEN if the buffer took it: to
  * hold it, or to deliver it in order with segments released before or by
  * it.  Caller holds RCU, bottom halves are off.
  */
 unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 			     const struct mpip_node *n, struct sk_buff *skb,
-			     bool sole)
+			     const struct mpip_cm *cm)
 {
+	bool sole = cm->xflags & MPIP_CM_X_SOLE;
+	unsigned int in_order, lost;
 	struct sk_buff_head rel;
 	struct mpip_reorder *ro;
-	unsigned int in_order;
 	struct mpip_ro_cb r;
 
 	/* The lock is shared with the soft-IRQ timer: plain spin_lock. */
 	DEBUG_NET_WARN_ON_ONCE(!in_softirq());
 	if (!READ_ONCE(mn->cfg.reorder) || !mpip_ro_range(skb, &r))
 		return NF_ACCEPT;
+	r.ts_us = cm->timestamp_us;
+	r.path_id = cm->path_id;
 	/* One path needs no buffer: only an existing one must forget. */
-	ro = sole ? rcu_dereference(s->ro) : mpip_ro_get(mn, s);
+	ro = sole ? rcu_dereference(s->ro) : mpip_ro_get(mn, s, n);
 	if (!ro)
 		return NF_ACCEPT;
 
@@ -331,12 +443,20 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 			mpip_ro_run(ro);
 			return NF_ACCEPT;
 		}
+		mpip_ro_lost(ro, n, &ro->ready);
 		mpip_ro_run(ro);
 		return NF_STOLEN;
 	}
 	__skb_queue_head_init(&rel);
 	in_order = mpip_ro_take(ro, &rel, false);
-	if (!in_order && !ro->delivering) {
+	if (in_order) {
+		if (skb_queue_empty(&ro->held))
+			hrtimer_try_to_cancel(&ro->timer);
+		else
+			mpip_ro_arm(ro);
+	}
+	lost = mpip_ro_lost(ro, n, &rel);
+	if (!in_order && !lost && !ro->delivering) {
 		spin_unlock(&ro->lock);
 		return NF_ACCEPT;
 	}
@@ -344,12 +464,6 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 	dev_hold(skb->dev);
 	__skb_queue_tail(&ro->ready, skb);
 	skb_queue_splice_tail(&rel, &ro->ready);
-	if (in_order) {
-		if (skb_queue_empty(&ro->held))
-			hrtimer_try_to_cancel(&ro->timer);
-		else
-			mpip_ro_arm(ro);
-	}
 	mpip_ro_add_stat(mn, MPIP_STAT_REORDER_IN_ORDER, in_order);
 	mpip_ro_run(ro);
 	return NF_STOLEN;

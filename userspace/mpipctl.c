@@ -71,6 +71,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_REORDER_TIMEOUT]	= "reorder_timeout",
 	[MPIP_STAT_REORDER_OVERFLOW]	= "reorder_overflow",
 	[MPIP_STAT_TX_BARE]		= "tx_bare",
+	[MPIP_STAT_REORDER_LOST]	= "reorder_lost",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

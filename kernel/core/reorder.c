@@ -32,6 +32,18 @@ bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force)
 	return true;
 }
 
+bool mpip_ro_gap_lost(u32 ts_us, u8 path_id, const u8 *ids,
+		      const u32 *latest_us, unsigned int n, u32 margin_us)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] != path_id &&
+		    (s32)(latest_us[i] - ts_us - margin_us) <= 0)
+			return false;
+	return true;
+}
+
 u32 mpip_ro_spread_us(const u32 *delay_us, unsigned int n)
 {
 	u32 lo, hi;

@@ -79,6 +79,23 @@ u32 mpip_ro_spread_us(const u32 *delay_us, unsigned int n);
 u32 mpip_ro_spread_track(u32 prev_us, u32 spread_us);
 
 /*
+ * Is the gap before a held segment lost, rather than on its way?  The
+ * segment was sent at @ts_us (the sender's clock, from its CM) on the
+ * path with ID @path_id; TCP sent the segments missing before it
+ * earlier.  @ids[@n] and @latest_us[@n] are the paths that currently
+ * deliver the peer's packets and, for each, the send time of the newest
+ * packet that arrived on it.  A path delivers in the order it was sent
+ * to, so once every path but the segment's own has delivered a packet
+ * sent more than @margin_us after it (its own path delivered the segment
+ * itself), whatever was sent before it has arrived or never will.  The
+ * margin covers packets whose send time was taken slightly before they
+ * joined their path's queue (on another CPU, say).  Times are compared
+ * wrap-safe.
+ */
+bool mpip_ro_gap_lost(u32 ts_us, u8 path_id, const u8 *ids,
+		      const u32 *latest_us, unsigned int n, u32 margin_us);
+
+/*
  * How long to hold a segment, in us: @spread_us plus a quarter and
  * @margin_us for jitter, capped at @cap_us.
  */

@@ -347,6 +347,8 @@ enum mpip_path_attr {
  *	was full
  * @MPIP_STAT_TX_BARE: packets of sessions sent without a CM, on the
  *	only path to their peer (see @MPIP_CFG_BARE_CM_MS)
+ * @MPIP_STAT_REORDER_LOST: held segments released because every other
+ *	path had delivered a packet sent after them: the gap was lost
  */
 enum mpip_stat {
 	MPIP_STAT_UNSPEC,
@@ -386,6 +388,7 @@ enum mpip_stat {
 	MPIP_STAT_REORDER_TIMEOUT,
 	MPIP_STAT_REORDER_OVERFLOW,
 	MPIP_STAT_TX_BARE,
+	MPIP_STAT_REORDER_LOST,
 
 	__MPIP_STAT_MAX,
 };

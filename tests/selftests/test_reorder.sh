@@ -5,10 +5,12 @@
 # other.  Every transfer is an 8 MiB file that must arrive byte-identical;
 # each subtest then checks the counters of the mechanism it exercises:
 # GSO packets kept whole over a direct veth (and split with tx_gso 0),
-# segments held and released in order, nothing held with reorder 0, hold
-# timeouts when link 2 loses packets, overflow with a 2-segment buffer,
-# and GSO packets split, not kept, towards a peer whose veth end is a
-# bridge port.
+# segments held and released in order, nothing held with reorder 0, gaps
+# released as lost when link 2 loses packets and link 1 has delivered
+# what was sent after them, released by timeout when link 1 goes silent
+# (nothing can show its gaps lost), overflow with a 2-segment buffer, and
+# GSO packets split, not kept, towards a peer whose veth end is a bridge
+# port.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -35,12 +37,13 @@ counters() {
 		'. as $s | [$ARGS.positional[] | "\(.)=\($s[.] // "none")"] | join(" ")' "$@"
 }
 
-# send_file: the test's file A -> B on a fresh port, intact
+# send_file [ADDR [FILE]]: FILE (default: the test's file) A -> B (ADDR,
+# default 10.1.1.2) on a fresh port, intact
 send_file() {
-	local out=$T/out.$PORT
-	tcp_send_file "$A" "$B" 10.1.1.2 "$PORT" "$T/file" "$out"
+	local out=$T/out.$PORT file=${2:-$T/file}
+	tcp_send_file "$A" "$B" "${1:-10.1.1.2}" "$PORT" "$file" "$out"
 	PORT=$((PORT + 1))
-	sha256_equal "$T/file" "$out" || fail "received file differs"
+	sha256_equal "$file" "$out" || fail "received file differs"
 	rm -f "$out"
 }
 
@@ -53,12 +56,12 @@ grew() {
 }
 
 # transfer NS NAME...: send the file, print NS's counters NAME before and
-# after; sets BEFORE and AFTER
+# after; sets BEFORE and AFTER.  TO, FILE: as ADDR and FILE of send_file.
 transfer() {
 	local ns=$1
 	shift
 	BEFORE=$(counters "$ns" "$@")
-	send_file
+	send_file "${TO:-}" "${FILE:-}"
 	AFTER=$(counters "$ns" "$@")
 	echo "$ns before: $BEFORE"
 	echo "$ns after:  $AFTER"
@@ -92,12 +95,31 @@ t_reorder_off() {
 	! grew "$BEFORE" "$AFTER" reorder_held || fail "B held segments with reorder 0"
 }
 
-t_reorder_timeout() {
+# 2 % loss on link 2 (2 ms): a gap there is shown lost as soon as link 1
+# (10 ms) delivers a packet sent after the segment held behind it
+t_reorder_lost() {
 	"$TOPO" netem "$A" eth2 20mbit,2ms,2%
-	transfer "$B" reorder_held reorder_timeout
+	transfer "$B" reorder_held reorder_lost
 	"$TOPO" netem "$A" eth2 20mbit,2ms,-
+	grew "$BEFORE" "$AFTER" reorder_lost ||
+		fail "no gap released as lost despite 2% loss"
+}
+
+# link 1 silently drops everything from 2 s into a 32 MiB transfer over
+# link 2's addresses: the gaps of the segments lost there cannot be shown
+# lost while link 1 still counts as delivering (it delivers nothing
+# newer), so they are given up when the hold time runs out
+t_reorder_timeout() {
+	local cut
+	random_file "$T/big" 32
+	{ sleep 2 && "$TOPO" netem "$A" eth1 40mbit,10ms,100%; } &
+	cut=$!
+	TO=10.1.2.2 FILE=$T/big transfer "$B" reorder_held reorder_timeout
+	wait "$cut" || fail "could not cut link 1"
+	"$TOPO" netem "$A" eth1 40mbit,10ms,-
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	grew "$BEFORE" "$AFTER" reorder_timeout ||
-		fail "no segment released by timeout despite 2% loss"
+		fail "no segment released by timeout with link 1 silent"
 }
 
 t_reorder_overflow() {
@@ -127,13 +149,14 @@ t_gso_bridge_port() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 ktap_run setup_10ms_2ms t_setup
 ktap_run gso_kept_whole_on_veth t_gso_kept
 ktap_run gso_split_with_tx_gso_0 t_gso_split
 ktap_run reorder_holds_and_releases_in_order t_reorder_in_order
 ktap_run reorder_off_holds_nothing t_reorder_off
-ktap_run reorder_timeout_on_loss t_reorder_timeout
+ktap_run reorder_lost_on_loss t_reorder_lost
+ktap_run reorder_timeout_on_silent_path t_reorder_timeout
 ktap_run reorder_overflow_small_buffer t_reorder_overflow
 ktap_run gso_split_towards_a_bridge_port t_gso_bridge_port
 ktap_run dmesg_clean t_dmesg

@@ -234,3 +234,42 @@ UNIT_TEST(reorder_hold_time)
 	CHECK_EQ(mpip_ro_hold_us(0xffffffff, 0xffffffff, 0xfffffffe),
 		 0xfffffffe);
 }
+
+UNIT_TEST(reorder_gap_lost_needs_every_other_path_past_it)
+{
+	u8 ids[] = { 1, 2, 3 };
+	u32 past[] = { 5000, 5001, 6000 };
+	u32 behind[] = { 5000, 4999, 6000 };
+
+	/* the segment went on path 1 at 5000: paths 2 and 3 are past it */
+	CHECK(mpip_ro_gap_lost(5000, 1, ids, past, 3, 0));
+	/* path 2 has not delivered anything sent after it yet */
+	CHECK(!mpip_ro_gap_lost(5000, 1, ids, behind, 3, 0));
+	/* sent in the same microsecond is not after: path 1 at 5000 */
+	CHECK(!mpip_ro_gap_lost(5000, 2, ids, past, 3, 0));
+	/* its own path does not count: it delivered the segment itself */
+	CHECK(mpip_ro_gap_lost(4999, 2, ids, behind, 3, 0));
+	CHECK(!mpip_ro_gap_lost(6000, 3, ids, past, 3, 0));
+	/* no other path carries traffic: its own path is all there is */
+	CHECK(mpip_ro_gap_lost(5000, 1, ids, past, 1, 0));
+	CHECK(mpip_ro_gap_lost(5000, 1, NULL, NULL, 0, 0));
+	/* a margin: path 3 (6000) is 1000 us past, path 2 (5001) only 1 */
+	CHECK(!mpip_ro_gap_lost(5000, 1, ids, past, 3, 1));
+	CHECK(mpip_ro_gap_lost(4000, 1, ids, past, 3, 1000));
+	CHECK(!mpip_ro_gap_lost(4000, 1, ids, past, 3, 1001));
+}
+
+UNIT_TEST(reorder_gap_lost_wraps_around)
+{
+	u8 ids[] = { 1, 2 };
+	/* the sender's clock wrapped between the segment and path 2's news */
+	u32 past[] = { 0xfffffff0, 0x10 };
+	u32 before[] = { 0xfffffff0, 0xffffff00 };
+
+	CHECK(mpip_ro_gap_lost(0xfffffff0, 1, ids, past, 2, 0));
+	CHECK(!mpip_ro_gap_lost(0xfffffff0, 1, ids, before, 2, 0));
+	CHECK(!mpip_ro_gap_lost(0x10, 1, ids, before, 2, 0));
+	/* and with a margin across the wrap */
+	CHECK(mpip_ro_gap_lost(0xfffffff0, 1, ids, past, 2, 0x1f));
+	CHECK(!mpip_ro_gap_lost(0xfffffff0, 1, ids, past, 2, 0x20));
+}
