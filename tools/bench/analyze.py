@@ -747,8 +747,8 @@ class Run:
             m["mpip_paths_used"] = sum(1 for p in paths if (p.get("tx_pkts") or 0) > 0)
         st = self.counters("stats-b.json", load_json)
         if isinstance(st, dict):
-            for k in ("reorder_held", "reorder_in_order", "reorder_timeout",
-                      "reorder_overflow", "rx_gso_kept"):
+            for k in ("reorder_held", "reorder_in_order", "reorder_lost",
+                      "reorder_timeout", "reorder_overflow", "rx_gso_kept"):
                 m[k] = st.get(k)
 
 
@@ -989,6 +989,7 @@ ROWS = {
         ("shaper_drops", "packets dropped by the shapers (queue full)", ""),
         ("reorder_held", "segments held by the reorder buffer", ""),
         ("reorder_in_order", "released in order", ""),
+        ("reorder_lost", "released as lost (the paths had moved on)", ""),
         ("reorder_timeout", "released by timeout", ""),
         ("reorder_overflow", "released by overflow", ""),
     ],
