@@ -161,50 +161,81 @@ static bool mpip_ro_rx_fresh(const struct mpip_node *n, unsigned int i)
 	return last && !time_after(jiffies, last + MPIP_RO_SAMPLE_AGE);
 }
 
-/*
- * Is the gap before the head of the buffer lost (core/reorder.c:
- * mpip_ro_gap_lost())?  Asks the paths of @n that delivered recently.
- * Caller holds the lock.
+/* The peer's paths that delivered recently, and the newest send time
+ * each delivered.
  */
-static bool mpip_ro_head_lost(struct mpip_reorder *ro,
-			      const struct mpip_node *n)
-{
-	const struct mpip_ro_cb *cb;
-	u32 latest[MPIP_MAX_PATHS];
+struct mpip_ro_paths {
 	u8 ids[MPIP_MAX_PATHS];
-	struct sk_buff *skb;
-	unsigned int i, k = 0;
+	u32 latest_us[MPIP_MAX_PATHS];
+	unsigned int n;
+};
 
-	skb = skb_peek(&ro->held);
-	if (!skb)
-		return false;
+static void mpip_ro_paths_read(const struct mpip_node *n,
+			       struct mpip_ro_paths *pp)
+{
+	unsigned int i;
+
+	pp->n = 0;
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		if (!mpip_ro_rx_fresh(n, i))
 			continue;
 		/* pairs with the barrier in mpip_fb_record() */
 		smp_rmb();
-		ids[k] = i + 1;
-		latest[k++] = READ_ONCE(n->rx[i].ts_us);
+		pp->ids[pp->n] = i + 1;
+		pp->latest_us[pp->n++] = READ_ONCE(n->rx[i].ts_us);
 	}
-	cb = mpip_ro_cb(skb);
-	return mpip_ro_gap_lost(cb->ts_us, cb->path_id, ids, latest, k,
-				MPIP_RO_LOST_MARGIN_US);
 }
 
 /*
- * Move the segments behind gaps that the paths show lost to @out, with
- * those contiguous to them.  Returns how many were moved.  Caller holds
- * the lock.
+ * Is the gap before the head of the buffer lost (core/reorder.c:
+ * mpip_ro_gap_lost())?  False if nothing is held.  Caller holds the lock.
+ */
+static bool mpip_ro_head_lost(struct mpip_reorder *ro,
+			      const struct mpip_ro_paths *pp)
+{
+	const struct mpip_ro_cb *cb;
+	struct sk_buff *skb;
+
+	skb = skb_peek(&ro->held);
+	if (!skb)
+		return false;
+	cb = mpip_ro_cb(skb);
+	return mpip_ro_gap_lost(cb->ts_us, cb->path_id, pp->ids,
+				pp->latest_us, pp->n, MPIP_RO_LOST_MARGIN_US);
+}
+
+/*
+ * Move the segments behind gaps that the paths of @n show lost to @out,
+ * with those contiguous to them, and count them.  Returns how many were
+ * moved.  Caller holds the lock.
  */
 static unsigned int mpip_ro_take_lost(struct mpip_reorder *ro,
 				      const struct mpip_node *n,
 				      struct sk_buff_head *out)
 {
+	struct mpip_ro_paths pp;
 	unsigned int moved = 0;
 
-	while (mpip_ro_head_lost(ro, n))
+	if (skb_queue_empty(&ro->held))
+		return 0;
+	mpip_ro_paths_read(n, &pp);
+	while (mpip_ro_head_lost(ro, &pp))
 		moved += mpip_ro_take(ro, out, true);
+	if (moved)
+		mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_LOST, moved);
 	return moved;
+}
+
+/*
+ * The gap at the head changed: start the hold time for the new one, or
+ * stop the timer if nothing is held any more.  Caller holds the lock.
+ */
+static void mpip_ro_rearm(struct mpip_reorder *ro)
+{
+	if (skb_queue_empty(&ro->held))
+		hrtimer_try_to_cancel(&ro->timer);
+	else
+		mpip_ro_arm(ro);
 }
 
 /*
@@ -217,15 +248,19 @@ static bool mpip_ro_extend(struct mpip_reorder *ro, ktime_t now)
 {
 	u32 cap = READ_ONCE(ro->mn->cfg.reorder_max_hold_ms);
 	const struct mpip_node *n;
+	struct mpip_ro_paths pp;
 	ktime_t end;
-	bool lost;
+	bool lost = true;
 
 	end = ktime_add_ms(ro->gap_start, cap);
 	if (!ktime_before(now, end))
 		return false;
 	rcu_read_lock();
 	n = mpip_node_lookup(ro->mn, ro->node_id);
-	lost = !n || mpip_ro_head_lost(ro, n);
+	if (n) {
+		mpip_ro_paths_read(n, &pp);
+		lost = mpip_ro_head_lost(ro, &pp);
+	}
 	rcu_read_unlock();
 	if (lost)
 		return false;
@@ -383,25 +418,6 @@ static bool mpip_ro_range(const struct sk_buff *skb, struct mpip_ro_cb *r)
 }
 
 /*
- * After a segment arrived: move what the paths now show lost to @ready,
- * and start the hold time for the gap then at the head, if one moved.
- * Returns how many moved.  Caller holds the lock.
- */
-static unsigned int mpip_ro_lost(struct mpip_reorder *ro,
-				 const struct mpip_node *n,
-				 struct sk_buff_head *ready)
-{
-	unsigned int lost = mpip_ro_take_lost(ro, n, ready);
-
-	if (lost) {
-		mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_LOST, lost);
-		if (!skb_queue_empty(&ro->held))
-			mpip_ro_arm(ro);
-	}
-	return lost;
-}
-
-/*
  * A TCP data segment of session @s from node @n, trailer @cm already
  * stripped.  If @cm says MPIP_CM_X_SOLE, the peer sends most segments
  * without a CM, so we do not know what came before it.  Returns
@@ -443,20 +459,17 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 			mpip_ro_run(ro);
 			return NF_ACCEPT;
 		}
-		mpip_ro_lost(ro, n, &ro->ready);
+		if (mpip_ro_take_lost(ro, n, &ro->ready))
+			mpip_ro_rearm(ro);
 		mpip_ro_run(ro);
 		return NF_STOLEN;
 	}
 	__skb_queue_head_init(&rel);
 	in_order = mpip_ro_take(ro, &rel, false);
-	if (in_order) {
-		if (skb_queue_empty(&ro->held))
-			hrtimer_try_to_cancel(&ro->timer);
-		else
-			mpip_ro_arm(ro);
-	}
-	lost = mpip_ro_lost(ro, n, &rel);
-	if (!in_order && !lost && !ro->delivering) {
+	lost = mpip_ro_take_lost(ro, n, &rel);
+	if (in_order || lost) {
+		mpip_ro_rearm(ro);
+	} else if (!ro->delivering) {
 		spin_unlock(&ro->lock);
 		return NF_ACCEPT;
 	}
