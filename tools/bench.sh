@@ -112,7 +112,7 @@ bench_scenario() {
 }
 
 # bench_rounds NAME R: run NAME's modes R times, alternating (mode 1, mode
-# 2, mode 1, ...; --quick: once), each round in fresh namespaces, results
+# 2, mode 2, mode 1, ...; --quick: once), each round in fresh namespaces, results
 # in NAME/MODE/roundK/: for figures compared between modes, so that slow
 # drifts of the emulated machine's speed hit every mode alike
 bench_rounds() {
@@ -168,8 +168,8 @@ bench_rounds overhead 5
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_overhead() {
 	one_link || return 1
-	LAB_TAG=overhead lab_run "$1/tcp" tcp "$DUR_TCP" || return 1
-	LAB_TAG=overhead LAB_UDP_RATE=0 LAB_UDP_LEN=64 lab_run "$1/udp" udp "$DUR_UDP"
+	LAB_TAG=overhead LAB_SNAPSHOT=0 lab_run "$1/tcp" tcp "$DUR_TCP" || return 1
+	LAB_TAG=overhead LAB_SNAPSHOT=0 LAB_UDP_RATE=0 LAB_UDP_LEN=64 lab_run "$1/udp" udp "$DUR_UDP"
 }
 
 # one unshaped link; mpip switched on and off between short TCP runs in
@@ -323,10 +323,21 @@ guest_main() {
 	return "$rc"
 }
 
+# reverse_into ARRAY ITEM...: ARRAY becomes the ITEMs, last first
+reverse_into() {
+	local -n _rev=$1
+	local i
+	shift
+	_rev=()
+	for ((i = $#; i >= 1; i--)); do
+		_rev+=("${!i}")
+	done
+}
+
 # run_bench NAME: the common runner - per scenario and mode a fresh lab,
 # the mode set up, the benchmark function, then one JSON line for all
 run_bench() {
-	local name=$1 mode dir specs=() line sc label links k rounds
+	local name=$1 mode dir specs=() line sc label links k rounds order=()
 	log "== $name: ${BENCH_DESC[$name]} (links $(bench_links "$name"))"
 	local modes=("${MODE_LIST[@]}") scens=("=${BENCH_LINK1[$name]}/${BENCH_LINK2[$name]}")
 	if ((!MODES_SET)) && [[ -n ${BENCH_MODES[$name]} ]]; then
@@ -344,7 +355,11 @@ run_bench() {
 		done
 		for ((k = 1; k <= rounds; k++)); do
 			((rounds == 1)) || log "   round $k of $rounds"
-			for mode in "${modes[@]}"; do
+			order=("${modes[@]}")
+			# every second round backwards (ABBA), so that a steady
+			# drift of the machine's speed favours no mode
+			((k % 2)) || reverse_into order "${modes[@]}"
+			for mode in "${order[@]}"; do
 				dir=$OUT/$name/${label:+$label/}$mode
 				((rounds == 1)) || dir+=/round$k
 				mkdir -p "$dir"

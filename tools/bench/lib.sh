@@ -356,6 +356,8 @@ lab_snapshot() {
 #     LAB_UDP_LEN    iperf3 -l for UDP (default: iperf3's)
 #     LAB_WARMUP     seconds left out of the throughput averages (default 1)
 #     LAB_PORT       iperf3 port (default 5201)
+#     LAB_SNAPSHOT   0: no snapshot half-way (it starts processes in mpip
+#                    and MPTCP modes only, which a CPU-bound run would pay)
 #   Returns non-zero if iperf3 failed (the data is kept for inspection).
 lab_run() {
 	local dir=$1 kind=$2 dur=$3 down_at=${4:-} up_at=${5:-}
@@ -449,7 +451,7 @@ lab_run() {
 		sleep_until_us $((up_us + 2000000))
 		lab_snapshot "$dir" up &
 		snaps+=($!)
-	else
+	elif ((${LAB_SNAPSHOT:-1})); then
 		# (early enough: under load the snapshot itself can take seconds)
 		s_to_us "$dur"
 		sleep_until_us $((t0_us + S_US * 2 / 5))
