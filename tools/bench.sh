@@ -27,7 +27,8 @@
 #             goodput stall, time until link 2 carries traffic again
 #   overhead  one unshaped link (link 2 down): iperf3 TCP, then 64-byte UDP
 #             datagrams at full speed (receiver's datagrams/s); module not
-#             loaded vs. mpip active, 5 alternating rounds (quick: 1); mpip
+#             loaded vs. mpip active, 5 rounds, every second one in
+#             reverse order (quick: 1), no snapshot during the runs; mpip
 #             in % of the module-less figures: the median of the rounds'
 #             ratios
 #   interleave  one unshaped link (link 2 down): iperf3 TCP in runs of 2 s,
