@@ -9,7 +9,7 @@
  * recent traffic:
  *  - every heartbeat_ms, every path not up is probed with a control packet
  *    of its own, so that the remote node reports its delay and the path
- *    comes (back) up;
+ *    comes (back) up (new paths are probed at once: mpip_node_learn());
  *  - on every tick, if delay samples from the node wait to be reported
  *    and nothing was sent to it for a tick period, heartbeats carry them
  *    back: a one-way flow's sender then gets a report per path at least
@@ -99,7 +99,7 @@ static bool mpip_node_active(struct mpip_node *n)
 }
 
 /* Probe the paths of node @n that are not up.  Caller holds RCU. */
-static void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
+void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
 	struct mpip_path *p;
 	unsigned int i;

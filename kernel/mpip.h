@@ -323,7 +323,7 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 bool mpip_sid_is_ours(const struct mpip_net *mn, u32 peer, u16 sid);
 
 /* paths.c: paths to remote nodes, routing and weights */
-void mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
+bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
 void mpip_paths_release(struct mpip_node *n);
 struct mpip_path *mpip_path_pick(struct mpip_node *n);
 bool mpip_path_sole(struct mpip_node *n, const struct mpip_path *p);
@@ -351,6 +351,7 @@ void mpip_tick_start(struct mpip_net *mn);
 void mpip_tick_stop(struct mpip_net *mn);
 void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_session *s);
+void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n);
 void mpip_addrs_changed(struct net *net);
 int mpip_notify_register(void);
 void mpip_notify_unregister(void);

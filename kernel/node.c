@@ -125,8 +125,10 @@ void mpip_node_release(struct mpip_tnode *tn)
 /*
  * Record that a valid CM from node @id arrived from (@addr, @port), and
  * the address list it carried, if any: a new list rebuilds the node's
- * paths.  Caller holds rcu_read_lock().  Returns the node, or NULL if it
- * is not in the table (table full, no memory).
+ * paths, and paths it adds are probed at once rather than at the next
+ * heartbeat, so that a new peer's paths come up within a round trip.
+ * Caller holds rcu_read_lock().  Returns the node, or NULL if it is not
+ * in the table (table full, no memory).
  */
 struct mpip_node *mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr,
 				  __be16 port, const struct mpip_cm *cm)
@@ -138,7 +140,7 @@ struct mpip_node *mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr,
 	mpip_touch(&n->tn.stamp);
 	if (!mpip_node_has_ep(n, addr, port))
 		mpip_node_add_ep(n, addr, port);
-	if (cm->naddrs && mpip_node_set_addrs(n, cm))
-		mpip_paths_sync(mn, n);
+	if (cm->naddrs && mpip_node_set_addrs(n, cm) && mpip_paths_sync(mn, n))
+		mpip_node_probe(mn, n);
 	return n;
 }

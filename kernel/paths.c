@@ -213,7 +213,8 @@ static bool mpip_path_exists(struct mpip_node *n, __be32 saddr,
 	return false;
 }
 
-static void mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
+/* Add a path; true if it is to be probed (neither unroutable nor down). */
+static bool mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
 			  unsigned int slot, const struct mpip_laddr *la,
 			  __be32 daddr)
 {
@@ -221,26 +222,29 @@ static void mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
 
 	if (!p) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
-		return;
+		return false;
 	}
 	if (!mpip_path_routable(mn->net, la, daddr))
 		p->state = MPIP_PATH_NOROUTE;
 	else if (!mpip_path_dev_up(mn->net, la->ifindex))
 		p->state = MPIP_PATH_DOWN;
 	rcu_assign_pointer(n->paths[slot], p);
+	return p->state == MPIP_PATH_PROBING;
 }
 
 /*
  * Bring @n's paths in line with the local addresses and the addresses the
  * node advertised: remove paths whose addresses went away, add the missing
- * pairs, re-check routes and links of the others.
+ * pairs, re-check routes and links of the others.  Returns true if it
+ * added a path that is waiting for its first probe.
  */
-void mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
+bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 {
 	struct mpip_laddr la[MPIP_CM_MAX_ADDRS];
 	const struct mpip_laddr *l;
 	unsigned int nla, i, j;
 	struct mpip_path *p;
+	bool probe = false;
 	int slot;
 
 	nla = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
@@ -262,10 +266,12 @@ void mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 			if (mpip_path_exists(n, la[i].addr, n->addrs[j],
 					     &slot) || slot < 0)
 				continue;
-			mpip_path_add(mn, n, slot, &la[i], n->addrs[j]);
+			probe |= mpip_path_add(mn, n, slot, &la[i],
+					       n->addrs[j]);
 		}
 	}
 	spin_unlock_bh(&n->lock);
+	return probe;
 }
 
 /* Choose a path for one data packet, by weight among the paths up. */
