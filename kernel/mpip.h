@@ -75,6 +75,7 @@ struct mpip_config {
 	u32 weight_trend_ms;
 	u32 weight_boost;
 	u32 bare_cm_ms;
+	u32 queue_steer;
 	u32 heartbeat_ms;
 	u32 path_timeout_ms;
 	u32 delay_smooth_shift;
@@ -157,6 +158,7 @@ struct mpip_path {
 	unsigned long pending;
 	spinlock_t lock;	/* protects delay and feedback */
 	struct mpip_path_delay delay;
+	u32 qdelay;		/* delay.q for the packet path, READ/WRITE_ONCE */
 	/* Q at the last weight round, if the path was up then (its own) */
 	u32 q_round;
 	bool q_round_ok;
@@ -325,7 +327,8 @@ bool mpip_sid_is_ours(const struct mpip_net *mn, u32 peer, u16 sid);
 /* paths.c: paths to remote nodes, routing and weights */
 bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
 void mpip_paths_release(struct mpip_node *n);
-struct mpip_path *mpip_path_pick(struct mpip_node *n);
+struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
+				 bool tx);
 bool mpip_path_sole(struct mpip_node *n, const struct mpip_path *p);
 struct mpip_path *mpip_path_find(struct mpip_node *n, __be32 saddr,
 				 __be32 daddr);

@@ -91,6 +91,7 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_WEIGHT_BOOST] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_boost),
 	[MPIP_CFG_BARE_CM_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_bare),
+	[MPIP_CFG_QUEUE_STEER] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_bool),
 };
 
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
@@ -221,6 +222,8 @@ static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
 		return &cfg->weight_boost;
 	case MPIP_CFG_BARE_CM_MS:
 		return &cfg->bare_cm_ms;
+	case MPIP_CFG_QUEUE_STEER:
+		return &cfg->queue_steer;
 	}
 	return NULL;
 }

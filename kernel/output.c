@@ -260,7 +260,7 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 	}
 	if (mpip_out_draining(mn, pk))
 		return orig;
-	p = mpip_path_pick(pk->node);
+	p = mpip_path_pick(mn, pk->node, true);
 	if (!p || p == orig)
 		return p ? p : orig;
 	if (!mpip_out_reroute(mn, skb, p))

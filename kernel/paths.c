@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 #include <net/ip_fib.h>
 #include <net/route.h>
+#include <net/sch_generic.h>
 
 #include "mpip.h"
 
@@ -274,8 +275,64 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 	return probe;
 }
 
-/* Choose a path for one data packet, by weight among the paths up. */
-struct mpip_path *mpip_path_pick(struct mpip_node *n)
+/*
+ * Bytes waiting in the qdisc of device @ifindex, or MPIP_BACKLOG_UNKNOWN.
+ * Only a root qdisc that keeps its own count can tell (netem, tbf, htb,
+ * fq_codel ... at the root of a device); a multiqueue root, a lockless
+ * qdisc with per-CPU counts or a device without a queue cannot.  A racy
+ * read: a hint, not a count.  Caller holds RCU.
+ */
+static u32 mpip_dev_backlog(struct net *net, int ifindex)
+{
+	struct net_device *dev = dev_get_by_index_rcu(net, ifindex);
+	struct Qdisc *q;
+
+	if (!dev)
+		return MPIP_BACKLOG_UNKNOWN;
+	q = rcu_dereference(dev->qdisc);
+	if (!q || (q->flags & (TCQ_F_BUILTIN | TCQ_F_MQROOT)) ||
+	    qdisc_is_percpu_stats(q))
+		return MPIP_BACKLOG_UNKNOWN;
+	return min_t(u32, READ_ONCE(q->qstats.backlog),
+		     MPIP_BACKLOG_UNKNOWN - 1);
+}
+
+/*
+ * The path to send on instead of @cand[@pick] because its device's queue
+ * here is shorter for its weight (core/path.c: mpip_paths_steer()), or
+ * @pick.
+ */
+static unsigned int mpip_path_steer(struct mpip_net *mn,
+				    struct mpip_path *const *cand,
+				    const u32 *w, unsigned int k,
+				    unsigned int pick)
+{
+	u32 q[MPIP_MAX_PATHS], dev[MPIP_MAX_PATHS], backlog[MPIP_MAX_PATHS];
+	unsigned int i, j;
+	u32 alt;
+
+	for (i = 0; i < k; i++) {
+		dev[i] = cand[i]->ifindex;
+		backlog[i] = mpip_dev_backlog(mn->net, cand[i]->ifindex);
+		q[i] = READ_ONCE(cand[i]->qdelay);
+	}
+	alt = mpip_paths_steer(w, dev, backlog, q, k, pick);
+	if (!alt)
+		return pick;
+	j = mpip_weights_pick_mask(w, k, alt, get_random_u32());
+	if (j == MPIP_PATH_NONE)
+		return pick;
+	mpip_inc(mn, MPIP_STAT_TX_STEERED);
+	return j;
+}
+
+/*
+ * Choose a path for one packet, by weight among the paths up; for a data
+ * packet (@tx) with queue_steer on, steered by the device queues here
+ * (mpip_path_steer()).  Caller holds RCU.
+ */
+struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
+				 bool tx)
 {
 	struct mpip_path *cand[MPIP_MAX_PATHS], *p;
 	u32 w[MPIP_MAX_PATHS];
@@ -291,7 +348,11 @@ struct mpip_path *mpip_path_pick(struct mpip_node *n)
 	if (k <= 1)
 		return k ? cand[0] : NULL;
 	pick = mpip_weights_pick(w, k, get_random_u32());
-	return pick == MPIP_PATH_NONE ? NULL : cand[pick];
+	if (pick == MPIP_PATH_NONE)
+		return NULL;
+	if (tx && READ_ONCE(mn->cfg.queue_steer))
+		pick = mpip_path_steer(mn, cand, w, k, pick);
+	return cand[pick];
 }
 
 /* Is @p the only path of @n that is up?  Caller holds RCU. */
@@ -409,6 +470,7 @@ void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
 
 	spin_lock_bh(&p->lock);
 	mpip_path_delay_sample(&p->delay, delay_us, shift);
+	WRITE_ONCE(p->qdelay, p->delay.q);
 	p->feedback++;
 	spin_unlock_bh(&p->lock);
 	mpip_touch(&p->last_fb);

@@ -44,6 +44,7 @@ static const struct mpip_config mpip_config_default = {
 	.weight_trend_ms = 500,
 	.weight_boost = 3,
 	.bare_cm_ms = 10,
+	.queue_steer = 1,
 	.heartbeat_ms = 300,
 	.path_timeout_ms = 500,
 	.delay_smooth_shift = 3,

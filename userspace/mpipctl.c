@@ -72,6 +72,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_REORDER_OVERFLOW]	= "reorder_overflow",
 	[MPIP_STAT_TX_BARE]		= "tx_bare",
 	[MPIP_STAT_REORDER_LOST]	= "reorder_lost",
+	[MPIP_STAT_TX_STEERED]		= "tx_steered",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
@@ -93,6 +94,7 @@ static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_WEIGHT_TREND_MS]	= "weight_trend_ms",
 	[MPIP_CFG_WEIGHT_BOOST]		= "weight_boost",
 	[MPIP_CFG_BARE_CM_MS]		= "bare_cm_ms",
+	[MPIP_CFG_QUEUE_STEER]		= "queue_steer",
 };
 
 /*
@@ -346,6 +348,7 @@ static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_WEIGHT_TREND_MS]	= { .type = NLA_U32 },
 	[MPIP_CFG_WEIGHT_BOOST]		= { .type = NLA_U32 },
 	[MPIP_CFG_BARE_CM_MS]		= { .type = NLA_U32 },
+	[MPIP_CFG_QUEUE_STEER]		= { .type = NLA_U32 },
 };
 
 static int config_reply(struct nlattr **tb, void *arg)

@@ -362,6 +362,42 @@ void mpip_weights_normalize(u32 *w, unsigned int n, u32 total)
 	}
 }
 
+/* floor(@rnd * @sum / 2^32), in 64 bits: @sum may exceed 32 bits. */
+static u64 weights_scale(u64 sum, u32 rnd)
+{
+	return (sum >> 32) * rnd + (((sum & 0xffffffffULL) * rnd) >> 32);
+}
+
+/* May path @i be chosen: every path if @mask is NULL, else bit @i of it. */
+static bool weights_in(const u32 *mask, unsigned int i)
+{
+	return !mask || (i < 32 && (*mask & (1U << i)));
+}
+
+/* Weighted choice among the paths weights_in(@mask). */
+static unsigned int weights_pick(const u32 *w, unsigned int n,
+				 const u32 *mask, u32 rnd)
+{
+	u64 sum = 0, r;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (weights_in(mask, i))
+			sum += w[i];
+	if (!sum)
+		return MPIP_PATH_NONE;
+
+	r = weights_scale(sum, rnd);
+	for (i = 0; i < n; i++) {
+		if (!weights_in(mask, i))
+			continue;
+		if (r < w[i])
+			return i;
+		r -= w[i];
+	}
+	return MPIP_PATH_NONE;	/* not reached: r < sum */
+}
+
 /**
  * mpip_weights_pick() - choose a path with probability proportional to weight
  * @w: weights of @n paths; any u32 values, 0 means never chosen
@@ -378,21 +414,102 @@ void mpip_weights_normalize(u32 *w, unsigned int n, u32 total)
  */
 unsigned int mpip_weights_pick(const u32 *w, unsigned int n, u32 rnd)
 {
-	u64 sum = 0, r;
+	return weights_pick(w, n, NULL, rnd);
+}
+
+/**
+ * mpip_weights_pick_mask() - mpip_weights_pick() among some paths only
+ * @w: weights of @n paths
+ * @n: number of paths; only the first 32 can be in @mask
+ * @mask: bit i set if path i may be chosen
+ * @rnd: uniformly distributed 32-bit random number
+ *
+ * Return: the index of the chosen path, with probability proportional to
+ * its weight among the paths of @mask, or MPIP_PATH_NONE if they all
+ * weigh 0 (or there are none).
+ */
+unsigned int mpip_weights_pick_mask(const u32 *w, unsigned int n, u32 mask,
+				    u32 rnd)
+{
+	return weights_pick(w, n, &mask, rnd);
+}
+
+/* Sum of the weights of the paths on device @dev. */
+static u64 steer_dev_weight(const u32 *w, const u32 *dev, unsigned int n,
+			    u32 d)
+{
 	unsigned int i;
+	u64 sum = 0;
 
 	for (i = 0; i < n; i++)
-		sum += w[i];
-	if (!sum)
-		return MPIP_PATH_NONE;
+		if (dev[i] == d)
+			sum += w[i];
+	return sum;
+}
 
-	/* (sum * rnd) >> 32 in 64 bits: sum may exceed 32 bits. */
-	r = (sum >> 32) * rnd + (((sum & 0xffffffffULL) * rnd) >> 32);
+/**
+ * mpip_paths_steer() - paths whose local queue is shorter for their weight
+ * @w: weights of @n paths
+ * @dev: the device of each path: paths with the same value share one
+ *	device queue at this host
+ * @backlog: bytes waiting in each path's device queue at this host, or
+ *	MPIP_BACKLOG_UNKNOWN where the device cannot tell
+ * @q: queueing delays Q the @n paths report, in us
+ * @n: number of paths, at most 32
+ * @pick: the path the weights chose for a packet
+ *
+ * Algorithm 1 moves a path's share by S per round and learns of a queue
+ * a queueing delay late, so the share it gives a link swings around the
+ * link's capacity, and a queue, which integrates the error, swings
+ * further: when a link's queue runs dry the link idles while packets
+ * wait on another one, and when one queue is much longer than the
+ * other, segments that take the short one overtake those on the long
+ * one by the difference.  Where the queues are at this host, it can
+ * keep them in the proportion of the weights instead: a packet goes to
+ * the device whose backlog is lowest per unit of weight (the sum of the
+ * weights of its paths), and among its paths by weight.  Then no queue
+ * runs dry while another holds packets, and the queueing delays, in the
+ * proportion of weight to link rate, tell Algorithm 1 where the weights
+ * are off at once rather than after an integration.  Ties keep @pick,
+ * so that where nothing queues here the weights alone decide.
+ *
+ * A local queue says nothing about a bottleneck further along the path,
+ * so a path is an alternative only if the queueing delay it reports is
+ * no higher than that of @pick: a path whose link is fast here and whose
+ * bottleneck elsewhere is full gets nothing extra.
+ *
+ * Return: a mask of the paths, all on one device, to choose from by
+ * weight instead of @pick; 0 to keep @pick (also if @pick is out of
+ * range or its own backlog is unknown).
+ */
+u32 mpip_paths_steer(const u32 *w, const u32 *dev, const u32 *backlog,
+		     const u32 *q, unsigned int n, unsigned int pick)
+{
+	u64 best_w, wi;
+	unsigned int i, best;
+	u32 mask = 0;
 
+	if (n > 32)
+		n = 32;
+	if (pick >= n || backlog[pick] == MPIP_BACKLOG_UNKNOWN)
+		return 0;
+	best = pick;
+	best_w = steer_dev_weight(w, dev, n, dev[pick]);
 	for (i = 0; i < n; i++) {
-		if (r < w[i])
-			return i;
-		r -= w[i];
+		if (dev[i] == dev[best] || q[i] > q[pick] ||
+		    backlog[i] == MPIP_BACKLOG_UNKNOWN)
+			continue;
+		wi = steer_dev_weight(w, dev, n, dev[i]);
+		/* backlog[i] / wi < backlog[best] / best_w, no division */
+		if ((u64)backlog[i] * best_w < (u64)backlog[best] * wi) {
+			best = i;
+			best_w = wi;
+		}
 	}
-	return MPIP_PATH_NONE;	/* not reached: r < sum */
+	if (dev[best] == dev[pick])
+		return 0;
+	for (i = 0; i < n; i++)
+		if (dev[i] == dev[best] && q[i] <= q[pick])
+			mask |= 1U << i;
+	return mask;
 }

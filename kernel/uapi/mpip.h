@@ -389,6 +389,7 @@ enum mpip_stat {
 	MPIP_STAT_REORDER_OVERFLOW,
 	MPIP_STAT_TX_BARE,
 	MPIP_STAT_REORDER_LOST,
+	MPIP_STAT_TX_STEERED,
 
 	__MPIP_STAT_MAX,
 };
@@ -441,6 +442,11 @@ enum mpip_stat {
  *	RST or URG, and one at least every this many milliseconds (capped
  *	at a quarter of path_timeout_ms) that carries the delay sample and
  *	reports; 0 puts a CM on every packet (0..1000, default 10)
+ * @MPIP_CFG_QUEUE_STEER: 1 to send a data packet on the path whose
+ *	device queue at this host holds the fewest bytes per unit of path
+ *	weight, instead of the one its weight chose, where the device's
+ *	qdisc tells its backlog and that path reports no higher queueing
+ *	delay (0..1, default 1)
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -461,6 +467,7 @@ enum mpip_cfg {
 	MPIP_CFG_WEIGHT_TREND_MS,
 	MPIP_CFG_WEIGHT_BOOST,
 	MPIP_CFG_BARE_CM_MS,
+	MPIP_CFG_QUEUE_STEER,
 
 	__MPIP_CFG_MAX,
 };

@@ -1614,6 +1614,218 @@ UNIT_TEST(pick_single_path_and_none)
 	CHECK_EQ(mpip_weights_pick(zeros, 3, 0xffffffff), MPIP_PATH_NONE);
 }
 
+/* ---- pick among some paths, idle links first --------------------------- */
+
+/* The masked pick is the plain pick over the weights of @mask, 0 elsewhere. */
+UNIT_TEST(pick_mask_matches_zeroed_weights)
+{
+	u32 w[12], z[12];
+	unsigned int t, i, n;
+
+	for (t = 0; t < 20000; t++) {
+		u32 mask = unit_rand32(ctx), rnd = unit_rand32(ctx);
+
+		n = 1 + unit_below(ctx, ARRAY_LEN(w));
+		for (i = 0; i < n; i++) {
+			w[i] = unit_below(ctx, 4) ? unit_below(ctx, 1001) : 0;
+			z[i] = mask & (1U << i) ? w[i] : 0;
+		}
+		if (!CHECK_EQ_MSG(mpip_weights_pick_mask(w, n, mask, rnd),
+				  mpip_weights_pick(z, n, rnd),
+				  "t %u mask 0x%x rnd 0x%x", t, mask, rnd))
+			return;
+	}
+}
+
+UNIT_TEST(pick_mask_edges)
+{
+	static const u32 w[] = { 300, 0, 700, 5 };
+	u32 big[40];
+	unsigned int i;
+
+	/* never a path outside the mask, nor one of weight 0 */
+	for (i = 0; i < 1000; i++) {
+		u32 rnd = unit_rand32(ctx);
+
+		CHECK_EQ(mpip_weights_pick_mask(w, 4, 0x4, rnd), 2);
+		CHECK(mpip_weights_pick_mask(w, 4, 0x3, rnd) == 0);
+		CHECK(mpip_weights_pick_mask(w, 4, 0xf, rnd) != 1);
+	}
+	CHECK_EQ(mpip_weights_pick_mask(w, 4, 0, 0), MPIP_PATH_NONE);
+	CHECK_EQ(mpip_weights_pick_mask(w, 4, 0x2, 0xffffffff),
+		 MPIP_PATH_NONE);
+	/* bits past @n are not paths */
+	CHECK_EQ(mpip_weights_pick_mask(w, 2, 0xc, 0), MPIP_PATH_NONE);
+	CHECK_EQ(mpip_weights_pick_mask(NULL, 0, ~0U, 7), MPIP_PATH_NONE);
+	/* only the first 32 paths can be masked in */
+	for (i = 0; i < ARRAY_LEN(big); i++)
+		big[i] = i < 32 ? 0 : 10;
+	CHECK_EQ(mpip_weights_pick_mask(big, ARRAY_LEN(big), ~0U, 123),
+		 MPIP_PATH_NONE);
+	CHECK_EQ(mpip_weights_pick(big, ARRAY_LEN(big), 0), 32);
+	/* the same proportions as the plain pick among the masked paths */
+	{
+		unsigned long c[4] = { 0 };
+
+		for (i = 0; i < PICK_DRAWS; i++)
+			c[mpip_weights_pick_mask(w, 4, 0x5,
+						 unit_rand32(ctx))]++;
+		CHECK(c[1] == 0 && c[3] == 0);
+		/* 30 % +- 0.3 points */
+		CHECK(c[0] > PICK_DRAWS / 1000 * 297 &&
+		      c[0] < PICK_DRAWS / 1000 * 303);
+	}
+}
+
+#define UNK	MPIP_BACKLOG_UNKNOWN
+
+UNIT_TEST(steer_by_backlog_per_weight)
+{
+	/* paths 0, 1 on device 7; path 2 on device 9; path 3 on device 4 */
+	u32 w[4] = { 300, 300, 300, 100 };
+	u32 dev[4] = { 7, 7, 9, 4 };
+	u32 q[4] = { 0, 0, 0, 0 };
+	u32 b[4];
+
+	/* nothing queued anywhere: the weights alone decide */
+	memset(b, 0, sizeof(b));
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 3), 0);
+	/* device 7 (weight 600) holds 6000 B, device 9 (300) 2999 B: less
+	 * per unit of weight, and device 4 (100) 1000 B: 10 per unit */
+	b[0] = b[1] = 6000;
+	b[2] = 2999;
+	b[3] = 1000;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0x4);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 1), 0x4);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 3), 0x4);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 2), 0);
+	/* equal per unit of weight: keep the pick */
+	b[2] = 3000;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 2), 0);
+	/* the lowest device wins, and all its paths are offered */
+	b[2] = 5000;
+	b[3] = 0;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 2), 0x8);
+	b[3] = 5000;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 3), 0x3);
+	/* an empty queue beats any, whatever its weight */
+	w[3] = 1;
+	b[3] = 0;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0x8);
+	/* a device whose paths weigh nothing never gets a packet */
+	w[3] = 0;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0);
+}
+
+UNIT_TEST(steer_respects_reported_delay)
+{
+	u32 w[3] = { 500, 400, 100 };
+	u32 dev[3] = { 1, 2, 3 };
+	u32 b[3] = { 90000, 0, 0 };
+	u32 q[3] = { 20000, 20001, 20000 };
+
+	/* path 1 idles here but reports a longer queue than path 0: its
+	 * bottleneck is further along; path 2 qualifies */
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x4);
+	q[2] = 30000;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0);
+	q[1] = 100;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x2);
+	/* paths of the chosen device with a higher delay are left out */
+	dev[2] = 2;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x2);
+	q[2] = 0;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x6);
+}
+
+UNIT_TEST(steer_unknown_and_edges)
+{
+	u32 w[3] = { 500, 500, 500 };
+	u32 dev[3] = { 1, 2, 3 };
+	u32 b[3] = { UNK, 0, 0 };
+	u32 q[3] = { 0, 0, 0 };
+
+	/* the pick's own queue unknown: keep it */
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0);
+	/* unknown queues are never alternatives */
+	b[0] = 5000;
+	b[1] = UNK;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x4);
+	b[2] = UNK;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0);
+	/* @pick out of range, no paths, paths past @n */
+	b[1] = b[2] = 0;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 3), 0);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, MPIP_PATH_NONE), 0);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 0, 0), 0);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 1, 0), 0);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 2, 0), 0x2);
+	/* largest values: no overflow in the comparison */
+	b[0] = UNK - 1;
+	b[1] = UNK - 2;
+	w[0] = w[1] = 0xffffffff;
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 2, 0), 0x2);
+	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 2, 1), 0);
+}
+
+/* Against a model: the mask is one device, the one of least backlog per
+ * unit of weight among the pick's and the qualifying ones. */
+UNIT_TEST(steer_matches_model)
+{
+	u32 w[8], dev[8], b[8], q[8];
+	unsigned int t, i, n, pick;
+
+	for (t = 0; t < 50000; t++) {
+		double dw[8] = { 0 }, score, best;
+		u32 mask, want = 0;
+		int bd;
+
+		n = 1 + unit_below(ctx, 8);
+		for (i = 0; i < n; i++) {
+			w[i] = unit_below(ctx, 5) ? 1 + unit_below(ctx, 1000) : 0;
+			dev[i] = unit_below(ctx, 4);
+			q[i] = unit_below(ctx, 3) * 1000;
+		}
+		for (i = 0; i < n; i++) {
+			b[i] = unit_below(ctx, 6) ? unit_below(ctx, 4) * 1500 :
+						    UNK;
+			dw[dev[i]] += w[i];
+		}
+		/* one device, one backlog */
+		for (i = 0; i < n; i++) {
+			unsigned int j;
+
+			for (j = 0; j < i; j++)
+				if (dev[j] == dev[i])
+					b[i] = b[j];
+		}
+		pick = unit_below(ctx, n);
+		if (!w[pick])
+			continue;
+		mask = mpip_paths_steer(w, dev, b, q, n, pick);
+		if (b[pick] != UNK) {
+			bd = (int)dev[pick];
+			best = b[pick] / dw[bd];
+			for (i = 0; i < n; i++) {
+				if (b[i] == UNK || q[i] > q[pick] || !dw[dev[i]])
+					continue;
+				score = b[i] / dw[dev[i]];
+				if (score < best) {
+					best = score;
+					bd = (int)dev[i];
+				}
+			}
+			for (i = 0; bd != (int)dev[pick] && i < n; i++)
+				if ((int)dev[i] == bd && q[i] <= q[pick])
+					want |= 1U << i;
+		}
+		if (!CHECK_EQ_MSG(mask, want, "t %u n %u pick %u", t, n, pick))
+			return;
+	}
+}
+
 /* ---- responsiveness first ---------------------------------------------- */
 
 UNIT_TEST(min_delay_index)
