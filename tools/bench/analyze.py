@@ -750,6 +750,9 @@ class Run:
             for k in ("reorder_held", "reorder_in_order", "reorder_lost",
                       "reorder_timeout", "reorder_overflow", "rx_gso_kept"):
                 m[k] = st.get(k)
+        st = self.counters("stats-a.json", load_json)
+        if isinstance(st, dict):
+            m["tx_steered"] = st.get("tx_steered")
 
 
 # ------------------------------------------------------------ a mode's runs
@@ -966,6 +969,7 @@ ROWS = {
         ("retrans_pct", "retransmitted, % of segments sent", ""),
         ("dsack_segs", "retransmitted segments the receiver already had (DSACK)", ""),
         ("shaper_drops", "packets dropped by the shapers (queue full)", ""),
+        ("tx_steered", "packets a steered to a shorter local queue (queue_steer)", ""),
     ],
     "udp": [
         ("offered_mbps", "offered (Mbit/s)", ""),
@@ -992,6 +996,7 @@ ROWS = {
         ("reorder_lost", "released as lost (the paths had moved on)", ""),
         ("reorder_timeout", "released by timeout", ""),
         ("reorder_overflow", "released by overflow", ""),
+        ("tx_steered", "packets a steered to a shorter local queue (queue_steer)", ""),
     ],
     "overhead": [
         ("tcp_iperf3_mbps", "TCP goodput (Mbit/s)", ""),
