@@ -27,7 +27,12 @@
 /* Room every TCP segment must leave for a data trailer. */
 #define MPIP_DATA_CM_LEN	MPIP_CM_MIN_LEN
 
-#define MPIP_AVAIL_BITS		10
+/*
+ * Entries are per remote (address, port): a receiver of many flows has
+ * one per flow, so the table has as many buckets as its maximum of 16384
+ * entries allows at a load of about 4 (chains of a few, not dozens).
+ */
+#define MPIP_AVAIL_BITS		12
 #define MPIP_AVAIL_MAX		16384
 #define MPIP_NODE_BITS		8
 #define MPIP_NODE_MAX		4096
@@ -242,7 +247,6 @@ struct mpip_net {
 	struct mpip_stats __percpu *stats;
 	struct mpip_table avail;
 	struct mpip_table nodes;
-	struct hlist_head avail_buckets[1 << MPIP_AVAIL_BITS];
 	struct hlist_head node_buckets[1 << MPIP_NODE_BITS];
 	struct mpip_sessions sessions;
 	struct delayed_work gc_work;

@@ -156,22 +156,28 @@ static u32 mpip_new_node_id(void)
 static int __net_init mpip_net_init(struct net *net)
 {
 	struct mpip_net *mn = mpip_pernet(net);
+	struct hlist_head *avail;
 	int err;
 
+	avail = kvcalloc(1 << MPIP_AVAIL_BITS, sizeof(*avail), GFP_KERNEL);
+	if (!avail)
+		return -ENOMEM;
 	mn->net = net;
 	mn->node_id = mpip_new_node_id();
 	mn->cfg = mpip_config_default;
 	mutex_init(&mn->hook_lock);
-	mpip_table_init(&mn->avail, mn->avail_buckets,
-			ARRAY_SIZE(mn->avail_buckets), MPIP_AVAIL_MAX);
+	mpip_table_init(&mn->avail, avail, 1 << MPIP_AVAIL_BITS,
+			MPIP_AVAIL_MAX);
 	mpip_table_init(&mn->nodes, mn->node_buckets,
 			ARRAY_SIZE(mn->node_buckets), MPIP_NODE_MAX);
 	mn->nodes.release = mpip_node_release;
 	INIT_DELAYED_WORK(&mn->gc_work, mpip_gc_work);
 
 	mn->stats = alloc_percpu(struct mpip_stats);
-	if (!mn->stats)
-		return -ENOMEM;
+	if (!mn->stats) {
+		err = -ENOMEM;
+		goto err_avail;
+	}
 	err = mpip_sessions_init(&mn->sessions);
 	if (err)
 		goto err_stats;
@@ -189,7 +195,9 @@ err_sessions:
 	mpip_sessions_destroy(&mn->sessions);
 err_stats:
 	free_percpu(mn->stats);
+err_avail:
 	mutex_destroy(&mn->hook_lock);
+	kvfree(avail);
 	return err;
 }
 
@@ -206,6 +214,7 @@ static void __net_exit mpip_net_exit(struct net *net)
 	/* Readers of the session buckets are gone with the hooks. */
 	synchronize_rcu();
 	mpip_sessions_destroy(&mn->sessions);
+	kvfree(mn->avail.buckets);
 	free_percpu(mn->stats);
 	mutex_destroy(&mn->hook_lock);
 }
