@@ -311,9 +311,15 @@ static unsigned int mpip_path_steer(struct mpip_net *mn,
 	unsigned int i, j;
 	u32 alt;
 
+	/* nothing queued here, or unknown: no path can do better */
+	backlog[pick] = mpip_dev_backlog(mn->net, cand[pick]->ifindex);
+	if (!backlog[pick] || backlog[pick] == MPIP_BACKLOG_UNKNOWN)
+		return pick;
 	for (i = 0; i < k; i++) {
 		dev[i] = cand[i]->ifindex;
-		backlog[i] = mpip_dev_backlog(mn->net, cand[i]->ifindex);
+		if (i != pick)
+			backlog[i] = mpip_dev_backlog(mn->net,
+						      cand[i]->ifindex);
 		q[i] = READ_ONCE(cand[i]->qdelay);
 	}
 	alt = mpip_paths_steer(w, dev, backlog, q, k, pick);
