@@ -37,6 +37,8 @@
 #define MPIP_NODE_BITS		8
 #define MPIP_NODE_MAX		4096
 #define MPIP_NODE_MAX_EP	8
+/* A full endpoint list changes at most this often (node.c). */
+#define MPIP_NODE_EP_REPLACE	(HZ / 10)
 
 #define MPIP_GC_INTERVAL	HZ
 
@@ -193,6 +195,7 @@ struct mpip_node {
 	u8 nep;
 	u8 nep_next;		/* slot to replace when full */
 	u8 naddrs;
+	unsigned long ep_stamp;	/* jiffies: last endpoint replaced */
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
 	u16 sid_next;		/* under the session table lock */

@@ -54,6 +54,7 @@ static struct mpip_node *mpip_node_get(struct mpip_net *mn, u32 id)
 	spin_lock_init(&n->lock);
 	n->tn.stamp = jiffies;
 	n->w_stamp = jiffies;
+	n->ep_stamp = jiffies;
 	n->sid_next = 1;
 
 	in = mpip_table_insert(&mn->nodes, &n->tn, mpip_node_hash(id),
@@ -78,10 +79,21 @@ static bool mpip_node_has_ep(const struct mpip_node *n, __be32 addr,
 	return false;
 }
 
+/*
+ * Record endpoint (@addr, @port) of node @n.  Once the list is full, a
+ * new endpoint replaces the oldest at most every MPIP_NODE_EP_REPLACE:
+ * with more flows from the node than the list holds, nearly every packet
+ * comes from an endpoint not in it, and replacing one each time would
+ * take the node's lock for every packet, on every CPU its flows arrive
+ * on.
+ */
 static void mpip_node_add_ep(struct mpip_node *n, __be32 addr, __be16 port)
 {
 	unsigned int slot;
 
+	if (READ_ONCE(n->nep) >= MPIP_NODE_MAX_EP &&
+	    time_before(jiffies, READ_ONCE(n->ep_stamp) + MPIP_NODE_EP_REPLACE))
+		return;
 	spin_lock_bh(&n->lock);
 	if (!mpip_node_has_ep(n, addr, port)) {
 		if (n->nep < MPIP_NODE_MAX_EP) {
@@ -90,6 +102,7 @@ static void mpip_node_add_ep(struct mpip_node *n, __be32 addr, __be16 port)
 		} else {
 			slot = n->nep_next;
 			n->nep_next = (slot + 1) % MPIP_NODE_MAX_EP;
+			WRITE_ONCE(n->ep_stamp, jiffies);
 		}
 		WRITE_ONCE(n->ep[slot].addr, addr);
 		WRITE_ONCE(n->ep[slot].port, port);
