@@ -274,6 +274,29 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * Must this CM refresh the availability entry of its sender?  A packet
+ * of a known session needs to only now and then: its entry was refreshed
+ * by the session's earlier packets and only has to stay well within
+ * peer_timeout_ms.  Looking it up for every packet would cost a receiver
+ * of many flows a second table walk per packet.  Queries and
+ * confirmations always do.
+ */
+static bool mpip_in_learn_due(const struct mpip_net *mn,
+			      const struct mpip_rx *rx)
+{
+	u32 ms = min(READ_ONCE(mn->cfg.peer_timeout_ms) / 4, 1000U);
+	struct mpip_session *s = rx->sess;
+	unsigned long now = jiffies;
+
+	if (!s || (rx->cm.flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
+		return true;
+	if (time_before(now, READ_ONCE(s->learn_due)))
+		return false;
+	WRITE_ONCE(s->learn_due, now + msecs_to_jiffies(ms));
+	return true;
+}
+
+/*
  * Everything a valid CM tells us.  Returns false if the packet must be
  * dropped.  Caller holds RCU.
  */
@@ -293,7 +316,7 @@ static bool mpip_in_process(struct mpip_net *mn, struct sk_buff *skb,
 		if (cm->session_id)
 			ok = mpip_in_session(mn, n, skb, rx);
 	}
-	if (ok)
+	if (ok && mpip_in_learn_due(mn, rx))
 		mpip_in_learn(mn, skb, rx);
 	return ok;
 }

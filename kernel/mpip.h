@@ -223,6 +223,7 @@ struct mpip_session {
 	unsigned long hb_stamp;	/* jiffies of the last confirming heartbeat */
 	unsigned long cm_stamp;	/* jiffies of the last trailer sent */
 	unsigned long sole_stamp; /* jiffies it last went bare; 0: never */
+	unsigned long learn_due;  /* jiffies its packets next refresh avail */
 	__be32 laddr;
 	__be32 raddr;
 	__be16 lport;

@@ -173,6 +173,7 @@ static struct mpip_session *mpip_session_alloc(u32 node_id, u8 proto,
 	s->raddr = raddr;
 	s->rport = rport;
 	s->tn.stamp = jiffies;
+	s->learn_due = jiffies;
 	atomic64_set(&s->tx_pkts, 0);
 	atomic64_set(&s->rx_pkts, 0);
 	return s;
