@@ -41,9 +41,10 @@
 #   fig4d     (Fig. 4(d)) scenarios normal 40+40, delay (+10 ms on path 1),
 #             limit (path 1 at 20 Mbit/s); mpip, mptcp, mptcp-mpip; 5 runs
 #             of 5 s each (quick: 1 of 2 s), box plots in fig4d.png
-#   scale     kernel time per UDP datagram with 1, 100 and 10,000 flows
-#             (median of 5 rounds of 50,000 datagrams; quick: 1 and 1000
-#             flows, 4000 datagrams), mpip and off (tools/bench/scale.py)
+#   scale     kernel time per UDP datagram with 1, 100 and 10,000 flows,
+#             each count in a lab of its own, 3 cycles of interleaved rounds
+#             of 50,000 datagrams (quick: 1 and 1000 flows, one cycle of
+#             4000), mpip and off (tools/bench/scale.py)
 #
 # Each benchmark prints ONE JSON line on stdout (all modes side by side);
 # progress goes to stderr.  RESULTS_DIR (default results/bench) gets
@@ -124,12 +125,12 @@ bench_rounds() {
 set_durations() {
 	if ((QUICK)); then
 		DUR_TCP=3 DUR_UDP=3 DUR_FAIL=7 FAIL_DOWN=2 FAIL_UP=4 DUR_4D=2 REPS_4D=1
-		SCALE_FLOWS=1,1000 SCALE_PKTS=4000 SCALE_ROUNDS=1
+		SCALE_FLOWS=1,1000 SCALE_PKTS=4000 SCALE_CYCLES=1
 		IL_CYCLES=1 IL_DUR=1
 		export LAB_WARMUP=0.5
 	else
 		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=30 FAIL_DOWN=10 FAIL_UP=20 DUR_4D=5 REPS_4D=5
-		SCALE_FLOWS=1,100,10000 SCALE_PKTS=50000 SCALE_ROUNDS=5
+		SCALE_FLOWS=1,100,10000 SCALE_PKTS=50000 SCALE_CYCLES=3
 		IL_CYCLES=24 IL_DUR=2
 		export LAB_WARMUP=1
 	fi
@@ -206,7 +207,7 @@ bench_register scale "per-packet cost with 1, 100 and 10,000 concurrent UDP sess
 	- - mpip,off
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_scale() {
-	lab_scale "$1" "$SCALE_FLOWS" "$SCALE_PKTS" "$SCALE_ROUNDS"
+	lab_scale "$1" "$SCALE_FLOWS" "$SCALE_PKTS" "$SCALE_CYCLES"
 }
 
 # bench_links NAME: its link specs, for people

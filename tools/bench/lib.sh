@@ -202,6 +202,36 @@ lab_samplers_stop() {
 	return 0
 }
 
+# lab_ns_mode NS...: mpip on or off in these namespaces as LAB_MODE says
+# (lab_mode sets it), with LAB_MPIP_SET's tunables and LAB_SYSCTL's sysctls
+lab_ns_mode() {
+	local ns kv
+	for ns in "$@"; do
+		case $LAB_MODE in
+		mpip | mpip-noreorder | mptcp-mpip)
+			ip netns exec "$ns" "$MPIPCTL" enable >/dev/null || return 1
+			if [[ $LAB_MODE == mpip-noreorder ]]; then
+				ip netns exec "$ns" "$MPIPCTL" set reorder 0 || return 1
+			fi
+			# LAB_MPIP_SET="key=value ...": tunables for experiments
+			for kv in ${LAB_MPIP_SET:-}; do
+				ip netns exec "$ns" "$MPIPCTL" set "${kv%%=*}" "${kv#*=}" || return 1
+			done
+			;;
+		off | mptcp)
+			if lab_mpip_loaded; then
+				ip netns exec "$ns" "$MPIPCTL" disable >/dev/null || return 1
+			fi
+			;;
+		esac
+		# LAB_SYSCTL="key=value ...": sysctls of the hosts, in every
+		# mode, for experiments (e.g. net.ipv4.tcp_reordering=10)
+		for kv in ${LAB_SYSCTL:-}; do
+			ip netns exec "$ns" sysctl -qw "$kv" || return 1
+		done
+	done
+}
+
 # lab_mode MODE: mpip (mpip on in both hosts), off (mpip off, plain TCP/UDP)
 # or mptcp (mpip off, Linux MPTCP with a second subflow over link 2)
 lab_mode() {
@@ -213,36 +243,14 @@ lab_mode() {
 	mpip | mpip-noreorder | mptcp-mpip)
 		LAB_MPIP=1
 		lab_mpip_load || { lab_log "lab: cannot load mpip.ko"; return 1; }
-		for ns in "$LAB_A" "$LAB_B"; do
-			ip netns exec "$ns" "$MPIPCTL" enable >/dev/null || return 1
-			if [[ $LAB_MODE == mpip-noreorder ]]; then
-				ip netns exec "$ns" "$MPIPCTL" set reorder 0 || return 1
-			fi
-			# LAB_MPIP_SET="key=value ...": tunables for experiments
-			for kv in ${LAB_MPIP_SET:-}; do
-				ip netns exec "$ns" "$MPIPCTL" set "${kv%%=*}" "${kv#*=}" || return 1
-			done
-		done
 		;;
-	off | mptcp)
-		if lab_mpip_loaded; then
-			for ns in "$LAB_A" "$LAB_B"; do
-				ip netns exec "$ns" "$MPIPCTL" disable >/dev/null || return 1
-			done
-		fi
-		;;
+	off | mptcp) ;;
 	unloaded)
 		! lab_mpip_loaded || rmmod mpip || return 1
 		;;
 	*) lab_die "unknown mode '$LAB_MODE'" ;;
 	esac
-	# LAB_SYSCTL="key=value ...": sysctls of both hosts, in every mode,
-	# for experiments (e.g. net.ipv4.tcp_reordering=10)
-	for kv in ${LAB_SYSCTL:-}; do
-		for ns in "$LAB_A" "$LAB_B"; do
-			ip netns exec "$ns" sysctl -qw "$kv" || return 1
-		done
-	done
+	lab_ns_mode "$LAB_A" "$LAB_B" || return 1
 	[[ $LAB_MODE == mptcp* ]] || return 0
 	LAB_MPTCP=1
 	command -v mptcpize >/dev/null || { lab_log "lab: mptcpize missing (Debian package mptcpd)"; return 1; }
@@ -493,32 +501,59 @@ lab_reps() {
 	return "$rc"
 }
 
-# lab_scale RUNDIR FLOWS PACKETS [ROUNDS]: kernel time per UDP datagram from
+# lab_scale RUNDIR FLOWS PACKETS [CYCLES]: kernel time per UDP datagram from
 # a to b with each number of concurrent flows in FLOWS (comma-separated),
-# PACKETS datagrams each, the median of ROUNDS (tools/bench/scale.py).  The
-# samplers are stopped first: their reads would count as kernel time.
-# Writes run.json, scale.jsonl (with a's mpip session count before each
-# measurement) and a's session count afterwards (status-a.json).
+# PACKETS datagrams per round, CYCLES cycles of rounds that visit the flow
+# counts forward and back (tools/bench/scale.py).  The first count runs in
+# the lab; each other count gets a lab of its own, with unshaped links and
+# mpip as LAB_MODE says, so that each count has its own mpip tables (the
+# one-flow lab holds one session).  The samplers are stopped first: their
+# reads would count as kernel time.  Writes run.json, scale.jsonl (with
+# each sending namespace's mpip session count before the rounds) and the
+# last count's sender status afterwards (status-a.json).
 lab_scale() {
-	local dir=$1 flows=$2 pkts=$3 rounds=${4:-1} port=9700 spid rc=0 ctl=()
+	local dir=$1 flows=$2 pkts=$3 cycles=${4:-1} port=9700 rc=0 ctl=() i=0
+	local n p senders=() extra=() spids=()
 	lab_samplers_stop
 	((LAB_MPIP)) && ctl=(--mpipctl "$MPIPCTL")
-	printf '{"kind": "scale", "mode": %s, "flows": %s, "packets": %s, "rounds": %s}\n' \
-		"$(json_str "$LAB_MODE")" "$(json_str "$flows")" "$pkts" "$rounds" >"$dir/run.json"
-	rm -f "$LAB_TMP/scale-ready"
-	ip netns exec "$LAB_B" "$LAB_PY" "$LAB_REPO/tools/bench/scale.py" sink "$port" \
-		--ready "$LAB_TMP/scale-ready" </dev/null >/dev/null 2>"$dir/sink.err" &
-	spid=$!
-	LAB_BG_PIDS+=("$spid")
-	wait_until 30 test -e "$LAB_TMP/scale-ready" || { lab_log "lab: scale sink not ready"; return 1; }
-	(ulimit -n 65536 && ip netns exec "$LAB_A" "$LAB_PY" "$LAB_REPO/tools/bench/scale.py" \
-		send 10.1.1.2 "$port" --flows "$flows" --packets "$pkts" --rounds "$rounds" "${ctl[@]}") \
-		</dev/null >"$dir/scale.jsonl" 2>"$dir/scale.err" || rc=$?
-	((LAB_MPIP)) && ip netns exec "$LAB_A" "$MPIPCTL" -j status >"$dir/status-a.json" 2>/dev/null
-	kill "$spid" 2>/dev/null
-	wait "$spid" 2>/dev/null
+	printf '{"kind": "scale", "mode": %s, "flows": %s, "packets": %s, "cycles": %s}
+' \
+		"$(json_str "$LAB_MODE")" "$(json_str "$flows")" "$pkts" "$cycles" >"$dir/run.json"
+	for n in ${flows//,/ }; do
+		if ((i++ == 0)); then
+			senders+=("$LAB_A")
+			p=$LAB_P
+		else
+			p=${LAB_P}s$i
+			extra+=("$p")
+			if ! "$LAB_TOPO" twolink --prefix "$p" --link1 - --link2 - >/dev/null ||
+				! lab_ns_mode "${p}a" "${p}b"; then
+				rc=1
+				break
+			fi
+			senders+=("${p}a")
+		fi
+		rm -f "$LAB_TMP/scale-ready"
+		ip netns exec "${p}b" "$LAB_PY" "$LAB_REPO/tools/bench/scale.py" sink "$port" \
+			--ready "$LAB_TMP/scale-ready" </dev/null >/dev/null 2>>"$dir/sink.err" &
+		spids+=($!)
+		wait_until 30 test -e "$LAB_TMP/scale-ready" || { lab_log "lab: scale sink not ready"; rc=1; break; }
+	done
+	LAB_BG_PIDS+=("${spids[@]}")
+	if ((rc == 0)); then
+		(IFS=,; ulimit -n 65536 && ip netns exec "$LAB_A" "$LAB_PY" "$LAB_REPO/tools/bench/scale.py" \
+			send 10.1.1.2 "$port" --flows "$flows" --packets "$pkts" --cycles "$cycles" \
+			--netns "${senders[*]}" "${ctl[@]}") \
+			</dev/null >"$dir/scale.jsonl" 2>"$dir/scale.err" || rc=$?
+		((rc == 0)) || lab_log "lab: scale sender failed: $(head -c 300 "$dir/scale.err")"
+	fi
+	((LAB_MPIP)) && ip netns exec "${senders[-1]}" "$MPIPCTL" -j status >"$dir/status-a.json" 2>/dev/null
+	kill "${spids[@]}" 2>/dev/null
+	wait "${spids[@]}" 2>/dev/null
 	LAB_BG_PIDS=()
-	((rc == 0)) || lab_log "lab: scale sender failed: $(head -c 300 "$dir/scale.err")"
+	for p in "${extra[@]}"; do
+		"$LAB_TOPO" clean --prefix "$p" 2>/dev/null || true
+	done
 	return "$rc"
 }
 

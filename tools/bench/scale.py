@@ -2,37 +2,55 @@
 """Kernel CPU time per UDP datagram with many concurrent flows.
 
     scale.py sink PORT [--ready FILE]
-    scale.py send DST PORT --flows N[,N...] --packets P [--rounds R]
-                           [--base-port B] [--mpipctl PATH]
+    scale.py send DST PORT --flows N[,N...] --packets P [--cycles C]
+                           [--netns NS[,NS...]] [--base-port B]
+                           [--mpipctl PATH]
 
 sink: receive and discard datagrams on PORT until SIGTERM.
 
 send: for each N, open N UDP sockets bound to distinct source ports (so N
-flows, hence N mpip sessions), send one datagram on each (the warm-up
-that creates the sessions), wait two seconds (so that the receiver's
-heartbeats confirm them), with --mpipctl repeat that until the session
-count reaches N (the very first datagram to a peer only starts mpip's
-handshake; at most 5 times), then send P datagrams of 64 bytes round-robin
-over the N sockets and measure the kernel time this took: system, IRQ and
-soft-IRQ time of all CPUs from /proc/stat, before and after, divided by P;
-R times (default 1), the median is the figure.
-Everything the kernel does per datagram counts: the sender's syscall and
-UDP/IP output (mpip's output hook), veth, the receiver's input (mpip's
-input hook) and socket delivery; the Python interpreter's own work is
-user time and does not.  With --mpipctl, `mpipctl -j status` just before
-the measured part gives the sender's mpip session count (it must be at
-least N for the figure to mean anything).  Prints one JSON object per N:
+flows, hence N mpip sessions) in its own network namespace (--netns, one
+per N, by name under /run/netns; without it all in the caller's), send one
+datagram on each (the warm-up that creates the sessions), wait two seconds
+(so that the receiver's heartbeats confirm them), with --mpipctl repeat
+that until the namespace's session count reaches N (the very first
+datagram to a peer only starts mpip's handshake; at most 5 times).  Each
+namespace is the sending host of a lab of its own, so each N has its own
+mpip tables: the one-flow lab holds one session, the 10,000-flow lab
+10,000.
+
+Then C cycles of measured rounds.  A cycle visits the flow counts forward
+and back (1, 100, 10000, 10000, 100, 1); a round sends P datagrams of 64
+bytes round-robin over one count's sockets and measures the kernel time
+this took: system, IRQ and soft-IRQ time of all CPUs from /proc/stat,
+before and after, divided by P.  Everything the kernel does per datagram
+counts: the sender's syscall and UDP/IP output (mpip's output hook), veth,
+the receiver's input (mpip's input hook) and socket delivery; the Python
+interpreter's own work is user time and does not.
+
+The emulated machine's speed drifts by tens of % over minutes.  Measuring
+all of one count before the next (the method before) put that drift into
+the ratios; in a cycle, the first count's two rounds enclose the others',
+so a cycle's ratio (mean of N's rounds over mean of the first count's)
+cancels a steady drift.  The figure is the median of the cycles' ratios.
+
+Prints one JSON object per N:
 
     {"flows": N, "packets": P, "seconds": S, "kernel_ns_per_pkt": X,
-     "rounds_ns_per_pkt": [X1, ...], "sessions": SESSIONS or null}
+     "rounds_ns_per_pkt": [X1, ...], "cycle_ratios_pct": [R1, ...],
+     "ratio_pct": R, "sessions": SESSIONS or null}
+
+(kernel_ns_per_pkt and seconds: medians of the rounds; ratio_pct: median
+of the cycle ratios, against the first count; sessions: the namespace's
+mpip session count before the first round.)
 
 The kernel time is sampled, not measured: at each timer tick (HZ=250 in
 Debian's kernel, which has no IRQ time accounting) the tick's 4 ms go to
 whatever the CPU was doing.  With 50,000 datagrams of 20-40 us each, a round
-holds some 250-500 ticks of kernel time, a few % of sampling noise; hence
-several rounds and their median, and comparisons only within one run.
+holds some 250-500 ticks of kernel time, a few % of sampling noise.
 """
 import argparse
+import ctypes
 import json
 import os
 import signal
@@ -42,6 +60,7 @@ import sys
 import time
 
 PAYLOAD = b"m" * 64
+CLONE_NEWNET = 0x40000000
 
 
 def kernel_ns():
@@ -53,8 +72,41 @@ def kernel_ns():
     return ticks * 1e9 / os.sysconf("SC_CLK_TCK")
 
 
+class Netns:
+    """Enter a network namespace by name for a while (setns(2))."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def __init__(self, name):
+        self.path = "/run/netns/" + name if name else None
+        self.home_fd = -1
+
+    def _set(self, path):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            if self.libc.setns(fd, CLONE_NEWNET) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, "setns %s: %s" % (path, os.strerror(err)))
+        finally:
+            os.close(fd)
+
+    def __enter__(self):
+        if self.path:
+            self.home_fd = os.open("/proc/self/ns/net", os.O_RDONLY)
+            self._set(self.path)
+        return self
+
+    def __exit__(self, *exc):
+        if self.path:
+            try:
+                if self.libc.setns(self.home_fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), "setns back")
+            finally:
+                os.close(self.home_fd)
+        return False
+
+
 def sessions(mpipctl):
-    """The mpip session count of this namespace, or None."""
+    """The mpip session count of the current namespace, or None."""
     if not mpipctl:
         return None
     try:
@@ -76,41 +128,83 @@ def sink(args):
         s.recv(2048)
 
 
-def send(args):
-    base = args.base_port
-    for n in [int(x) for x in args.flows.split(",")]:
-        socks = []
-        for i in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.bind(("0.0.0.0", base + i))
-            s.connect((args.dst, args.port))
-            socks.append(s)
-        base += n
-        # warm-up: the first datagram to a new peer only starts mpip's
-        # handshake, so repeat until every flow has its session (at most
-        # 5 times; without --mpipctl once)
+class Group:
+    """N flows from one namespace: their sockets and their rounds."""
+
+    def __init__(self, n, netns, args, base):
+        self.n, self.netns, self.ns, self.secs = n, netns, [], []
+        self.socks = []
+        with Netns(netns):
+            for i in range(n):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.bind(("0.0.0.0", base + i))
+                s.connect((args.dst, args.port))
+                self.socks.append(s)
+
+    def warm_up(self, mpipctl):
+        """Until every flow has its session (at most 5 times; without
+        mpipctl once).  Returns the session count, or None."""
+        nsess = None
         for _ in range(5):
-            for s in socks:
+            for s in self.socks:
                 s.send(PAYLOAD)
             time.sleep(2)
-            nsess = sessions(args.mpipctl)
-            if nsess is None or nsess >= n:
+            with Netns(self.netns):
+                nsess = sessions(mpipctl)
+            if nsess is None or nsess >= self.n:
                 break
-        ns, secs = [], []
-        for _ in range(args.rounds):
-            k0, t0 = kernel_ns(), time.monotonic()
-            for i in range(args.packets):
-                socks[i % n].send(PAYLOAD)
-            k1, t1 = kernel_ns(), time.monotonic()
-            ns.append(round((k1 - k0) / args.packets))
-            secs.append(t1 - t0)
-        print(json.dumps({"flows": n, "packets": args.packets,
-                          "seconds": round(sorted(secs)[len(secs) // 2], 3),
-                          "kernel_ns_per_pkt": sorted(ns)[len(ns) // 2],
-                          "rounds_ns_per_pkt": ns, "sessions": nsess}),
-              flush=True)
-        for s in socks:
+        return nsess
+
+    def round(self, packets):
+        socks, n = self.socks, self.n
+        k0, t0 = kernel_ns(), time.monotonic()
+        for i in range(packets):
+            socks[i % n].send(PAYLOAD)
+        k1, t1 = kernel_ns(), time.monotonic()
+        self.ns.append(round((k1 - k0) / packets))
+        self.secs.append(t1 - t0)
+        return self.ns[-1]
+
+    def close(self):
+        for s in self.socks:
             s.close()
+
+
+def median(xs):
+    xs = sorted(xs)
+    h = len(xs) // 2
+    return xs[h] if len(xs) % 2 else (xs[h - 1] + xs[h]) / 2
+
+
+def send(args):
+    counts = [int(x) for x in args.flows.split(",")]
+    names = args.netns.split(",") if args.netns else [None] * len(counts)
+    if len(names) != len(counts):
+        sys.exit("scale.py: --netns needs one namespace per flow count")
+    groups, nsess, base = [], [], args.base_port
+    for n, name in zip(counts, names):
+        groups.append(Group(n, name, args, base))
+        base += n
+    for g in groups:
+        nsess.append(g.warm_up(args.mpipctl))
+    ratios = [[] for _ in groups]
+    for _ in range(args.cycles):
+        cyc = [[] for _ in groups]
+        for i in list(range(len(groups))) + list(range(len(groups) - 1, -1, -1)):
+            cyc[i].append(groups[i].round(args.packets))
+        ref = sum(cyc[0]) / len(cyc[0])
+        for i, xs in enumerate(cyc):
+            ratios[i].append(round(100 * sum(xs) / len(xs) / ref, 1) if ref else None)
+    for g, rs, ns in zip(groups, ratios, nsess):
+        ok = [r for r in rs if r is not None]
+        print(json.dumps({"flows": g.n, "packets": args.packets,
+                          "seconds": round(median(g.secs), 3),
+                          "kernel_ns_per_pkt": round(median(g.ns)),
+                          "rounds_ns_per_pkt": g.ns,
+                          "cycle_ratios_pct": rs,
+                          "ratio_pct": round(median(ok), 1) if ok else None,
+                          "sessions": ns}), flush=True)
+        g.close()
 
 
 def main():
@@ -124,7 +218,8 @@ def main():
     a.add_argument("port", type=int)
     a.add_argument("--flows", required=True)
     a.add_argument("--packets", type=int, required=True)
-    a.add_argument("--rounds", type=int, default=1)
+    a.add_argument("--cycles", type=int, default=1)
+    a.add_argument("--netns", help="one sending namespace per flow count")
     a.add_argument("--base-port", type=int, default=20000)
     a.add_argument("--mpipctl", help="mpipctl binary: record the session count")
     args = ap.parse_args()
