@@ -38,11 +38,13 @@ Prints one JSON object per N:
 
     {"flows": N, "packets": P, "seconds": S, "kernel_ns_per_pkt": X,
      "rounds_ns_per_pkt": [X1, ...], "cycle_ratios_pct": [R1, ...],
-     "ratio_pct": R, "sessions": SESSIONS or null}
+     "ratio_pct": R, "sessions": SESSIONS or null, "rewritten_pct": W}
 
 (kernel_ns_per_pkt and seconds: medians of the rounds; ratio_pct: median
 of the cycle ratios, against the first count; sessions: the namespace's
-mpip session count before the first round.)
+mpip session count before the first round; rewritten_pct, with
+--mpipctl: the share of the measured datagrams with a CM that mpip sent
+on another path than their own, which costs both hosts a rewrite.)
 
 The kernel time is sampled, not measured: at each timer tick (HZ=250 in
 Debian's kernel, which has no IRQ time accounting) the tick's 4 ms go to
@@ -117,6 +119,19 @@ def sessions(mpipctl):
         return None
 
 
+def counters(mpipctl):
+    """The mpip counters of the current namespace, or None."""
+    if not mpipctl:
+        return None
+    try:
+        out = subprocess.run([mpipctl, "-j", "stats"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, timeout=60, check=True).stdout
+        d = json.loads(out)
+        return d.get("stats", d)
+    except (OSError, ValueError, subprocess.SubprocessError, AttributeError):
+        return None
+
+
 def sink(args):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
@@ -155,6 +170,10 @@ class Group:
                 break
         return nsess
 
+    def counters(self, mpipctl):
+        with Netns(self.netns):
+            return counters(mpipctl)
+
     def round(self, packets):
         socks, n = self.socks, self.n
         k0, t0 = kernel_ns(), time.monotonic()
@@ -187,6 +206,7 @@ def send(args):
         base += n
     for g in groups:
         nsess.append(g.warm_up(args.mpipctl))
+    before = [g.counters(args.mpipctl) for g in groups]
     ratios = [[] for _ in groups]
     for _ in range(args.cycles):
         cyc = [[] for _ in groups]
@@ -195,15 +215,23 @@ def send(args):
         ref = sum(cyc[0]) / len(cyc[0])
         for i, xs in enumerate(cyc):
             ratios[i].append(round(100 * sum(xs) / len(xs) / ref, 1) if ref else None)
-    for g, rs, ns in zip(groups, ratios, nsess):
+    for g, rs, ns, c0 in zip(groups, ratios, nsess, before):
         ok = [r for r in rs if r is not None]
-        print(json.dumps({"flows": g.n, "packets": args.packets,
-                          "seconds": round(median(g.secs), 3),
-                          "kernel_ns_per_pkt": round(median(g.ns)),
-                          "rounds_ns_per_pkt": g.ns,
-                          "cycle_ratios_pct": rs,
-                          "ratio_pct": round(median(ok), 1) if ok else None,
-                          "sessions": ns}), flush=True)
+        out = {"flows": g.n, "packets": args.packets,
+               "seconds": round(median(g.secs), 3),
+               "kernel_ns_per_pkt": round(median(g.ns)),
+               "rounds_ns_per_pkt": g.ns,
+               "cycle_ratios_pct": rs,
+               "ratio_pct": round(median(ok), 1) if ok else None,
+               "sessions": ns}
+        c1 = g.counters(args.mpipctl)
+        if c0 and c1:
+            # the share of the measured datagrams sent on another path
+            # than their own (rewritten: more work on both hosts)
+            d = {k: c1.get(k, 0) - c0.get(k, 0) for k in ("tx_cm", "tx_rewrite")}
+            if d["tx_cm"] > 0:
+                out["rewritten_pct"] = round(100.0 * d["tx_rewrite"] / d["tx_cm"], 1)
+        print(json.dumps(out), flush=True)
         g.close()
 
 
