@@ -107,29 +107,28 @@ class Netns:
         return False
 
 
-def sessions(mpipctl):
-    """The mpip session count of the current namespace, or None."""
+def mpipctl_json(mpipctl, cmd):
+    """`mpipctl -j CMD` in the current namespace as a dict, or None."""
     if not mpipctl:
         return None
     try:
-        out = subprocess.run([mpipctl, "-j", "status"], stdout=subprocess.PIPE,
+        out = subprocess.run([mpipctl, "-j", cmd], stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, timeout=60, check=True).stdout
-        return json.loads(out).get("sessions")
-    except (OSError, ValueError, subprocess.SubprocessError, AttributeError):
+        d = json.loads(out)
+        return d if isinstance(d, dict) else None
+    except (OSError, ValueError, subprocess.SubprocessError):
         return None
+
+
+def sessions(mpipctl):
+    """The mpip session count of the current namespace, or None."""
+    return (mpipctl_json(mpipctl, "status") or {}).get("sessions")
 
 
 def counters(mpipctl):
     """The mpip counters of the current namespace, or None."""
-    if not mpipctl:
-        return None
-    try:
-        out = subprocess.run([mpipctl, "-j", "stats"], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, timeout=60, check=True).stdout
-        d = json.loads(out)
-        return d.get("stats", d)
-    except (OSError, ValueError, subprocess.SubprocessError, AttributeError):
-        return None
+    d = mpipctl_json(mpipctl, "stats")
+    return d.get("stats", d) if d else None
 
 
 def sink(args):
