@@ -277,14 +277,15 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
  * Must this CM refresh the availability entry of its sender?  A packet
  * of a known session needs to only now and then: its entry was refreshed
  * by the session's earlier packets and only has to stay well within
- * peer_timeout_ms.  Looking it up for every packet would cost a receiver
- * of many flows a second table walk per packet.  Queries and
- * confirmations always do.
+ * peer_timeout_ms and avail_timeout_ms.  Looking it up for every packet
+ * would cost a receiver of many flows a second table walk per packet.
+ * Queries and confirmations always do.
  */
 static bool mpip_in_learn_due(const struct mpip_net *mn,
 			      const struct mpip_rx *rx)
 {
-	u32 ms = min(READ_ONCE(mn->cfg.peer_timeout_ms) / 4, 1000U);
+	u32 ms = min3(READ_ONCE(mn->cfg.peer_timeout_ms) / 4,
+		      READ_ONCE(mn->cfg.avail_timeout_ms) / 4, 1000U);
 	struct mpip_session *s = rx->sess;
 	unsigned long now = jiffies;
 
