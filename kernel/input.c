@@ -284,15 +284,16 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 static bool mpip_in_learn_due(const struct mpip_net *mn,
 			      const struct mpip_rx *rx)
 {
-	u32 ms = min3(READ_ONCE(mn->cfg.peer_timeout_ms) / 4,
-		      READ_ONCE(mn->cfg.avail_timeout_ms) / 4, 1000U);
 	struct mpip_session *s = rx->sess;
 	unsigned long now = jiffies;
+	u32 ms;
 
 	if (!s || (rx->cm.flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
 		return true;
 	if (time_before(now, READ_ONCE(s->learn_due)))
 		return false;
+	ms = min3(READ_ONCE(mn->cfg.peer_timeout_ms) / 4,
+		  READ_ONCE(mn->cfg.avail_timeout_ms) / 4, 1000U);
 	WRITE_ONCE(s->learn_due, now + msecs_to_jiffies(ms));
 	return true;
 }
