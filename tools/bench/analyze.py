@@ -957,6 +957,9 @@ def run_line(m):
     return "; ".join(parts)
 
 
+# a row that tcp and reorder share
+STEERED_ROW = ("tx_steered", "packets a steered to a shorter local queue (queue_steer)", "")
+
 # rows of the Markdown summary, per benchmark kind: (metric, label, unit)
 ROWS = {
     "tcp": [
@@ -973,7 +976,7 @@ ROWS = {
         ("retrans_pct", "retransmitted, % of segments sent", ""),
         ("dsack_segs", "retransmitted segments the receiver already had (DSACK)", ""),
         ("shaper_drops", "packets dropped by the shapers (queue full)", ""),
-        ("tx_steered", "packets a steered to a shorter local queue (queue_steer)", ""),
+        STEERED_ROW,
     ],
     "udp": [
         ("offered_mbps", "offered (Mbit/s)", ""),
@@ -1000,7 +1003,7 @@ ROWS = {
         ("reorder_lost", "released as lost (the paths had moved on)", ""),
         ("reorder_timeout", "released by timeout", ""),
         ("reorder_overflow", "released by overflow", ""),
-        ("tx_steered", "packets a steered to a shorter local queue (queue_steer)", ""),
+        STEERED_ROW,
     ],
     "overhead": [
         ("tcp_iperf3_mbps", "TCP goodput (Mbit/s)", ""),

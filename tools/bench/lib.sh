@@ -516,8 +516,7 @@ lab_scale() {
 	local n p senders=() extra=() spids=()
 	lab_samplers_stop
 	((LAB_MPIP)) && ctl=(--mpipctl "$MPIPCTL")
-	printf '{"kind": "scale", "mode": %s, "flows": %s, "packets": %s, "cycles": %s}
-' \
+	printf '{"kind": "scale", "mode": %s, "flows": %s, "packets": %s, "cycles": %s}\n' \
 		"$(json_str "$LAB_MODE")" "$(json_str "$flows")" "$pkts" "$cycles" >"$dir/run.json"
 	for n in ${flows//,/ }; do
 		if ((i++ == 0)); then

@@ -57,6 +57,7 @@ import json
 import os
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -82,26 +83,29 @@ class Netns:
         self.path = "/run/netns/" + name if name else None
         self.home_fd = -1
 
-    def _set(self, path):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            if self.libc.setns(fd, CLONE_NEWNET) != 0:
-                err = ctypes.get_errno()
-                raise OSError(err, "setns %s: %s" % (path, os.strerror(err)))
-        finally:
-            os.close(fd)
+    def _setns(self, fd, what):
+        if self.libc.setns(fd, CLONE_NEWNET) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, "setns %s: %s" % (what, os.strerror(err)))
 
     def __enter__(self):
         if self.path:
             self.home_fd = os.open("/proc/self/ns/net", os.O_RDONLY)
-            self._set(self.path)
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+                try:
+                    self._setns(fd, self.path)
+                finally:
+                    os.close(fd)
+            except OSError:
+                os.close(self.home_fd)
+                raise
         return self
 
     def __exit__(self, *exc):
         if self.path:
             try:
-                if self.libc.setns(self.home_fd, CLONE_NEWNET) != 0:
-                    raise OSError(ctypes.get_errno(), "setns back")
+                self._setns(self.home_fd, "back")
             finally:
                 os.close(self.home_fd)
         return False
@@ -146,7 +150,7 @@ class Group:
     """N flows from one namespace: their sockets and their rounds."""
 
     def __init__(self, n, netns, args, base):
-        self.n, self.netns, self.ns, self.secs = n, netns, [], []
+        self.n, self.netns, self.ns_per_pkt, self.secs = n, netns, [], []
         self.socks = []
         with Netns(netns):
             for i in range(n):
@@ -179,19 +183,13 @@ class Group:
         for i in range(packets):
             socks[i % n].send(PAYLOAD)
         k1, t1 = kernel_ns(), time.monotonic()
-        self.ns.append(round((k1 - k0) / packets))
+        self.ns_per_pkt.append(round((k1 - k0) / packets))
         self.secs.append(t1 - t0)
-        return self.ns[-1]
+        return self.ns_per_pkt[-1]
 
     def close(self):
         for s in self.socks:
             s.close()
-
-
-def median(xs):
-    xs = sorted(xs)
-    h = len(xs) // 2
-    return xs[h] if len(xs) % 2 else (xs[h - 1] + xs[h]) / 2
 
 
 def send(args):
@@ -217,11 +215,11 @@ def send(args):
     for g, rs, ns, c0 in zip(groups, ratios, nsess, before):
         ok = [r for r in rs if r is not None]
         out = {"flows": g.n, "packets": args.packets,
-               "seconds": round(median(g.secs), 3),
-               "kernel_ns_per_pkt": round(median(g.ns)),
-               "rounds_ns_per_pkt": g.ns,
+               "seconds": round(statistics.median(g.secs), 3),
+               "kernel_ns_per_pkt": round(statistics.median(g.ns_per_pkt)),
+               "rounds_ns_per_pkt": g.ns_per_pkt,
                "cycle_ratios_pct": rs,
-               "ratio_pct": round(median(ok), 1) if ok else None,
+               "ratio_pct": round(statistics.median(ok), 1) if ok else None,
                "sessions": ns}
         c1 = g.counters(args.mpipctl)
         if c0 and c1:
