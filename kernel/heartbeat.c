@@ -75,9 +75,9 @@ void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 		return;
 	WRITE_ONCE(s->hb_stamp, jiffies | 1);
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
-	cm.session_id = READ_ONCE(s->sid);
-	mpip_ctrl_send(mn, n, mpip_path_find(n, s->laddr, s->raddr),
-		       s->laddr, s->raddr, &cm);
+	cm.session_id = READ_ONCE(s->id.sid);
+	mpip_ctrl_send(mn, n, mpip_path_find(n, s->t.laddr, s->t.raddr),
+		       s->t.laddr, s->t.raddr, &cm);
 	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
 }
 

@@ -218,8 +218,8 @@ static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
 	struct mpip_session *s;
 
 	s = mpip_session_by_id(mn, n->id, rx->cm.session_id);
-	if (s && s->proto == rx->proto && s->rport == rx->sport &&
-	    s->lport == rx->dport)
+	if (s && s->t.proto == rx->proto && s->t.rport == rx->sport &&
+	    s->t.lport == rx->dport)
 		return s;
 	if (!(rx->cm.flags & MPIP_CM_F_ORIG))
 		return NULL;
@@ -257,15 +257,15 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 	if (!READ_ONCE(s->confirmed))
 		WRITE_ONCE(s->confirmed, true);
 	rx->sess = s;
-	mpip_touch(&s->tn.stamp);
+	mpip_touch(&s->stamp);
 	atomic64_inc(&s->rx_pkts);
 	/* The sender waits for us: tell it we know the session. */
 	if ((rx->cm.flags & MPIP_CM_F_NEW) && rx->proto == IPPROTO_UDP)
 		mpip_heartbeat_session(mn, n, s);
 
-	if (iph->saddr == s->raddr && iph->daddr == s->laddr)
+	if (iph->saddr == s->t.raddr && iph->daddr == s->t.laddr)
 		return true;
-	if (mpip_rewrite_addrs(skb, s->raddr, s->laddr)) {
+	if (mpip_rewrite_addrs(skb, s->t.raddr, s->t.laddr)) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return false;
 	}

@@ -8,6 +8,7 @@
 #include <linux/types.h>
 #include <linux/spinlock.h>
 #include <linux/rculist.h>
+#include <linux/rhashtable.h>
 #include <linux/workqueue.h>
 #include <linux/percpu.h>
 #include <linux/skbuff.h>
@@ -44,7 +45,6 @@
 
 /* Paths per remote node; a path's ID is its slot plus one. */
 #define MPIP_MAX_PATHS		16
-#define MPIP_SESSION_BITS	12
 #define MPIP_SESSION_MAX	65536
 /*
  * After each round of Algorithm 1 the weights of a node's paths are
@@ -208,36 +208,54 @@ struct mpip_node {
 };
 
 /*
- * Session table entry (paper Table 4): one transport flow with a remote
- * node, under its original addresses and ports as this host sees them.
- * Linked in two hash chains: by the 5-tuple (tn.hnode) and by (node ID,
- * session ID) (id_node).
+ * A session's keys.  The tables compare keys as bytes, so the padding is
+ * named and kept zero.
  */
-struct mpip_session {
-	struct mpip_tnode tn;	/* stamp: last packet */
-	struct hlist_node id_node;
-	u32 node_id;
-	u16 sid;		/* changes only under the table lock */
-	u8 proto;
-	bool confirmed;		/* READ/WRITE_ONCE */
-	unsigned long hb_stamp;	/* jiffies of the last confirming heartbeat */
-	unsigned long cm_stamp;	/* jiffies of the last trailer sent */
-	unsigned long sole_stamp; /* jiffies it last went bare; 0: never */
-	unsigned long learn_due;  /* jiffies its packets next refresh avail */
+struct mpip_session_tuple {
 	__be32 laddr;
 	__be32 raddr;
 	__be16 lport;
 	__be16 rport;
+	u8 proto;
+	u8 pad[3];
+};
+
+struct mpip_session_key {
+	u32 node_id;
+	u16 sid;
+	u16 pad;
+};
+
+/*
+ * Session table entry (paper Table 4): one transport flow with a remote
+ * node, under its original addresses and ports as this host sees them.
+ * Linked in two resizable RCU hash tables: by 5-tuple (tuple_node) and by
+ * (node ID, session ID) (id_node).  What a lookup reads comes first, so
+ * that a lookup touches one cache line of each entry it passes.
+ */
+struct mpip_session {
+	struct rhash_head tuple_node;
+	struct rhash_head id_node;
+	struct mpip_session_tuple t;
+	struct mpip_session_key id;	/* sid changes only under the lock */
+	unsigned long stamp;	/* jiffies of the last packet, READ/WRITE_ONCE */
+	bool confirmed;		/* READ/WRITE_ONCE */
+	bool dead;		/* unlinked; under the lock */
+	unsigned long hb_stamp;	/* jiffies of the last confirming heartbeat */
+	unsigned long cm_stamp;	/* jiffies of the last trailer sent */
+	unsigned long sole_stamp; /* jiffies it last went bare; 0: never */
+	unsigned long learn_due;  /* jiffies its packets next refresh avail */
 	atomic64_t tx_pkts;
 	atomic64_t rx_pkts;
 	struct mpip_reorder __rcu *ro;	/* TCP only, created on first use */
+	struct rcu_head rcu;
 };
 
 struct mpip_sessions {
 	spinlock_t lock;	/* writers; readers use RCU */
 	unsigned int count;	/* READ/WRITE_ONCE */
-	struct hlist_head *by_tuple;
-	struct hlist_head *by_id;
+	struct rhashtable by_tuple;
+	struct rhashtable by_id;
 };
 
 /* Per network namespace state. */
@@ -317,6 +335,7 @@ void mpip_node_release(struct mpip_tnode *tn);
 int mpip_sessions_init(struct mpip_sessions *st);
 void mpip_sessions_destroy(struct mpip_sessions *st);
 void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all);
+void mpip_sessions_walk_enter(struct mpip_net *mn, struct rhashtable_iter *it);
 struct mpip_session *mpip_session_lookup(struct mpip_net *mn, u8 proto,
 					 __be32 laddr, __be16 lport,
 					 __be32 raddr, __be16 rport);

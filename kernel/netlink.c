@@ -428,10 +428,8 @@ static int mpip_nl_dump_nodes(struct sk_buff *skb, struct netlink_callback *cb)
 
 static int mpip_nl_put_session(struct sk_buff *skb,
 			       struct netlink_callback *cb,
-			       struct hlist_node *pos)
+			       const struct mpip_session *s)
 {
-	const struct mpip_session *s =
-		hlist_entry(pos, struct mpip_session, tn.hnode);
 	struct nlattr *nest;
 	void *hdr;
 
@@ -440,16 +438,16 @@ static int mpip_nl_put_session(struct sk_buff *skb,
 		return -EMSGSIZE;
 	nest = nla_nest_start(skb, MPIP_A_SESSION);
 	if (!nest ||
-	    nla_put_u32(skb, MPIP_SESSION_A_NODE_ID, s->node_id) ||
-	    nla_put_u16(skb, MPIP_SESSION_A_ID, READ_ONCE(s->sid)) ||
-	    nla_put_u8(skb, MPIP_SESSION_A_PROTO, s->proto) ||
-	    nla_put_in_addr(skb, MPIP_SESSION_A_LADDR, s->laddr) ||
-	    nla_put_u16(skb, MPIP_SESSION_A_LPORT, ntohs(s->lport)) ||
-	    nla_put_in_addr(skb, MPIP_SESSION_A_RADDR, s->raddr) ||
-	    nla_put_u16(skb, MPIP_SESSION_A_RPORT, ntohs(s->rport)) ||
+	    nla_put_u32(skb, MPIP_SESSION_A_NODE_ID, s->id.node_id) ||
+	    nla_put_u16(skb, MPIP_SESSION_A_ID, READ_ONCE(s->id.sid)) ||
+	    nla_put_u8(skb, MPIP_SESSION_A_PROTO, s->t.proto) ||
+	    nla_put_in_addr(skb, MPIP_SESSION_A_LADDR, s->t.laddr) ||
+	    nla_put_u16(skb, MPIP_SESSION_A_LPORT, ntohs(s->t.lport)) ||
+	    nla_put_in_addr(skb, MPIP_SESSION_A_RADDR, s->t.raddr) ||
+	    nla_put_u16(skb, MPIP_SESSION_A_RPORT, ntohs(s->t.rport)) ||
 	    nla_put_u8(skb, MPIP_SESSION_A_CONFIRMED,
 		       READ_ONCE(s->confirmed)) ||
-	    nla_put_u32(skb, MPIP_SESSION_A_AGE_MS, mpip_age_ms(s->tn.stamp)) ||
+	    nla_put_u32(skb, MPIP_SESSION_A_AGE_MS, mpip_age_ms(s->stamp)) ||
 	    nla_put_u64_64bit(skb, MPIP_SESSION_A_TX_PKTS,
 			      atomic64_read(&s->tx_pkts), MPIP_SESSION_A_PAD) ||
 	    nla_put_u64_64bit(skb, MPIP_SESSION_A_RX_PKTS,
@@ -462,14 +460,56 @@ static int mpip_nl_put_session(struct sk_buff *skb,
 	return 0;
 }
 
+/*
+ * The session dump walks the resizable table with an iterator kept in
+ * cb->args[0] from .start to .done; cb->args[1] says that the session
+ * the iterator stands on did not fit in the previous message.  A resize
+ * during the dump restarts the walk, so a session may be listed twice.
+ */
+static int mpip_nl_sessions_start(struct netlink_callback *cb)
+{
+	struct mpip_net *mn = mpip_pernet(sock_net(cb->skb->sk));
+	struct rhashtable_iter *it = kmalloc(sizeof(*it), GFP_KERNEL);
+
+	if (!it)
+		return -ENOMEM;
+	mpip_sessions_walk_enter(mn, it);
+	cb->args[0] = (unsigned long)it;
+	cb->args[1] = 0;
+	return 0;
+}
+
+static int mpip_nl_sessions_done(struct netlink_callback *cb)
+{
+	struct rhashtable_iter *it = (struct rhashtable_iter *)cb->args[0];
+
+	if (it) {
+		rhashtable_walk_exit(it);
+		kfree(it);
+	}
+	return 0;
+}
+
 static int mpip_nl_dump_sessions(struct sk_buff *skb,
 				 struct netlink_callback *cb)
 {
-	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
+	struct rhashtable_iter *it = (struct rhashtable_iter *)cb->args[0];
+	struct mpip_session *s;
 
-	return mpip_nl_dump_table(skb, cb, mn->sessions.by_tuple,
-				  1U << MPIP_SESSION_BITS,
-				  mpip_nl_put_session);
+	rhashtable_walk_start(it);
+	s = cb->args[1] ? rhashtable_walk_peek(it) : rhashtable_walk_next(it);
+	for (; s; s = rhashtable_walk_next(it)) {
+		if (IS_ERR(s))
+			continue;	/* resized: the walk starts over */
+		if (mpip_nl_put_session(skb, cb, s)) {
+			cb->args[1] = 1;
+			goto out;
+		}
+	}
+	cb->args[1] = 0;
+out:
+	rhashtable_walk_stop(it);
+	return skb->len;
 }
 
 static void mpip_nl_path_sum(const struct mpip_path *p,
@@ -627,7 +667,9 @@ static const struct genl_ops mpip_genl_ops[] = {
 	},
 	{
 		.cmd = MPIP_CMD_GET_SESSIONS,
+		.start = mpip_nl_sessions_start,
 		.dumpit = mpip_nl_dump_sessions,
+		.done = mpip_nl_sessions_done,
 	},
 	{
 		.cmd = MPIP_CMD_GET_PATHS,

@@ -284,8 +284,8 @@ static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
 	if (pk->sole)
 		cm->xflags = MPIP_CM_X_SOLE;
 	if (pk->sess) {
-		cm->session_id = READ_ONCE(pk->sess->sid);
-		mpip_touch(&pk->sess->tn.stamp);
+		cm->session_id = READ_ONCE(pk->sess->id.sid);
+		mpip_touch(&pk->sess->stamp);
 	}
 	if (pk->node) {
 		path = mpip_out_route(mn, skb, pk, cm);
@@ -390,7 +390,7 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	    atomic64_read(&s->tx_pkts) < MPIP_BARE_CM_FIRST ||
 	    !time_before(jiffies, READ_ONCE(s->cm_stamp) + gap))
 		return false;
-	mpip_touch(&s->tn.stamp);
+	mpip_touch(&s->stamp);
 	atomic64_inc(&s->tx_pkts);
 	mpip_path_tx(orig, skb->len);
 	mpip_inc(mn, MPIP_STAT_TX_BARE);

@@ -9,100 +9,110 @@
  * node with the lower node ID picks odd IDs and the other even ones.  If
  * both ends pick an ID for the same flow at once, the odd one wins.
  *
- * Entries sit in two RCU hash chains, by 5-tuple and by (node ID, session
- * ID).  Readers use RCU; insertion, re-keying and removal take the lock.
+ * Entries sit in two resizable RCU hash tables (rhashtable), by 5-tuple
+ * and by (node ID, session ID), so that a lookup stays one or two entries
+ * long however many flows there are, and the tables take little memory
+ * in a namespace with few.  Readers use RCU; insertion, re-keying and
+ * removal take the session lock, which keeps the two tables in step.
  */
-#include <linux/jhash.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 
 #include "mpip.h"
 
-#define MPIP_SESSION_BUCKETS	BIT(MPIP_SESSION_BITS)
+static const struct rhashtable_params mpip_tuple_params = {
+	.head_offset = offsetof(struct mpip_session, tuple_node),
+	.key_offset = offsetof(struct mpip_session, t),
+	.key_len = sizeof(struct mpip_session_tuple),
+	.automatic_shrinking = true,
+};
 
-static u32 mpip_session_hash_tuple(u8 proto, __be32 laddr, __be16 lport,
-				   __be32 raddr, __be16 rport)
-{
-	u32 ports = ((u32)(__force u16)lport << 16) | (__force u16)rport;
-
-	return jhash_3words((__force u32)laddr, (__force u32)raddr,
-			    ports ^ proto, 0) & (MPIP_SESSION_BUCKETS - 1);
-}
-
-static u32 mpip_session_hash_id(u32 node_id, u16 sid)
-{
-	return jhash_2words(node_id, sid, 0) & (MPIP_SESSION_BUCKETS - 1);
-}
+static const struct rhashtable_params mpip_id_params = {
+	.head_offset = offsetof(struct mpip_session, id_node),
+	.key_offset = offsetof(struct mpip_session, id),
+	.key_len = sizeof(struct mpip_session_key),
+	.automatic_shrinking = true,
+};
 
 int mpip_sessions_init(struct mpip_sessions *st)
 {
-	unsigned int i;
+	int err;
 
 	spin_lock_init(&st->lock);
 	st->count = 0;
-	st->by_tuple = kvcalloc(MPIP_SESSION_BUCKETS, sizeof(*st->by_tuple),
-				GFP_KERNEL);
-	st->by_id = kvcalloc(MPIP_SESSION_BUCKETS, sizeof(*st->by_id),
-			     GFP_KERNEL);
-	if (!st->by_tuple || !st->by_id) {
-		mpip_sessions_destroy(st);
-		return -ENOMEM;
-	}
-	for (i = 0; i < MPIP_SESSION_BUCKETS; i++) {
-		INIT_HLIST_HEAD(&st->by_tuple[i]);
-		INIT_HLIST_HEAD(&st->by_id[i]);
-	}
-	return 0;
+	err = rhashtable_init(&st->by_tuple, &mpip_tuple_params);
+	if (err)
+		return err;
+	err = rhashtable_init(&st->by_id, &mpip_id_params);
+	if (err)
+		rhashtable_destroy(&st->by_tuple);
+	return err;
 }
 
-/* The table must be empty and no reader left. */
+/* The tables must be empty and no reader left. */
 void mpip_sessions_destroy(struct mpip_sessions *st)
 {
-	kvfree(st->by_tuple);
-	kvfree(st->by_id);
-	st->by_tuple = NULL;
-	st->by_id = NULL;
+	rhashtable_destroy(&st->by_tuple);
+	rhashtable_destroy(&st->by_id);
 }
 
 /* Caller holds the lock. */
 static void mpip_session_unlink(struct mpip_sessions *st,
 				struct mpip_session *s)
 {
-	hlist_del_rcu(&s->tn.hnode);
-	hlist_del_rcu(&s->id_node);
+	rhashtable_remove_fast(&st->by_tuple, &s->tuple_node,
+			       mpip_tuple_params);
+	rhashtable_remove_fast(&st->by_id, &s->id_node, mpip_id_params);
+	s->dead = true;
 	WRITE_ONCE(st->count, st->count - 1);
 	mpip_reorder_release(s);
-	kfree_rcu(s, tn.rcu);
+	kfree_rcu(s, rcu);
 }
 
-/* Remove the sessions idle for @ttl jiffies, or all of them. */
+/* Sessions looked at between two breaks of a sweep. */
+#define MPIP_SWEEP_BATCH	256
+
+/*
+ * Remove the sessions idle for @ttl jiffies, or all of them.  The walk
+ * may meet an entry twice (after a resize) or one that is being removed;
+ * the dead mark, read under the lock, keeps it from being freed twice.
+ * Sleeps.
+ */
 void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all)
 {
 	struct mpip_sessions *st = &mn->sessions;
+	struct rhashtable_iter it;
 	struct mpip_session *s;
-	struct hlist_node *tmp;
-	unsigned int i;
+	unsigned int seen = 0;
 
-	spin_lock_bh(&st->lock);
-	for (i = 0; i < MPIP_SESSION_BUCKETS; i++) {
-		hlist_for_each_entry_safe(s, tmp, &st->by_tuple[i], tn.hnode) {
-			if (!all &&
-			    !time_after(jiffies, READ_ONCE(s->tn.stamp) + ttl))
-				continue;
-			mpip_session_unlink(st, s);
-			if (!all)
-				mpip_inc(mn, MPIP_STAT_SESSION_EXPIRED);
+	rhashtable_walk_enter(&st->by_tuple, &it);
+	rhashtable_walk_start(&it);
+	while ((s = rhashtable_walk_next(&it))) {
+		if (IS_ERR(s))
+			continue;	/* resized: the walk goes on in the new table */
+		if (all || time_after(jiffies, READ_ONCE(s->stamp) + ttl)) {
+			spin_lock_bh(&st->lock);
+			if (!s->dead) {
+				mpip_session_unlink(st, s);
+				if (!all)
+					mpip_inc(mn, MPIP_STAT_SESSION_EXPIRED);
+			}
+			spin_unlock_bh(&st->lock);
+		}
+		if (++seen % MPIP_SWEEP_BATCH == 0) {
+			rhashtable_walk_stop(&it);
+			cond_resched();
+			rhashtable_walk_start(&it);
 		}
 	}
-	spin_unlock_bh(&st->lock);
+	rhashtable_walk_stop(&it);
+	rhashtable_walk_exit(&it);
 }
 
-static bool mpip_session_match(const struct mpip_session *s, u8 proto,
-			       __be32 laddr, __be16 lport, __be32 raddr,
-			       __be16 rport)
+/* Start a walk over all sessions, for a dump (netlink.c). */
+void mpip_sessions_walk_enter(struct mpip_net *mn, struct rhashtable_iter *it)
 {
-	return s->laddr == laddr && s->raddr == raddr && s->lport == lport &&
-	       s->rport == rport && s->proto == proto;
+	rhashtable_walk_enter(&mn->sessions.by_tuple, it);
 }
 
 /* Find a session by its original 5-tuple.  Caller holds RCU. */
@@ -110,28 +120,24 @@ struct mpip_session *mpip_session_lookup(struct mpip_net *mn, u8 proto,
 					 __be32 laddr, __be16 lport,
 					 __be32 raddr, __be16 rport)
 {
-	u32 b = mpip_session_hash_tuple(proto, laddr, lport, raddr, rport);
-	struct mpip_session *s;
+	const struct mpip_session_tuple t = {
+		.laddr = laddr,
+		.raddr = raddr,
+		.lport = lport,
+		.rport = rport,
+		.proto = proto,
+	};
 
-	hlist_for_each_entry_rcu(s, &mn->sessions.by_tuple[b], tn.hnode) {
-		if (mpip_session_match(s, proto, laddr, lport, raddr, rport))
-			return s;
-	}
-	return NULL;
+	return rhashtable_lookup(&mn->sessions.by_tuple, &t, mpip_tuple_params);
 }
 
 /* Find a session by (node ID, session ID).  Caller holds RCU. */
 struct mpip_session *mpip_session_by_id(struct mpip_net *mn, u32 node_id,
 					u16 sid)
 {
-	u32 b = mpip_session_hash_id(node_id, sid);
-	struct mpip_session *s;
+	const struct mpip_session_key k = { .node_id = node_id, .sid = sid };
 
-	hlist_for_each_entry_rcu(s, &mn->sessions.by_id[b], id_node) {
-		if (s->node_id == node_id && READ_ONCE(s->sid) == sid)
-			return s;
-	}
-	return NULL;
+	return rhashtable_lookup(&mn->sessions.by_id, &k, mpip_id_params);
 }
 
 /* Does this node pick @sid for sessions with node @peer? */
@@ -166,31 +172,42 @@ static struct mpip_session *mpip_session_alloc(u32 node_id, u8 proto,
 
 	if (!s)
 		return NULL;
-	s->node_id = node_id;
-	s->proto = proto;
-	s->laddr = laddr;
-	s->lport = lport;
-	s->raddr = raddr;
-	s->rport = rport;
-	s->tn.stamp = jiffies;
+	s->id.node_id = node_id;
+	s->t.proto = proto;
+	s->t.laddr = laddr;
+	s->t.lport = lport;
+	s->t.raddr = raddr;
+	s->t.rport = rport;
+	s->stamp = jiffies;
 	s->learn_due = jiffies;
 	atomic64_set(&s->tx_pkts, 0);
 	atomic64_set(&s->rx_pkts, 0);
 	return s;
 }
 
-/* Link @s under @sid.  Caller holds the lock. */
-static void mpip_session_link(struct mpip_sessions *st,
-			      struct mpip_session *s, u16 sid)
+/*
+ * Link @s under @sid.  Caller holds the lock.  On failure @s may have
+ * been visible to readers for a moment: the caller frees it after a
+ * grace period.
+ */
+static int mpip_session_link(struct mpip_sessions *st,
+			     struct mpip_session *s, u16 sid)
 {
-	s->sid = sid;
-	hlist_add_head_rcu(&s->tn.hnode,
-			   &st->by_tuple[mpip_session_hash_tuple(s->proto,
-						s->laddr, s->lport,
-						s->raddr, s->rport)]);
-	hlist_add_head_rcu(&s->id_node,
-			   &st->by_id[mpip_session_hash_id(s->node_id, sid)]);
+	int err;
+
+	s->id.sid = sid;
+	err = rhashtable_insert_fast(&st->by_tuple, &s->tuple_node,
+				     mpip_tuple_params);
+	if (err)
+		return err;
+	err = rhashtable_insert_fast(&st->by_id, &s->id_node, mpip_id_params);
+	if (err) {
+		rhashtable_remove_fast(&st->by_tuple, &s->tuple_node,
+				       mpip_tuple_params);
+		return err;
+	}
 	WRITE_ONCE(st->count, st->count + 1);
+	return 0;
 }
 
 static bool mpip_sessions_have_room(struct mpip_net *mn)
@@ -240,20 +257,30 @@ struct mpip_session *mpip_session_tx(struct mpip_net *mn,
 		mpip_inc(mn, MPIP_STAT_TABLE_FULL);
 		return NULL;
 	}
-	mpip_session_link(st, s, sid);
+	if (mpip_session_link(st, s, sid)) {
+		spin_unlock_bh(&st->lock);
+		kfree_rcu(s, rcu);
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return NULL;
+	}
 	spin_unlock_bh(&st->lock);
 	mpip_inc(mn, MPIP_STAT_SESSION_NEW);
 	return s;
 }
 
-/* Move @s to session ID @sid.  Caller holds the lock. */
-static void mpip_session_rekey(struct mpip_sessions *st,
+/*
+ * Move @s to session ID @sid.  Caller holds the lock.  If it cannot be
+ * linked under the new ID, it is removed; returns false then.
+ */
+static bool mpip_session_rekey(struct mpip_sessions *st,
 			       struct mpip_session *s, u16 sid)
 {
-	hlist_del_rcu(&s->id_node);
-	WRITE_ONCE(s->sid, sid);
-	hlist_add_head_rcu(&s->id_node,
-			   &st->by_id[mpip_session_hash_id(s->node_id, sid)]);
+	rhashtable_remove_fast(&st->by_id, &s->id_node, mpip_id_params);
+	WRITE_ONCE(s->id.sid, sid);
+	if (!rhashtable_insert_fast(&st->by_id, &s->id_node, mpip_id_params))
+		return true;
+	mpip_session_unlink(st, s);
+	return false;
 }
 
 /*
@@ -266,15 +293,21 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 				     __be32 laddr, __be16 lport,
 				     __be32 raddr, __be16 rport)
 {
+	const struct mpip_session_tuple t = {
+		.laddr = laddr,
+		.raddr = raddr,
+		.lport = lport,
+		.rport = rport,
+		.proto = proto,
+	};
 	struct mpip_sessions *st = &mn->sessions;
 	struct mpip_session *s, *other;
-	bool created = false;
+	int err = -ENOMEM;
 
 	s = mpip_session_alloc(n->id, proto, laddr, lport, raddr, rport);
 	spin_lock_bh(&st->lock);
 	other = mpip_session_by_id(mn, n->id, sid);
-	if (other && mpip_session_match(other, proto, laddr, lport, raddr,
-					rport)) {
+	if (other && !memcmp(&other->t, &t, sizeof(t))) {
 		/* Created meanwhile on another CPU. */
 		spin_unlock_bh(&st->lock);
 		kfree(s);
@@ -286,23 +319,26 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 	}
 	other = mpip_session_lookup(mn, proto, laddr, lport, raddr, rport);
 	if (other) {
-		if (other->node_id == n->id &&
-		    !(mpip_sid_is_ours(mn, n->id, other->sid) &&
-		      (other->sid & 1) && !(sid & 1)))
-			mpip_session_rekey(st, other, sid);
+		if (other->id.node_id == n->id &&
+		    !(mpip_sid_is_ours(mn, n->id, other->id.sid) &&
+		      (other->id.sid & 1) && !(sid & 1)) &&
+		    !mpip_session_rekey(st, other, sid))
+			other = NULL;
 		spin_unlock_bh(&st->lock);
 		kfree(s);
 		return other;
 	}
-	if (s && READ_ONCE(st->count) < MPIP_SESSION_MAX) {
-		mpip_session_link(st, s, sid);
-		created = true;
-	}
+	if (s && READ_ONCE(st->count) >= MPIP_SESSION_MAX)
+		err = -ENOSPC;
+	else if (s)
+		err = mpip_session_link(st, s, sid);
 	spin_unlock_bh(&st->lock);
 
-	if (!created) {
-		mpip_inc(mn, s ? MPIP_STAT_TABLE_FULL : MPIP_STAT_DROP_NOMEM);
-		kfree(s);
+	if (err) {
+		mpip_inc(mn, err == -ENOSPC ? MPIP_STAT_TABLE_FULL :
+					      MPIP_STAT_DROP_NOMEM);
+		if (s)
+			kfree_rcu(s, rcu);
 		return NULL;
 	}
 	mpip_inc(mn, MPIP_STAT_SESSION_NEW);

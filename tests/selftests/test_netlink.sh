@@ -102,6 +102,53 @@ t_flush_and_json() {
 	mpipctl_in "$A" -j stats | jq -e 'type == "object" and has("tx_query")'
 }
 
+# many_udp NS DST PORT N: one datagram from each of N UDP source ports
+many_udp() {
+	in_ns "$1" python3 - "$2" "$3" "$4" <<'PY'
+import resource, socket, sys
+dst, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(n + 64, hard), hard))
+socks = []
+for i in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", 20000 + i))
+    socks.append(s)
+for s in socks:
+    s.sendto(b"x", (dst, port))
+PY
+}
+
+# a_sessions_are N: A holds N sessions
+a_sessions_are() { [[ $(mpipctl_in "$A" -j status | jq .sessions) == "$1" ]]; }
+
+# A dump of 3000 sessions spans many netlink messages (the session table
+# resizes on the way): every session is listed, and as often as the
+# status count says; idle ones expire and go from both.
+t_many_sessions() {
+	local n=3000 got
+	mpipctl_in "$A" flush
+	mpipctl_in "$B" flush
+	# the first datagram to a peer only starts the handshake
+	many_udp "$A" 10.1.1.2 7 1
+	sleep 1
+	many_udp "$A" 10.1.1.2 7 "$n"
+	got=$(mpipctl_in "$A" -j status | jq .sessions)
+	echo "sessions after $n flows: $got"
+	((got >= n)) || fail "only $got sessions for $n flows"
+	mpipctl_in "$A" -j show sessions >"$T/sess"
+	jq -e --argjson c "$got" 'length == $c and
+		([.[] | "\(.proto) \(.lport) \(.rport)"] | unique | length) == $c' \
+		"$T/sess" >/dev/null || fail "dump: $(jq length "$T/sess") entries, status $got"
+	mpipctl_in "$A" set session_timeout_ms 1000
+	wait_for 10 a_sessions_are 0 ||
+		fail "sessions did not expire"
+	[[ $(mpipctl_in "$A" -j show sessions) == "[]" ]] || fail "expired sessions still listed"
+	mpipctl_in "$A" -j stats | jq -e --argjson c "$got" '.session_expired >= $c' >/dev/null ||
+		fail "session_expired not counted"
+	mpipctl_in "$A" set session_timeout_ms 120000
+}
+
 t_default_param() {
 	local p=/sys/module/mpip/parameters/default_enabled old
 	[[ -w $p ]] || skip "parameter not writable"
@@ -124,13 +171,14 @@ t_not_loaded_error() {
 }
 
 ktap_header
-ktap_plan 8
+ktap_plan 9
 ktap_run status_json t_status
 ktap_run disable_is_per_namespace t_disable_is_per_namespace
 ktap_run hooks_only_while_enabled t_hooks_follow_switch
 ktap_run unprivileged_read_only t_unprivileged
 ktap_run tunables_range_checked t_tunables
 ktap_run flush_and_json t_flush_and_json
+ktap_run many_sessions_dump_and_expire t_many_sessions
 ktap_run default_enabled_parameter t_default_param
 ktap_run family_in_every_namespace t_not_loaded_error
 ktap_finish
