@@ -64,7 +64,6 @@ struct mpip_avail *mpip_avail_get(struct mpip_net *mn, __be32 addr,
 	e->state = MPIP_AVAIL_PROBING;
 	atomic_set(&e->queries, 0);
 	e->tn.stamp = jiffies;
-	e->last_rx = jiffies;
 
 	in = mpip_table_insert(&mn->avail, &e->tn, mpip_avail_hash(addr, port),
 			       mpip_avail_same);

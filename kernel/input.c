@@ -170,7 +170,6 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 			WRITE_ONCE(e->state, MPIP_AVAIL_YES);
 		if (READ_ONCE(e->node_id) != cm->node_id)
 			WRITE_ONCE(e->node_id, cm->node_id);
-		mpip_touch(&e->last_rx);
 		mpip_touch(&e->tn.stamp);
 	}
 
@@ -275,25 +274,30 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 
 /*
  * Must this CM refresh the availability entry of its sender?  A packet
- * of a known session needs to only now and then: its entry was refreshed
- * by the session's earlier packets and only has to stay well within
- * peer_timeout_ms and avail_timeout_ms.  Looking it up for every packet
+ * of a known session needs to only now and then: the session's earlier
+ * packets refreshed it, and it only has to stay well within
+ * avail_timeout_ms, or be set back to "yes" after this host downgraded
+ * an entry of the node (the node's avail_lost moved; the peer's liveness
+ * itself is the node's stamp, output.c).  Looking it up for every packet
  * would cost a receiver of many flows a second table walk per packet.
- * Queries and confirmations always do.
+ * Queries and confirmations always refresh it.
  */
 static bool mpip_in_learn_due(const struct mpip_net *mn,
 			      const struct mpip_rx *rx)
 {
-	struct mpip_session *s = rx->sess;
+	struct mpip_session *s = rx->sess;	/* then rx->node is set */
 	unsigned long now = jiffies;
+	unsigned int lost;
 	u32 ms;
 
 	if (!s || (rx->cm.flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
 		return true;
-	if (time_before(now, READ_ONCE(s->learn_due)))
+	lost = READ_ONCE(rx->node->avail_lost);
+	if (time_before(now, READ_ONCE(s->learn_due)) &&
+	    READ_ONCE(s->learn_lost) == lost)
 		return false;
-	ms = min3(READ_ONCE(mn->cfg.peer_timeout_ms) / 4,
-		  READ_ONCE(mn->cfg.avail_timeout_ms) / 4, 1000U);
+	ms = READ_ONCE(mn->cfg.avail_timeout_ms) / 4;
+	WRITE_ONCE(s->learn_lost, lost);
 	WRITE_ONCE(s->learn_due, now + msecs_to_jiffies(ms));
 	return true;
 }

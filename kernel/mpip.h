@@ -127,7 +127,6 @@ struct mpip_avail {
 	unsigned long flags;	/* MPIP_AVF_* bits */
 	atomic_t queries;
 	u32 node_id;		/* READ/WRITE_ONCE */
-	unsigned long last_rx;	/* jiffies of the last CM from it */
 };
 
 enum {
@@ -191,6 +190,7 @@ struct mpip_rxpath {
 struct mpip_node {
 	struct mpip_tnode tn;	/* stamp: last heard from */
 	u32 id;
+	unsigned int avail_lost;	/* entries of it left "yes" here; READ/WRITE_ONCE */
 	spinlock_t lock;	/* protects the arrays below and path slots */
 	u8 nep;
 	u8 nep_next;		/* slot to replace when full */
@@ -245,6 +245,7 @@ struct mpip_session {
 	unsigned long cm_stamp;	/* jiffies of the last trailer sent */
 	unsigned long sole_stamp; /* jiffies it last went bare; 0: never */
 	unsigned long learn_due;  /* jiffies its packets next refresh avail */
+	unsigned int learn_lost;  /* its node's avail_lost at that refresh */
 	atomic64_t tx_pkts;
 	atomic64_t rx_pkts;
 	struct mpip_reorder __rcu *ro;	/* TCP only, created on first use */

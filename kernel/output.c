@@ -142,6 +142,17 @@ static int mpip_out_add_cm(struct sk_buff *skb, const struct mpip_cm *cm)
 }
 
 /*
+ * An availability entry of node @n (if known) was downgraded here.  The
+ * node's counter tells the input hook that the sessions from @n must
+ * refresh their entries at their next packet (mpip_in_learn_due()).
+ */
+static void mpip_avail_lost(struct mpip_node *n)
+{
+	if (n)
+		WRITE_ONCE(n->avail_lost, READ_ONCE(n->avail_lost) + 1);
+}
+
+/*
  * Query a destination of unknown availability.  TCP: a separate control
  * packet.  UDP: a trailer on the datagram itself, which a host without
  * MPIP ignores since it lies beyond the UDP length.
@@ -154,8 +165,11 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 
 	if (atomic_read(&e->queries) >= limit) {
 		if (cmpxchg(&e->state, MPIP_AVAIL_PROBING, MPIP_AVAIL_NO) ==
-		    MPIP_AVAIL_PROBING)
+		    MPIP_AVAIL_PROBING) {
+			mpip_avail_lost(mpip_node_lookup(mn,
+							 READ_ONCE(e->node_id)));
 			mpip_inc(mn, MPIP_STAT_PROBE_GIVEUP);
+		}
 		return;
 	}
 
@@ -398,15 +412,14 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 }
 
 /*
- * Find the peer, the flow's session and the path of its own addresses
- * for a packet to an MPIP peer.
+ * The flow's session and the path of its own addresses, for a packet to
+ * MPIP peer p->node, if it is known.
  */
 static void mpip_out_session(struct mpip_net *mn, struct sk_buff *skb,
-			     struct mpip_pkt *p, u32 node_id)
+			     struct mpip_pkt *p)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 
-	p->node = node_id ? mpip_node_lookup(mn, node_id) : NULL;
 	if (!p->node)
 		return;
 	p->sess = mpip_session_tx(mn, p->node, iph->protocol, iph->saddr,
@@ -459,14 +472,21 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 	return NF_STOLEN;
 }
 
-static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e)
+/*
+ * Has TCP peer @n (@e's node) gone silent?  Every valid CM from a node
+ * refreshes its stamp, so a peer that unloaded mpip, or went away, stops
+ * doing so.  A node no longer in the table counts as silent.
+ */
+static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
+			   struct mpip_node *n)
 {
 	unsigned long t = msecs_to_jiffies(READ_ONCE(mn->cfg.peer_timeout_ms));
 
-	if (!time_after(jiffies, READ_ONCE(e->last_rx) + t))
+	if (n && !time_after(jiffies, READ_ONCE(n->tn.stamp) + t))
 		return false;
 	atomic_set(&e->queries, 0);
 	WRITE_ONCE(e->state, MPIP_AVAIL_PROBING);
+	mpip_avail_lost(n);
 	mpip_inc(mn, MPIP_STAT_PEER_LOST);
 	return true;
 }
@@ -519,19 +539,18 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		goto out;
 	mpip_touch(&e->tn.stamp);
 
-	if (READ_ONCE(e->state) == MPIP_AVAIL_YES && tcp &&
-	    mpip_peer_lost(mn, e))
-		goto out_probe;
-
 	switch (READ_ONCE(e->state)) {
 	case MPIP_AVAIL_PROBING:
 		goto out_probe;
 	case MPIP_AVAIL_YES:
+		p.node = mpip_node_lookup(mn, READ_ONCE(e->node_id));
+		if (tcp && mpip_peer_lost(mn, e, p.node))
+			goto out_probe;
 		if (tcp && test_and_clear_bit(MPIP_AVF_CONFIRM, &e->flags)) {
 			mpip_tcp_ctrl_send(mn, skb, st, MPIP_CM_F_ENABLED);
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 		}
-		mpip_out_session(mn, skb, &p, READ_ONCE(e->node_id));
+		mpip_out_session(mn, skb, &p);
 		if (mpip_out_bare(mn, skb, &p))
 			goto out;
 		if (skb_is_gso(skb))

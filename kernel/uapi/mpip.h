@@ -401,8 +401,9 @@ enum mpip_stat {
  * @MPIP_CFG_UNSPEC: unused
  * @MPIP_CFG_QUERY_THRESHOLD: queries sent to a destination before it is
  *	marked unavailable (1..100, default 5)
- * @MPIP_CFG_PEER_TIMEOUT_MS: an available TCP peer from which no MPIP packet
- *	arrived for this long is probed again (100..600000, default 3000)
+ * @MPIP_CFG_PEER_TIMEOUT_MS: an available TCP peer whose node sent no MPIP
+ *	packet, on any flow, for this long is probed again (100..600000,
+ *	default 3000)
  * @MPIP_CFG_AVAIL_TIMEOUT_MS: availability entries unused for this long are
  *	removed (1000..86400000, default 300000)
  * @MPIP_CFG_NODE_TIMEOUT_MS: node entries not heard from for this long are

@@ -71,10 +71,30 @@ t_counters() {
 	(($(mpip_stat "$A" probe_giveup) == 0)) || fail "A gave up probing an MPIP peer"
 }
 
+# B switches mpip off after the exchange: once nothing was heard from its
+# node for peer_timeout_ms, A downgrades B:5000 and a new connection there
+# goes plain (with trailers B's TCP would drop every segment); switched
+# on again, B answers the queries and A marks it available again.
+t_peer_lost() {
+	mpipctl_in "$A" set peer_timeout_ms 1000
+	mpipctl_in "$A" -j stats >"$T/a0"
+	mpipctl_in "$B" disable
+	sleep 1.5
+	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/f" "$T/g2"
+	sha256_equal "$T/f" "$T/g2" || fail "TCP data to B without mpip differs"
+	mpip_stats_since "$A" "$T/a0" '.peer_lost >= 1' || fail "no peer_lost"
+	mpipctl_in "$B" enable
+	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/f" "$T/g3"
+	sha256_equal "$T/f" "$T/g3" || fail "TCP data after re-enable differs"
+	[[ $(mpip_avail_state "$A" 10.1.1.2 5000) == yes ]] ||
+		fail "A does not mark B:5000 available again"
+	mpipctl_in "$A" set peer_timeout_ms 3000
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 8
+ktap_plan 9
 ktap_run tcp_and_udp_exchange t_exchange
 ktap_run a_marks_b_available t_avail_a
 ktap_run b_marks_a_available t_avail_b
@@ -82,5 +102,6 @@ ktap_run a_holds_b_node t_nodes_a
 ktap_run b_holds_a_node t_nodes_b
 ktap_run node_ids_random_per_namespace t_node_ids_differ
 ktap_run handshake_counters t_counters
+ktap_run peer_lost_then_back t_peer_lost
 ktap_run dmesg_clean t_dmesg
 ktap_finish
