@@ -115,18 +115,28 @@ void mpip_sessions_walk_enter(struct mpip_net *mn, struct rhashtable_iter *it)
 	rhashtable_walk_enter(&mn->sessions.by_tuple, it);
 }
 
-/* Find a session by its original 5-tuple.  Caller holds RCU. */
-struct mpip_session *mpip_session_lookup(struct mpip_net *mn, u8 proto,
-					 __be32 laddr, __be16 lport,
-					 __be32 raddr, __be16 rport)
+/* A 5-tuple key, its padding zero. */
+static struct mpip_session_tuple mpip_session_tuple(u8 proto, __be32 laddr,
+						    __be16 lport, __be32 raddr,
+						    __be16 rport)
 {
-	const struct mpip_session_tuple t = {
+	return (struct mpip_session_tuple){
 		.laddr = laddr,
 		.raddr = raddr,
 		.lport = lport,
 		.rport = rport,
 		.proto = proto,
 	};
+}
+
+/* Find a session by its original 5-tuple.  Caller holds RCU. */
+struct mpip_session *mpip_session_lookup(struct mpip_net *mn, u8 proto,
+					 __be32 laddr, __be16 lport,
+					 __be32 raddr, __be16 rport)
+{
+	const struct mpip_session_tuple t = mpip_session_tuple(proto, laddr,
+							       lport, raddr,
+							       rport);
 
 	return rhashtable_lookup(&mn->sessions.by_tuple, &t, mpip_tuple_params);
 }
@@ -173,11 +183,7 @@ static struct mpip_session *mpip_session_alloc(u32 node_id, u8 proto,
 	if (!s)
 		return NULL;
 	s->id.node_id = node_id;
-	s->t.proto = proto;
-	s->t.laddr = laddr;
-	s->t.lport = lport;
-	s->t.raddr = raddr;
-	s->t.rport = rport;
+	s->t = mpip_session_tuple(proto, laddr, lport, raddr, rport);
 	s->stamp = jiffies;
 	s->learn_due = jiffies;
 	atomic64_set(&s->tx_pkts, 0);
@@ -293,13 +299,9 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 				     __be32 laddr, __be16 lport,
 				     __be32 raddr, __be16 rport)
 {
-	const struct mpip_session_tuple t = {
-		.laddr = laddr,
-		.raddr = raddr,
-		.lport = lport,
-		.rport = rport,
-		.proto = proto,
-	};
+	const struct mpip_session_tuple t = mpip_session_tuple(proto, laddr,
+							       lport, raddr,
+							       rport);
 	struct mpip_sessions *st = &mn->sessions;
 	struct mpip_session *s, *other;
 	int err = -ENOMEM;
