@@ -20,10 +20,33 @@
 
 #include "mpip.h"
 
+/*
+ * Key comparisons: field by field, where the default would call the
+ * out-of-line, byte-wise memcmp() for every entry a lookup passes.
+ */
+static int mpip_tuple_cmp(struct rhashtable_compare_arg *arg, const void *obj)
+{
+	const struct mpip_session_tuple *k = arg->key;
+	const struct mpip_session *s = obj;
+
+	return s->t.laddr != k->laddr || s->t.raddr != k->raddr ||
+	       s->t.lport != k->lport || s->t.rport != k->rport ||
+	       s->t.proto != k->proto;
+}
+
+static int mpip_id_cmp(struct rhashtable_compare_arg *arg, const void *obj)
+{
+	const struct mpip_session_key *k = arg->key;
+	const struct mpip_session *s = obj;
+
+	return s->id.node_id != k->node_id || READ_ONCE(s->id.sid) != k->sid;
+}
+
 static const struct rhashtable_params mpip_tuple_params = {
 	.head_offset = offsetof(struct mpip_session, tuple_node),
 	.key_offset = offsetof(struct mpip_session, t),
 	.key_len = sizeof(struct mpip_session_tuple),
+	.obj_cmpfn = mpip_tuple_cmp,
 	.automatic_shrinking = true,
 };
 
@@ -31,6 +54,7 @@ static const struct rhashtable_params mpip_id_params = {
 	.head_offset = offsetof(struct mpip_session, id_node),
 	.key_offset = offsetof(struct mpip_session, id),
 	.key_len = sizeof(struct mpip_session_key),
+	.obj_cmpfn = mpip_id_cmp,
 	.automatic_shrinking = true,
 };
 
