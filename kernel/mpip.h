@@ -190,7 +190,7 @@ struct mpip_rxpath {
 struct mpip_node {
 	struct mpip_tnode tn;	/* stamp: last heard from */
 	u32 id;
-	unsigned int avail_lost;	/* entries of it left "yes" here; READ/WRITE_ONCE */
+	unsigned int avail_lost;	/* its entries downgraded here; READ/WRITE_ONCE */
 	spinlock_t lock;	/* protects the arrays below and path slots */
 	u8 nep;
 	u8 nep_next;		/* slot to replace when full */
@@ -208,7 +208,7 @@ struct mpip_node {
 };
 
 /*
- * A session's keys.  The tables compare keys as bytes, so the padding is
+ * A session's keys.  The tables hash them as bytes, so the padding is
  * named and kept zero.
  */
 struct mpip_session_tuple {
