@@ -24,14 +24,19 @@
  * Key comparisons: field by field, where the default would call the
  * out-of-line, byte-wise memcmp() for every entry a lookup passes.
  */
+static bool mpip_tuple_eq(const struct mpip_session_tuple *a,
+			  const struct mpip_session_tuple *b)
+{
+	return a->laddr == b->laddr && a->raddr == b->raddr &&
+	       a->lport == b->lport && a->rport == b->rport &&
+	       a->proto == b->proto;
+}
+
 static int mpip_tuple_cmp(struct rhashtable_compare_arg *arg, const void *obj)
 {
-	const struct mpip_session_tuple *k = arg->key;
 	const struct mpip_session *s = obj;
 
-	return s->t.laddr != k->laddr || s->t.raddr != k->raddr ||
-	       s->t.lport != k->lport || s->t.rport != k->rport ||
-	       s->t.proto != k->proto;
+	return !mpip_tuple_eq(&s->t, arg->key);
 }
 
 static int mpip_id_cmp(struct rhashtable_compare_arg *arg, const void *obj)
@@ -154,15 +159,10 @@ static struct mpip_session_tuple mpip_session_tuple(u8 proto, __be32 laddr,
 }
 
 /* Find a session by its original 5-tuple.  Caller holds RCU. */
-struct mpip_session *mpip_session_lookup(struct mpip_net *mn, u8 proto,
-					 __be32 laddr, __be16 lport,
-					 __be32 raddr, __be16 rport)
+static struct mpip_session *
+mpip_session_find(struct mpip_net *mn, const struct mpip_session_tuple *t)
 {
-	const struct mpip_session_tuple t = mpip_session_tuple(proto, laddr,
-							       lport, raddr,
-							       rport);
-
-	return rhashtable_lookup(&mn->sessions.by_tuple, &t, mpip_tuple_params);
+	return rhashtable_lookup(&mn->sessions.by_tuple, t, mpip_tuple_params);
 }
 
 /* Find a session by (node ID, session ID).  Caller holds RCU. */
@@ -198,16 +198,15 @@ static u16 mpip_session_new_sid(struct mpip_net *mn, struct mpip_node *n)
 	return 0;
 }
 
-static struct mpip_session *mpip_session_alloc(u32 node_id, u8 proto,
-					       __be32 laddr, __be16 lport,
-					       __be32 raddr, __be16 rport)
+static struct mpip_session *
+mpip_session_alloc(u32 node_id, const struct mpip_session_tuple *t)
 {
 	struct mpip_session *s = kzalloc(sizeof(*s), GFP_ATOMIC);
 
 	if (!s)
 		return NULL;
 	s->id.node_id = node_id;
-	s->t = mpip_session_tuple(proto, laddr, lport, raddr, rport);
+	s->t = *t;
 	s->stamp = jiffies;
 	s->learn_due = jiffies;
 	atomic64_set(&s->tx_pkts, 0);
@@ -258,23 +257,26 @@ struct mpip_session *mpip_session_tx(struct mpip_net *mn,
 				     __be32 laddr, __be16 lport,
 				     __be32 raddr, __be16 rport)
 {
+	const struct mpip_session_tuple t = mpip_session_tuple(proto, laddr,
+							       lport, raddr,
+							       rport);
 	struct mpip_sessions *st = &mn->sessions;
 	struct mpip_session *s, *old;
 	u16 sid;
 
-	s = mpip_session_lookup(mn, proto, laddr, lport, raddr, rport);
+	s = mpip_session_find(mn, &t);
 	if (s)
 		return s;
 	if (!mpip_sessions_have_room(mn))
 		return NULL;
-	s = mpip_session_alloc(n->id, proto, laddr, lport, raddr, rport);
+	s = mpip_session_alloc(n->id, &t);
 	if (!s) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return NULL;
 	}
 
 	spin_lock_bh(&st->lock);
-	old = mpip_session_lookup(mn, proto, laddr, lport, raddr, rport);
+	old = mpip_session_find(mn, &t);
 	if (old) {
 		spin_unlock_bh(&st->lock);
 		kfree(s);
@@ -330,10 +332,10 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 	struct mpip_session *s, *other;
 	int err = -ENOMEM;
 
-	s = mpip_session_alloc(n->id, proto, laddr, lport, raddr, rport);
+	s = mpip_session_alloc(n->id, &t);
 	spin_lock_bh(&st->lock);
 	other = mpip_session_by_id(mn, n->id, sid);
-	if (other && !memcmp(&other->t, &t, sizeof(t))) {
+	if (other && mpip_tuple_eq(&other->t, &t)) {
 		/* Created meanwhile on another CPU. */
 		spin_unlock_bh(&st->lock);
 		kfree(s);
@@ -343,7 +345,7 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 		/* Another flow holds @sid: the peer forgot it. */
 		mpip_session_unlink(st, other);
 	}
-	other = mpip_session_lookup(mn, proto, laddr, lport, raddr, rport);
+	other = mpip_session_find(mn, &t);
 	if (other) {
 		if (other->id.node_id == n->id &&
 		    !(mpip_sid_is_ours(mn, n->id, other->id.sid) &&
