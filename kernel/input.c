@@ -116,6 +116,9 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 	const u8 *tail, *cmp;
 	int len;
 
+	/* Most TCP over veth: no trailer possible, no tail to read. */
+	if (iph->protocol == IPPROTO_TCP && !mpip_in_tcp_csum_state_ok(skb))
+		return false;
 	if (ip_is_fragment(iph) || skb->len < ihl)
 		return false;
 	rx->saddr = iph->saddr;
@@ -125,9 +128,6 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 	if (iph->protocol != IPPROTO_TCP && iph->protocol != IPPROTO_UDP)
 		return false;
 	rx->proto = iph->protocol;
-	/* Most TCP over veth: no trailer possible, no tail to read. */
-	if (rx->proto == IPPROTO_TCP && !mpip_in_tcp_csum_state_ok(skb))
-		return false;
 	if (!mpip_in_l4(skb, ihl, rx->proto, rx, &l4hl, &ulen))
 		return false;
 
@@ -378,29 +378,62 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 	return NF_ACCEPT;
 }
 
+/*
+ * Only a packet for one of this host's addresses is ours to strip; one
+ * that is routed on keeps its trailer.  The address hash is cheaper than
+ * a FIB lookup, and routes of type local are not mpip's concern.
+ */
+static bool mpip_in_is_local(struct net *net, const struct sk_buff *skb)
+{
+	return __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+}
+
+/*
+ * A fragment for this host: reassemble the datagram here, since its CM
+ * is at the tail of the last fragment, and go on with the whole of it.
+ * The IP layer reassembles datagrams for local delivery anyway, after
+ * this hook; this is the same reassembly, earlier, in the same queue
+ * (IP_DEFRAG_LOCAL_DELIVER).  Fragments that are routed on pass
+ * untouched.
+ */
+static unsigned int mpip_in_fragment(struct mpip_net *mn, struct sk_buff *skb,
+				     const struct nf_hook_state *state)
+{
+	struct mpip_rx rx;
+	int err;
+
+	if (!mpip_in_is_local(state->net, skb))
+		return NF_ACCEPT;
+	local_bh_disable();
+	err = ip_defrag(state->net, skb, IP_DEFRAG_LOCAL_DELIVER);
+	local_bh_enable();
+	if (err)
+		return NF_STOLEN;	/* kept for the rest, or freed */
+	mpip_inc(mn, MPIP_STAT_RX_REASSEMBLED);
+	if (!mpip_in_find_cm(skb, &rx))
+		return NF_ACCEPT;
+	return mpip_in_data(mn, skb, &rx);
+}
+
+/*
+ * Netfilter runs hooks inside an RCU read-side critical section (nf_hook()),
+ * which covers every table lookup below.
+ */
 unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 			  const struct nf_hook_state *state)
 {
-	struct mpip_net *mn = mpip_pernet(state->net);
-	unsigned int verdict;
+	struct mpip_net *mn = priv;
 	struct mpip_rx rx;
 
 	if (!READ_ONCE(mn->enabled))
 		return NF_ACCEPT;
+	if (unlikely(ip_is_fragment(ip_hdr(skb))))
+		return mpip_in_fragment(mn, skb, state);
 	if (!mpip_in_find_cm(skb, &rx))
 		return NF_ACCEPT;
-	rcu_read_lock();
-	/*
-	 * Only a packet for one of this host's addresses is ours to strip; one
-	 * that is routed on keeps its trailer.  The address hash is cheaper
-	 * than a FIB lookup, and routes of type local are not mpip's concern.
-	 */
-	if (!__ip_dev_find(state->net, ip_hdr(skb)->daddr, false)) {
-		rcu_read_unlock();
+	if (!mpip_in_is_local(state->net, skb)) {
 		mpip_inc(mn, MPIP_STAT_RX_NOT_LOCAL);
 		return NF_ACCEPT;
 	}
-	verdict = mpip_in_data(mn, skb, &rx);
-	rcu_read_unlock();
-	return verdict;
+	return mpip_in_data(mn, skb, &rx);
 }

@@ -6,6 +6,7 @@
 #define _MPIP_H
 
 #include <linux/types.h>
+#include <linux/jhash.h>
 #include <linux/spinlock.h>
 #include <linux/rculist.h>
 #include <linux/rhashtable.h>
@@ -260,13 +261,19 @@ struct mpip_sessions {
 };
 
 /* Per network namespace state. */
+#define MPIP_NF_OPS	2	/* input and output hook */
+
 struct mpip_net {
 	struct net *net;
+	struct nf_hook_ops nf_ops[MPIP_NF_OPS];	/* priv: this mpip_net */
 	bool enabled;		/* READ/WRITE_ONCE */
 	bool hooked;		/* hooks registered; under hook_lock */
 	struct mutex hook_lock;	/* enabling and disabling */
 	u32 node_id;
 	struct mpip_config cfg;	/* fields READ/WRITE_ONCE */
+	/* cfg values the packet path needs in jiffies: mpip_cfg_update() */
+	unsigned long peer_timeout_j;
+	unsigned long bare_cm_gap_j;	/* 0: a CM on every packet */
 	struct mpip_stats __percpu *stats;
 	struct mpip_table avail;
 	struct mpip_table nodes;
@@ -291,6 +298,7 @@ static inline struct mpip_net *mpip_pernet(const struct net *net)
 int mpip_pernet_register(void);
 void mpip_pernet_unregister(void);
 int mpip_set_enabled(struct mpip_net *mn, bool on);
+void mpip_cfg_update(struct mpip_net *mn);
 void mpip_flush(struct mpip_net *mn);
 extern bool mpip_default_enabled;
 
@@ -320,14 +328,63 @@ struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
 void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all);
 void mpip_table_release_kfree(struct mpip_tnode *n);
 
+/*
+ * The lookups every packet to a peer makes are inline: under the
+ * emulation the lab runs in, a call and its return cost about as much
+ * as the walk itself.  Callers hold RCU (the hooks: netfilter's).
+ */
+
 /* avail.c */
-struct mpip_avail *mpip_avail_lookup(struct mpip_net *mn, __be32 addr,
-				     __be16 port);
-struct mpip_avail *mpip_avail_get(struct mpip_net *mn, __be32 addr,
-				  __be16 port, u8 proto);
+static inline u32 mpip_avail_hash(__be32 addr, __be16 port)
+{
+	return jhash_2words((__force u32)addr, (__force u32)port, 0) &
+	       ((1 << MPIP_AVAIL_BITS) - 1);
+}
+
+static inline struct mpip_avail *mpip_avail_lookup(struct mpip_net *mn,
+						   __be32 addr, __be16 port)
+{
+	struct mpip_avail *e;
+
+	hlist_for_each_entry_rcu(e, &mn->avail.buckets[mpip_avail_hash(addr, port)],
+				 tn.hnode) {
+		if (e->addr == addr && e->port == port)
+			return e;
+	}
+	return NULL;
+}
+
+struct mpip_avail *mpip_avail_create(struct mpip_net *mn, __be32 addr,
+				     __be16 port, u8 proto);
+
+/* Find or create the entry for (@addr, @port); NULL if none can be had. */
+static inline struct mpip_avail *mpip_avail_get(struct mpip_net *mn,
+						__be32 addr, __be16 port,
+						u8 proto)
+{
+	struct mpip_avail *e = mpip_avail_lookup(mn, addr, port);
+
+	return e ? e : mpip_avail_create(mn, addr, port, proto);
+}
 
 /* node.c */
-struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id);
+static inline u32 mpip_node_hash(u32 id)
+{
+	return jhash_1word(id, 0) & ((1 << MPIP_NODE_BITS) - 1);
+}
+
+static inline struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
+{
+	struct mpip_node *n;
+
+	hlist_for_each_entry_rcu(n, &mn->nodes.buckets[mpip_node_hash(id)],
+				 tn.hnode) {
+		if (n->id == id)
+			return n;
+	}
+	return NULL;
+}
+
 struct mpip_node *mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr,
 				  __be16 port, const struct mpip_cm *cm);
 void mpip_node_release(struct mpip_tnode *tn);
@@ -354,9 +411,39 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
 void mpip_paths_release(struct mpip_node *n);
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 				 bool tx);
-bool mpip_path_sole(struct mpip_node *n, const struct mpip_path *p);
-struct mpip_path *mpip_path_find(struct mpip_node *n, __be32 saddr,
-				 __be32 daddr);
+
+/* Is @p up and the only path of @n that is? */
+static inline bool mpip_path_sole(struct mpip_node *n,
+				  const struct mpip_path *p)
+{
+	struct mpip_path *q;
+	unsigned int i;
+
+	if (READ_ONCE(p->state) != MPIP_PATH_UP)
+		return false;
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		q = rcu_dereference(n->paths[i]);
+		if (q && q != p && READ_ONCE(q->state) == MPIP_PATH_UP)
+			return false;
+	}
+	return true;
+}
+
+/* The path of @n with these wire addresses, if any. */
+static inline struct mpip_path *mpip_path_find(struct mpip_node *n,
+					       __be32 saddr, __be32 daddr)
+{
+	struct mpip_path *p;
+	unsigned int i;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (p && p->saddr == saddr && p->daddr == daddr)
+			return p;
+	}
+	return NULL;
+}
+
 struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p);
 void mpip_path_set_state(struct mpip_net *mn, struct mpip_node *n,
 			 struct mpip_path *p, int state);

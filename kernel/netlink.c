@@ -268,6 +268,7 @@ static int mpip_nl_set_config(struct sk_buff *skb, struct genl_info *info)
 			WRITE_ONCE(*mpip_cfg_field(&mn->cfg, key),
 				   nla_get_u32(tb[key]));
 	}
+	mpip_cfg_update(mn);
 	return 0;
 }
 

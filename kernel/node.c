@@ -5,34 +5,15 @@
  * An RCU hash table (table.c) keyed by node ID; each entry's arrays are
  * guarded by the entry's lock.
  */
-#include <linux/jhash.h>
 #include <linux/slab.h>
 
 #include "mpip.h"
-
-static u32 mpip_node_hash(u32 id)
-{
-	return jhash_1word(id, 0) & ((1 << MPIP_NODE_BITS) - 1);
-}
 
 static bool mpip_node_same(const struct mpip_tnode *a,
 			   const struct mpip_tnode *b)
 {
 	return container_of(a, struct mpip_node, tn)->id ==
 	       container_of(b, struct mpip_node, tn)->id;
-}
-
-/* Caller holds RCU. */
-struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
-{
-	struct mpip_node *n;
-
-	hlist_for_each_entry_rcu(n, &mn->nodes.buckets[mpip_node_hash(id)],
-				 tn.hnode) {
-		if (n->id == id)
-			return n;
-	}
-	return NULL;
 }
 
 static struct mpip_node *mpip_node_get(struct mpip_net *mn, u32 id)

@@ -361,20 +361,6 @@ static unsigned int mpip_out_data_one(struct mpip_net *mn,
 }
 
 /*
- * The gap between a session's CMs while it sends bare packets, in jiffies
- * (0: every packet gets one).  The peer counts on our delay reports for
- * its path to stay up, and on our delay samples for its reports, so the
- * gap is kept well below path_timeout_ms.
- */
-static unsigned long mpip_bare_cm_gap(const struct mpip_net *mn)
-{
-	u32 ms = min(READ_ONCE(mn->cfg.bare_cm_ms),
-		     READ_ONCE(mn->cfg.path_timeout_ms) / 4);
-
-	return ms ? msecs_to_jiffies(ms) : 0;
-}
-
-/*
  * May this packet go without a CM?  Only on its flow's own addresses
  * while they are the peer's only path that is up (then pk->sole is set):
  * there is no path to choose, no address to restore and nothing to put
@@ -393,7 +379,7 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 
 	if (!s || !pk->node)
 		return false;
-	gap = mpip_bare_cm_gap(mn);
+	gap = READ_ONCE(mn->bare_cm_gap_j);
 	if (!gap)
 		return false;
 	if (!orig || !mpip_path_sole(pk->node, orig))
@@ -480,7 +466,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
 			   struct mpip_node *n)
 {
-	unsigned long t = msecs_to_jiffies(READ_ONCE(mn->cfg.peer_timeout_ms));
+	unsigned long t = READ_ONCE(mn->peer_timeout_j);
 
 	if (n && !time_after(jiffies, READ_ONCE(n->tn.stamp) + t))
 		return false;
@@ -505,13 +491,16 @@ static bool mpip_out_tcp_done(struct mpip_net *mn, struct sk_buff *skb,
 	return (p->tcp_flags & TCPHDR_RST) || !(p->tcp_flags & TCPHDR_ACK);
 }
 
+/*
+ * Netfilter runs hooks inside an RCU read-side critical section (nf_hook()),
+ * which covers every table lookup below.
+ */
 unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 			   const struct nf_hook_state *st)
 {
-	struct mpip_net *mn = mpip_pernet(st->net);
+	struct mpip_net *mn = priv;
 	struct mpip_pkt p;
 	struct mpip_avail *e;
-	unsigned int verdict = NF_ACCEPT;
 	bool tcp;
 
 	if (!READ_ONCE(mn->enabled))
@@ -533,10 +522,9 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	if (tcp && mpip_out_tcp_done(mn, skb, &p))
 		return NF_ACCEPT;
 
-	rcu_read_lock();
 	e = mpip_avail_get(mn, p.iph->daddr, p.dport, p.iph->protocol);
 	if (!e)
-		goto out;
+		return NF_ACCEPT;
 	mpip_touch(&e->tn.stamp);
 
 	switch (READ_ONCE(e->state)) {
@@ -552,19 +540,15 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		}
 		mpip_out_session(mn, skb, &p);
 		if (mpip_out_bare(mn, skb, &p))
-			goto out;
+			return NF_ACCEPT;
 		if (skb_is_gso(skb))
-			verdict = mpip_out_data_gso(mn, skb, st, &p);
-		else
-			verdict = mpip_out_data_one(mn, skb, &p);
-		goto out;
+			return mpip_out_data_gso(mn, skb, st, &p);
+		return mpip_out_data_one(mn, skb, &p);
 	default:
-		goto out;
+		return NF_ACCEPT;
 	}
 
 out_probe:
 	mpip_out_probe(mn, e, skb, st);
-out:
-	rcu_read_unlock();
-	return verdict;
+	return NF_ACCEPT;
 }

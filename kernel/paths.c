@@ -361,37 +361,6 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 	return cand[pick];
 }
 
-/* Is @p the only path of @n that is up?  Caller holds RCU. */
-bool mpip_path_sole(struct mpip_node *n, const struct mpip_path *p)
-{
-	struct mpip_path *q;
-	unsigned int i;
-
-	if (READ_ONCE(p->state) != MPIP_PATH_UP)
-		return false;
-	for (i = 0; i < MPIP_MAX_PATHS; i++) {
-		q = rcu_dereference(n->paths[i]);
-		if (q && q != p && READ_ONCE(q->state) == MPIP_PATH_UP)
-			return false;
-	}
-	return true;
-}
-
-/* The path with these wire addresses, if any.  Caller holds RCU. */
-struct mpip_path *mpip_path_find(struct mpip_node *n, __be32 saddr,
-				 __be32 daddr)
-{
-	struct mpip_path *p;
-	unsigned int i;
-
-	for (i = 0; i < MPIP_MAX_PATHS; i++) {
-		p = rcu_dereference(n->paths[i]);
-		if (p && p->saddr == saddr && p->daddr == daddr)
-			return p;
-	}
-	return NULL;
-}
-
 /*
  * A referenced route for the path's packets, through the interface that
  * owns its source address; NULL if there is none.

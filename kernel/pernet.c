@@ -6,19 +6,19 @@
 #include <linux/random.h>
 #include <linux/netfilter_ipv4.h>
 #include <net/netns/generic.h>
-#include <net/netfilter/ipv4/nf_defrag_ipv4.h>
 
 #include "mpip.h"
 
 unsigned int mpip_net_id __read_mostly;
 
 /*
- * Input runs after defragmentation and before raw, conntrack and the
- * filter table, so that they all see packets without trailers.  Output
+ * Input runs after conntrack's defragmentation, where that is loaded, and
+ * before raw, conntrack and the filter table, so that they all see packets
+ * without trailers; it reassembles fragments for this host itself.  Output
  * runs after SNAT and every other POST_ROUTING hook except the conntrack
  * confirmation, so that conntrack and NAT only see the original packet.
  */
-static const struct nf_hook_ops mpip_nf_ops[] = {
+static const struct nf_hook_ops mpip_nf_ops[MPIP_NF_OPS] = {
 	{
 		.hook = mpip_in_hook,
 		.pf = NFPROTO_IPV4,
@@ -32,6 +32,22 @@ static const struct nf_hook_ops mpip_nf_ops[] = {
 		.priority = NF_IP_PRI_CONNTRACK_CONFIRM - 1,
 	},
 };
+
+/*
+ * The namespace's own copy of the hook table: each hook finds its
+ * namespace's state in @priv, without a net_generic() lookup per packet.
+ * Netfilter copies hook and priv when registering; it keeps the pointer
+ * to these ops to find them again when unregistering.
+ */
+static void mpip_nf_ops_init(struct mpip_net *mn)
+{
+	unsigned int i;
+
+	for (i = 0; i < MPIP_NF_OPS; i++) {
+		mn->nf_ops[i] = mpip_nf_ops[i];
+		mn->nf_ops[i].priv = mn;
+	}
+}
 
 static const struct mpip_config mpip_config_default = {
 	.query_threshold = 5,
@@ -72,9 +88,9 @@ void mpip_flush(struct mpip_net *mn)
 }
 
 /*
- * The hooks, and the defragmentation they rely on, are registered only
- * while mpip is enabled in the namespace: the packets of a disabled one
- * meet no mpip code at all.  Caller holds mn->hook_lock.
+ * The hooks are registered only while mpip is enabled in the namespace:
+ * the packets of a disabled one meet no mpip code at all.  Caller holds
+ * mn->hook_lock.
  */
 static int mpip_hooks_set(struct mpip_net *mn, bool on)
 {
@@ -85,20 +101,13 @@ static int mpip_hooks_set(struct mpip_net *mn, bool on)
 		return 0;
 	if (!on) {
 		/* Returns after every CPU has left the hooks. */
-		nf_unregister_net_hooks(net, mpip_nf_ops,
-					ARRAY_SIZE(mpip_nf_ops));
-		nf_defrag_ipv4_disable(net);
+		nf_unregister_net_hooks(net, mn->nf_ops, MPIP_NF_OPS);
 		mn->hooked = false;
 		return 0;
 	}
-	err = nf_defrag_ipv4_enable(net);
+	err = nf_register_net_hooks(net, mn->nf_ops, MPIP_NF_OPS);
 	if (err)
 		return err;
-	err = nf_register_net_hooks(net, mpip_nf_ops, ARRAY_SIZE(mpip_nf_ops));
-	if (err) {
-		nf_defrag_ipv4_disable(net);
-		return err;
-	}
 	mn->hooked = true;
 	return 0;
 }
@@ -123,6 +132,24 @@ int mpip_set_enabled(struct mpip_net *mn, bool on)
 	}
 	mutex_unlock(&mn->hook_lock);
 	return err;
+}
+
+/*
+ * Derive what the packet path reads in jiffies from the settings, once
+ * per change rather than per packet.  The gap between a session's CMs
+ * while it sends bare packets stays well below path_timeout_ms: the peer
+ * counts on our delay reports for its path to stay up, and on our delay
+ * samples for its reports.
+ */
+void mpip_cfg_update(struct mpip_net *mn)
+{
+	const struct mpip_config *c = &mn->cfg;
+	u32 gap = min(READ_ONCE(c->bare_cm_ms),
+		      READ_ONCE(c->path_timeout_ms) / 4);
+
+	WRITE_ONCE(mn->peer_timeout_j,
+		   msecs_to_jiffies(READ_ONCE(c->peer_timeout_ms)));
+	WRITE_ONCE(mn->bare_cm_gap_j, gap ? msecs_to_jiffies(gap) : 0);
 }
 
 static void mpip_gc_work(struct work_struct *work)
@@ -164,7 +191,9 @@ static int __net_init mpip_net_init(struct net *net)
 		return -ENOMEM;
 	mn->net = net;
 	mn->node_id = mpip_new_node_id();
+	mpip_nf_ops_init(mn);
 	mn->cfg = mpip_config_default;
+	mpip_cfg_update(mn);
 	mutex_init(&mn->hook_lock);
 	mpip_table_init(&mn->avail, avail, 1 << MPIP_AVAIL_BITS,
 			MPIP_AVAIL_MAX);

@@ -349,6 +349,12 @@ enum mpip_path_attr {
  *	only path to their peer (see @MPIP_CFG_BARE_CM_MS)
  * @MPIP_STAT_REORDER_LOST: held segments released because every other
  *	path had delivered a packet sent after them: the gap was lost
+ * @MPIP_STAT_TX_STEERED: data packets sent on another path than the
+ *	weights chose, whose local queue held fewer bytes per unit of weight
+ *	(@MPIP_CFG_QUEUE_STEER)
+ * @MPIP_STAT_RX_REASSEMBLED: datagrams for this host reassembled from
+ *	fragments by mpip's input hook, to find their trailer
+ * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
 	MPIP_STAT_UNSPEC,
@@ -390,6 +396,7 @@ enum mpip_stat {
 	MPIP_STAT_TX_BARE,
 	MPIP_STAT_REORDER_LOST,
 	MPIP_STAT_TX_STEERED,
+	MPIP_STAT_RX_REASSEMBLED,
 
 	__MPIP_STAT_MAX,
 };

@@ -10,7 +10,7 @@ mpip_loaded() { [[ -d /sys/module/mpip ]]; }
 # mpip_load: load the module unless it is loaded already
 mpip_load() {
 	mpip_loaded && return 0
-	modprobe nf_defrag_ipv4 && insmod "$MPIP_KO"
+	insmod "$MPIP_KO"
 }
 
 mpip_unload() {
@@ -102,10 +102,12 @@ tcp_send_file() {
 
 # udp_exchange NS_SRC NS_DST DST_ADDR PORT COUNT [SPORT [GAP_US]]: send COUNT
 # checked datagrams, GAP_US (default 200) microseconds apart; succeeds when
-# exactly COUNT good ones arrive, each once.
+# exactly COUNT good ones arrive, each once.  UDP_NO_DF=1: sent without the
+# don't-fragment bit.
 udp_exchange() {
 	local src=$1 dst=$2 addr=$3 port=$4 count=$5 sport=${6:-0} gap=${7:-200}
-	local ready res err rpid rc=0
+	local ready res err rpid rc=0 opt=()
+	[[ ${UDP_NO_DF:-0} == 1 ]] && opt=(--no-df)
 	ready=$(tmpdir)/udp-ready.$port
 	res=$(tmpdir)/udp-res.$port
 	err=$(tmpdir)/udp-err.$port
@@ -120,7 +122,8 @@ udp_exchange() {
 		fail "UDP receiver on $dst:$port not ready"
 	fi
 	if ! in_ns "$src" python3 "$REPO/tests/selftests/udpcheck.py" send \
-		"$addr" "$port" "$count" --sport "$sport" --gap-us "$gap"; then
+		"$addr" "$port" "$count" --sport "$sport" --gap-us "$gap" \
+		"${opt[@]}"; then
 		_bg_stop "$rpid" "$err"
 		fail "UDP sender failed"
 	fi

@@ -6,7 +6,8 @@
 # pairs are paths up; a 4 MiB TCP file each way and 1000 UDP datagrams
 # each way arrive intact, each of the sender's interfaces sends and each of
 # the receiver's interfaces receives at least 20 % of the bytes, and all
-# four paths carry data.  The router does not run mpip.
+# four paths carry data.  The router does not run mpip.  Datagrams the
+# router fragments arrive intact too.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -60,8 +61,25 @@ t_router() {
 
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
+# The router's links to B get an MTU of 1280, and A sends without the
+# don't-fragment bit: the datagrams that fit A's MTU with their trailers
+# but not 1280 bytes reach B in fragments, the trailer in the last one.
+# B's input hook reassembles them (rx_reassembled), strips the trailer and
+# restores the addresses: every datagram arrives intact, each with a CM.
+t_fragments() {
+	local dev rc=0
+	for dev in b1 b2; do ip -n "$R" link set "$dev" mtu 1280; done
+	mpipctl_in "$B" -j stats >"$T/frag-b0"
+	UDP_NO_DF=1 udp_exchange "$A" "$B" 10.3.1.2 6113 300 7113 500 || rc=1
+	mpip_stats_since "$B" "$T/frag-b0" '.rx_reassembled >= 20 and
+		.rx_cm >= 300 and .drop_session == 0 and .drop_nomem == 0' || rc=2
+	for dev in b1 b2; do ip -n "$R" link set "$dev" mtu 1500; done
+	((rc != 1)) || fail "fragmented datagrams did not all arrive intact"
+	((rc != 2)) || fail "B did not reassemble and strip fragmented datagrams"
+}
+
 ktap_header
-ktap_plan 9
+ktap_plan 10
 ktap_run router_no_policy_warm_up t_setup
 ktap_run tcp_4M_a_to_b_both_links tcp_spread "$A" "$B" 10.3.1.2 5011
 ktap_run tcp_4M_b_to_a_both_links tcp_spread "$B" "$A" 10.2.1.1 5012
@@ -70,5 +88,6 @@ ktap_run udp_1000_b_to_a_both_links udp_spread "$B" "$A" 10.2.1.1 6112 7112
 ktap_run a_uses_4_paths four_paths "$A" "$B"
 ktap_run b_uses_4_paths four_paths "$B" "$A"
 ktap_run router_not_involved t_router
+ktap_run udp_300_fragmented_by_router t_fragments
 ktap_run dmesg_clean t_dmesg
 ktap_finish

@@ -2,6 +2,7 @@
 """Send or receive a reproducible series of UDP datagrams and check them.
 
   udpcheck.py send HOST PORT COUNT [--sport P] [--seed S] [--gap-us U]
+                                   [--no-df]
   udpcheck.py recv PORT COUNT [--seed S] [--timeout SEC]
 
 Datagram i has a size drawn from the seed (1..1400 bytes) and content that
@@ -31,6 +32,10 @@ def payload(seed, i):
 
 def send(args):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if args.no_df:
+        # IP_PMTUDISC_DONT: DF clear, so routers fragment what is too big
+        s.setsockopt(socket.IPPROTO_IP,
+                     getattr(socket, "IP_MTU_DISCOVER", 10), 0)
     if args.sport:
         s.bind(("0.0.0.0", args.sport))
     for i in range(args.count):
@@ -90,6 +95,8 @@ def main():
     ps.add_argument("--sport", type=int, default=0)
     ps.add_argument("--seed", type=int, default=1)
     ps.add_argument("--gap-us", type=int, default=200)
+    ps.add_argument("--no-df", action="store_true",
+                    help="send without the don't-fragment bit")
     pr = sub.add_parser("recv")
     pr.add_argument("port", type=int)
     pr.add_argument("count", type=int)

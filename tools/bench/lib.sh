@@ -132,7 +132,7 @@ lab_mpip_loaded() { [[ -d /sys/module/mpip ]]; }
 lab_mpip_load() {
 	lab_mpip_loaded && return 0
 	[[ -f $MPIP_KO ]] || return 1
-	modprobe nf_defrag_ipv4 && insmod "$MPIP_KO"
+	insmod "$MPIP_KO"
 }
 
 # lab_up DIR LINK1 LINK2: fresh twolink lab (SPEC as for topo.sh), samplers

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/bench/profile.sh - where the CPU time goes: perf inside the VM.
 #
-#   tools/vm.sh -- tools/bench/profile.sh [--quick] [--out DIR]
+#   tools/vm.sh -- tools/bench/profile.sh [--quick] [--rounds N] [--out DIR]
 #   make profile
 #
 # Two namespaces joined by one unshaped veth; one iperf3 TCP stream, client
@@ -15,6 +15,7 @@
 # spent in (or below) mpip's hooks, timers and work, and their heaviest
 # callees.  Prints one JSON line: the runs and, per mode, the median share;
 # DIR (default results/profile) keeps the runs' JSON and perf reports.
+# MPIP_KO (default kernel/mpip.ko) is the module loaded if none is.
 #
 # A share of CPU time is steadier under emulation than a throughput ratio:
 # the emulated CPU's speed drifts with the host's load, which moves the
@@ -31,8 +32,9 @@ ROUNDS=3 DUR=10
 while (($#)); do
 	case $1 in
 	--quick) ROUNDS=1 DUR=3 ;;
+	--rounds) ROUNDS=${2:?--rounds needs a value}; shift ;;
 	--out) OUT=$2; shift ;;
-	*) echo "usage: $0 [--quick] [--out DIR]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--quick] [--rounds N] [--out DIR]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -52,10 +54,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ ! -e /sys/module/mpip ]]; then
-	modprobe nf_defrag_ipv4
-	insmod "$REPO/kernel/mpip.ko"
-fi
+[[ -e /sys/module/mpip ]] || insmod "${MPIP_KO:-$REPO/kernel/mpip.ko}"
 
 # run MODE ROUND: one profiled run in fresh namespaces
 run() {
