@@ -204,6 +204,7 @@ struct mpip_node {
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	unsigned long w_stamp;	/* jiffies: last weight adjustment */
 	struct mpip_wboost w_boost;	/* the weight round's own */
+	u8 path_hi;		/* no path in slots from here on; READ/WRITE_ONCE */
 	struct mpip_path __rcu *paths[MPIP_MAX_PATHS];
 	struct mpip_rxpath rx[MPIP_MAX_PATHS];
 };
@@ -412,6 +413,17 @@ void mpip_paths_release(struct mpip_node *n);
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 				 bool tx);
 
+/*
+ * How many of @n's path slots a packet-path walk must look at: none from
+ * path_hi on holds a path.  A walk that reads a stale value while a path
+ * is added misses the new path this once, as if it had come a moment
+ * later; one that reads it stale while a path goes looks at empty slots.
+ */
+static inline unsigned int mpip_path_slots(const struct mpip_node *n)
+{
+	return min_t(unsigned int, READ_ONCE(n->path_hi), MPIP_MAX_PATHS);
+}
+
 /* Is @p up and the only path of @n that is? */
 static inline bool mpip_path_sole(struct mpip_node *n,
 				  const struct mpip_path *p)
@@ -421,7 +433,7 @@ static inline bool mpip_path_sole(struct mpip_node *n,
 
 	if (READ_ONCE(p->state) != MPIP_PATH_UP)
 		return false;
-	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+	for (i = 0; i < mpip_path_slots(n); i++) {
 		q = rcu_dereference(n->paths[i]);
 		if (q && q != p && READ_ONCE(q->state) == MPIP_PATH_UP)
 			return false;
@@ -436,7 +448,7 @@ static inline struct mpip_path *mpip_path_find(struct mpip_node *n,
 	struct mpip_path *p;
 	unsigned int i;
 
-	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+	for (i = 0; i < mpip_path_slots(n); i++) {
 		p = rcu_dereference(n->paths[i]);
 		if (p && p->saddr == saddr && p->daddr == daddr)
 			return p;

@@ -534,7 +534,9 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		p.node = mpip_node_lookup(mn, READ_ONCE(e->node_id));
 		if (tcp && mpip_peer_lost(mn, e, p.node))
 			goto out_probe;
-		if (tcp && test_and_clear_bit(MPIP_AVF_CONFIRM, &e->flags)) {
+		/* A plain read first: no locked operation per packet. */
+		if (tcp && test_bit(MPIP_AVF_CONFIRM, &e->flags) &&
+		    test_and_clear_bit(MPIP_AVF_CONFIRM, &e->flags)) {
 			mpip_tcp_ctrl_send(mn, skb, st, MPIP_CM_F_ENABLED);
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 		}

@@ -66,9 +66,13 @@ err:
 static void mpip_path_remove(struct mpip_node *n, unsigned int slot)
 {
 	struct mpip_path *p = rcu_dereference_protected(n->paths[slot], true);
+	unsigned int hi = n->path_hi;
 
 	RCU_INIT_POINTER(n->paths[slot], NULL);
 	call_rcu(&p->rcu, mpip_path_free_rcu);
+	while (hi && !rcu_access_pointer(n->paths[hi - 1]))
+		hi--;
+	WRITE_ONCE(n->path_hi, hi);
 }
 
 /* Free all paths of a node that is being freed. */
@@ -230,6 +234,8 @@ static bool mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
 	else if (!mpip_path_dev_up(mn->net, la->ifindex))
 		p->state = MPIP_PATH_DOWN;
 	rcu_assign_pointer(n->paths[slot], p);
+	if (slot >= n->path_hi)
+		WRITE_ONCE(n->path_hi, slot + 1);
 	return p->state == MPIP_PATH_PROBING;
 }
 
@@ -344,7 +350,7 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 	u32 w[MPIP_MAX_PATHS];
 	unsigned int i, k = 0, pick;
 
-	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+	for (i = 0; i < mpip_path_slots(n); i++) {
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
 			continue;
