@@ -42,7 +42,7 @@
 #             limit (path 1 at 20 Mbit/s); mpip, mptcp, mptcp-mpip; 5 runs
 #             of 5 s each (quick: 1 of 2 s), box plots in fig4d.png
 #   scale     kernel time per UDP datagram with 1, 100 and 10,000 flows,
-#             each count in a lab of its own, 3 cycles of interleaved rounds
+#             each count in a lab of its own, 5 cycles of interleaved rounds
 #             of 50,000 datagrams (quick: 1 and 1000 flows, one cycle of
 #             4000), mpip and off (tools/bench/scale.py)
 #
@@ -130,7 +130,7 @@ set_durations() {
 		export LAB_WARMUP=0.5
 	else
 		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=30 FAIL_DOWN=10 FAIL_UP=20 DUR_4D=5 REPS_4D=5
-		SCALE_FLOWS=1,100,10000 SCALE_PKTS=50000 SCALE_CYCLES=3
+		SCALE_FLOWS=1,100,10000 SCALE_PKTS=50000 SCALE_CYCLES=5
 		IL_CYCLES=24 IL_DUR=2
 		export LAB_WARMUP=1
 	fi

@@ -15,7 +15,8 @@
 # spent in (or below) mpip's hooks, timers and work, and their heaviest
 # callees.  Prints one JSON line: the runs and, per mode, the median share;
 # DIR (default results/profile) keeps the runs' JSON and perf reports.
-# MPIP_KO (default kernel/mpip.ko) is the module loaded if none is.
+# MPIP_KO (default kernel/mpip.ko) is the module loaded if none is;
+# MPIP_SET="key=value ..." sets tunables in the mpip runs, for experiments.
 #
 # A share of CPU time is steadier under emulation than a throughput ratio:
 # the emulated CPU's speed drifts with the host's load, which moves the
@@ -71,6 +72,12 @@ run() {
 	[[ $mode == mpip ]] && on=enable
 	ip netns exec "$a" "$CTL" "$on"
 	ip netns exec "$b" "$CTL" "$on"
+	if [[ $mode == mpip ]]; then
+		for kv in ${MPIP_SET:-}; do
+			ip netns exec "$a" "$CTL" set "${kv%%=*}" "${kv#*=}"
+			ip netns exec "$b" "$CTL" set "${kv%%=*}" "${kv#*=}"
+		done
+	fi
 	ip netns exec "$b" iperf3 -s -D -1 -p 5201 -A 0
 	sleep 0.5
 	# warm-up on its own port: mpip finds its peer, TCP its window
