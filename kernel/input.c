@@ -390,29 +390,24 @@ static bool mpip_in_is_local(struct net *net, const struct sk_buff *skb)
 
 /*
  * A fragment for this host: reassemble the datagram here, since its CM
- * is at the tail of the last fragment, and go on with the whole of it.
- * The IP layer reassembles datagrams for local delivery anyway, after
- * this hook; this is the same reassembly, earlier, in the same queue
- * (IP_DEFRAG_LOCAL_DELIVER).  Fragments that are routed on pass
- * untouched.
+ * is at the tail of the last fragment.  The IP layer reassembles
+ * datagrams for local delivery anyway, after this hook; this is the same
+ * reassembly, earlier, in the same queue (IP_DEFRAG_LOCAL_DELIVER).
+ * Returns true if the fragment was taken (kept for the rest of its
+ * datagram, or freed); false if @skb now holds the whole datagram.
  */
-static unsigned int mpip_in_fragment(struct mpip_net *mn, struct sk_buff *skb,
-				     const struct nf_hook_state *state)
+static bool mpip_in_reassemble(struct mpip_net *mn, struct sk_buff *skb,
+			       struct net *net)
 {
-	struct mpip_rx rx;
 	int err;
 
-	if (!mpip_in_is_local(state->net, skb))
-		return NF_ACCEPT;
 	local_bh_disable();
-	err = ip_defrag(state->net, skb, IP_DEFRAG_LOCAL_DELIVER);
+	err = ip_defrag(net, skb, IP_DEFRAG_LOCAL_DELIVER);
 	local_bh_enable();
 	if (err)
-		return NF_STOLEN;	/* kept for the rest, or freed */
+		return true;
 	mpip_inc(mn, MPIP_STAT_RX_REASSEMBLED);
-	if (!mpip_in_find_cm(skb, &rx))
-		return NF_ACCEPT;
-	return mpip_in_data(mn, skb, &rx);
+	return false;
 }
 
 /*
@@ -427,8 +422,13 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 
 	if (!READ_ONCE(mn->enabled))
 		return NF_ACCEPT;
-	if (unlikely(ip_is_fragment(ip_hdr(skb))))
-		return mpip_in_fragment(mn, skb, state);
+	/* Fragments that are routed on pass untouched. */
+	if (unlikely(ip_is_fragment(ip_hdr(skb)))) {
+		if (!mpip_in_is_local(state->net, skb))
+			return NF_ACCEPT;
+		if (mpip_in_reassemble(mn, skb, state->net))
+			return NF_STOLEN;
+	}
 	if (!mpip_in_find_cm(skb, &rx))
 		return NF_ACCEPT;
 	if (!mpip_in_is_local(state->net, skb)) {
