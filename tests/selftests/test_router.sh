@@ -67,15 +67,17 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 # B's input hook reassembles them (rx_reassembled), strips the trailer and
 # restores the addresses: every datagram arrives intact, each with a CM.
 t_fragments() {
-	local dev rc=0
+	local dev data=ok stats=ok
 	for dev in b1 b2; do ip -n "$R" link set "$dev" mtu 1280; done
 	mpipctl_in "$B" -j stats >"$T/frag-b0"
-	UDP_NO_DF=1 udp_exchange "$A" "$B" 10.3.1.2 6113 300 7113 500 || rc=1
+	UDP_NO_DF=1 udp_exchange "$A" "$B" 10.3.1.2 6113 300 7113 500 || data=bad
 	mpip_stats_since "$B" "$T/frag-b0" '.rx_reassembled >= 20 and
-		.rx_cm >= 300 and .drop_session == 0 and .drop_nomem == 0' || rc=2
+		.rx_cm >= 300 and .drop_session == 0 and .drop_nomem == 0' ||
+		stats=bad
 	for dev in b1 b2; do ip -n "$R" link set "$dev" mtu 1500; done
-	((rc != 1)) || fail "fragmented datagrams did not all arrive intact"
-	((rc != 2)) || fail "B did not reassemble and strip fragmented datagrams"
+	[[ $data == ok ]] || echo "fragmented datagrams did not all arrive intact" >&2
+	[[ $stats == ok ]] || echo "B did not reassemble and strip fragmented datagrams" >&2
+	[[ $data == ok && $stats == ok ]] || fail "fragmented datagrams (above)"
 }
 
 ktap_header
