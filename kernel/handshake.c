@@ -49,11 +49,28 @@ static void mpip_ctrl_put_cm(struct sk_buff *skb, const struct mpip_cm *cm)
 }
 
 /*
+ * Not part of any flow: conntrack must neither track a control packet
+ * nor check it against the window of the connection whose headers a TCP
+ * one copies (its payload is the CM).
+ */
+static void mpip_ctrl_untrack(struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	nf_ct_set(skb, NULL, IP_CT_UNTRACKED);
+#endif
+}
+
+/*
  * Send a TCP control packet with CM flags @flags (plus CTRL) next to the
- * outgoing segment @skb, from the POST_ROUTING hook.
+ * outgoing segment @skb, from the POST_ROUTING hook.  It is a packet of
+ * its own: it goes out through LOCAL_OUT on a reference to the segment's
+ * route, never through the segment's okfn, whose contract belongs to
+ * whoever runs this hook.  It is marked as already past POST_ROUTING
+ * (IPSKB_REROUTED, as IPsec marks what it has transformed), since it is
+ * built from headers that have been there.
  */
 void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
-			const struct nf_hook_state *state, u8 flags)
+			u8 flags)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	unsigned int ihl = iph->ihl * 4, thl, hlen;
@@ -90,10 +107,11 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 	mpip_ctrl_put_cm(nskb, &cm);
 
 	skb_dst_set(nskb, dst_clone(skb_dst(skb)));
-	nskb->dev = skb->dev;
 	nskb->mark = skb->mark;
 	nskb->priority = skb->priority;
-	state->okfn(state->net, NULL, nskb);
+	IPCB(nskb)->flags = IPSKB_REROUTED;
+	mpip_ctrl_untrack(nskb);
+	ip_local_out(mn->net, NULL, nskb);
 }
 
 /*
@@ -141,13 +159,7 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 	uh->check = check ? check : (__force __sum16)htons(0x7fff);
 
 	mpip_ctrl_put_cm(nskb, cm);
-#if IS_ENABLED(CONFIG_NF_CONNTRACK)
-	/*
-	 * Not part of any flow: conntrack must not take a confirmation sent
-	 * before it saw the query for the start of a connection.
-	 */
-	nf_ct_set(nskb, NULL, IP_CT_UNTRACKED);
-#endif
+	mpip_ctrl_untrack(nskb);
 	ip_select_ident(mn->net, nskb, NULL);
 	ip_send_check(iph);
 	ip_local_out(mn->net, NULL, nskb);

@@ -373,7 +373,12 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 		skb->csum_level = 0;
 	}
-	if (rx->proto == IPPROTO_TCP && rx->sess && rx->node)
+	/*
+	 * A frame in the middle of br_netfilter's pass is never held: it
+	 * could not be re-injected where it was taken (mpip_skb_bridged()).
+	 */
+	if (rx->proto == IPPROTO_TCP && rx->sess && rx->node &&
+	    !mpip_skb_bridged(skb))
 		return mpip_reorder_rx(mn, rx->sess, rx->node, skb, &rx->cm);
 	return NF_ACCEPT;
 }
@@ -421,6 +426,9 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 	struct mpip_rx rx;
 
 	if (!READ_ONCE(mn->enabled))
+		return NF_ACCEPT;
+	/* A VRF device runs the hook again for what its slaves received. */
+	if (netif_is_l3_master(state->in))
 		return NF_ACCEPT;
 	/* Fragments that are routed on pass untouched. */
 	if (unlikely(ip_is_fragment(ip_hdr(skb)))) {

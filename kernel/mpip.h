@@ -14,6 +14,7 @@
 #include <linux/percpu.h>
 #include <linux/skbuff.h>
 #include <linux/netfilter.h>
+#include <linux/netfilter_bridge.h>
 #include <linux/u64_stats_sync.h>
 #include <net/dst_cache.h>
 #include <net/net_namespace.h>
@@ -310,6 +311,21 @@ static inline void mpip_inc(struct mpip_net *mn, enum mpip_stat s)
 
 u64 mpip_stat_sum(const struct mpip_net *mn, enum mpip_stat s);
 
+/*
+ * Did @skb come through a bridge port, with br_netfilter running the IPv4
+ * hooks for it?  Then it is either forwarded by the bridge, and not ours
+ * to touch, or delivered to this host by the bridge, in the middle of
+ * br_netfilter's own pass, where it must not be stolen and re-injected.
+ */
+static inline bool mpip_skb_bridged(const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_BRIDGE_NETFILTER)
+	return nf_bridge_info_exists(skb);
+#else
+	return false;
+#endif
+}
+
 /* Refresh a jiffies stamp, without dirtying the cache line if current. */
 static inline void mpip_touch(unsigned long *stamp)
 {
@@ -516,7 +532,7 @@ unsigned int mpip_skb_room(const struct sk_buff *skb);
 
 /* handshake.c: control packets */
 void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
-			const struct nf_hook_state *state, u8 flags);
+			u8 flags);
 void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb);
 void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 			__be32 saddr, __be32 daddr, __be16 sport,

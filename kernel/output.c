@@ -15,6 +15,7 @@
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/tcp.h>
+#include <net/dst.h>
 
 #include "mpip.h"
 
@@ -158,7 +159,7 @@ static void mpip_avail_lost(struct mpip_node *n)
  * MPIP ignores since it lies beyond the UDP length.
  */
 static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
-			   struct sk_buff *skb, const struct nf_hook_state *st)
+			   struct sk_buff *skb)
 {
 	u32 limit = READ_ONCE(mn->cfg.query_threshold);
 	struct mpip_cm cm;
@@ -176,7 +177,7 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 	if (ip_hdr(skb)->protocol == IPPROTO_TCP) {
 		if (atomic_inc_return(&e->queries) > limit)
 			return;
-		mpip_tcp_ctrl_send(mn, skb, st, MPIP_CM_F_ENABLE);
+		mpip_tcp_ctrl_send(mn, skb, MPIP_CM_F_ENABLE);
 		mpip_inc(mn, MPIP_STAT_TX_QUERY);
 		return;
 	}
@@ -492,6 +493,34 @@ static bool mpip_out_tcp_done(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
+ * Is @skb a packet this host sends on its own behalf, over a plain route,
+ * that mpip may change?  Not one it forwards, nor a frame its bridge
+ * forwards (br_netfilter runs POST_ROUTING for those: their dst is the
+ * bridge's fake route and their okfn is br_netfilter's), nor traffic to
+ * its own addresses (a single path), nor a broadcast or multicast.  Nor a
+ * packet whose route is an IPsec bundle (the next step encrypts it, on
+ * this route only) or goes through a VRF, whose device runs these hooks
+ * a second time: those keep their route and carry no trailer.
+ */
+static bool mpip_out_own(const struct sk_buff *skb,
+			 const struct nf_hook_state *st)
+{
+	const struct dst_entry *dst = skb_dst(skb);
+
+	if (IPCB(skb)->flags & IPSKB_FORWARDED)
+		return false;
+	if (mpip_skb_bridged(skb) || (dst->flags & DST_FAKE_RTABLE))
+		return false;
+	if (dst->dev->flags & IFF_LOOPBACK)
+		return false;
+	if (dst_xfrm(dst))
+		return false;
+	if (netif_is_l3_master(st->out) || netif_is_l3_slave(dst->dev))
+		return false;
+	return skb_rtable(skb)->rt_type == RTN_UNICAST;
+}
+
+/*
  * Netfilter runs hooks inside an RCU read-side critical section (nf_hook()),
  * which covers every table lookup below.
  */
@@ -503,12 +532,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	struct mpip_avail *e;
 	bool tcp;
 
-	if (!READ_ONCE(mn->enabled))
-		return NF_ACCEPT;
-	if (IPCB(skb)->flags & IPSKB_FORWARDED)
-		return NF_ACCEPT;
-	/* Traffic to this host's own addresses has a single path. */
-	if (skb_dst(skb)->dev->flags & IFF_LOOPBACK)
+	if (!READ_ONCE(mn->enabled) || !mpip_out_own(skb, st))
 		return NF_ACCEPT;
 	if (!mpip_out_parse(skb, &p))
 		return NF_ACCEPT;
@@ -537,7 +561,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		/* A plain read first: no locked operation per packet. */
 		if (tcp && test_bit(MPIP_AVF_CONFIRM, &e->flags) &&
 		    test_and_clear_bit(MPIP_AVF_CONFIRM, &e->flags)) {
-			mpip_tcp_ctrl_send(mn, skb, st, MPIP_CM_F_ENABLED);
+			mpip_tcp_ctrl_send(mn, skb, MPIP_CM_F_ENABLED);
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 		}
 		mpip_out_session(mn, skb, &p);
@@ -551,6 +575,6 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	}
 
 out_probe:
-	mpip_out_probe(mn, e, skb, st);
+	mpip_out_probe(mn, e, skb);
 	return NF_ACCEPT;
 }
