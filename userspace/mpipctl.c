@@ -229,9 +229,10 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 		json_str(&j, st.version);
 	else
 		json_null(&j);
-	json_key(&j, "avail_count");
+	/* The counts are named after the tables of "show". */
+	json_key(&j, "avail");
 	json_uint(&j, st.avail_count);
-	json_key(&j, "node_count");
+	json_key(&j, "nodes");
 	json_uint(&j, st.node_count);
 	if (st.has_session_count) {
 		json_key(&j, "sessions");
