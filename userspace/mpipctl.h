@@ -21,6 +21,7 @@
 
 struct ctx {
 	bool json;
+	const char *netns;	/* -n NAME, or NULL */
 	const char *cmd;	/* command name, for messages */
 	struct nl_sock *sk;
 	int family;

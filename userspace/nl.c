@@ -8,9 +8,14 @@
  * stderr here, with the kernel's extack message when it sent one, and
  * turned into an exit status.
  */
+#define _GNU_SOURCE		/* setns */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <linux/netlink.h>
 #include <netlink/genl/ctrl.h>
@@ -51,6 +56,11 @@ static struct nla_policy mpip_policy[MPIP_A_MAX + 1] = {
 	[MPIP_A_PATH_COUNT]	= { .type = NLA_U32 },
 };
 
+/* Where "ip netns add" puts the named network namespaces. */
+#ifndef NETNS_RUN_DIR
+#define NETNS_RUN_DIR		"/var/run/netns"
+#endif
+
 struct run {
 	reply_fn fn;
 	void *arg;
@@ -60,10 +70,40 @@ struct run {
 	char extack[256];
 };
 
+/* -n NAME: move into that network namespace, as "ip -n NAME" does. */
+static int enter_netns(const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err_msg("cannot open network namespace '%s': %s", name,
+			strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (setns(fd, CLONE_NEWNET) < 0) {
+		err_msg("cannot enter network namespace '%s': %s", name,
+			strerror(errno));
+		close(fd);
+		return EXIT_FAIL;
+	}
+	close(fd);
+	return EXIT_OK;
+}
+
 int mpip_open(struct ctx *c)
 {
 	int one = 1, ret;
 
+	/* Once the arguments are known to be good, and only once. */
+	if (c->netns) {
+		ret = enter_netns(c->netns);
+		if (ret != EXIT_OK)
+			return ret;
+		c->netns = NULL;
+	}
 	c->sk = nl_socket_alloc();
 	if (!c->sk) {
 		err_msg("out of memory");
