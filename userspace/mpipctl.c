@@ -494,6 +494,7 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 		return EXIT_FAIL;
 	}
 
+	c->key = cfg_names[key];
 	ret = mpip_open(c);
 	if (ret != EXIT_OK)
 		return ret;
