@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,9 +230,10 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 		json_str(&j, st.version);
 	else
 		json_null(&j);
-	json_key(&j, "avail_count");
+	/* The counts are named after the tables of "show". */
+	json_key(&j, "avail");
 	json_uint(&j, st.avail_count);
-	json_key(&j, "node_count");
+	json_key(&j, "nodes");
 	json_uint(&j, st.node_count);
 	if (st.has_session_count) {
 		json_key(&j, "sessions");
@@ -492,6 +494,7 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 		return EXIT_FAIL;
 	}
 
+	c->key = cfg_names[key];
 	ret = mpip_open(c);
 	if (ret != EXIT_OK)
 		return ret;
@@ -515,11 +518,21 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 
 /* Command table and dispatch. */
 
+static void usage(FILE *f);
+
+static int cmd_help(struct ctx *c, int argc, char **argv)
+{
+	(void)c, (void)argc, (void)argv;
+	usage(stdout);
+	return EXIT_OK;
+}
+
 /*
  * A command takes at most max_args arguments; handlers check the rest
  * themselves.  With open_nl the dispatcher opens the netlink socket around
  * the handler; commands with arguments to check (show, get, set) open it
- * themselves once the arguments are known to be good.
+ * themselves once the arguments are known to be good.  Only commands with
+ * json set print anything that -j could change; the others refuse -j.
  */
 static const struct cmd {
 	const char *name;
@@ -527,25 +540,28 @@ static const struct cmd {
 	const char *help;
 	int max_args;
 	bool open_nl;
+	bool json;
 	int (*fn)(struct ctx *c, int argc, char **argv);
 } cmds[] = {
 	{ "status", "", "show whether MPIP is on, node ID, version, table sizes",
-	  0, true, cmd_status },
+	  0, true, true, cmd_status },
 	{ "enable", "", "switch MPIP on in this network namespace",
-	  0, true, cmd_enable },
+	  0, true, false, cmd_enable },
 	{ "disable", "", "switch MPIP off (also empties the tables)",
-	  0, true, cmd_disable },
+	  0, true, false, cmd_disable },
 	{ "show", SHOW_TABLES,
 	  "list the availability, node, session or path table",
-	  1, false, cmd_show },
+	  1, false, true, cmd_show },
 	{ "stats", "", "show the counters",
-	  0, true, cmd_stats },
+	  0, true, true, cmd_stats },
 	{ "get", "[KEY]", "show one tunable, or all of them",
-	  1, false, cmd_get },
+	  1, false, true, cmd_get },
 	{ "set", "KEY VALUE", "change one tunable",
-	  2, false, cmd_set },
-	{ "flush", "", "empty the availability, node, session and path tables",
-	  0, true, cmd_flush },
+	  2, false, false, cmd_set },
+	{ "flush", "", "empty the availability, node, session (and so path) tables",
+	  0, true, false, cmd_flush },
+	{ "help", "", "print this help",
+	  0, false, false, cmd_help },
 };
 
 static void usage(FILE *f)
@@ -553,7 +569,7 @@ static void usage(FILE *f)
 	size_t i, col;
 
 	fprintf(f,
-		"Usage: mpipctl [-j|--json] [-h|--help] [-V|--version] COMMAND [ARGS]\n"
+		"Usage: mpipctl [OPTIONS] COMMAND [ARGS]\n"
 		"\n"
 		"Control MPIP (network-layer multipath) in the current network namespace.\n"
 		"\n"
@@ -571,7 +587,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\n"
 		"Options:\n"
-		"  -j, --json         print JSON (status, show, stats, get)\n"
+		"  -j, --json         print JSON (status, show, stats, get only)\n"
+		"  -n, --netns NAME   act in network namespace NAME (see ip-netns(8))\n"
 		"  -h, --help         print this help and exit\n"
 		"  -V, --version      print the version and exit\n"
 		"\n"
@@ -593,11 +610,30 @@ static void usage(FILE *f)
 		"enable, disable, set and flush need CAP_NET_ADMIN.\n");
 }
 
+/* "-j", "--json", "--": an option, not a value such as "-5". */
+static bool looks_like_option(const char *s)
+{
+	return s[0] == '-' && (isalpha((unsigned char)s[1]) || s[1] == '-');
+}
+
 static int run(struct ctx *c, const struct cmd *cmd, int argc, char **argv)
 {
-	int ret;
+	int i, ret;
 
 	c->cmd = cmd->name;
+	if (c->json && !cmd->json) {
+		err_msg("%s: option -j applies to status, show, stats and get only",
+			cmd->name);
+		return EXIT_FAIL;
+	}
+	for (i = 1; i < argc; i++) {
+		if (looks_like_option(argv[i])) {
+			err_msg("%s: option '%s' must come before the command (usage: mpipctl [OPTIONS] %s%s%s)",
+				cmd->name, argv[i], cmd->name,
+				cmd->args[0] ? " " : "", cmd->args);
+			return EXIT_FAIL;
+		}
+	}
 	if (argc - 1 > cmd->max_args) {
 		err_msg("%s: unexpected argument '%s' (usage: mpipctl %s%s%s)",
 			cmd->name, argv[cmd->max_args + 1], cmd->name,
@@ -614,37 +650,113 @@ static int run(struct ctx *c, const struct cmd *cmd, int argc, char **argv)
 	return ret;
 }
 
-int main(int argc, char **argv)
+/*
+ * Name the option getopt_long() stopped at.  @elem is the element it was
+ * working on: a long option ("--name" or "--name=value", printed without
+ * the value) or a cluster of short ones ("-jx"), where only optopt tells
+ * which letter was wrong.
+ */
+static const char *bad_option(const char *elem, char *buf, size_t len)
+{
+	if (strncmp(elem, "--", 2) == 0)
+		snprintf(buf, len, "%.*s", (int)strcspn(elem, "="), elem);
+	else
+		snprintf(buf, len, "-%c", optopt);
+	return buf;
+}
+
+/*
+ * Everything printed goes through stdout's buffer: a write that failed
+ * (disk full, a closed pipe's reader gone with SIGPIPE ignored) shows up
+ * here at the latest, and makes the command fail.  A stdout that was
+ * closed before we started is no error as long as nothing was printed.
+ */
+static int close_stdout(int status)
+{
+	bool pending = __fpending(stdout) > 0;
+	bool prev_fail = ferror(stdout);
+	int fclose_fail = fclose(stdout) != 0;
+
+	if (fclose_fail && errno == EBADF && !pending && !prev_fail)
+		return status;
+	if (prev_fail || fclose_fail) {
+		if (fclose_fail)
+			err_msg("write error: %s", strerror(errno));
+		else
+			err_msg("write error");
+		return EXIT_FAIL;
+	}
+	return status;
+}
+
+static int mpipctl(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "netns", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool help = false, version = false;
 	struct ctx c = { 0 };
+	char buf[64];
 	size_t i;
 	int opt;
 
+	/*
+	 * '+': stop at the command; ':': report a missing argument as ':'.
+	 * -h and -V act once every option has been read, so that a bad
+	 * option after them (-Vx) is still an error.
+	 */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+jhV", longopts, NULL)) != -1) {
+	for (;;) {
+		int elem = optind;
+
+		opt = getopt_long(argc, argv, "+:jn:hV", longopts, NULL);
+		if (opt == -1)
+			break;
 		switch (opt) {
 		case 'j':
 			c.json = true;
 			break;
+		case 'n':
+			c.netns = optarg;
+			break;
 		case 'h':
-			usage(stdout);
-			return EXIT_OK;
+			help = true;
+			break;
 		case 'V':
-			printf("mpipctl %s (netlink family %s version %d)\n",
-			       MPIPCTL_VERSION, MPIP_GENL_NAME,
-			       MPIP_GENL_VERSION);
-			return EXIT_OK;
+			version = true;
+			break;
+		case ':':
+			err_msg("option '%s' needs an argument (try 'mpipctl --help')",
+				bad_option(argv[elem], buf, sizeof(buf)));
+			return EXIT_FAIL;
 		default:
-			err_msg("unknown option '%s' (try 'mpipctl --help')",
-				argv[optind - 1]);
+			if (strncmp(argv[elem], "--", 2) == 0 && optopt)
+				err_msg("option '%s' takes no argument (try 'mpipctl --help')",
+					bad_option(argv[elem], buf, sizeof(buf)));
+			else
+				err_msg("unknown option '%s' (try 'mpipctl --help')",
+					bad_option(argv[elem], buf, sizeof(buf)));
 			return EXIT_FAIL;
 		}
+	}
+	if (help) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (version) {
+		printf("mpipctl %s (netlink family %s version %d)\n",
+		       MPIPCTL_VERSION, MPIP_GENL_NAME, MPIP_GENL_VERSION);
+		return EXIT_OK;
+	}
+	if (c.netns && (!c.netns[0] || strchr(c.netns, '/') ||
+			strcmp(c.netns, ".") == 0 ||
+			strcmp(c.netns, "..") == 0)) {
+		err_msg("invalid network namespace name '%s'", c.netns);
+		return EXIT_FAIL;
 	}
 	if (optind >= argc) {
 		err_msg("missing command (try 'mpipctl --help')");
@@ -655,4 +767,9 @@ int main(int argc, char **argv)
 			return run(&c, &cmds[i], argc - optind, argv + optind);
 	err_msg("unknown command '%s' (try 'mpipctl --help')", argv[optind]);
 	return EXIT_FAIL;
+}
+
+int main(int argc, char **argv)
+{
+	return close_stdout(mpipctl(argc, argv));
 }

@@ -21,7 +21,9 @@
 
 struct ctx {
 	bool json;
+	const char *netns;	/* -n NAME, or NULL */
 	const char *cmd;	/* command name, for messages */
+	const char *key;	/* set: the tunable, for a range error */
 	struct nl_sock *sk;
 	int family;
 };

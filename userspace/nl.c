@@ -8,9 +8,14 @@
  * stderr here, with the kernel's extack message when it sent one, and
  * turned into an exit status.
  */
+#define _GNU_SOURCE		/* setns */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <linux/netlink.h>
 #include <netlink/genl/ctrl.h>
@@ -51,6 +56,11 @@ static struct nla_policy mpip_policy[MPIP_A_MAX + 1] = {
 	[MPIP_A_PATH_COUNT]	= { .type = NLA_U32 },
 };
 
+/* Where "ip netns add" puts the named network namespaces. */
+#ifndef NETNS_RUN_DIR
+#define NETNS_RUN_DIR		"/var/run/netns"
+#endif
+
 struct run {
 	reply_fn fn;
 	void *arg;
@@ -58,12 +68,44 @@ struct run {
 	int error;		/* negative errno from the kernel */
 	bool malformed;
 	char extack[256];
+	bool has_range;		/* the policy of the rejected attribute */
+	uint64_t min, max;
 };
+
+/* -n NAME: move into that network namespace, as "ip -n NAME" does. */
+static int enter_netns(const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err_msg("cannot open network namespace '%s': %s", name,
+			strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (setns(fd, CLONE_NEWNET) < 0) {
+		err_msg("cannot enter network namespace '%s': %s", name,
+			strerror(errno));
+		close(fd);
+		return EXIT_FAIL;
+	}
+	close(fd);
+	return EXIT_OK;
+}
 
 int mpip_open(struct ctx *c)
 {
 	int one = 1, ret;
 
+	/* Once the arguments are known to be good, and only once. */
+	if (c->netns) {
+		ret = enter_netns(c->netns);
+		if (ret != EXIT_OK)
+			return ret;
+		c->netns = NULL;
+	}
 	c->sk = nl_socket_alloc();
 	if (!c->sk) {
 		err_msg("out of memory");
@@ -119,19 +161,40 @@ struct nl_msg *mpip_req(struct ctx *c, uint8_t cmd, int flags)
 	return msg;
 }
 
-/* Copy NLMSGERR_ATTR_MSG from the TLVs at @attrs into r->extack. */
+/*
+ * Copy NLMSGERR_ATTR_MSG from the TLVs at @attrs into r->extack, and the
+ * unsigned range of NLMSGERR_ATTR_POLICY (the policy of the attribute the
+ * kernel rejected, sent since Linux 5.10) into r->min and r->max.
+ */
 static void get_extack(struct run *r, void *attrs, int len)
 {
 	static struct nla_policy pol[NLMSGERR_ATTR_MAX + 1] = {
 		[NLMSGERR_ATTR_MSG] = { .type = NLA_STRING },
+		[NLMSGERR_ATTR_POLICY] = { .type = NLA_NESTED },
+	};
+	static struct nla_policy range_pol[NL_POLICY_TYPE_ATTR_MAX + 1] = {
+		[NL_POLICY_TYPE_ATTR_MIN_VALUE_U] = { .type = NLA_U64,
+						      .minlen = 8, .maxlen = 8 },
+		[NL_POLICY_TYPE_ATTR_MAX_VALUE_U] = { .type = NLA_U64,
+						      .minlen = 8, .maxlen = 8 },
 	};
 	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	struct nlattr *pt[NL_POLICY_TYPE_ATTR_MAX + 1];
 
 	if (len <= 0 || nla_parse(tb, NLMSGERR_ATTR_MAX, attrs, len, pol) < 0)
 		return;
 	if (tb[NLMSGERR_ATTR_MSG])
 		snprintf(r->extack, sizeof(r->extack), "%s",
 			 nla_get_string(tb[NLMSGERR_ATTR_MSG]));
+	if (tb[NLMSGERR_ATTR_POLICY] &&
+	    nla_parse_nested(pt, NL_POLICY_TYPE_ATTR_MAX,
+			     tb[NLMSGERR_ATTR_POLICY], range_pol) == 0 &&
+	    pt[NL_POLICY_TYPE_ATTR_MIN_VALUE_U] &&
+	    pt[NL_POLICY_TYPE_ATTR_MAX_VALUE_U]) {
+		r->has_range = true;
+		r->min = nla_get_u64(pt[NL_POLICY_TYPE_ATTR_MIN_VALUE_U]);
+		r->max = nla_get_u64(pt[NL_POLICY_TYPE_ATTR_MAX_VALUE_U]);
+	}
 }
 
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
@@ -198,16 +261,22 @@ static int on_valid(struct nl_msg *msg, void *arg)
 
 static int report(struct ctx *c, const struct run *r)
 {
+	char range[128] = "";
 	int e = -r->error;
 
 	if (e == EPERM || e == EACCES) {
 		err_msg("permission denied (CAP_NET_ADMIN needed)");
 		return EXIT_FAIL;
 	}
+	if (r->has_range)
+		snprintf(range, sizeof(range), " (allowed range%s%s: %llu..%llu)",
+			 c->key ? " for " : "", c->key ? c->key : "",
+			 (unsigned long long)r->min,
+			 (unsigned long long)r->max);
 	if (r->extack[0])
-		err_msg("%s: %s: %s", c->cmd, strerror(e), r->extack);
+		err_msg("%s: %s: %s%s", c->cmd, strerror(e), r->extack, range);
 	else
-		err_msg("%s: %s", c->cmd, strerror(e));
+		err_msg("%s: %s%s", c->cmd, strerror(e), range);
 	return EXIT_FAIL;
 }
 

@@ -37,6 +37,11 @@ const char *fmt_node_id(uint32_t id, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Enumerated values print as their names, or as their number for one
+ * this mpipctl does not know; in JSON always as a string, so that a
+ * value's type never depends on the value.
+ */
 static const char *state_name(uint8_t state, char *buf, size_t len)
 {
 	static const char *const names[] = {
@@ -173,15 +178,9 @@ static int avail_entry(struct nlattr **top, void *arg)
 	json_key(&o->j, "port");
 	json_uint(&o->j, nla_get_u16(tb[MPIP_AVAIL_A_PORT]));
 	json_key(&o->j, "proto");
-	if (proto == pbuf)
-		json_uint(&o->j, nla_get_u8(tb[MPIP_AVAIL_A_PROTO]));
-	else
-		json_str(&o->j, proto);
+	json_str(&o->j, proto);
 	json_key(&o->j, "state");
-	if (state == sbuf)
-		json_uint(&o->j, nla_get_u8(tb[MPIP_AVAIL_A_STATE]));
-	else
-		json_str(&o->j, state);
+	json_str(&o->j, state);
 	json_key(&o->j, "queries");
 	json_uint(&o->j, get_u32(tb[MPIP_AVAIL_A_QUERIES]));
 	json_key(&o->j, "node_id");
@@ -414,10 +413,7 @@ static int session_entry(struct nlattr **top, void *arg)
 	json_key(&o->j, "id");
 	json_uint(&o->j, nla_get_u16(tb[MPIP_SESSION_A_ID]));
 	json_key(&o->j, "proto");
-	if (proto == pbuf)
-		json_uint(&o->j, nla_get_u8(tb[MPIP_SESSION_A_PROTO]));
-	else
-		json_str(&o->j, proto);
+	json_str(&o->j, proto);
 	json_key(&o->j, "laddr");
 	json_str(&o->j, laddr);
 	json_key(&o->j, "lport");
@@ -579,10 +575,7 @@ static int path_entry(struct nlattr **top, void *arg)
 	else
 		json_null(&o->j);
 	json_key(&o->j, "state");
-	if (state == sbuf)
-		json_uint(&o->j, nla_get_u8(tb[MPIP_PATH_A_STATE]));
-	else
-		json_str(&o->j, state);
+	json_str(&o->j, state);
 	json_key(&o->j, "weight");
 	json_uint(&o->j, get_u32(tb[MPIP_PATH_A_WEIGHT]));
 	json_key(&o->j, "have_delay");

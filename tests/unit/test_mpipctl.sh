@@ -5,21 +5,24 @@
 # argument handling, the "module not loaded" path, the JSON writer, and
 # the parsing and printing of replies, with mpipctl built against a fake
 # kernel that answers from memory (see fake.c below).
-# Output is KTAP; the last line is "mpipctl: N passed, N failed" and the
-# exit status is non-zero when a test failed.
+# Output is KTAP; the last line is "mpipctl: N passed, N failed, N skipped"
+# and the exit status is non-zero when a test failed or the number of tests
+# run is not the plan.  A test is skipped only with a reason, printed in
+# its KTAP line.
 #
 #   MPIPCTL=/path/to/mpipctl tests/unit/test_mpipctl.sh
 #
 # Without MPIPCTL, userspace/mpipctl is used (and built if missing).  The
 # tests that expect the mpip family to be absent are skipped when the
-# module is loaded.
+# module is loaded.  KEEP_TMP=1 keeps the scratch directory, with the
+# fake kernel, for a look.
 
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MPIPCTL=${MPIPCTL:-$ROOT/userspace/mpipctl}
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
 
 if [ ! -x "$MPIPCTL" ] && [ "$MPIPCTL" = "$ROOT/userspace/mpipctl" ]; then
 	make -s -C "$ROOT/userspace" >"$TMP/build.log" 2>&1 || {
@@ -27,10 +30,14 @@ if [ ! -x "$MPIPCTL" ] && [ "$MPIPCTL" = "$ROOT/userspace/mpipctl" ]; then
 		echo "1..0"
 		sed 's/^/# /' "$TMP/build.log"
 		echo "Bail out! cannot build mpipctl"
-		echo "mpipctl: 0 passed, 1 failed"
+		echo "mpipctl: 0 passed, 1 failed, 0 skipped"
 		exit 1
 	}
 fi
+
+# The one version, MPIP_VERSION in kernel/mpip.h, as userspace/Makefile
+# reads it.
+VERSION=$(sed -n 's/^#define[[:space:]]*MPIP_VERSION[[:space:]]*"\(.*\)".*/\1/p' "$ROOT/kernel/mpip.h")
 
 module_loaded=false
 if [ -d /sys/module/mpip ]; then
@@ -45,6 +52,7 @@ TUNABLES="query_threshold peer_timeout_ms avail_timeout_ms node_timeout_ms $NEW_
 
 passed=0
 failed=0
+skipped=0
 n=0
 msg=""
 
@@ -96,9 +104,16 @@ check() {
 	fi
 }
 
+# skip NAME REASON: a skip without a reason is a failure.
 skip() {
 	n=$((n + 1))
+	if [ -z "${2:-}" ]; then
+		echo "not ok $n $1 # skipped without a reason"
+		failed=$((failed + 1))
+		return
+	fi
 	echo "ok $n $1 # SKIP $2"
+	skipped=$((skipped + 1))
 }
 
 t_help() {
@@ -107,8 +122,8 @@ t_help() {
 	[ "$rc" -eq 0 ] || fail "exit $rc" || return 1
 	[ -z "$err" ] || fail "stderr: $err" || return 1
 	for word in status enable disable "show avail" nodes sessions paths \
-		    stats "get [KEY]" "set KEY VALUE" flush --json --help \
-		    --version; do
+		    stats "get [KEY]" "set KEY VALUE" flush help --json \
+		    "--netns NAME" --help --version; do
 		grep -qF -- "$word" "$TMP/out" || fail "help lacks '$word'" || return 1
 	done
 	for word in $TUNABLES; do
@@ -118,9 +133,11 @@ t_help() {
 }
 
 t_version() {
-	run -V
+	run "$@"
 	[ "$rc" -eq 0 ] || fail "exit $rc" || return 1
-	[[ $out == "mpipctl "* ]] || fail "stdout: $out"
+	[ -z "$err" ] || fail "stderr: $err" || return 1
+	[ "$out" = "mpipctl $VERSION (netlink family mpip version 1)" ] ||
+		fail "stdout: $out"
 }
 
 t_not_loaded() {
@@ -187,8 +204,14 @@ write_fake() {
  * attributes before the u64s).  FAKE selects the replies: full (default),
  * min (only the required attributes; an older module's status and
  * config), empty, bad-len (an attribute of the wrong size), bad-missing
- * (a required attribute left out).  FAKE_LOG names a file that receives
- * one line per request.
+ * (a required attribute left out).  The err-* scenarios answer with an
+ * error, as the kernel does: err-range (ERANGE with an extack message and
+ * the policy of the rejected attribute, range 1..100), err-perm (EPERM),
+ * err-plain (EINVAL, no extack), err-uncapped (EINVAL with the request
+ * echoed before the extack), err-dump (a dump that sends its entries,
+ * then fails in NLMSG_DONE with EMSGSIZE and an extack message).
+ * FAKE_LOG names a file that receives one line per request.
+ * FAKE_VERSION is the module version in the status reply.
  */
 #define genl_connect		fake_genl_connect
 #define genl_ctrl_resolve	fake_genl_ctrl_resolve
@@ -204,8 +227,10 @@ write_fake() {
 int mpipctl_main(int argc, char **argv);
 
 static nl_recvmsg_msg_cb_t cb_valid, cb_ack, cb_finish;
+static nl_recvmsg_err_cb_t cb_err;
 static void *cb_arg;
 static int req_cmd, req_flags;
+static unsigned char req_buf[4096];	/* the request, for err-uncapped */
 
 int fake_genl_connect(struct nl_sock *sk)
 {
@@ -236,7 +261,9 @@ int fake_cb_set(struct nl_cb *cb, enum nl_cb_type type, enum nl_cb_kind kind,
 int fake_cb_err(struct nl_cb *cb, enum nl_cb_kind kind, nl_recvmsg_err_cb_t fn,
 		void *arg)
 {
-	(void)cb, (void)kind, (void)fn, (void)arg;
+	(void)cb, (void)kind;
+	cb_err = fn;
+	cb_arg = arg;
 	return 0;
 }
 
@@ -253,6 +280,8 @@ int fake_send_auto(struct nl_sock *sk, struct nl_msg *msg)
 	(void)sk;
 	req_cmd = g->cmd;
 	req_flags = nlh->nlmsg_flags;
+	if (nlh->nlmsg_len <= sizeof(req_buf))
+		memcpy(req_buf, nlh, nlh->nlmsg_len);
 	if (!path || !(f = fopen(path, "a")))
 		return 0;
 	fprintf(f, "cmd=%d version=%d dump=%d", g->cmd, g->version,
@@ -398,7 +427,7 @@ static void build_status(void)
 
 	nla_put_u8(m, MPIP_A_ENABLED, 1);
 	nla_put_u32(m, MPIP_A_NODE_ID, 0x3f2a9c41);
-	nla_put_string(m, MPIP_A_VERSION, "0.2");
+	nla_put_string(m, MPIP_A_VERSION, FAKE_VERSION);
 	nla_put_u32(m, MPIP_A_AVAIL_COUNT, 2);
 	nla_put_u32(m, MPIP_A_NODE_COUNT, 1);
 	if (is("full")) {
@@ -432,6 +461,109 @@ static void build_config(void)
 
 	for (i = 1; i <= (is("min") ? MPIP_CFG_NODE_TIMEOUT_MS : MPIP_CFG_MAX); i++)
 		nla_put_u32(m, i, i * 10);
+	nla_nest_end(m, n);
+	add(m);
+}
+
+static void avail(struct nl_msg *m, const char *addr, uint16_t port,
+		  uint8_t proto, uint8_t state, int full, uint32_t queries,
+		  uint32_t node, uint32_t age)
+{
+	struct nlattr *n = nest(m, MPIP_A_AVAIL);
+
+	nla_put_u32(m, MPIP_AVAIL_A_ADDR, ip(addr));
+	nla_put_u16(m, MPIP_AVAIL_A_PORT, port);
+	nla_put_u8(m, MPIP_AVAIL_A_PROTO, proto);
+	nla_put_u8(m, MPIP_AVAIL_A_STATE, state);
+	if (full) {
+		nla_put_u32(m, MPIP_AVAIL_A_QUERIES, queries);
+		nla_put_u32(m, MPIP_AVAIL_A_NODE_ID, node);
+		nla_put_u32(m, MPIP_AVAIL_A_AGE_MS, age);
+	}
+	nla_nest_end(m, n);
+}
+
+/* One entry per message, as the kernel dumps them. */
+static void build_avail(void)
+{
+	struct nl_msg *m;
+
+	if (is("empty"))
+		return;
+	if (is("min") || is("bad-missing")) {
+		m = reply(NLM_F_MULTI);
+		if (is("min")) {
+			avail(m, "10.0.9.9", 1, 6, MPIP_AVAIL_NO, 0, 0, 0, 0);
+		} else {		/* no state */
+			struct nlattr *n = nest(m, MPIP_A_AVAIL);
+
+			nla_put_u32(m, MPIP_AVAIL_A_ADDR, ip("10.0.9.9"));
+			nla_put_u16(m, MPIP_AVAIL_A_PORT, 1);
+			nla_put_u8(m, MPIP_AVAIL_A_PROTO, 6);
+			nla_nest_end(m, n);
+		}
+		add(m);
+		return;
+	}
+	m = reply(NLM_F_MULTI);
+	avail(m, "10.0.1.2", 5201, 6, MPIP_AVAIL_YES, 1, 1, 0x7d01e3b8, 412);
+	add(m);
+	m = reply(NLM_F_MULTI);
+	avail(m, "192.168.0.9", 53, 17, MPIP_AVAIL_PROBING, 1, 3, 0, 0);
+	add(m);
+	/* A protocol and a state this mpipctl has no name for. */
+	m = reply(NLM_F_MULTI);
+	avail(m, "10.0.0.7", 65535, 132, 7, 1, 4294967295u, 0xffffffff,
+	      86400000);
+	add(m);
+}
+
+static void endpoint(struct nl_msg *m, const char *addr, uint16_t port)
+{
+	struct nlattr *n = nest(m, MPIP_NODE_A_ENDPOINT);
+
+	nla_put_u32(m, MPIP_EP_A_ADDR, ip(addr));
+	nla_put_u16(m, MPIP_EP_A_PORT, port);
+	nla_nest_end(m, n);
+}
+
+static void build_nodes(void)
+{
+	struct nlattr *n, *l;
+	struct nl_msg *m;
+
+	if (is("empty"))
+		return;
+	m = reply(NLM_F_MULTI);
+	n = nest(m, MPIP_A_NODE);
+	if (is("min")) {		/* the ID alone */
+		nla_put_u32(m, MPIP_NODE_A_ID, 0x00000002);
+		nla_nest_end(m, n);
+		add(m);
+		return;
+	}
+	nla_put_u32(m, MPIP_NODE_A_ID, 0x7d01e3b8);
+	l = nest(m, MPIP_NODE_A_ENDPOINTS);
+	endpoint(m, "10.0.1.2", 5201);
+	endpoint(m, "10.0.2.2", 40000);
+	nla_nest_end(m, l);
+	l = nest(m, MPIP_NODE_A_ADDRS);
+	nla_put_u32(m, MPIP_NODE_A_ADDR, ip("10.0.1.2"));
+	if (is("bad-len"))	/* an address of 2 bytes */
+		nla_put_u16(m, MPIP_NODE_A_ADDR, 1);
+	else
+		nla_put_u32(m, MPIP_NODE_A_ADDR, ip("10.0.2.2"));
+	nla_nest_end(m, l);
+	nla_put_u32(m, MPIP_NODE_A_AGE_MS, 380);
+	nla_nest_end(m, n);
+	add(m);
+	/* Empty lists: a node that sent nothing yet. */
+	m = reply(NLM_F_MULTI);
+	n = nest(m, MPIP_A_NODE);
+	nla_put_u32(m, MPIP_NODE_A_ID, 0xffffffff);
+	nla_nest_end(m, nest(m, MPIP_NODE_A_ENDPOINTS));
+	nla_nest_end(m, nest(m, MPIP_NODE_A_ADDRS));
+	nla_put_u32(m, MPIP_NODE_A_AGE_MS, 1);
 	nla_nest_end(m, n);
 	add(m);
 }
@@ -549,6 +681,39 @@ static void build_paths(void)
 	add(m);
 }
 
+/*
+ * An NLMSG_ERROR as the kernel sends it: struct nlmsgerr with the
+ * request's header, the request's payload too unless NLM_F_CAPPED, then
+ * the extack TLVs (NLM_F_ACK_TLVS).
+ */
+static void send_error(int error, bool capped, const char *text, bool range)
+{
+	struct nlmsghdr *req = (struct nlmsghdr *)req_buf;
+	struct nlmsgerr e = { .error = error, .msg = *req };
+	int flags = (capped ? NLM_F_CAPPED : 0) |
+		    (text || range ? NLM_F_ACK_TLVS : 0);
+	struct nl_msg *m = nlmsg_alloc_simple(NLMSG_ERROR, flags);
+
+	nlmsg_append(m, &e, sizeof(e), NLMSG_ALIGNTO);
+	if (!capped)
+		nlmsg_append(m, req_buf + NLMSG_HDRLEN,
+			     req->nlmsg_len - NLMSG_HDRLEN, NLMSG_ALIGNTO);
+	if (text)
+		nla_put_string(m, NLMSGERR_ATTR_MSG, text);
+	if (range) {
+		struct nlattr *n = nest(m, NLMSGERR_ATTR_POLICY);
+
+		nla_put_u32(m, NL_POLICY_TYPE_ATTR_TYPE, NL_ATTR_TYPE_U32);
+		put_u64(m, NL_POLICY_TYPE_ATTR_MIN_VALUE_U,
+			NL_POLICY_TYPE_ATTR_PAD, 1);
+		put_u64(m, NL_POLICY_TYPE_ATTR_MAX_VALUE_U,
+			NL_POLICY_TYPE_ATTR_PAD, 100);
+		nla_nest_end(m, n);
+	}
+	cb_err(NULL, nlmsg_data(nlmsg_hdr(m)), cb_arg);
+	nlmsg_free(m);
+}
+
 int fake_recvmsgs(struct nl_sock *sk, struct nl_cb *cb)
 {
 	bool dump = (req_flags & NLM_F_DUMP) == NLM_F_DUMP;
@@ -556,9 +721,27 @@ int fake_recvmsgs(struct nl_sock *sk, struct nl_cb *cb)
 	int i;
 
 	(void)sk, (void)cb;
+	if (is("err-range")) {
+		send_error(-ERANGE, true, "integer out of range", true);
+		return 0;
+	}
+	if (is("err-perm")) {
+		send_error(-EPERM, true, NULL, false);
+		return 0;
+	}
+	if (is("err-plain")) {
+		send_error(-EINVAL, true, NULL, false);
+		return 0;
+	}
+	if (is("err-uncapped")) {
+		send_error(-EINVAL, false, "missing attribute", false);
+		return 0;
+	}
 	nmsgs = 0;
 	switch (req_cmd) {
 	case MPIP_CMD_GET_STATUS:	build_status(); break;
+	case MPIP_CMD_GET_AVAIL:	build_avail(); break;
+	case MPIP_CMD_GET_NODES:	build_nodes(); break;
 	case MPIP_CMD_GET_STATS:	build_stats(); break;
 	case MPIP_CMD_GET_CONFIG:	build_config(); break;
 	case MPIP_CMD_GET_SESSIONS:	build_sessions(); break;
@@ -568,11 +751,14 @@ int fake_recvmsgs(struct nl_sock *sk, struct nl_cb *cb)
 		cb_valid(msgs[i], cb_arg);
 		nlmsg_free(msgs[i]);
 	}
-	end = nlmsg_alloc_simple(dump ? NLMSG_DONE : NLMSG_ERROR, 0);
+	end = nlmsg_alloc_simple(dump ? NLMSG_DONE : NLMSG_ERROR,
+				 dump && is("err-dump") ? NLM_F_ACK_TLVS : 0);
 	if (dump) {
-		int zero = 0;
+		int err = is("err-dump") ? -EMSGSIZE : 0;
 
-		nlmsg_append(end, &zero, sizeof(zero), NLMSG_ALIGNTO);
+		nlmsg_append(end, &err, sizeof(err), NLMSG_ALIGNTO);
+		if (err)
+			nla_put_string(end, NLMSGERR_ATTR_MSG, "dump failed");
 		cb_finish(end, cb_arg);
 	} else {
 		cb_ack(end, cb_arg);
@@ -598,14 +784,22 @@ t_fake_build() {
 	# shellcheck disable=SC2086
 	if ! ${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/userspace" \
 		-I"$ROOT/kernel/uapi" $cflags -Dmain=mpipctl_main \
+		-DMPIPCTL_VERSION="\"$VERSION\"" \
 		-c -o "$TMP/mpipctl_main.o" "$ROOT/userspace/mpipctl.c" \
 		>"$TMP/cc.log" 2>&1; then
 		fail "cannot compile: $(head -c 600 "$TMP/cc.log")"
 		return 1
 	fi
 	# shellcheck disable=SC2086
+	# -n NAME looks in $TMP/netns: "self" is this process's network
+	# namespace, "file" is no namespace at all.
+	mkdir -p "$TMP/netns" && : >"$TMP/netns/file" &&
+		ln -sf /proc/self/ns/net "$TMP/netns/self" ||
+		fail "cannot make $TMP/netns" || return 1
+	# shellcheck disable=SC2086
 	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/userspace" \
-		-I"$ROOT/kernel/uapi" $cflags -o "$TMP/fake" "$TMP/fake.c" \
+		-I"$ROOT/kernel/uapi" $cflags -DFAKE_VERSION="\"$VERSION\"" \
+		-DNETNS_RUN_DIR="\"$TMP/netns\"" -o "$TMP/fake" "$TMP/fake.c" \
 		"$TMP/mpipctl_main.o" "$ROOT/userspace/show.c" \
 		"$ROOT/userspace/json.c" "$ROOT/userspace/table.c" $libs \
 		>"$TMP/cc.log" 2>&1 ||
@@ -634,25 +828,82 @@ expect_fake() {
 	[ "$out" = "$want" ] || fail "stdout: $out" || return 1
 }
 
+# expect_fake_error SCENARIO STATUS WANT ARGS...: exit STATUS, nothing on
+# stdout, the one line WANT on stderr.
+expect_fake_error() {
+	local scenario=$1 status=$2 want=$3
+	shift 3
+	fake "$scenario" "$@"
+	[ "$rc" -eq "$status" ] || fail "exit $rc, expected $status (stdout: $out, stderr: $err)" || return 1
+	one_line_error || return 1
+	[ "$err" = "$want" ] || fail "stderr: $err"
+}
+
 # expect_malformed SCENARIO ARGS...: exit 1, one line, nothing printed.
 expect_malformed() {
+	expect_fake_error "$1" 1 "mpipctl: show: malformed reply from the kernel" "${@:2}"
+}
+
+# expect_request REQUEST STDOUT ARGS...: the one request sent was REQUEST
+# and the output STDOUT.
+expect_request() {
+	local want=$1 stdout=$2
+	shift 2
+	rm -f "$TMP/log"
+	expect_fake full "$stdout" "$@" || return 1
+	[ "$(cat "$TMP/log" 2>/dev/null)" = "$want" ] ||
+		fail "request: $(cat "$TMP/log" 2>/dev/null)"
+}
+
+# expect_write_error SCENARIO ARGS...: with stdout on /dev/full, exit 1
+# and say so; SCENARIO "none" runs the real mpipctl, without a kernel.
+expect_write_error() {
 	local scenario=$1
 	shift
-	fake "$scenario" "$@"
-	[ "$rc" -eq 1 ] || fail "exit $rc, expected 1 (stdout: $out, stderr: $err)" || return 1
-	one_line_error || return 1
-	[ "$err" = "mpipctl: show: malformed reply from the kernel" ] ||
+	if [ "$scenario" = none ]; then
+		"$MPIPCTL" "$@" >/dev/full 2>"$TMP/err" </dev/null
+	else
+		FAKE=$scenario "$TMP/fake" "$@" >/dev/full 2>"$TMP/err" </dev/null
+	fi
+	rc=$?
+	err=$(cat "$TMP/err")
+	[ "$rc" -eq 1 ] || fail "exit $rc, expected 1 (stderr: $err)" || return 1
+	[ "$err" = "mpipctl: write error: No space left on device" ] ||
 		fail "stderr: $err"
 }
 
-# expect_request WANT ARGS...: the one request sent was WANT.
-expect_request() {
-	local want=$1
-	shift
-	rm -f "$TMP/log"
-	expect_fake full "$(FAKE=full "$TMP/fake" "$@" 2>/dev/null)" "$@" || return 1
-	[ "$(cat "$TMP/log" 2>/dev/null)" = "$want" ] ||
-		fail "request: $(cat "$TMP/log" 2>/dev/null)"
+# expect_closed_stdout STATUS STDERR ARGS...: with stdout closed.
+expect_closed_stdout() {
+	local status=$1 want=$2
+	shift 2
+	FAKE=full "$TMP/fake" "$@" >&- 2>"$TMP/err" </dev/null
+	rc=$?
+	err=$(cat "$TMP/err")
+	[ "$rc" -eq "$status" ] || fail "exit $rc, expected $status (stderr: $err)" || return 1
+	[ "$err" = "$want" ] || fail "stderr: $err"
+}
+
+# The netns "self" can be entered only with CAP_SYS_ADMIN.
+t_netns_self() {
+	if nsenter --net=/proc/self/ns/net true 2>/dev/null; then
+		expect_fake full "$STATUS_TEXT" -n self status
+	else
+		expect_fake_error full 1 "mpipctl: cannot enter network namespace 'self': Operation not permitted" -n self status
+	fi
+}
+
+# The man page and the example in netlink.rst show the version of
+# kernel/mpip.h.
+t_doc_version() {
+	local f
+	grep -q "^\.TH MPIPCTL 8 .* \"mpip $VERSION\"" "$ROOT/Documentation/mpipctl.8" ||
+		fail "mpipctl.8: .TH does not say mpip $VERSION" || return 1
+	for f in "$ROOT/Documentation/mpipctl.8" "$ROOT/Documentation/netlink.rst"; do
+		grep -qx " *version: *$VERSION" "$f" ||
+			fail "$f: example status lacks version $VERSION" || return 1
+		! grep -E '^ *version: ' "$f" | grep -qvx " *version: *$VERSION" ||
+			fail "$f: another version in an example" || return 1
+	done
 }
 
 # expect_get_missing KEY: an older module sends no KEY.
@@ -665,7 +916,7 @@ expect_get_missing() {
 		fail "stderr: $err"
 }
 
-SESSIONS_JSON='[{"node_id":"0x7d01e3b8","id":65535,"proto":"tcp","laddr":"10.0.1.1","lport":40000,"raddr":"10.0.1.2","rport":5201,"confirmed":true,"age_ms":1234,"tx_pkts":5000000000,"rx_pkts":17},{"node_id":"0x00000001","id":2,"proto":"udp","laddr":"192.168.0.1","lport":53,"raddr":"192.168.0.2","rport":65535,"confirmed":false,"age_ms":0,"tx_pkts":0,"rx_pkts":0},{"node_id":"0xffffffff","id":3,"proto":132,"laddr":"10.0.0.1","lport":1,"raddr":"10.0.0.2","rport":2,"confirmed":false,"age_ms":5,"tx_pkts":1,"rx_pkts":2}]'
+SESSIONS_JSON='[{"node_id":"0x7d01e3b8","id":65535,"proto":"tcp","laddr":"10.0.1.1","lport":40000,"raddr":"10.0.1.2","rport":5201,"confirmed":true,"age_ms":1234,"tx_pkts":5000000000,"rx_pkts":17},{"node_id":"0x00000001","id":2,"proto":"udp","laddr":"192.168.0.1","lport":53,"raddr":"192.168.0.2","rport":65535,"confirmed":false,"age_ms":0,"tx_pkts":0,"rx_pkts":0},{"node_id":"0xffffffff","id":3,"proto":"132","laddr":"10.0.0.1","lport":1,"raddr":"10.0.0.2","rport":2,"confirmed":false,"age_ms":5,"tx_pkts":1,"rx_pkts":2}]'
 SESSIONS_MIN_JSON='[{"node_id":"0x0000abcd","id":1,"proto":"tcp","laddr":"10.0.1.1","lport":40000,"raddr":"10.0.1.2","rport":5201,"confirmed":false,"age_ms":0,"tx_pkts":0,"rx_pkts":0}]'
 SESSIONS_TEXT='NODE           ID  PROTO  LOCAL           REMOTE             CONFIRMED     AGE     TX_PKTS  RX_PKTS
 0x7d01e3b8  65535  tcp    10.0.1.1:40000  10.0.1.2:5201      yes        1.234s  5000000000       17
@@ -673,21 +924,36 @@ SESSIONS_TEXT='NODE           ID  PROTO  LOCAL           REMOTE             CONF
 0xffffffff      3  132    10.0.0.1:1      10.0.0.2:2         no         0.005s           1        2'
 # Interface 1 is the loopback device in every network namespace.
 PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null}]'
-PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":9,"weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null}]'
+PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":"9","weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null}]'
 PATHS_TEXT='NODE         ID  SRC       DST       DEV          STATE    WEIGHT      MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS    TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE
 0x7d01e3b8    1  10.0.1.1  10.0.1.2  lo           up         1000  4294967295     12345   678     9012       10  6000000000       20        30  40  0.250s
 0x7d01e3b8  255  10.0.2.1  10.0.2.2  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -'
 PATHS_MIN_TEXT='NODE        ID  SRC       DST       DEV  STATE  WEIGHT  MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS  TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE
 0x00000002   7  10.0.3.1  10.0.3.2  -    9           0       -         -     -        -        0         0        0         0   0       -'
-STATUS_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"0.2","avail_count":2,"node_count":1,"sessions":3,"paths":4}'
-STATUS_MIN_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"0.2","avail_count":2,"node_count":1}'
-STATUS_TEXT='mpip:           enabled
+AVAIL_TEXT='ADDRESS       PORT  PROTO  STATE       QUERIES  NODE-ID            AGE
+10.0.1.2      5201  tcp    yes               1  0x7d01e3b8      0.412s
+192.168.0.9     53  udp    probing           3  -               0.000s
+10.0.0.7     65535  132    7        4294967295  0xffffffff  86400.000s'
+# An unknown protocol and state are strings too, as in the table.
+AVAIL_JSON='[{"addr":"10.0.1.2","port":5201,"proto":"tcp","state":"yes","queries":1,"node_id":"0x7d01e3b8","age_ms":412},{"addr":"192.168.0.9","port":53,"proto":"udp","state":"probing","queries":3,"node_id":null,"age_ms":0},{"addr":"10.0.0.7","port":65535,"proto":"132","state":"7","queries":4294967295,"node_id":"0xffffffff","age_ms":86400000}]'
+AVAIL_MIN_TEXT='ADDRESS   PORT  PROTO  STATE  QUERIES  NODE-ID     AGE
+10.0.9.9     1  tcp    no           0  -        0.000s'
+AVAIL_MIN_JSON='[{"addr":"10.0.9.9","port":1,"proto":"tcp","state":"no","queries":0,"node_id":null,"age_ms":0}]'
+NODES_TEXT='NODE-ID     ENDPOINTS                     ADDRESSES             AGE
+0x7d01e3b8  10.0.1.2:5201,10.0.2.2:40000  10.0.1.2,10.0.2.2  0.380s
+0xffffffff  -                             -                  0.001s'
+NODES_JSON='[{"node_id":"0x7d01e3b8","endpoints":[{"addr":"10.0.1.2","port":5201},{"addr":"10.0.2.2","port":40000}],"addrs":["10.0.1.2","10.0.2.2"],"age_ms":380},{"node_id":"0xffffffff","endpoints":[],"addrs":[],"age_ms":1}]'
+NODES_MIN_TEXT='NODE-ID     ENDPOINTS  ADDRESSES     AGE
+0x00000002  -          -          0.000s'
+STATUS_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"'$VERSION'","avail":2,"nodes":1,"sessions":3,"paths":4}'
+STATUS_MIN_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"'$VERSION'","avail":2,"nodes":1}'
+STATUS_TEXT="mpip:           enabled
 node id:        0x3f2a9c41
-version:        0.2
+version:        $VERSION
 avail entries:  2
 node entries:   1
 sessions:       3
-paths:          4'
+paths:          4"
 STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"stat_200":1099511627776}'
 CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180}'
 
@@ -700,22 +966,51 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=124
+PLAN=193
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
 check "-h exits 0 and lists every command" t_help -h
-check "-V prints the version" t_version
+check "help exits 0 and lists every command" t_help help
+check "help with an argument exits 1" expect_usage_error "help: unexpected argument 'x'" help x
+check "-V prints the version of kernel/mpip.h" t_version -V
+check "--version prints the version of kernel/mpip.h" t_version --version
+check "the man page and netlink.rst show the same version" t_doc_version
 check "no command exits 1" expect_usage_error "missing command"
 check "unknown command exits 1 with one line" expect_usage_error "unknown command 'frobnicate'" frobnicate
-check "unknown option exits 1" expect_usage_error "unknown option" --frobnicate
-check "options go before the command" expect_usage_error "unexpected argument '-j'" stats -j
+check "unknown option exits 1" expect_usage_error "mpipctl: unknown option '--frobnicate' (try 'mpipctl --help')" --frobnicate
+check "unknown long option named without its value" expect_usage_error "unknown option '--frobnicate' (" --frobnicate=1 status
+check "bad option first in a cluster is named" expect_usage_error "mpipctl: unknown option '-x' (try 'mpipctl --help')" -xj status
+check "bad option last in a cluster is named" expect_usage_error "unknown option '-x' (" -jx status
+check "bad option in a cluster after a long option is named" expect_usage_error "unknown option '-x' (" --json -xj status
+check "-Vx exits 1" expect_usage_error "unknown option '-x' (" -Vx
+check "-hx exits 1" expect_usage_error "unknown option '-x' (" -hx
+check "--json=1 exits 1" expect_usage_error "option '--json' takes no argument" --json=1 status
+check "-n without a name exits 1" expect_usage_error "option '-n' needs an argument" -n
+check "--netns without a name exits 1" expect_usage_error "option '--netns' needs an argument" --netns
+check "-jn without a name exits 1" expect_usage_error "option '-n' needs an argument" -jn
+check "-n with a slash exits 1" expect_usage_error "invalid network namespace name 'a/b'" -n a/b status
+check "-n .. exits 1" expect_usage_error "invalid network namespace name '..'" -n .. status
+check "-n with an empty name exits 1" expect_usage_error "invalid network namespace name ''" -n "" status
+check "-n: arguments are checked before the namespace" expect_usage_error "unknown tunable 'bogus'" -n nope set bogus 1
+check "options go before the command" expect_usage_error "stats: option '-j' must come before the command (usage: mpipctl " stats -j
+check "show -j paths says options go before the command" expect_usage_error "show: option '-j' must come before the command" show -j paths
+check "get --json says options go before the command" expect_usage_error "get: option '--json' must come before the command" get --json
+check "set KEY -5 is a bad value, not an option" expect_usage_error "invalid value '-5'" set query_threshold -5
+check "-j enable exits 1" expect_usage_error "enable: option -j applies to status, show, stats and get only" -j enable
+check "-j disable exits 1" expect_usage_error "disable: option -j applies to" -j disable
+check "-j set exits 1" expect_usage_error "set: option -j applies to" -j set query_threshold 5
+check "-j flush exits 1" expect_usage_error "flush: option -j applies to" -j flush
+check "-j help exits 1" expect_usage_error "help: option -j applies to" -j help
+check "--help on a full disk exits 1" expect_write_error none --help
+check "help on a full disk exits 1" expect_write_error none help
+check "-V on a full disk exits 1" expect_write_error none -V
 check "status with an argument exits 1" expect_usage_error "unexpected argument 'now'" status now
 check "show without a table exits 1" expect_usage_error "missing table" show
 check "show with an unknown table exits 1" expect_usage_error "unknown table 'foo'" show foo
 check "show with an extra argument exits 1" expect_usage_error "unexpected argument" show avail x
 check "show sessions with an extra argument exits 1" expect_usage_error "unexpected argument 'x'" show sessions x
-check "show paths with an extra argument exits 1" expect_usage_error "unexpected argument '-j'" show paths -j
+check "show paths -j says options go before the command" expect_usage_error "show: option '-j' must come before the command" show paths -j
 check "show lists all four tables" expect_usage_error "avail|nodes|sessions|paths" show path
 check "show table names are case-sensitive" expect_usage_error "unknown table 'PATHS'" show PATHS
 check "get with a near-miss key exits 1" expect_usage_error "unknown tunable 'heartbeat'" get heartbeat
@@ -798,8 +1093,61 @@ fcheck "show paths, optional attributes absent" expect_fake min "$PATHS_MIN_TEXT
 fcheck "-j show paths, empty" expect_fake empty "[]" -j show paths
 fcheck "show paths, wrong attribute size" expect_malformed bad-len show paths
 fcheck "-j show paths, state missing" expect_malformed bad-missing -j show paths
-fcheck "show sessions sends a GET_SESSIONS dump" expect_request "cmd=9 version=1 dump=1" show sessions
-fcheck "show paths sends a GET_PATHS dump" expect_request "cmd=10 version=1 dump=1" -j show paths
+fcheck "show sessions sends a GET_SESSIONS dump" expect_request "cmd=9 version=1 dump=1" "$SESSIONS_TEXT" show sessions
+fcheck "-j show paths sends a GET_PATHS dump" expect_request "cmd=10 version=1 dump=1" "$PATHS_JSON" -j show paths
+fcheck "show avail table" expect_fake full "$AVAIL_TEXT" show avail
+fcheck "-j show avail" expect_fake full "$AVAIL_JSON" -j show avail
+fcheck "show avail, optional attributes absent" expect_fake min "$AVAIL_MIN_TEXT" show avail
+fcheck "-j show avail, optional attributes absent" expect_fake min "$AVAIL_MIN_JSON" -j show avail
+fcheck "show avail, empty: header only" expect_fake empty \
+	"ADDRESS  PORT  PROTO  STATE  QUERIES  NODE-ID  AGE" show avail
+fcheck "-j show avail, empty" expect_fake empty "[]" -j show avail
+fcheck "show avail, state missing" expect_malformed bad-missing show avail
+fcheck "-j show avail, state missing" expect_malformed bad-missing -j show avail
+fcheck "show nodes table" expect_fake full "$NODES_TEXT" show nodes
+fcheck "-j show nodes" expect_fake full "$NODES_JSON" -j show nodes
+fcheck "show nodes, optional attributes absent" expect_fake min "$NODES_MIN_TEXT" show nodes
+fcheck "-j show nodes, optional attributes absent" expect_fake min \
+	'[{"node_id":"0x00000002","endpoints":[],"addrs":[],"age_ms":0}]' -j show nodes
+fcheck "show nodes, empty: header only" expect_fake empty \
+	"NODE-ID  ENDPOINTS  ADDRESSES  AGE" show nodes
+fcheck "-j show nodes, empty" expect_fake empty "[]" -j show nodes
+fcheck "show nodes, address of the wrong size" expect_malformed bad-len show nodes
+fcheck "-j show nodes, address of the wrong size" expect_malformed bad-len -j show nodes
+fcheck "show avail sends a GET_AVAIL dump" expect_request "cmd=3 version=1 dump=1" "$AVAIL_TEXT" show avail
+fcheck "-j show nodes sends a GET_NODES dump" expect_request "cmd=4 version=1 dump=1" "$NODES_JSON" -j show nodes
+fcheck "status sends GET_STATUS" expect_request "cmd=1 version=1 dump=0" "$STATUS_TEXT" status
+fcheck "-j stats sends GET_STATS" expect_request "cmd=5 version=1 dump=0" "$STATS_JSON" -j stats
+fcheck "-j get sends GET_CONFIG" expect_request "cmd=6 version=1 dump=0" "$CONFIG_JSON" -j get
+fcheck "enable sends SET_STATUS with enabled 1" expect_request "cmd=2 version=1 dump=0 enabled:1=1" "" enable
+fcheck "disable sends SET_STATUS with enabled 0" expect_request "cmd=2 version=1 dump=0 enabled:1=0" "" disable
+fcheck "flush sends FLUSH without attributes" expect_request "cmd=8 version=1 dump=0" "" flush
+fcheck "set out of range: extack and the allowed range" expect_fake_error err-range 1 \
+	"mpipctl: set: Numerical result out of range: integer out of range (allowed range for query_threshold: 1..100)" \
+	set query_threshold 500
+fcheck "kernel range error without a key: the allowed range" expect_fake_error err-range 1 \
+	"mpipctl: get: Numerical result out of range: integer out of range (allowed range: 1..100)" -j get
+fcheck "EPERM: permission denied" expect_fake_error err-perm 1 \
+	"mpipctl: permission denied (CAP_NET_ADMIN needed)" enable
+fcheck "error without extack" expect_fake_error err-plain 1 "mpipctl: flush: Invalid argument" flush
+fcheck "extack after the echoed request" expect_fake_error err-uncapped 1 \
+	"mpipctl: disable: Invalid argument: missing attribute" disable
+fcheck "a failed dump prints nothing of it" expect_fake_error err-dump 1 \
+	"mpipctl: show: Message too long: dump failed" show paths
+fcheck "-j: a failed dump prints nothing of it" expect_fake_error err-dump 1 \
+	"mpipctl: show: Message too long: dump failed" -j show avail
+fcheck "-j stats on a full disk exits 1" expect_write_error full -j stats
+fcheck "show paths on a full disk exits 1" expect_write_error full show paths
+fcheck "-j show nodes on a full disk exits 1" expect_write_error full -j show nodes
+fcheck "status on a full disk exits 1" expect_write_error full status
+fcheck "enable with stdout closed exits 0" expect_closed_stdout 0 "" enable
+fcheck "status with stdout closed exits 1" expect_closed_stdout 1 \
+	"mpipctl: write error: Bad file descriptor" status
+fcheck "-n with an unknown namespace exits 1" expect_fake_error full 1 \
+	"mpipctl: cannot open network namespace 'nope': No such file or directory" -n nope status
+fcheck "-n with a file that is no namespace exits 1" expect_fake_error full 1 \
+	"mpipctl: cannot enter network namespace 'file': Invalid argument" -n file status
+fcheck "-n enters the namespace (or says why not)" t_netns_self
 fcheck "-j status with session and path counts" expect_fake full "$STATUS_JSON" -j status
 fcheck "status with session and path counts" expect_fake full "$STATUS_TEXT" status
 fcheck "-j status from a module without the counts" expect_fake min "$STATUS_MIN_JSON" -j status
@@ -813,24 +1161,24 @@ fcheck "get weight_boost from an older module exits 1" expect_get_missing weight
 fcheck "-j get bare_cm_ms" expect_fake full '{"bare_cm_ms":170}' -j get bare_cm_ms
 fcheck "get bare_cm_ms from an older module exits 1" expect_get_missing bare_cm_ms
 fcheck "set weight_step sends a u32 of type 6" expect_request \
-	"cmd=7 version=1 dump=0 config(nested) 6:4=20" set weight_step 20
+	"cmd=7 version=1 dump=0 config(nested) 6:4=20" "" set weight_step 20
 fcheck "set delay_smooth_shift sends a u32 of type 10" expect_request \
-	"cmd=7 version=1 dump=0 config(nested) 10:4=3" set delay_smooth_shift 3
+	"cmd=7 version=1 dump=0 config(nested) 10:4=3" "" set delay_smooth_shift 3
 fcheck "set weight_trend_ms sends a u32 of type 15" expect_request \
-	"cmd=7 version=1 dump=0 config(nested) 15:4=500" set weight_trend_ms 500
+	"cmd=7 version=1 dump=0 config(nested) 15:4=500" "" set weight_trend_ms 500
 fcheck "set weight_boost sends a u32 of type 16" expect_request \
-	"cmd=7 version=1 dump=0 config(nested) 16:4=8" set weight_boost 8
+	"cmd=7 version=1 dump=0 config(nested) 16:4=8" "" set weight_boost 8
 fcheck "set bare_cm_ms sends a u32 of type 17" expect_request \
-	"cmd=7 version=1 dump=0 config(nested) 17:4=0" set bare_cm_ms 0
+	"cmd=7 version=1 dump=0 config(nested) 17:4=0" "" set bare_cm_ms 0
 check "set bare_cm_ms negative exits 1" expect_usage_error "invalid value '-1' for bare_cm_ms" set bare_cm_ms -1
 fcheck "-j get queue_steer" expect_fake full '{"queue_steer":180}' -j get queue_steer
 fcheck "get queue_steer from an older module exits 1" expect_get_missing queue_steer
 fcheck "set queue_steer sends a u32 of type 18" expect_request \
-	"cmd=7 version=1 dump=0 config(nested) 18:4=0" set queue_steer 0
+	"cmd=7 version=1 dump=0 config(nested) 18:4=0" "" set queue_steer 0
 
 if [ "$n" -ne "$PLAN" ]; then
 	echo "# ran $n tests, planned $PLAN"
 	failed=$((failed + 1))
 fi
-echo "mpipctl: $passed passed, $failed failed"
+echo "mpipctl: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
