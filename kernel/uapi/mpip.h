@@ -244,7 +244,7 @@ enum mpip_path_state {
  * enum mpip_path_attr - attributes nested in MPIP_A_PATH
  * @MPIP_PATH_A_UNSPEC: unused
  * @MPIP_PATH_A_NODE_ID: u32, remote node ID
- * @MPIP_PATH_A_ID: u8, path ID (1..255, per remote node, chosen locally)
+ * @MPIP_PATH_A_ID: u8, path ID (1..16, per remote node, chosen locally)
  * @MPIP_PATH_A_SADDR: be32, local (source) address on the wire
  * @MPIP_PATH_A_DADDR: be32, remote (destination) address on the wire
  * @MPIP_PATH_A_IFINDEX: u32, interface that owns the source address

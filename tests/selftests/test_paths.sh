@@ -84,7 +84,7 @@ type == "array" and length > 0 and all(.[];
 		"max_qdelay_us", "tx_pkts", "tx_bytes", "rx_pkts", "rx_bytes",
 		"feedback", "fb_age_ms"] | sort)) and
 	(.node_id | type == "string" and test("^0x[0-9a-f]{8}$")) and
-	(.id | u and . >= 1 and . <= 255) and
+	(.id | u and . >= 1 and . <= 16) and
 	(.saddr | ip) and (.daddr | ip) and (.ifindex | u) and
 	(.dev == null or (.dev | type == "string")) and
 	(.state | IN("noroute", "probing", "up", "down")) and

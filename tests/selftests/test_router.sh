@@ -55,7 +55,7 @@ four_paths() {
 
 # the router forwarded rewritten packets without taking part
 t_router() {
-	mpipctl_in "$R" -j status | jq -e '.enabled == false and .node_count == 0' >/dev/null ||
+	mpipctl_in "$R" -j status | jq -e '.enabled == false and .nodes == 0' >/dev/null ||
 		fail "the router knows MPIP nodes"
 }
 
