@@ -48,5 +48,6 @@ struct mpip_avail *mpip_avail_create(struct mpip_net *mn, __be32 addr,
 		kfree(e);
 		return container_of(in, struct mpip_avail, tn);
 	}
+	mpip_gc_kick(mn);
 	return e;
 }

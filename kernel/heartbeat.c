@@ -167,10 +167,22 @@ static void mpip_tick_work(struct work_struct *work)
 				mpip_node_probe(mn, n);
 			mpip_node_feedback(mn, n, period);
 		}
+		mpip_rcu_breather(b);
 	}
 	rcu_read_unlock();
 
-	queue_delayed_work(system_power_efficient_wq, &mn->tick_work, period);
+	/* Without nodes there is nothing to do: kicked again by a new one. */
+	if (READ_ONCE(mn->enabled) && READ_ONCE(mn->nodes.count))
+		queue_delayed_work(system_power_efficient_wq, &mn->tick_work,
+				   period);
+}
+
+/* A node was added: make sure the tick runs (see mpip_gc_kick()). */
+void mpip_tick_kick(struct mpip_net *mn)
+{
+	if (!delayed_work_pending(&mn->tick_work))
+		queue_delayed_work(system_power_efficient_wq, &mn->tick_work,
+				   mpip_tick_period(mn));
 }
 
 /* Tell node @n our address list, on every path that may work. */
@@ -204,6 +216,7 @@ static void mpip_addr_work(struct work_struct *work)
 			if (mpip_node_active(n))
 				mpip_notify_node(mn, n);
 		}
+		mpip_rcu_breather(b);
 	}
 	rcu_read_unlock();
 }
@@ -217,13 +230,12 @@ void mpip_addrs_changed(struct net *net)
 		queue_work(system_power_efficient_wq, &mn->addr_work);
 }
 
-void mpip_tick_start(struct mpip_net *mn)
+/* The tick runs only while the namespace has nodes (mpip_tick_kick()). */
+void mpip_tick_init(struct mpip_net *mn)
 {
 	INIT_DELAYED_WORK(&mn->tick_work, mpip_tick_work);
 	INIT_WORK(&mn->addr_work, mpip_addr_work);
 	mn->hb_stamp = jiffies;
-	queue_delayed_work(system_power_efficient_wq, &mn->tick_work,
-			   mpip_tick_period(mn));
 }
 
 void mpip_tick_stop(struct mpip_net *mn)

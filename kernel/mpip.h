@@ -72,7 +72,7 @@ struct mpip_stats {
 	unsigned long cnt[__MPIP_STAT_MAX];
 };
 
-/* Tunables; written under RTNL-free genl (parallel ops), read lockless. */
+/* Tunables; written under mpip_net's cfg_lock, read lockless. */
 struct mpip_config {
 	u32 query_threshold;
 	u32 peer_timeout_ms;
@@ -193,7 +193,8 @@ struct mpip_node {
 	struct mpip_tnode tn;	/* stamp: last heard from */
 	u32 id;
 	unsigned int avail_lost;	/* its entries downgraded here; READ/WRITE_ONCE */
-	spinlock_t lock;	/* protects the arrays below and path slots */
+	spinlock_t lock;	/* protects the arrays below, path slots, dead */
+	bool dead;		/* unlinked: its paths are gone for good */
 	u8 nep;
 	u8 nep_next;		/* slot to replace when full */
 	u8 naddrs;
@@ -272,7 +273,8 @@ struct mpip_net {
 	bool hooked;		/* hooks registered; under hook_lock */
 	struct mutex hook_lock;	/* enabling and disabling */
 	u32 node_id;
-	struct mpip_config cfg;	/* fields READ/WRITE_ONCE */
+	struct mpip_config cfg;	/* fields READ/WRITE_ONCE; written under cfg_lock */
+	struct mutex cfg_lock;	/* settings changes, with what derives from them */
 	/* cfg values the packet path needs in jiffies: mpip_cfg_update() */
 	unsigned long peer_timeout_j;
 	unsigned long bare_cm_gap_j;	/* 0: a CM on every packet */
@@ -302,6 +304,22 @@ void mpip_pernet_unregister(void);
 int mpip_set_enabled(struct mpip_net *mn, bool on);
 void mpip_cfg_update(struct mpip_net *mn);
 void mpip_flush(struct mpip_net *mn);
+void mpip_gc_kick(struct mpip_net *mn);
+
+/*
+ * In a walk over all buckets of a table under rcu_read_lock() from
+ * process context: every few buckets, leave the read-side section for a
+ * moment so that the CPU may reschedule.  The walk goes on at the next
+ * bucket, whose head it reads afresh.
+ */
+static inline void mpip_rcu_breather(unsigned int bucket)
+{
+	if ((bucket + 1) % 32 == 0) {
+		rcu_read_unlock();
+		cond_resched();
+		rcu_read_lock();
+	}
+}
 extern bool mpip_default_enabled;
 
 static inline void mpip_inc(struct mpip_net *mn, enum mpip_stat s)
@@ -473,6 +491,12 @@ static inline struct mpip_path *mpip_path_find(struct mpip_node *n,
 }
 
 struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p);
+
+/* policy.c: the host's routing and IPsec policy */
+bool mpip_policy_flow_plain(struct net *net, const struct sk_buff *skb);
+bool mpip_policy_path_ok(struct net *net, const struct sk_buff *skb,
+			 __be16 sport, __be16 dport,
+			 const struct mpip_path *p, struct dst_entry *dst);
 void mpip_path_set_state(struct mpip_net *mn, struct mpip_node *n,
 			 struct mpip_path *p, int state);
 void mpip_path_tx(struct mpip_path *p, unsigned int len);
@@ -490,7 +514,8 @@ bool mpip_fb_pick(struct mpip_net *mn, struct mpip_node *n,
 bool mpip_fb_pending(struct mpip_node *n);
 
 /* heartbeat.c: the periodic tick, heartbeats, probes, address changes */
-void mpip_tick_start(struct mpip_net *mn);
+void mpip_tick_init(struct mpip_net *mn);
+void mpip_tick_kick(struct mpip_net *mn);
 void mpip_tick_stop(struct mpip_net *mn);
 void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_session *s);

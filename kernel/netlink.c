@@ -185,47 +185,57 @@ static int mpip_nl_get_stats(struct sk_buff *skb, struct genl_info *info)
 	return mpip_nl_reply(info, mpip_nl_fill_stats);
 }
 
+/*
+ * Where each tunable lives in struct mpip_config, as offset + 1 so that a
+ * key without an entry reads as 0.  mpip_cfg_table_check() proves at load
+ * time that every key has one.
+ */
+#define MPIP_CFG_FIELD(key, field) \
+	[key] = offsetof(struct mpip_config, field) + 1
+
+static const u16 mpip_cfg_off[MPIP_CFG_MAX + 1] = {
+	MPIP_CFG_FIELD(MPIP_CFG_QUERY_THRESHOLD, query_threshold),
+	MPIP_CFG_FIELD(MPIP_CFG_PEER_TIMEOUT_MS, peer_timeout_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_AVAIL_TIMEOUT_MS, avail_timeout_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_NODE_TIMEOUT_MS, node_timeout_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_SESSION_TIMEOUT_MS, session_timeout_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_WEIGHT_STEP, weight_step),
+	MPIP_CFG_FIELD(MPIP_CFG_WEIGHT_INTERVAL_MS, weight_interval_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_HEARTBEAT_MS, heartbeat_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_PATH_TIMEOUT_MS, path_timeout_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_DELAY_SMOOTH_SHIFT, delay_smooth_shift),
+	MPIP_CFG_FIELD(MPIP_CFG_TX_GSO, tx_gso),
+	MPIP_CFG_FIELD(MPIP_CFG_REORDER, reorder),
+	MPIP_CFG_FIELD(MPIP_CFG_REORDER_MAX_PKTS, reorder_max_pkts),
+	MPIP_CFG_FIELD(MPIP_CFG_REORDER_MAX_HOLD_MS, reorder_max_hold_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_WEIGHT_TREND_MS, weight_trend_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_WEIGHT_BOOST, weight_boost),
+	MPIP_CFG_FIELD(MPIP_CFG_BARE_CM_MS, bare_cm_ms),
+	MPIP_CFG_FIELD(MPIP_CFG_QUEUE_STEER, queue_steer),
+};
+
 static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
 {
-	switch (key) {
-	case MPIP_CFG_QUERY_THRESHOLD:
-		return &cfg->query_threshold;
-	case MPIP_CFG_PEER_TIMEOUT_MS:
-		return &cfg->peer_timeout_ms;
-	case MPIP_CFG_AVAIL_TIMEOUT_MS:
-		return &cfg->avail_timeout_ms;
-	case MPIP_CFG_NODE_TIMEOUT_MS:
-		return &cfg->node_timeout_ms;
-	case MPIP_CFG_SESSION_TIMEOUT_MS:
-		return &cfg->session_timeout_ms;
-	case MPIP_CFG_WEIGHT_STEP:
-		return &cfg->weight_step;
-	case MPIP_CFG_WEIGHT_INTERVAL_MS:
-		return &cfg->weight_interval_ms;
-	case MPIP_CFG_HEARTBEAT_MS:
-		return &cfg->heartbeat_ms;
-	case MPIP_CFG_PATH_TIMEOUT_MS:
-		return &cfg->path_timeout_ms;
-	case MPIP_CFG_DELAY_SMOOTH_SHIFT:
-		return &cfg->delay_smooth_shift;
-	case MPIP_CFG_TX_GSO:
-		return &cfg->tx_gso;
-	case MPIP_CFG_REORDER:
-		return &cfg->reorder;
-	case MPIP_CFG_REORDER_MAX_PKTS:
-		return &cfg->reorder_max_pkts;
-	case MPIP_CFG_REORDER_MAX_HOLD_MS:
-		return &cfg->reorder_max_hold_ms;
-	case MPIP_CFG_WEIGHT_TREND_MS:
-		return &cfg->weight_trend_ms;
-	case MPIP_CFG_WEIGHT_BOOST:
-		return &cfg->weight_boost;
-	case MPIP_CFG_BARE_CM_MS:
-		return &cfg->bare_cm_ms;
-	case MPIP_CFG_QUEUE_STEER:
-		return &cfg->queue_steer;
+	return (u32 *)((u8 *)cfg + mpip_cfg_off[key] - 1);
+}
+
+/* Every key has a field, and no two share one. */
+static int mpip_cfg_table_check(void)
+{
+	DECLARE_BITMAP(seen, sizeof(struct mpip_config) / sizeof(u32));
+	unsigned int off;
+	int key;
+
+	BUILD_BUG_ON(sizeof(struct mpip_config) % sizeof(u32));
+	bitmap_zero(seen, sizeof(struct mpip_config) / sizeof(u32));
+	for (key = MPIP_CFG_UNSPEC + 1; key <= MPIP_CFG_MAX; key++) {
+		off = mpip_cfg_off[key];
+		if (WARN(!off || off - 1 >= sizeof(struct mpip_config) ||
+			 test_and_set_bit((off - 1) / sizeof(u32), seen),
+			 "mpip: config key %d has no field of its own\n", key))
+			return -EINVAL;
 	}
-	return NULL;
+	return 0;
 }
 
 static int mpip_nl_fill_config(struct sk_buff *msg, struct mpip_net *mn)
@@ -263,12 +273,15 @@ static int mpip_nl_set_config(struct sk_buff *skb, struct genl_info *info)
 			       mpip_cfg_policy, info->extack);
 	if (err)
 		return err;
+	/* Concurrent requests (parallel_ops) apply one after the other. */
+	mutex_lock(&mn->cfg_lock);
 	for (key = MPIP_CFG_UNSPEC + 1; key <= MPIP_CFG_MAX; key++) {
 		if (tb[key])
 			WRITE_ONCE(*mpip_cfg_field(&mn->cfg, key),
 				   nla_get_u32(tb[key]));
 	}
 	mpip_cfg_update(mn);
+	mutex_unlock(&mn->cfg_lock);
 	return 0;
 }
 
@@ -693,6 +706,10 @@ static struct genl_family mpip_genl_family __ro_after_init = {
 
 int mpip_genl_register(void)
 {
+	int err = mpip_cfg_table_check();
+
+	if (err)
+		return err;
 	return genl_register_family(&mpip_genl_family);
 }
 

@@ -44,6 +44,8 @@ static struct mpip_node *mpip_node_get(struct mpip_net *mn, u32 id)
 		kfree(n);
 		return container_of(in, struct mpip_node, tn);
 	}
+	mpip_gc_kick(mn);
+	mpip_tick_kick(mn);
 	return n;
 }
 

@@ -62,10 +62,18 @@ err:
 	return NULL;
 }
 
+/* A path slot of @n, for the holder of its lock. */
+static struct mpip_path *mpip_path_slot(struct mpip_node *n,
+					unsigned int slot)
+{
+	return rcu_dereference_protected(n->paths[slot],
+					 lockdep_is_held(&n->lock));
+}
+
 /* Unpublish the path in @slot.  Caller holds the node's lock. */
 static void mpip_path_remove(struct mpip_node *n, unsigned int slot)
 {
-	struct mpip_path *p = rcu_dereference_protected(n->paths[slot], true);
+	struct mpip_path *p = mpip_path_slot(n, slot);
 	unsigned int hi = n->path_hi;
 
 	RCU_INIT_POINTER(n->paths[slot], NULL);
@@ -75,15 +83,22 @@ static void mpip_path_remove(struct mpip_node *n, unsigned int slot)
 	WRITE_ONCE(n->path_hi, hi);
 }
 
-/* Free all paths of a node that is being freed. */
+/*
+ * Free all paths of a node that was unlinked from the node table.  A CPU
+ * that found the node before may still want to add or remove paths
+ * (mpip_paths_sync()): the dead mark, set under the same lock, stops it.
+ */
 void mpip_paths_release(struct mpip_node *n)
 {
 	unsigned int i;
 
+	spin_lock_bh(&n->lock);
+	n->dead = true;
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
-		if (rcu_access_pointer(n->paths[i]))
+		if (mpip_path_slot(n, i))
 			mpip_path_remove(n, i);
 	}
+	spin_unlock_bh(&n->lock);
 }
 
 /*
@@ -207,7 +222,7 @@ static bool mpip_path_exists(struct mpip_node *n, __be32 saddr,
 
 	*free = -1;
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
-		p = rcu_dereference_protected(n->paths[i], true);
+		p = mpip_path_slot(n, i);
 		if (!p) {
 			if (*free < 0)
 				*free = i;
@@ -257,8 +272,12 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 	nla = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
 
 	spin_lock_bh(&n->lock);
+	if (n->dead) {
+		spin_unlock_bh(&n->lock);
+		return false;
+	}
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
-		p = rcu_dereference_protected(n->paths[i], true);
+		p = mpip_path_slot(n, i);
 		if (!p)
 			continue;
 		l = mpip_laddr_find(la, nla, p->saddr);
@@ -398,11 +417,18 @@ struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p)
 	return rt ? &rt->dst : NULL;
 }
 
+/*
+ * Count a packet in this CPU's block.  Senders run in process context
+ * with bottom halves on as well as in soft-IRQs: on 32-bit hosts the
+ * writer's sequence count must not be interrupted by another writer on
+ * the same CPU (the _irqsave variant; a no-op on 64-bit).
+ */
 static void mpip_path_count(struct mpip_path *p, bool rx, unsigned int len)
 {
 	struct mpip_path_pcpu *pc = get_cpu_ptr(p->pcpu);
+	unsigned long flags;
 
-	u64_stats_update_begin(&pc->syncp);
+	flags = u64_stats_update_begin_irqsave(&pc->syncp);
 	if (rx) {
 		pc->rx_pkts++;
 		pc->rx_bytes += len;
@@ -410,7 +436,7 @@ static void mpip_path_count(struct mpip_path *p, bool rx, unsigned int len)
 		pc->tx_pkts++;
 		pc->tx_bytes += len;
 	}
-	u64_stats_update_end(&pc->syncp);
+	u64_stats_update_end_irqrestore(&pc->syncp, flags);
 	put_cpu_ptr(p->pcpu);
 }
 

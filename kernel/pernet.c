@@ -166,8 +166,23 @@ static void mpip_gc_work(struct work_struct *work)
 	mpip_sessions_sweep(mn,
 			    msecs_to_jiffies(READ_ONCE(mn->cfg.session_timeout_ms)),
 			    false);
-	queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
-			   MPIP_GC_INTERVAL);
+	/* An empty namespace has nothing to expire: kicked again on use. */
+	if (READ_ONCE(mn->avail.count) || READ_ONCE(mn->nodes.count) ||
+	    READ_ONCE(mn->sessions.count))
+		queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
+				   MPIP_GC_INTERVAL);
+}
+
+/*
+ * An entry was added to a table: make sure the collector runs.  Cheap
+ * when it is queued already (one bit test); called when an entry is
+ * created, not per packet.
+ */
+void mpip_gc_kick(struct mpip_net *mn)
+{
+	if (!delayed_work_pending(&mn->gc_work))
+		queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
+				   MPIP_GC_INTERVAL);
 }
 
 static u32 mpip_new_node_id(void)
@@ -195,12 +210,14 @@ static int __net_init mpip_net_init(struct net *net)
 	mn->cfg = mpip_config_default;
 	mpip_cfg_update(mn);
 	mutex_init(&mn->hook_lock);
+	mutex_init(&mn->cfg_lock);
 	mpip_table_init(&mn->avail, avail, 1 << MPIP_AVAIL_BITS,
 			MPIP_AVAIL_MAX);
 	mpip_table_init(&mn->nodes, mn->node_buckets,
 			ARRAY_SIZE(mn->node_buckets), MPIP_NODE_MAX);
 	mn->nodes.release = mpip_node_release;
 	INIT_DELAYED_WORK(&mn->gc_work, mpip_gc_work);
+	mpip_tick_init(mn);
 
 	mn->stats = alloc_percpu(struct mpip_stats);
 	if (!mn->stats) {
@@ -215,9 +232,6 @@ static int __net_init mpip_net_init(struct net *net)
 	if (err)
 		goto err_sessions;
 
-	queue_delayed_work(system_power_efficient_wq, &mn->gc_work,
-			   MPIP_GC_INTERVAL);
-	mpip_tick_start(mn);
 	return 0;
 
 err_sessions:
@@ -225,6 +239,7 @@ err_sessions:
 err_stats:
 	free_percpu(mn->stats);
 err_avail:
+	mutex_destroy(&mn->cfg_lock);
 	mutex_destroy(&mn->hook_lock);
 	kvfree(avail);
 	return err;
@@ -245,6 +260,7 @@ static void __net_exit mpip_net_exit(struct net *net)
 	mpip_sessions_destroy(&mn->sessions);
 	kvfree(mn->avail.buckets);
 	free_percpu(mn->stats);
+	mutex_destroy(&mn->cfg_lock);
 	mutex_destroy(&mn->hook_lock);
 }
 

@@ -309,8 +309,25 @@ static struct mpip_reorder *mpip_ro_alloc(struct mpip_net *mn)
 	return ro;
 }
 
-/* The buffer of session @s with node @n, created on first use.  Caller
- * holds RCU.
+/*
+ * What a released session's buffer pointer holds: no buffer, and none
+ * may be installed any more.  A CPU that found the session under RCU
+ * just before it was unlinked would otherwise give it a buffer that
+ * nobody frees, with segments, device references and an armed timer.
+ */
+#define MPIP_RO_GONE	((struct mpip_reorder *)1UL)
+
+/* The buffer of session @s, if it has one.  Caller holds RCU. */
+static struct mpip_reorder *mpip_ro_find(struct mpip_session *s)
+{
+	struct mpip_reorder *ro = rcu_dereference(s->ro);
+
+	return ro == MPIP_RO_GONE ? NULL : ro;
+}
+
+/*
+ * The buffer of session @s with node @n, created on first use; NULL if
+ * there is none to be had.  Caller holds RCU.
  */
 static struct mpip_reorder *mpip_ro_get(struct mpip_net *mn,
 					struct mpip_session *s,
@@ -319,7 +336,7 @@ static struct mpip_reorder *mpip_ro_get(struct mpip_net *mn,
 	struct mpip_reorder *ro = rcu_dereference(s->ro), *old;
 
 	if (likely(ro))
-		return ro;
+		return ro == MPIP_RO_GONE ? NULL : ro;
 	ro = mpip_ro_alloc(mn);
 	if (!ro)
 		return NULL;
@@ -327,7 +344,7 @@ static struct mpip_reorder *mpip_ro_get(struct mpip_net *mn,
 	old = cmpxchg((struct mpip_reorder __force **)&s->ro, NULL, ro);
 	if (old) {
 		kfree(ro);
-		return old;
+		return old == MPIP_RO_GONE ? NULL : old;
 	}
 	return ro;
 }
@@ -442,7 +459,7 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 	r.ts_us = cm->timestamp_us;
 	r.path_id = cm->path_id;
 	/* One path needs no buffer: only an existing one must forget. */
-	ro = sole ? rcu_dereference(s->ro) : mpip_ro_get(mn, s, n);
+	ro = sole ? mpip_ro_find(s) : mpip_ro_get(mn, s, n);
 	if (!ro)
 		return NF_ACCEPT;
 
@@ -488,16 +505,20 @@ static void mpip_ro_free_rcu(struct rcu_head *head)
 }
 
 /*
- * The session is unlinked: drop what its buffer holds and free it after
- * a grace period.  May run in atomic context.
+ * The session is unlinked: no buffer may be installed from now on; drop
+ * what its buffer holds, wait for its timer and free it after a grace
+ * period.  May run in atomic context, but never under a lock that the
+ * timer's delivery can meet (the session table's: see session.c).
  */
 void mpip_reorder_release(struct mpip_session *s)
 {
-	struct mpip_reorder *ro = rcu_dereference_protected(s->ro, true);
+	struct mpip_reorder *ro;
 	struct sk_buff_head drop;
 	struct sk_buff *skb;
 
-	if (!ro)
+	ro = (struct mpip_reorder __force *)
+		xchg((struct mpip_reorder __force **)&s->ro, MPIP_RO_GONE);
+	if (!ro || ro == MPIP_RO_GONE)
 		return;
 	__skb_queue_head_init(&drop);
 	spin_lock_bh(&ro->lock);

@@ -85,15 +85,31 @@ void mpip_sessions_destroy(struct mpip_sessions *st)
 	rhashtable_destroy(&st->by_id);
 }
 
-/* Caller holds the lock. */
+/*
+ * Take @s out of both tables.  Caller holds the lock, and frees @s with
+ * mpip_session_free() once it has released the lock.
+ */
 static void mpip_session_unlink(struct mpip_sessions *st,
 				struct mpip_session *s)
 {
+	lockdep_assert_held(&st->lock);
 	rhashtable_remove_fast(&st->by_tuple, &s->tuple_node,
 			       mpip_tuple_params);
 	rhashtable_remove_fast(&st->by_id, &s->id_node, mpip_id_params);
 	s->dead = true;
 	WRITE_ONCE(st->count, st->count - 1);
+}
+
+/*
+ * Free an unlinked session: its reorder buffer now, the session after a
+ * grace period.  Never under the table lock: releasing the buffer waits
+ * for its timer, whose callback delivers segments to TCP, whose ACKs
+ * come back through the output hook to the table lock.
+ */
+static void mpip_session_free(struct mpip_session *s)
+{
+	if (!s)
+		return;
 	mpip_reorder_release(s);
 	kfree_rcu(s, rcu);
 }
@@ -110,8 +126,8 @@ static void mpip_session_unlink(struct mpip_sessions *st,
 void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all)
 {
 	struct mpip_sessions *st = &mn->sessions;
+	struct mpip_session *s, *gone;
 	struct rhashtable_iter it;
-	struct mpip_session *s;
 	unsigned int seen = 0;
 
 	rhashtable_walk_enter(&st->by_tuple, &it);
@@ -120,13 +136,16 @@ void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all)
 		if (IS_ERR(s))
 			continue;	/* resized: the walk goes on in the new table */
 		if (all || time_after(jiffies, READ_ONCE(s->stamp) + ttl)) {
+			gone = NULL;
 			spin_lock_bh(&st->lock);
 			if (!s->dead) {
 				mpip_session_unlink(st, s);
+				gone = s;
 				if (!all)
 					mpip_inc(mn, MPIP_STAT_SESSION_EXPIRED);
 			}
 			spin_unlock_bh(&st->lock);
+			mpip_session_free(gone);
 		}
 		if (++seen % MPIP_SWEEP_BATCH == 0) {
 			rhashtable_walk_stop(&it);
@@ -302,7 +321,8 @@ struct mpip_session *mpip_session_tx(struct mpip_net *mn,
 
 /*
  * Move @s to session ID @sid.  Caller holds the lock.  If it cannot be
- * linked under the new ID, it is removed; returns false then.
+ * linked under the new ID, it is unlinked; returns false then, and the
+ * caller frees it once it has released the lock.
  */
 static bool mpip_session_rekey(struct mpip_sessions *st,
 			       struct mpip_session *s, u16 sid)
@@ -328,8 +348,8 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 	const struct mpip_session_tuple t = mpip_session_tuple(proto, laddr,
 							       lport, raddr,
 							       rport);
+	struct mpip_session *s, *other, *gone = NULL;
 	struct mpip_sessions *st = &mn->sessions;
-	struct mpip_session *s, *other;
 	int err = -ENOMEM;
 
 	s = mpip_session_alloc(n->id, &t);
@@ -344,15 +364,22 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 	if (other) {
 		/* Another flow holds @sid: the peer forgot it. */
 		mpip_session_unlink(st, other);
+		gone = other;
 	}
 	other = mpip_session_find(mn, &t);
 	if (other) {
 		if (other->id.node_id == n->id &&
 		    !(mpip_sid_is_ours(mn, n->id, other->id.sid) &&
 		      (other->id.sid & 1) && !(sid & 1)) &&
-		    !mpip_session_rekey(st, other, sid))
-			other = NULL;
+		    !mpip_session_rekey(st, other, sid)) {
+			spin_unlock_bh(&st->lock);
+			mpip_session_free(gone);
+			mpip_session_free(other);
+			kfree(s);
+			return NULL;
+		}
 		spin_unlock_bh(&st->lock);
+		mpip_session_free(gone);
 		kfree(s);
 		return other;
 	}
@@ -361,6 +388,7 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 	else if (s)
 		err = mpip_session_link(st, s, sid);
 	spin_unlock_bh(&st->lock);
+	mpip_session_free(gone);
 
 	if (err) {
 		mpip_inc(mn, err == -ENOSPC ? MPIP_STAT_TABLE_FULL :

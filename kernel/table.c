@@ -65,15 +65,22 @@ struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
 	return n;
 }
 
-/* Remove the entries unused for @ttl jiffies, or all of them. */
+/*
+ * Remove the entries unused for @ttl jiffies, or all of them.  The lock
+ * is taken per bucket, and the walk yields the CPU now and then: a table
+ * has up to thousands of buckets.  Sleeps.
+ */
 void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all)
 {
 	struct hlist_node *tmp;
 	struct mpip_tnode *n;
 	unsigned int i;
 
-	spin_lock_bh(&t->lock);
+	might_sleep();
 	for (i = 0; i < t->size; i++) {
+		if (hlist_empty(&t->buckets[i]))
+			continue;
+		spin_lock_bh(&t->lock);
 		hlist_for_each_entry_safe(n, tmp, &t->buckets[i], hnode) {
 			if (!all &&
 			    !time_after(jiffies, READ_ONCE(n->stamp) + ttl))
@@ -82,6 +89,8 @@ void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all)
 			WRITE_ONCE(t->count, t->count - 1);
 			t->release(n);
 		}
+		spin_unlock_bh(&t->lock);
+		if ((i + 1) % 64 == 0)
+			cond_resched();
 	}
-	spin_unlock_bh(&t->lock);
 }

@@ -3,7 +3,7 @@
  * mpip control-message (CM) trailer, wire format v1: encoder and decoder.
  *
  * Portable C: no kernel API, only the types and memset/memcpy that
- * compat.h provides.  The layout is described in cm.h and in
+ * compat.h provides, and the kernel's crc32c() in the module.  The layout is described in cm.h and in
  * Documentation/wire-format.rst.
  */
 #include "cm.h"
@@ -47,6 +47,13 @@ static void cm_put32(u8 *p, u32 v)
 	p[3] = (u8)v;
 }
 
+#ifdef __KERNEL__
+/* The kernel's CRC32C: hardware-accelerated where the CPU has it. */
+u32 mpip_crc32c(u32 crc, const u8 *buf, unsigned int len)
+{
+	return ~crc32c(~crc, buf, len);
+}
+#else
 /* CRC32C of one nibble: reflected polynomial 0x82F63B78. */
 static const u32 cm_crc32c_nibble[16] = {
 	0x00000000, 0x105ec76f, 0x20bd8ede, 0x30e349b1,
@@ -67,6 +74,7 @@ u32 mpip_crc32c(u32 crc, const u8 *buf, unsigned int len)
 	}
 	return ~crc;
 }
+#endif
 
 /* The check field: CRC32C of [0, T-4) with the adjustment taken as zero. */
 static u32 cm_check(const u8 *buf, unsigned int t)

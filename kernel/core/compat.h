@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Types for the portable mpip core, so that the same files build in the
- * kernel module and in host unit tests.
+ * kernel module and in host unit tests.  In the kernel, the core also
+ * uses its CRC32C (libcrc32c); on the host, a table of its own.
  */
 #ifndef MPIP_CORE_COMPAT_H
 #define MPIP_CORE_COMPAT_H
@@ -9,6 +10,7 @@
 #ifdef __KERNEL__
 #include <linux/types.h>
 #include <linux/string.h>
+#include <linux/crc32c.h>
 #else
 #include <stdint.h>
 #include <stddef.h>

@@ -10,6 +10,7 @@ mpip_loaded() { [[ -d /sys/module/mpip ]]; }
 # mpip_load: load the module unless it is loaded already
 mpip_load() {
 	mpip_loaded && return 0
+	modprobe -q libcrc32c	# insmod does not load what mpip.ko needs
 	insmod "$MPIP_KO"
 }
 

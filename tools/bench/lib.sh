@@ -132,6 +132,7 @@ lab_mpip_loaded() { [[ -d /sys/module/mpip ]]; }
 lab_mpip_load() {
 	lab_mpip_loaded && return 0
 	[[ -f $MPIP_KO ]] || return 1
+	modprobe -q libcrc32c	# insmod does not load what mpip.ko needs
 	insmod "$MPIP_KO"
 }
 

@@ -55,7 +55,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[[ -e /sys/module/mpip ]] || insmod "${MPIP_KO:-$REPO/kernel/mpip.ko}"
+if [[ ! -e /sys/module/mpip ]]; then
+	modprobe -q libcrc32c	# insmod does not load what mpip.ko needs
+	insmod "${MPIP_KO:-$REPO/kernel/mpip.ko}"
+fi
 
 # run MODE ROUND: one profiled run in fresh namespaces
 run() {

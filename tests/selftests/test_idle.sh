@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# test_idle.sh - a namespace where mpip has nothing to do costs no
+# periodic work: its tick (weights, heartbeats, path timeouts) runs only
+# while it knows peers, and its collector only while a table has entries.
+# The function tracer counts calls of both work functions, in every
+# namespace, over a few seconds: none while the lab is idle, some while
+# two hosts exchange datagrams, none again after a flush.
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_setup_twolink id
+TR=/sys/kernel/tracing
+
+# work_calls SECONDS: calls of mpip_tick_work and mpip_gc_work in that
+# many seconds, as "TICK GC"; fails if the tracer cannot count them
+work_calls() {
+	local tick gc
+	mountpoint -q "$TR" || mount -t tracefs nodev "$TR" || return 1
+	echo 'mpip_tick_work mpip_gc_work' >"$TR"/set_ftrace_filter || return 1
+	echo >"$TR"/trace
+	echo function >"$TR"/current_tracer || return 1
+	echo 1 >"$TR"/tracing_on
+	sleep "$1"
+	echo 0 >"$TR"/tracing_on
+	tick=$(grep -c ' mpip_tick_work' "$TR"/trace) || true
+	gc=$(grep -c ' mpip_gc_work' "$TR"/trace) || true
+	echo nop >"$TR"/current_tracer
+	echo 1 >"$TR"/tracing_on
+	echo >"$TR"/set_ftrace_filter
+	echo "$tick $gc"
+}
+
+# quiet_within SECONDS: a 3 s window without either work function
+# begins within SECONDS
+quiet_within() {
+	local end=$(($(date +%s) + $1)) calls
+	while (($(date +%s) < end)); do
+		calls=$(work_calls 3) || fail "the function tracer cannot count mpip's work functions"
+		echo "calls (tick gc) in 3 s: $calls"
+		[[ $calls == "0 0" ]] && return 0
+	done
+	return 1
+}
+
+t_idle() {
+	quiet_within 20 || fail "mpip's periodic work runs in an idle lab"
+}
+
+t_busy() {
+	local calls tick gc
+	udp_exchange "$A" "$B" 10.1.1.2 6600 50 7600
+	calls=$(work_calls 2) || fail "the function tracer cannot count mpip's work functions"
+	read -r tick gc <<<"$calls"
+	echo "with two peers, calls in 2 s: tick $tick, gc $gc"
+	((tick >= 3)) || fail "the tick hardly ran while the hosts are peers"
+	((gc >= 1)) || fail "the collector did not run while tables have entries"
+}
+
+t_idle_again() {
+	mpipctl_in "$A" flush
+	mpipctl_in "$B" flush
+	quiet_within 20 || fail "periodic work goes on after the tables were flushed"
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+main() {
+	ktap_header
+	ktap_plan 4
+	ktap_run idle_lab_runs_no_work t_idle
+	ktap_run peers_run_tick_and_collector t_busy
+	ktap_run flushed_lab_runs_no_work t_idle_again
+	ktap_run dmesg_clean t_dmesg
+	ktap_finish
+}
+main "$@"; exit
