@@ -59,19 +59,22 @@ static bool mpip_in_l4(const struct sk_buff *skb, unsigned int ihl, u8 proto,
 /*
  * A genuine trailer leaves the TCP checksum valid for the segment without
  * it and invalid with it, and mpip senders resolve checksums before they
- * append one.  So a segment whose full checksum a device already verified
- * (CHECKSUM_UNNECESSARY), or whose checksum is still to be filled in by a
- * local sender (CHECKSUM_PARTIAL, e.g. over veth), carries no trailer;
- * for the others the checksum without the trailer must verify.  This keeps
- * a segment from a host without MPIP whose data happens to end like a
+ * append one.  So a segment whose checksum is still to be filled in by a
+ * local sender (CHECKSUM_PARTIAL, e.g. over veth) carries no trailer; for
+ * the others the checksum without the trailer must verify.  This keeps a
+ * segment from a host without MPIP whose data happens to end like a
  * trailer intact, and spares TCP a second checksum pass.  The first test
  * comes before the tail is read: over veth it ends the search for most
  * segments.
+ *
+ * CHECKSUM_UNNECESSARY does not prove that the wire checksum was checked:
+ * a tunnel that authenticates what it carries (WireGuard) marks every
+ * packet so.  Such a segment is searched as well; if it carried a
+ * trailer and were let through, TCP would take the trailer for data.
  */
 static bool mpip_in_tcp_csum_state_ok(const struct sk_buff *skb)
 {
-	return skb->ip_summed == CHECKSUM_NONE ||
-	       skb->ip_summed == CHECKSUM_COMPLETE;
+	return skb->ip_summed != CHECKSUM_PARTIAL;
 }
 
 /* The checksum of the segment without its last @len bytes verifies. */

@@ -216,12 +216,17 @@ static bool mpip_out_fits(const struct sk_buff *skb,
  * leave room for the trailer.  Returns false if the packet stays as it is.
  */
 static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
-			     struct mpip_path *p)
+			     const struct mpip_pkt *pk, struct mpip_path *p)
 {
 	struct dst_entry *dst = mpip_path_dst(mn, p);
 
 	if (!dst) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOROUTE);
+		return false;
+	}
+	if (!mpip_policy_path_ok(mn->net, skb, pk->sport, pk->dport, p, dst)) {
+		dst_release(dst);
+		mpip_inc(mn, MPIP_STAT_TX_POLICY_KEPT);
 		return false;
 	}
 	if (!mpip_out_fits(skb, dst) ||
@@ -278,7 +283,11 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 	p = mpip_path_pick(mn, pk->node, true);
 	if (!p || p == orig)
 		return p ? p : orig;
-	if (!mpip_out_reroute(mn, skb, p))
+	if (!mpip_policy_flow_plain(mn->net, skb)) {
+		mpip_inc(mn, MPIP_STAT_TX_POLICY_KEPT);
+		return orig;
+	}
+	if (!mpip_out_reroute(mn, skb, pk, p))
 		return orig;
 	cm->flags &= ~MPIP_CM_F_ORIG;
 	return p;

@@ -354,6 +354,9 @@ enum mpip_path_attr {
  *	(@MPIP_CFG_QUEUE_STEER)
  * @MPIP_STAT_RX_REASSEMBLED: datagrams for this host reassembled from
  *	fragments by mpip's input hook, to find their trailer
+ * @MPIP_STAT_TX_POLICY_KEPT: data packets kept on their flow's own route
+ *	because the host's routing rules or IPsec policies would not let the
+ *	flow take the path the weights chose (see the design documentation)
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -397,6 +400,7 @@ enum mpip_stat {
 	MPIP_STAT_REORDER_LOST,
 	MPIP_STAT_TX_STEERED,
 	MPIP_STAT_RX_REASSEMBLED,
+	MPIP_STAT_TX_POLICY_KEPT,
 
 	__MPIP_STAT_MAX,
 };
