@@ -16,6 +16,8 @@
 #include <net/ip.h>
 #include <net/tcp.h>
 #include <net/dst.h>
+#include <net/netfilter/nf_conntrack.h>
+#include <net/netfilter/nf_conntrack_extend.h>
 
 #include "mpip.h"
 
@@ -502,6 +504,31 @@ static bool mpip_out_tcp_done(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
+ * Does a conntrack helper or sequence adjustment work on @skb's
+ * connection?  Those run in conntrack's confirmation, after this hook: a
+ * NAT helper that rewrites the payload (FTP, IRC, SIP over TCP) would
+ * sum the trailer into the TCP checksum and make it data, and any helper
+ * would parse it as payload.  Such connections carry no trailer.
+ */
+static bool mpip_out_ct_helped(const struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	enum ip_conntrack_info ctinfo;
+	const struct nf_conn *ct = nf_ct_get(skb, &ctinfo);
+
+	/*
+	 * The helper extension exists once a helper may work on the
+	 * connection; asking for it (nfct_help()) would tie mpip.ko to the
+	 * nf_conntrack module.
+	 */
+	return ct && (test_bit(IPS_SEQ_ADJUST_BIT, &ct->status) ||
+		      nf_ct_ext_exist(ct, NF_CT_EXT_HELPER));
+#else
+	return false;
+#endif
+}
+
+/*
  * Is @skb a packet this host sends on its own behalf, over a plain route,
  * that mpip may change?  Not one it forwards, nor a frame its bridge
  * forwards (br_netfilter runs POST_ROUTING for those: their dst is the
@@ -509,7 +536,8 @@ static bool mpip_out_tcp_done(struct mpip_net *mn, struct sk_buff *skb,
  * its own addresses (a single path), nor a broadcast or multicast.  Nor a
  * packet whose route is an IPsec bundle (the next step encrypts it, on
  * this route only) or goes through a VRF, whose device runs these hooks
- * a second time: those keep their route and carry no trailer.
+ * a second time, nor one of a connection a conntrack helper works on:
+ * those keep their route and carry no trailer.
  */
 static bool mpip_out_own(const struct sk_buff *skb,
 			 const struct nf_hook_state *st)
@@ -525,6 +553,8 @@ static bool mpip_out_own(const struct sk_buff *skb,
 	if (dst_xfrm(dst))
 		return false;
 	if (netif_is_l3_master(st->out) || netif_is_l3_slave(dst->dev))
+		return false;
+	if (mpip_out_ct_helped(skb))
 		return false;
 	return skb_rtable(skb)->rt_type == RTN_UNICAST;
 }

@@ -40,7 +40,8 @@ APT_PKGS=(
 	libcap-ng-dev libseccomp-dev
 	# lab tools used inside the guest
 	iproute2 iputils-ping iperf3 nftables tcpdump ethtool socat procps
-	util-linux psmisc jq bc mptcpd mptcpize
+	util-linux psmisc jq bc mptcpd mptcpize wireguard-tools
+	python3-pyftpdlib
 	python3 python3-scapy python3-matplotlib
 	# profiling inside the guest (tools/bench/profile.sh)
 	linux-perf
