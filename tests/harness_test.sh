@@ -21,7 +21,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=35
+PLAN=36
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -168,7 +168,7 @@ check "klog: boot noise, our marks and a SysRq dump are not" klog_passes_benign
 # scratch kernel log; output in $TMP/NAME.out, status in RC
 runsh() {
 	RC=0
-	MPIP_SELFTEST_LOGDIR=$TMP/logs KLOG_FILE=${KLOG:-$TMP/kmsg.$1} MPIP_IN_VM='' \
+	LIB=${LIB:-} MPIP_SELFTEST_LOGDIR=$TMP/logs KLOG_FILE=${KLOG:-$TMP/kmsg.$1} MPIP_IN_VM='' \
 		bash "$REPO/tests/selftests/run.sh" --timeout 20 "$TMP/t/$1.sh" \
 		>"$TMP/$1.out" 2>&1 || RC=$?
 	cat "$TMP/$1.out"
@@ -207,8 +207,7 @@ check "run.sh + ktap_verify: check.sh's counts for it" \
 stub exit1 'echo "1..1"' 'echo "ok 1 a"' 'echo "# Totals: pass:1"' 'exit 1'
 check "run.sh: a file that exits 1 after its results fails" \
 	runsh_fails exit1 'exited with status 1'
-# (the stubs' lines are code: single quotes wanted)
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016 # the stubs' lines are code
 stub short 'echo "1..5"' 'for i in 1 2 3 4; do echo "ok $i t$i"; done'
 check "run.sh: a file that plans 5 and runs 4 fails" \
 	runsh_fails short 'ran 4 of 5 planned'
@@ -239,6 +238,22 @@ with_klog() { # FILE CMD...: CMD with run.sh's kernel log in FILE
 check "run.sh: a mark that cannot be written fails" \
 	with_klog "$TMP/no/such/dir/kmsg" runsh_fails fine 'cannot write a mark'
 
+
+# lib.sh's dmesg_clean subtest, as the test files use it (set -e)
+# shellcheck disable=SC2016 # the stubs' lines are code
+stub dmesg 'set -euo pipefail' 'source "$LIB"' 'MARK=$(dmesg_mark)' \
+	't_dmesg() { check_dmesg_clean "$MARK"; }' 'ktap_header' 'ktap_plan 2' \
+	'ktap_run dmesg_clean t_dmesg' \
+	'echo "[ 3.0] BUG: scheduling while atomic: x/1/0x2" >>"$KLOG_FILE"' \
+	'ktap_run dmesg_after_a_bug t_dmesg' 'ktap_finish'
+lib_dmesg_clean() {
+	LIB=$REPO/tests/selftests/lib.sh runsh dmesg
+	grep -q '^    ok 1 dmesg_clean$' "$TMP/dmesg.out" ||
+		{ echo "a clean log fails dmesg_clean"; return 1; }
+	grep -q '^    not ok 2 dmesg_after_a_bug$' "$TMP/dmesg.out" ||
+		{ echo "dmesg_clean misses a BUG"; return 1; }
+}
+check "lib.sh: dmesg_clean passes a clean log and fails on a BUG" lib_dmesg_clean
 
 # ------------------------------------------------------- tests/scapy/run.py
 
