@@ -29,10 +29,13 @@
 # kernel_log_at_end: after the last file, waits until its namespaces are
 # gone (their cleanup in the kernel is asynchronous), unloads mpip (which
 # waits for a namespace cleanup in progress), and checks the whole kernel
-# log since boot for bug reports that no file was blamed for.
+# log since boot for bug reports that no file was blamed for.  With no
+# test file at all, run.sh fails.
 #
-# Raw logs of each file go to /tmp/mpip-selftests/ (nothing else outside
-# /tmp and the repo is written).
+# Raw logs of each file go to /tmp/mpip-selftests/ (or
+# $MPIP_SELFTEST_LOGDIR; nothing else outside /tmp and the repo is
+# written).  KLOG_FILE (see tests/klog.sh) replaces the kernel log with a
+# file, for tests/harness_test.sh; mpip is unloaded only inside the VM.
 #
 # Typical use, from the host:  tools/vm.sh -- tests/selftests/run.sh
 set -uo pipefail
