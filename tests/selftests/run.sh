@@ -35,7 +35,8 @@
 # Raw logs of each file go to /tmp/mpip-selftests/ (or
 # $MPIP_SELFTEST_LOGDIR; nothing else outside /tmp and the repo is
 # written).  KLOG_FILE (see tests/klog.sh) replaces the kernel log with a
-# file, for tests/harness_test.sh; mpip is unloaded only inside the VM.
+# file, for tests/harness_test.sh; kernel_log_at_end waits for namespaces
+# and unloads mpip only inside the VM ($MPIP_IN_VM).
 #
 # Typical use, from the host:  tools/vm.sh -- tests/selftests/run.sh
 set -uo pipefail
@@ -254,14 +255,12 @@ main() {
 	# blamed on a file.
 	idx=$((idx + 1))
 	problems=()
+	# (only in the throw-away guest: a host may have namespaces and a
+	# module of its own)
 	if [[ -n ${MPIP_IN_VM:-} ]]; then
-		settle=2
-	else
-		settle=0
+		klog_netns_settle 60 2 ||
+			problems+=("namespaces left: $(netns_list | tr '\n' ' ')")
 	fi
-	klog_netns_settle 60 "$settle" ||
-		problems+=("namespaces left: $(netns_list | tr '\n' ' ')")
-	# (never on a host: only in the throw-away guest)
 	if [[ -n ${MPIP_IN_VM:-} && -d /sys/module/mpip ]]; then
 		if out=$(timeout 120 rmmod mpip 2>&1); then
 			sleep 1
