@@ -74,7 +74,9 @@ _bg_stop() {
 	return 0
 }
 
-# tcp_send_file NS_SRC NS_DST DST_ADDR PORT FILE OUT: copy FILE over TCP
+# tcp_send_file NS_SRC NS_DST DST_ADDR PORT FILE OUT: copy FILE over TCP;
+# sets TCP_SEND_MS to the milliseconds from starting the sender to the
+# receiver's exit (the connection's lifetime, give or take an exec)
 #
 # Background helpers here write to files, never to the subtest's stdout or
 # stderr: ktap_run reads those through a pipe, and a helper left running
@@ -83,7 +85,7 @@ _bg_stop() {
 # function, which would run in a subshell) so that $! is the helper itself
 # and can be killed.
 tcp_send_file() {
-	local src=$1 dst=$2 addr=$3 port=$4 file=$5 out=$6 log lpid rc=0
+	local src=$1 dst=$2 addr=$3 port=$4 file=$5 out=$6 log lpid rc=0 t0
 	log=$(tmpdir)/tcp-recv.$port.log
 	rm -f "$out"
 	ip netns exec "$dst" timeout 120 socat -u "TCP-LISTEN:$port,reuseaddr" \
@@ -93,11 +95,14 @@ tcp_send_file() {
 		_bg_stop "$lpid" "$log"
 		fail "nothing listens on $dst:$port"
 	fi
+	t0=$(date +%s%N)
 	if ! in_ns "$src" timeout 110 socat -u "OPEN:$file" "TCP:$addr:$port"; then
 		_bg_stop "$lpid" "$log"
 		fail "TCP sender $src -> $addr:$port failed"
 	fi
 	wait "$lpid" || rc=$?
+	# shellcheck disable=SC2034 # for the test files
+	TCP_SEND_MS=$((($(date +%s%N) - t0) / 1000000))
 	[[ -s $log ]] && cat "$log" >&2
 	((rc == 0)) || fail "TCP receiver on $dst:$port failed (exit $rc)"
 }
