@@ -3,7 +3,12 @@
 # a test: each must print its JSON line, and every mode of it must have run
 # without error and produced its headline figure.  No thresholds on the
 # figures themselves: under emulation they are noise at this length (the
-# real runs are `make bench`).  Runs inside the VM:
+# real runs are `make bench`).  A last test, kernel_log_clean, waits until
+# the benchmarks' namespaces are gone, unloads mpip (which waits for their
+# cleanup in the kernel) and fails if the guest's kernel log, since boot,
+# has a line that tests/klog.sh calls a kernel bug (WARNING, BUG, oops,
+# lockdep, RCU stall, hung task, a device never freed, ...).  Runs inside
+# the VM (a fresh guest: the whole log is this run's):
 #
 #   tools/vm.sh -- tests/bench_smoke.sh
 #
@@ -11,6 +16,8 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+# shellcheck source=tests/klog.sh
+source "$REPO/tests/klog.sh"
 OUT=$REPO/results/smoke
 export MPIP_IN_VM=1
 
@@ -26,7 +33,7 @@ mapfile -t NAMES < <("$REPO/tools/bench.sh" --list | awk '{print $1}')
 rm -rf "$OUT"
 mkdir -p "$OUT"
 echo "KTAP version 1"
-echo "1..$((${#NAMES[@]} + 1))"
+echo "1..$((${#NAMES[@]} + 2))"
 "$REPO/tools/bench.sh" --quick --no-plot --out "$OUT" >"$OUT/lines.jsonl" 2>"$OUT/bench.log"
 echo "# tools/bench.sh --quick exited $?"
 
@@ -74,6 +81,28 @@ if jq -e '.median.mpip > .median.off and (.runs | length) == 2 and
 else
 	tail -n 20 "$OUT/profile.log" | sed 's/^/# /'
 	echo "not ok $i profile"
+	fail=$((fail + 1))
+fi
+
+# the kernel log of the whole run
+i=$((i + 1))
+why=
+klog_netns_settle 60 2 || why="namespaces left: $(ip netns list | tr '\n' ' ')"
+if [[ -d /sys/module/mpip ]] && ! out=$(timeout 120 rmmod mpip 2>&1); then
+	why+="${why:+; }rmmod mpip failed: $out"
+fi
+if ! log=$(klog_read 2>&1); then
+	why+="${why:+; }cannot read the kernel log: $log"
+elif bad=$(klog_bad <<<"$log"); then
+	head -n 20 <<<"$bad" | sed 's/^/# /'
+	why+="${why:+; }the kernel log reports kernel bugs"
+fi
+if [[ -z $why ]]; then
+	echo "ok $i kernel_log_clean"
+	pass=$((pass + 1))
+else
+	echo "# $why"
+	echo "not ok $i kernel_log_clean"
 	fail=$((fail + 1))
 fi
 

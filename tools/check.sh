@@ -1,72 +1,125 @@
 #!/usr/bin/env bash
 # tools/check.sh - what `make check` runs.
 #
-# Installs what is missing, builds the module and mpipctl with W=1, runs the
-# host unit tests (ASan/UBSan), the mpipctl and scapy-layer tests, then the
-# kernel selftests inside a QEMU guest, then a short run of every benchmark
-# (tests/bench_smoke.sh) in another.  Every suite ends with a line
-# "NAME: N passed, N failed"; this script adds them up and ends with one
-# line "N passed, N failed".  Exit status is non-zero if anything failed or
-# a suite did not report.
+# Installs what is missing, builds the module and mpipctl with W=1, runs a
+# self-test of this harness (tests/harness_test.sh), the host unit tests
+# (ASan/UBSan/LSan), the mpipctl and scapy-layer tests, then the kernel
+# selftests inside a QEMU guest, then a short run of every benchmark
+# (tests/bench_smoke.sh) in another.
+#
+# Every suite prints KTAP and one summary line "NAME: N passed, N failed"
+# (", N skipped" may follow).  A suite passes only if
+#  - it exits with status 0 (a guest that crashed, exit status 255 from
+#    tools/vm.sh, or was killed at its timeout, 124, fails);
+#  - it printed exactly one summary line, and its KTAP output agrees with
+#    it (tests/ktap_verify.py): a top-level plan 1..N with N > 0 and N
+#    results, every indented block of subtests (one per selftest file) as
+#    many results as it planned, and the counts add up;
+#  - every skip gives a reason and is allowed by a "# SKIP-OK: GLOB: WHY"
+#    line in the test's source (see tests/ktap_verify.py); any other skip
+#    counts as a failure;
+#  - no sanitizer report appears anywhere in its output, also after the
+#    summary (LeakSanitizer runs at exit);
+#  - for the guests: their whole kernel console log (--console-log) has no
+#    line that tests/klog.sh calls a kernel bug.
+# For each suite this script prints "=== NAME: N passed, N failed, N
+# skipped": the suite's own counts, with each disallowed skip moved to the
+# failures, and at least one failure if any other check failed.  The last
+# line is "N passed, N failed, N skipped", the sums.  Exit status is non-zero
+# if anything failed.  Logs go to build/check/ (or $MPIP_CHECK_LOG).
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 cd "$REPO" || exit 1
 LOG=${MPIP_CHECK_LOG:-$REPO/build/check}
-mkdir -p "$LOG"
+# shellcheck source=tests/klog.sh
+source "$REPO/tests/klog.sh"
+
+# reports of ASan, LSan, UBSan (and the others, should they be used)
+SANITIZER_RE='ERROR: (Address|Leak|Memory|Thread)Sanitizer|detected memory leaks'
+SANITIZER_RE+='|runtime error:|SUMMARY: [A-Za-z]*Sanitizer'
 
 total_pass=0
 total_fail=0
+total_skip=0
 
-# run_suite NAME COMMAND...: run, show output, add up its summary line.
+# run_suite NAME SOURCES COMMAND...: run COMMAND, show and keep its output,
+# judge it as the header says and add up its counts.  SOURCES: the test
+# sources (shell globs, one word) whose "# SKIP-OK:" lines allow skips.
+# With CONSOLE=FILE set, FILE is the guest's console log to check.
 run_suite() {
-	local name=$1 line pass fail
-	shift
+	local name=$1 srcs=$2 log rc problems=() out p f s l
+	shift 2
+	log=$LOG/$name.log
 	echo "=== $name: $*"
-	"$@" 2>&1 | tee "$LOG/$name.log"
-	line=$(grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed' "$LOG/$name.log" | tail -n 1)
-	if [[ -z $line ]]; then
-		echo "=== $name: no summary line; counted as one failure"
-		total_fail=$((total_fail + 1))
-		return
+	"$@" 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	if ((rc != 0)); then
+		case $1:$rc in
+		tools/vm.sh:124) problems+=("the guest was killed at its time limit (exit status 124)") ;;
+		tools/vm.sh:255) problems+=("the guest crashed (exit status 255; see ${CONSOLE:-its console})") ;;
+		tools/vm.sh:125) problems+=("tools/vm.sh could not run the guest (exit status 125)") ;;
+		*) problems+=("exit status $rc") ;;
+		esac
 	fi
-	pass=$(sed -E 's/^[a-z]+: ([0-9]+) passed.*/\1/' <<<"$line")
-	fail=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
+	out=$(grep -nE -- "$SANITIZER_RE" "$log" | head -n 5)
+	[[ -z $out ]] || problems+=("sanitizer report in the output: ${out//$'\n'/ | }")
+	if [[ -n ${CONSOLE:-} ]]; then
+		if [[ ! -s $CONSOLE ]]; then
+			problems+=("no guest console log in $CONSOLE")
+		else
+			out=$(klog_bad <"$CONSOLE" | head -n 5)
+			[[ -z $out ]] || problems+=("guest console log $CONSOLE: ${out//$'\n'/ | }")
+		fi
+	fi
+	# shellcheck disable=SC2086 # SOURCES are globs
+	out=$(/usr/bin/python3 "$REPO/tests/ktap_verify.py" "$name" "$log" $srcs)
+	while IFS= read -r l; do
+		[[ $l == "# "* ]] && problems+=("${l#\# }")
+	done <<<"$out"
+	read -r p f s <<<"$(tail -n 1 <<<"$out")"
+	if ! [[ $p =~ ^[0-9]+$ && $f =~ ^[0-9]+$ && $s =~ ^[0-9]+$ ]]; then
+		problems+=("tests/ktap_verify.py gave no counts")
+		p=0 f=0 s=0
+	fi
+	for l in "${problems[@]}"; do
+		echo "=== $name: $l"
+	done
+	((${#problems[@]} == 0 || f > 0)) || f=1
+	echo "=== $name: $p passed, $f failed, $s skipped"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	total_skip=$((total_skip + s))
 }
 
-# The scapy tests use plain unittest; turn its verdict into a summary line.
-scapy_suite() {
-	local out rc ran failed
-	out=$(/usr/bin/python3 -m unittest discover -s tests/scapy 2>&1)
-	rc=$?
-	echo "$out"
-	ran=$(sed -nE 's/^Ran ([0-9]+) tests?.*/\1/p' <<<"$out")
-	failed=$(sed -nE 's/.*FAILED \((.*)\).*/\1/p' <<<"$out" |
-		grep -oE '[0-9]+' | paste -sd+ | bc)
-	ran=${ran:-0}
-	failed=${failed:-0}
-	[[ $rc -ne 0 && $failed -eq 0 ]] && failed=1
-	echo "scapy: $((ran - failed)) passed, $failed failed"
+main() {
+	mkdir -p "$LOG"
+	tools/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+	echo "=== build"
+	if ! make -s all W=1 >"$LOG/build.log" 2>&1 ||
+		grep -qE 'warning:|error:' "$LOG/build.log"; then
+		cat "$LOG/build.log"
+		echo "=== build failed"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+
+	run_suite harness 'tests/harness_test.sh' bash tests/harness_test.sh
+	run_suite unit 'tests/unit/*.c' make -s --no-print-directory -C tests/unit run
+	run_suite mpipctl 'tests/unit/test_mpipctl.sh' bash tests/unit/test_mpipctl.sh
+	run_suite scapy 'tests/scapy/test*.py' /usr/bin/python3 tests/scapy/run.py
+	CONSOLE=$LOG/console.log run_suite selftests 'tests/selftests/test_*.sh' \
+		tools/vm.sh --timeout 2400 --console-log "$LOG/console.log" -- tests/selftests/run.sh
+	CONSOLE=$LOG/bench-console.log run_suite bench 'tests/bench_smoke.sh' \
+		tools/vm.sh --timeout 1200 --console-log "$LOG/bench-console.log" -- tests/bench_smoke.sh
+
+	echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+	[[ $total_fail -eq 0 ]]
 }
 
-tools/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
-
-echo "=== build"
-if ! make -s all W=1 >"$LOG/build.log" 2>&1 ||
-   grep -qE 'warning:|error:' "$LOG/build.log"; then
-	cat "$LOG/build.log"
-	echo "=== build failed"
-	echo "0 passed, 1 failed"
-	exit 1
+# (tests/harness_test.sh sources this file for run_suite)
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+	exit
 fi
-
-run_suite unit make -s --no-print-directory -C tests/unit run
-run_suite mpipctl bash tests/unit/test_mpipctl.sh
-run_suite scapy scapy_suite
-run_suite selftests tools/vm.sh --timeout 2400 --console-log "$LOG/console.log" -- tests/selftests/run.sh
-run_suite bench tools/vm.sh --timeout 1200 -- tests/bench_smoke.sh
-
-echo "$total_pass passed, $total_fail failed"
-[[ $total_fail -eq 0 ]]

@@ -19,16 +19,18 @@ mpip_unload() {
 	rmmod mpip
 }
 
-# mpip_require: skip the whole file if the module or mpipctl are missing
+# mpip_require: fail the whole file (one failed test) if it cannot run:
+# not root, the module or mpipctl missing, a tool missing, or the module
+# does not load.  `make check` provides all of them, so none is a skip.
 mpip_require() {
 	local c
-	[[ $EUID == 0 ]] || ktap_skip_all "needs root (run inside tools/vm.sh)"
-	[[ -f $MPIP_KO ]] || ktap_skip_all "kernel/mpip.ko not built"
-	[[ -x $MPIPCTL ]] || ktap_skip_all "userspace/mpipctl not built"
+	[[ $EUID == 0 ]] || ktap_fail_all "needs root (run inside tools/vm.sh)"
+	[[ -f $MPIP_KO ]] || ktap_fail_all "kernel/mpip.ko not built"
+	[[ -x $MPIPCTL ]] || ktap_fail_all "userspace/mpipctl not built"
 	for c in jq python3 socat; do
-		command -v "$c" >/dev/null || ktap_skip_all "missing $c"
+		command -v "$c" >/dev/null || ktap_fail_all "missing $c"
 	done
-	mpip_load || ktap_skip_all "cannot load mpip.ko"
+	mpip_load || ktap_fail_all "cannot load $MPIP_KO"
 }
 
 # mpipctl_in NS ARGS...: mpipctl in a namespace
@@ -73,7 +75,9 @@ _bg_stop() {
 	return 0
 }
 
-# tcp_send_file NS_SRC NS_DST DST_ADDR PORT FILE OUT: copy FILE over TCP
+# tcp_send_file NS_SRC NS_DST DST_ADDR PORT FILE OUT: copy FILE over TCP;
+# sets TCP_SEND_MS to the milliseconds from starting the sender to the
+# receiver's exit (the connection's lifetime, give or take an exec)
 #
 # Background helpers here write to files, never to the subtest's stdout or
 # stderr: ktap_run reads those through a pipe, and a helper left running
@@ -82,7 +86,7 @@ _bg_stop() {
 # function, which would run in a subshell) so that $! is the helper itself
 # and can be killed.
 tcp_send_file() {
-	local src=$1 dst=$2 addr=$3 port=$4 file=$5 out=$6 log lpid rc=0
+	local src=$1 dst=$2 addr=$3 port=$4 file=$5 out=$6 log lpid rc=0 t0
 	log=$(tmpdir)/tcp-recv.$port.log
 	rm -f "$out"
 	ip netns exec "$dst" timeout 120 socat -u "TCP-LISTEN:$port,reuseaddr" \
@@ -92,11 +96,14 @@ tcp_send_file() {
 		_bg_stop "$lpid" "$log"
 		fail "nothing listens on $dst:$port"
 	fi
+	t0=$(date +%s%N)
 	if ! in_ns "$src" timeout 110 socat -u "OPEN:$file" "TCP:$addr:$port"; then
 		_bg_stop "$lpid" "$log"
 		fail "TCP sender $src -> $addr:$port failed"
 	fi
 	wait "$lpid" || rc=$?
+	# shellcheck disable=SC2034 # for the test files
+	TCP_SEND_MS=$((($(date +%s%N) - t0) / 1000000))
 	[[ -s $log ]] && cat "$log" >&2
 	((rc == 0)) || fail "TCP receiver on $dst:$port failed (exit $rc)"
 }

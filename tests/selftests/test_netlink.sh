@@ -23,22 +23,39 @@ t_disable_is_per_namespace() {
 }
 
 # hook_calls CMD...: how often mpip's hooks ran, in any namespace, while
-# CMD ran, as the function tracer counts (fails without one)
+# CMD ran, as the function tracer counts.  Fails, saying why, if the tracer
+# cannot count them: no tracefs, or either hook cannot be traced (renamed
+# or inlined), so that "0 calls" always means the hooks did not run.
 hook_calls() {
-	local t=/sys/kernel/tracing n
-	mountpoint -q $t || mount -t tracefs nodev $t || return 1
-	[[ -w $t/set_ftrace_filter ]] || return 1
-	echo 'mpip_in_hook mpip_out_hook' >$t/set_ftrace_filter || return 1
-	echo >$t/trace
-	echo 1 >$t/tracing_on
-	echo function >$t/current_tracer || return 1
+	local t=/sys/kernel/tracing n f
+	mountpoint -q "$t" || mount -t tracefs nodev "$t" ||
+		{ echo "cannot mount tracefs on $t" >&2; return 1; }
+	[[ -w "$t/set_ftrace_filter" ]] ||
+		{ echo "no function tracer ($t/set_ftrace_filter)" >&2; return 1; }
+	for f in mpip_in_hook mpip_out_hook; do
+		grep -qE "^$f( \[mpip\])?$" "$t/available_filter_functions" ||
+			{ echo "$f cannot be traced (not in available_filter_functions)" >&2; return 1; }
+	done
+	if ! echo 'mpip_in_hook mpip_out_hook' >"$t/set_ftrace_filter" ||
+		[[ $(sed 's/ .*//' "$t/set_ftrace_filter" | sort | tr '\n' ' ') != "mpip_in_hook mpip_out_hook " ]]; then
+		echo "cannot set the filter to the two hooks: $(tr '\n' ' ' <"$t/set_ftrace_filter")" >&2
+		echo >"$t/set_ftrace_filter"
+		return 1
+	fi
+	echo >"$t/trace"
+	echo 1 >"$t/tracing_on"
+	if ! echo function >"$t/current_tracer"; then
+		echo "cannot start the function tracer" >&2
+		echo >"$t/set_ftrace_filter"
+		return 1
+	fi
 	"$@" >/dev/null
-	echo 0 >$t/tracing_on
+	echo 0 >"$t/tracing_on"
 	# before the tracer goes: switching it empties the buffer
-	n=$(grep -c 'mpip_\(in\|out\)_hook' $t/trace) || true
-	echo nop >$t/current_tracer
-	echo 1 >$t/tracing_on
-	echo >$t/set_ftrace_filter
+	n=$(grep -c 'mpip_\(in\|out\)_hook' "$t/trace") || true
+	echo nop >"$t/current_tracer"
+	echo 1 >"$t/tracing_on"
+	echo >"$t/set_ftrace_filter"
 	echo "$n"
 }
 
@@ -49,12 +66,13 @@ t_hooks_follow_switch() {
 	mpipctl_in "$A" disable
 	mpipctl_in "$B" disable
 	n=$(hook_calls in_ns "$A" ping -c 3 -i 0.2 10.1.1.2) ||
-		skip "no function tracer"
+		fail "cannot count the hooks' calls"
 	echo "hook calls, both off: $n"
 	((n == 0)) || fail "mpip's hooks ran in disabled namespaces"
 	mpipctl_in "$A" enable
 	mpipctl_in "$B" enable
-	n=$(hook_calls in_ns "$A" ping -c 3 -i 0.2 10.1.1.2)
+	n=$(hook_calls in_ns "$A" ping -c 3 -i 0.2 10.1.1.2) ||
+		fail "cannot count the hooks' calls"
 	echo "hook calls, both on: $n"
 	# 3 echo requests and 3 replies, each through an output and an input
 	((n >= 12)) || fail "hooks not back after enable"

@@ -47,12 +47,15 @@ send_file() {
 	rm -f "$out"
 }
 
-# grew BEFORE AFTER NAME: counter NAME (from `counters` strings) grew
+# grew BEFORE AFTER NAME: counter NAME (from `counters` strings) grew.
+# Fails the subtest if NAME is not a number in both, so that `! grew`
+# cannot pass because a counter is missing.
 grew() {
 	local b a
-	b=$(sed -n "s/.*\b$3=\([0-9]*\).*/\1/p" <<<"$1")
-	a=$(sed -n "s/.*\b$3=\([0-9]*\).*/\1/p" <<<"$2")
-	[[ -n $b && -n $a ]] && ((a > b))
+	b=$(sed -n "s/.*\b$3=\([0-9][0-9]*\)\( .*\)\{0,1\}$/\1/p" <<<"$1")
+	a=$(sed -n "s/.*\b$3=\([0-9][0-9]*\)\( .*\)\{0,1\}$/\1/p" <<<"$2")
+	[[ -n $b && -n $a ]] || fail "counter $3 missing: before '$1', after '$2'"
+	((a > b))
 }
 
 # transfer NS NAME...: send the file, print NS's counters NAME before and

@@ -1,0 +1,339 @@
+#!/usr/bin/env bash
+# tests/harness_test.sh - self-test of the test harness, on the host, in a
+# few seconds: feeds tools/check.sh's run_suite, tests/ktap_verify.py,
+# tests/selftests/run.sh, tests/scapy/run.py and tests/klog.sh made-up
+# suites, test files and kernel logs, and checks that each way of failing
+# is caught (and that a clean suite passes).  Nothing here touches the
+# kernel: run.sh gets a scratch file as its kernel log (KLOG_FILE).
+#
+#   bash tests/harness_test.sh
+#
+# Prints KTAP and a last line "harness: N passed, N failed"; exit status
+# non-zero if a check failed.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+TMP=$(mktemp -d /tmp/mpip-harness.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+PY=/usr/bin/python3
+VERIFY=$REPO/tests/ktap_verify.py
+
+n=0
+passed=0
+failed=0
+PLAN=36
+
+# check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
+check() {
+	local name=$1 out l
+	shift
+	n=$((n + 1))
+	if out=$("$@" 2>&1); then
+		echo "ok $n $name"
+		passed=$((passed + 1))
+	else
+		[[ -z $out ]] || while IFS= read -r l; do printf '# %s\n' "$l"; done <<<"$out"
+		echo "not ok $n $name"
+		failed=$((failed + 1))
+	fi
+}
+
+echo "KTAP version 1"
+echo "1..$PLAN"
+
+# ------------------------------------------------------ tests/ktap_verify.py
+
+# verify_is WANT NAME LOG [SOURCE...]: ktap_verify.py exits WANT (0 clean,
+# 1 problem); prints its output
+verify_is() {
+	local want=$1 rc=0
+	shift
+	"$PY" "$VERIFY" "$@" || rc=$?
+	[[ $rc == "$want" ]] || { echo "exit status $rc, want $want"; return 1; }
+}
+
+# counts_are "P F S" NAME LOG [SOURCE...]: its last line is "P F S"
+counts_are() {
+	local want=$1 got
+	shift
+	got=$("$PY" "$VERIFY" "$@" | tail -n 1)
+	[[ $got == "$want" ]] || { echo "counts '$got', want '$want'"; return 1; }
+}
+
+suite() { # NAME FILE LINES...: write a made-up suite's output
+	local f=$TMP/$1
+	shift
+	printf '%s\n' "$@" >"$f"
+}
+
+suite good 'KTAP version 1' '1..3' 'ok 1 - a' 'ok 2 b' '# diag' 'ok 3 c d e' \
+	'x: 3 passed, 0 failed'
+check "verify: a clean suite passes" verify_is 0 x "$TMP/good"
+check "verify: a clean suite's counts" counts_are "3 0 0" x "$TMP/good"
+
+suite short 'KTAP version 1' '1..5' 'ok 1 a' 'ok 2 b' 'ok 3 c' 'ok 4 d' \
+	'x: 4 passed, 0 failed'
+check "verify: plans 5, runs 4: fails" verify_is 1 x "$TMP/short"
+check "verify: plans 5, runs 4: 1 failure" counts_are "4 1 0" x "$TMP/short"
+
+suite nosum 'KTAP version 1' '1..1' 'ok 1 a'
+check "verify: no summary line fails" verify_is 1 x "$TMP/nosum"
+suite twosum 'KTAP version 1' '1..1' 'not ok 1 a' 'x: 0 passed, 1 failed' \
+	'x: 1 passed, 0 failed'
+check "verify: two summary lines fail" verify_is 1 x "$TMP/twosum"
+suite lie 'KTAP version 1' '1..2' 'ok 1 a' 'not ok 2 b' 'x: 2 passed, 0 failed'
+check "verify: a summary the results contradict fails" verify_is 1 x "$TMP/lie"
+suite empty 'KTAP version 1' '1..0' 'x: 0 passed, 0 failed'
+check "verify: a suite of no tests fails" verify_is 1 x "$TMP/empty"
+
+# skips: reason and SKIP-OK
+printf '%s\n' '# SKIP-OK: allowed*: the tool may be missing' >"$TMP/src.sh"
+suite skips 'KTAP version 1' '1..3' 'ok 1 allowed one # SKIP no tool' \
+	'ok 2 other # SKIP no tool' 'ok 3 allowed two # SKIP' \
+	'x: 0 passed, 0 failed, 3 skipped'
+check "verify: only a declared skip with a reason is a skip" \
+	counts_are "0 2 1" x "$TMP/skips" "$TMP/src.sh"
+suite skipok 'KTAP version 1' '1..2' 'ok 1 allowed one # SKIP no tool' 'ok 2 b' \
+	'x: 1 passed, 0 failed, 1 skipped'
+check "verify: a declared skip passes" verify_is 0 x "$TMP/skipok" "$TMP/src.sh"
+
+# nested blocks (run.sh's output)
+suite nested 'KTAP version 1' '1..2' '    # Subtest: test_a' '    1..3' \
+	'    ok 1 s1' '    ok 2 s2' 'ok 1 test_a' '    # Subtest: test_b' \
+	'    1..1' '    ok 1 s1' 'ok 2 test_b' 'y: 3 passed, 1 failed, 0 skipped'
+check "verify: a file that runs 2 of 3 subtests fails" \
+	counts_are "3 1 0" y "$TMP/nested"
+suite nested_ok 'KTAP version 1' '1..1' '    # Subtest: test_a' '    1..2' \
+	'    ok 1 s1' '    ok 2 s2 # SKIP no tool' 'ok 1 test_a' \
+	'y: 1 passed, 0 failed, 1 skipped'
+printf '%s\n' '# SKIP-OK: s2: may be missing' >"$TMP/test_a.sh"
+printf '%s\n' '# SKIP-OK: other: x' >"$TMP/test_b.sh"
+check "verify: a subtest's skip is looked up in its own file" \
+	verify_is 0 y "$TMP/nested_ok" "$TMP/test_b.sh" "$TMP/test_a.sh"
+check "verify: not in another file's" \
+	verify_is 1 y "$TMP/nested_ok" "$TMP/test_b.sh"
+
+# ------------------------------------------------------------ tests/klog.sh
+# shellcheck source=tests/klog.sh
+source "$REPO/tests/klog.sh"
+
+klog_flags_all() {
+	local l miss=0
+	for l in "WARNING: CPU: 1 PID: 7 at net/core/dev.c:10 f+0x1/0x2" \
+		"BUG: unable to handle page fault for address: 0" "kernel BUG at mm/slub.c:1!" \
+		"Oops: 0000 [#1] PREEMPT SMP NOPTI" "invalid opcode: 0000 [#1] SMP" \
+		"BUG: KASAN: slab-out-of-bounds in f+0x1" "BUG: KFENCE: use-after-free read" \
+		"UBSAN: shift-out-of-bounds in x.c:1:2" "general protection fault, probably" \
+		"refcount_t: underflow; use-after-free." "kmemleak: 2 new suspected memory leaks" \
+		"WARNING: possible circular locking dependency detected" \
+		"WARNING: possible recursive locking detected" "WARNING: inconsistent lock state" \
+		"WARNING: suspicious RCU usage" "WARNING: lock held when returning to user space!" \
+		"BUG: sleeping function called from invalid context at x" \
+		"BUG: scheduling while atomic: a/1/0x1" \
+		"rcu: INFO: rcu_preempt self-detected stall on CPU" \
+		"rcu: INFO: rcu_sched detected stalls on CPUs/tasks:" \
+		"INFO: task kworker/0:1:12 blocked for more than 120 seconds." \
+		"unregister_netdevice: waiting for eth1 to become free. Usage count = 2" \
+		"list_add corruption. prev->next should be next" "list_del corruption, ffff" \
+		"BUG: KASAN: double-free in f" "watchdog: BUG: soft lockup - CPU#0 stuck for 22s!" \
+		"Call Trace:"; do
+		klog_bad <<<"[  1.0] $l" >/dev/null || { echo "not caught: $l"; miss=1; }
+	done
+	return "$miss"
+}
+check "klog: every kind of kernel bug report is caught" klog_flags_all
+
+klog_passes_benign() {
+	local l out
+	for l in "mpip 0.1.0 loaded" "PCI: Using host bridge windows from ACPI; if necessary, use \"pci=nocrs\" and report a bug" \
+		"AMD-Vi: AMD IOMMUv2 functionality not available on this system - This is not a bug." \
+		"mpip: loading out-of-tree module taints kernel." "netem: version 1.3" \
+		"mpip-klog-mark-WARNING-BUG-1-2" "CONFIG_DEBUG_INFO ok" \
+		"sysrq: Show Blocked State" "Call Trace:"; do
+		printf '[  1.0] %s\n' "$l"
+	done >"$TMP/benign"
+	if out=$(klog_bad <"$TMP/benign"); then
+		echo "false positives: $out"
+		return 1
+	fi
+	# a trace after the SysRq dump's is one again once another report began
+	printf '[  2.0] %s\n' "WARNING: CPU: 0 at x" "Call Trace:" >>"$TMP/benign"
+	[[ $(klog_bad <"$TMP/benign" | wc -l) == 2 ]]
+}
+check "klog: boot noise, our marks and a SysRq dump are not" klog_passes_benign
+
+# ---------------------------------------------------- tests/selftests/run.sh
+
+# runsh NAME: run run.sh on the stub test file $TMP/t/NAME.sh with a
+# scratch kernel log; output in $TMP/NAME.out, status in RC
+runsh() {
+	RC=0
+	LIB=${LIB:-} MPIP_SELFTEST_LOGDIR=$TMP/logs KLOG_FILE=${KLOG:-$TMP/kmsg.$1} MPIP_IN_VM='' \
+		bash "$REPO/tests/selftests/run.sh" --timeout 20 "$TMP/t/$1.sh" \
+		>"$TMP/$1.out" 2>&1 || RC=$?
+	cat "$TMP/$1.out"
+}
+stub() { # NAME LINES...: a test file
+	mkdir -p "$TMP/t"
+	printf '%s\n' '#!/usr/bin/env bash' "${@:2}" >"$TMP/t/$1.sh"
+}
+# runsh_fails NAME PATTERN: run.sh fails, its last line has "1 failed"
+# or more, and the output matches PATTERN (grep -E)
+runsh_fails() {
+	local got
+	runsh "$1"
+	((RC != 0)) || { echo "run.sh exited 0"; return 1; }
+	tail -n 1 "$TMP/$1.out" | grep -qE '^selftests: [0-9]+ passed, [1-9][0-9]* failed' ||
+		{ echo "no failure counted"; return 1; }
+	grep -qE -- "$2" "$TMP/$1.out" || { echo "no '$2'"; return 1; }
+	got=$("$PY" "$VERIFY" selftests "$TMP/$1.out" "$TMP/t/$1.sh" | tail -n 1)
+	[[ $got =~ ^[0-9]+\ [1-9][0-9]*\ [0-9]+$ ]] ||
+		{ echo "ktap_verify.py counts no failure: $got"; return 1; }
+}
+
+stub clean 'echo "1..2"' 'echo "ok 1 a"' 'echo "ok 2 b # SKIP no tool"' \
+	'# SKIP-OK: b: the tool is optional'
+runsh_passes() {
+	runsh clean
+	((RC == 0)) || { echo "run.sh exited $RC"; return 1; }
+	tail -n 1 "$TMP/clean.out" | grep -qx 'selftests: 2 passed, 0 failed, 1 skipped' ||
+		{ echo "wrong summary"; return 1; }
+	verify_is 0 selftests "$TMP/clean.out" "$TMP/t/clean.sh"
+}
+check "run.sh: a clean file with an allowed skip passes" runsh_passes
+check "run.sh + ktap_verify: check.sh's counts for it" \
+	counts_are "2 0 1" selftests "$TMP/clean.out" "$TMP/t/clean.sh"
+
+stub exit1 'echo "1..1"' 'echo "ok 1 a"' 'echo "# Totals: pass:1"' 'exit 1'
+check "run.sh: a file that exits 1 after its results fails" \
+	runsh_fails exit1 'exited with status 1'
+# shellcheck disable=SC2016 # the stubs' lines are code
+stub short 'echo "1..5"' 'for i in 1 2 3 4; do echo "ok $i t$i"; done'
+check "run.sh: a file that plans 5 and runs 4 fails" \
+	runsh_fails short 'ran 4 of 5 planned'
+stub noreason 'echo "1..1"' 'echo "ok 1 a # SKIP"' '# SKIP-OK: a: fine'
+check "run.sh: a skip without a reason fails" runsh_fails noreason 'this skip is a failure'
+stub undeclared 'echo "1..1"' 'echo "ok 1 a # SKIP no tool"'
+check "run.sh: a skip without a SKIP-OK line fails" \
+	runsh_fails undeclared 'no SKIP-OK line'
+stub skipall 'echo "1..0 # SKIP cannot load mpip.ko"' 'exit 4'
+check "run.sh: a whole file skipped without SKIP-OK fails" \
+	runsh_fails skipall 'no SKIP-OK line for skipall'
+stub noplan 'echo "1..0"'
+check "run.sh: a file that plans nothing fails" runsh_fails noplan 'plans no subtests'
+# shellcheck disable=SC2016
+stub warn 'echo "1..1"' 'echo "[ 9.9] WARNING: CPU: 0 PID: 1 at x" >>"$KLOG_FILE"' \
+	'echo "ok 1 a"'
+check "run.sh: a WARNING in the kernel log while a file runs fails it" \
+	runsh_fails warn 'kernel log: .*WARNING'
+stub fine 'echo "1..1"' 'echo "ok 1 a"'
+echo "[ 0.5] unregister_netdevice: waiting for eth1 to become free" >"$TMP/kmsg.fine"
+check "run.sh: an old report no file is blamed for fails kernel_log_at_end" \
+	runsh_fails fine 'not ok 2 kernel_log_at_end'
+with_klog() { # FILE CMD...: CMD with run.sh's kernel log in FILE
+	local KLOG=$1
+	shift
+	"$@"
+}
+check "run.sh: a mark that cannot be written fails" \
+	with_klog "$TMP/no/such/dir/kmsg" runsh_fails fine 'cannot write a mark'
+
+
+# lib.sh's dmesg_clean subtest, as the test files use it (set -e)
+# shellcheck disable=SC2016 # the stubs' lines are code
+stub dmesg 'set -euo pipefail' 'source "$LIB"' 'MARK=$(dmesg_mark)' \
+	't_dmesg() { check_dmesg_clean "$MARK"; }' 'ktap_header' 'ktap_plan 2' \
+	'ktap_run dmesg_clean t_dmesg' \
+	'echo "[ 3.0] BUG: scheduling while atomic: x/1/0x2" >>"$KLOG_FILE"' \
+	'ktap_run dmesg_after_a_bug t_dmesg' 'ktap_finish'
+lib_dmesg_clean() {
+	LIB=$REPO/tests/selftests/lib.sh runsh dmesg
+	grep -q '^    ok 1 dmesg_clean$' "$TMP/dmesg.out" ||
+		{ echo "a clean log fails dmesg_clean"; return 1; }
+	grep -q '^    not ok 2 dmesg_after_a_bug$' "$TMP/dmesg.out" ||
+		{ echo "dmesg_clean misses a BUG"; return 1; }
+}
+check "lib.sh: dmesg_clean passes a clean log and fails on a BUG" lib_dmesg_clean
+
+# ------------------------------------------------------- tests/scapy/run.py
+
+scapy_counts() { # DIR WANT_RC "P F S"
+	local rc=0 got
+	"$PY" "$REPO/tests/scapy/run.py" "$1" >"$TMP/scapy.out" 2>&1 || rc=$?
+	cat "$TMP/scapy.out"
+	got=$(sed -nE 's/^scapy: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$TMP/scapy.out")
+	[[ $rc == "$2" && $got == "$3" ]] || { echo "exit $rc, counts '$got'"; return 1; }
+}
+mkdir -p "$TMP/py"
+cat >"$TMP/py/test_x.py" <<'EOF'
+import unittest
+class T(unittest.TestCase):
+    def test_ok(self): pass
+    def test_fail(self): self.assertEqual(1, 2)
+    def test_error(self): raise KeyError("x")
+    def test_skip(self): self.skipTest("no tool")
+    def test_sub(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertLess(i, 1)
+    @unittest.expectedFailure
+    def test_unexpected(self): pass
+class S(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls): raise RuntimeError("cannot build the C helper")
+    def test_a(self): pass
+    def test_b(self): pass
+EOF
+check "scapy runner: failures, errors, subtests, skips, setUpClass counted" \
+	scapy_counts "$TMP/py" 1 "1 6 1"
+check "scapy runner: its output passes ktap_verify only with the skip allowed" \
+	bash -c "'$PY' '$VERIFY' scapy '$TMP/scapy.out' '$TMP/py/test_x.py' | tail -n 1 | grep -qx '1 7 0'"
+mkdir -p "$TMP/py0"
+check "scapy runner: no tests found fails" scapy_counts "$TMP/py0" 1 "0 1 0"
+
+# ------------------------------------------------- tools/check.sh run_suite
+
+# (sourced in a subshell: it cds to the repository and sets globals)
+suite_result() { # WANT "P F S" NAME CONSOLE COMMAND...: run_suite's line
+	local want=$1 sname=$2 console=$3
+	shift 3
+	(
+		export MPIP_CHECK_LOG=$TMP/check
+		mkdir -p "$MPIP_CHECK_LOG"
+		# shellcheck source=tools/check.sh
+		source "$REPO/tools/check.sh"
+		CONSOLE=$console run_suite "$sname" "$TMP/none" "$@"
+	) >"$TMP/suite.out" 2>&1
+	cat "$TMP/suite.out"
+	tail -n 1 "$TMP/suite.out" | grep -qx "=== $sname: $want" ||
+		{ echo "want '=== $sname: $want'"; return 1; }
+}
+fake() { # FILE STATUS: a command that prints FILE and exits STATUS
+	printf 'cat %q; exit %d\n' "$1" "$2" >"$TMP/fake.sh"
+	echo "$TMP/fake.sh"
+}
+suite ok1 'KTAP version 1' '1..1' 'ok 1 a' 'z: 1 passed, 0 failed'
+check "check.sh: a clean suite passes" suite_result "1 passed, 0 failed, 0 skipped" z "" bash "$(fake "$TMP/ok1" 0)"
+check "check.sh: exit status 2 after a clean summary fails" \
+	suite_result "1 passed, 1 failed, 0 skipped" z "" bash "$(fake "$TMP/ok1" 2)"
+suite leak 'KTAP version 1' '1..1' 'ok 1 a' 'z: 1 passed, 0 failed' '' \
+	'==42==ERROR: LeakSanitizer: detected memory leaks'
+check "check.sh: an LSan report after the summary fails" \
+	suite_result "1 passed, 1 failed, 0 skipped" z "" bash "$(fake "$TMP/leak" 0)"
+suite ubsan 'KTAP version 1' '1..1' 'x.c:3:5: runtime error: signed integer overflow' \
+	'ok 1 a' 'z: 1 passed, 0 failed'
+check "check.sh: a UBSan report fails" \
+	suite_result "1 passed, 1 failed, 0 skipped" z "" bash "$(fake "$TMP/ubsan" 0)"
+echo "[ 99.0] WARNING: CPU: 1 PID: 1 at kernel/x.c:1" >"$TMP/console"
+check "check.sh: a WARNING in the guest's console log fails" \
+	suite_result "1 passed, 1 failed, 0 skipped" z "$TMP/console" bash "$(fake "$TMP/ok1" 0)"
+printf '#!/usr/bin/env bash\ncat %q; exit 255\n' "$TMP/ok1" >"$TMP/vm255.sh"
+check "check.sh: a crashed guest (exit 255) after a clean summary fails" \
+	suite_result "1 passed, 1 failed, 0 skipped" z "" bash "$TMP/vm255.sh"
+
+if ((n != PLAN)); then
+	echo "# ran $n tests, planned $PLAN"
+	failed=$((failed + 1))
+fi
+echo "harness: $passed passed, $failed failed"
+((failed == 0))

@@ -1,0 +1,117 @@
+# shellcheck shell=bash
+# tests/klog.sh - the kernel-log check, one definition for everyone who
+# looks for kernel bugs in a log: tests/selftests/run.sh (after every test
+# file and after the last one's namespaces are gone), the dmesg_clean
+# subtests (tests/selftests/lib.sh), tests/bench_smoke.sh and tools/check.sh
+# (the guest's whole console log).  Source it; it defines:
+#
+#   KLOG_BAD        extended regex (grep -E) of lines that report a kernel
+#                   bug: WARN()/BUG()/oops, KASAN/KFENCE/UBSAN/kmemleak
+#                   reports, refcount_t and list corruption, lockdep and
+#                   RCU-lockdep splats, sleeping in atomic context, RCU
+#                   stalls, hung tasks, soft/hard lockups, a device whose
+#                   references are never dropped ("unregister_netdevice:
+#                   waiting"), and any "Call Trace"
+#   KLOG_BENIGN_TRACE  regex of the lines that may start a stack dump
+#                   that is no bug (see klog_bad)
+#   klog_bad        print the lines of its standard input that match
+#                   KLOG_BAD, except our own mark lines and the "Call
+#                   Trace" of a dump that a KLOG_BENIGN_TRACE line began;
+#                   succeeds if it printed any
+#   klog_mark TAG   write a unique mark line to the kernel log and print it;
+#                   fails if it cannot be written
+#   klog_read       print the kernel log (dmesg)
+#   klog_since MARK print the kernel log after the line with MARK; the
+#                   whole log (and a note on stderr) if MARK is empty or not
+#                   in it; fails if the log cannot be read
+#   klog_netns_settle [T [SETTLE]]  wait up to T s (default 60) until no
+#                   named network namespace is left, then SETTLE s more
+#                   for the kernel's asynchronous namespace cleanup
+#
+# KLOG_FILE, if set, is a file that stands in for the kernel log: marks are
+# appended to it and it is read instead of dmesg (tests/harness_test.sh
+# uses it to try the checks on the host without touching its kernel log).
+#
+# Lines are matched case-sensitively, as the kernel prints them.  Most of
+# the sanitizers are not built into Debian's kernel (the guest's), so their
+# terms can only fire with a debug kernel; WARN, BUG, oops, refcount_t,
+# list corruption, stalls and hung tasks can fire with any.
+
+KLOG_BAD='WARNING|\bBUG\b|Oops|Kernel panic|invalid opcode|general protection'
+KLOG_BAD+='|double fault|stack segment|\[#[0-9]+\]|soft lockup|hard LOCKUP'
+KLOG_BAD+='|KASAN|KFENCE|UBSAN|slab-out-of-bounds|use-after-free|double-free'
+KLOG_BAD+='|kmemleak: [0-9]+ new suspected|unreferenced object 0x'
+KLOG_BAD+='|refcount_t|list_add corruption|list_del corruption'
+KLOG_BAD+='|possible circular locking|possible recursive locking'
+KLOG_BAD+='|inconsistent lock state|suspicious RCU usage|lock held when returning'
+KLOG_BAD+='|sleeping function called from invalid context|scheduling while atomic'
+KLOG_BAD+='|rcu: INFO|self-detected stall|rcu_sched detected stalls|detected stalls on CPUs'
+KLOG_BAD+='|blocked for more than|unregister_netdevice: waiting'
+KLOG_BAD+='|Call Trace'
+
+# A stack dump that somebody asked for (SysRq, e.g. `echo t >
+# /proc/sysrq-trigger`) is no bug.  Nothing in this repository asks for one;
+# add a cause here only with the reason it is harmless.
+KLOG_BENIGN_TRACE='sysrq: (Show|Trigger)'
+
+# our own marks (klog_mark), never a finding even if a tag looked like one
+_KLOG_MARK_RE='mpip-klog-mark-[A-Za-z0-9_-]+$'
+
+klog_bad() {
+	# After a KLOG_BENIGN_TRACE line, "Call Trace" lines are not findings
+	# until the next other KLOG_BAD line (a SysRq task dump has one trace
+	# per task).  Every other KLOG_BAD line is a finding.
+	grep -v -E -- "$_KLOG_MARK_RE" |
+		grep -E -- "$KLOG_BAD|$KLOG_BENIGN_TRACE" |
+		awk -v benign="$KLOG_BENIGN_TRACE" '
+			$0 ~ benign { in_benign = 1; next }
+			/Call Trace/ { if (!in_benign) print; next }
+			{ in_benign = 0; print }' | grep .
+}
+
+klog_mark() {
+	local m
+	m="mpip-klog-mark-${1:-x}-$$-$RANDOM$RANDOM"
+	echo "$m" >>"${KLOG_FILE:-/dev/kmsg}" || return 1
+	printf '%s\n' "$m"
+}
+
+klog_read() {
+	if [[ -n ${KLOG_FILE:-} ]]; then
+		cat -- "$KLOG_FILE"
+	else
+		dmesg
+	fi
+}
+
+klog_since() {
+	local mark=$1 log
+	log=$(klog_read) || {
+		echo "klog: cannot read the kernel log" >&2
+		return 1
+	}
+	if [[ -n $mark ]] && grep -qF -- "$mark" <<<"$log"; then
+		awk -v m="$mark" 'found; index($0, m) { found = 1 }' <<<"$log"
+	else
+		echo "klog: mark '${mark}' not in the kernel log; checking all of it" >&2
+		printf '%s\n' "$log"
+	fi
+}
+
+# Deleting a named namespace only drops a reference: its devices and
+# mpip's pernet state go later, in the kernel's cleanup_net work, which
+# userspace cannot wait for.  Wait until no name is left, then SETTLE s
+# (default 3) for that work: it takes well under a second unless something
+# is stuck, and a device that cannot go prints "unregister_netdevice:
+# waiting" every 10 s, which KLOG_BAD catches.  (tests/selftests/run.sh
+# also unloads mpip at the end: unregistering pernet operations waits for
+# a cleanup_net that is running.)  Fails if names are left after T s.
+klog_netns_settle() {
+	local t=${1:-60} settle=${2:-3} i
+	for ((i = 0; i < t * 10; i++)); do
+		[[ -z $(ip netns list 2>/dev/null) ]] && break
+		sleep 0.1
+	done
+	sleep "$settle"
+	[[ -z $(ip netns list 2>/dev/null) ]]
+}
