@@ -25,6 +25,8 @@
 #                    (default /tmp/debugk-console.log)
 #   --timeout SECS   per-test-file timeout in the guest (default 3600)
 #   --vm-timeout SECS   whole VM run (default 21600)
+#   --vm-per-file    boot a fresh VM for each test file (lockdep reports only
+#                    its first problem per boot; ~1-2 min more per file)
 #   --tests LIST     only these selftest files (comma-separated, e.g.
 #                    test_netlink,test_paths); default all
 #   -j N             build jobs (default 2; $MPIP_DEBUGK_JOBS)
@@ -200,6 +202,11 @@ guest_main() {
 		modprobe -q "$m" 2>/dev/null || bad+=("$m")
 	done
 	echo "debugk: modprobe of ${#MODPROBE_CHECK[@]} built-in features: ${#bad[@]} failed${bad[*]:+: ${bad[*]}}"
+	# the console log (hvc0) starts a few seconds into the boot: keep what
+	# came before it
+	echo "debugk: boot log begin"
+	dmesg
+	echo "debugk: boot log end"
 	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
 	if [[ -w $km ]]; then
 		# forget what the boot left unreferenced: only later leaks count
@@ -330,6 +337,21 @@ kmemleak_sections() {
 		on' "$1"
 }
 
+# boot_section RUN_LOG CONSOLE_LOG: the guest's boot-time kernel log lines
+# older than the console log's first line
+boot_section() {
+	local first
+	first=$(awk 'match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
+		s = substr($0, RSTART + 1, RLENGTH - 2); gsub(/ /, "", s); print s; exit }' "$2")
+	awk -v first="${first:-1e9}" '
+		/^debugk: boot log begin/ { on = 1; next }
+		/^debugk: boot log end/ { on = 0; next }
+		on && match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
+			s = substr($0, RSTART + 1, RLENGTH - 2); gsub(/ /, "", s)
+			if (s + 0 < first + 0) print
+		}' "$1"
+}
+
 # group reports: "COUNT  KIND  HEADLINE (first mpip frame; files)" with
 # addresses, CPU/PID numbers and sizes taken out of the headline
 report_groups() {
@@ -392,19 +414,35 @@ check_main() {
 
 	log "running ${#files[@]} selftest files on $kver (TCG: expect an hour or more); log: $run_log"
 	t0=$(date +%s)
-	set +e
-	"$REPO/tools/vm.sh" --kernel-tree "$tree" --mem "${MPIP_DEBUGK_MEM:-4G}" \
-		--timeout "${VM_TIMEOUT:-21600}" --console-log "$console" -- \
-		tools/debug-kernel.sh guest "$ko" "${TEST_TIMEOUT:-3600}" "${files[@]}" 2>&1 |
-		tee "$run_log"
-	rc=${PIPESTATUS[0]}
-	set -e
+	# one VM for all files, or one per file (--vm-per-file): lockdep turns
+	# itself off after its first report, a fresh boot re-arms it and
+	# gives each file a clean kmemleak and kernel log
+	local vms=("${files[*]}") v vrc
+	((${VM_PER_FILE:-0})) && vms=("${files[@]}")
+	: >"$console"
+	: >"$run_log"
+	: >"$out/boot.txt"
+	for v in "${vms[@]}"; do
+		set +e
+		# shellcheck disable=SC2086 # $v: one or more test files
+		"$REPO/tools/vm.sh" --kernel-tree "$tree" --mem "${MPIP_DEBUGK_MEM:-4G}" \
+			--timeout "${VM_TIMEOUT:-21600}" --console-log "$out/console.part" -- \
+			tools/debug-kernel.sh guest "$ko" "${TEST_TIMEOUT:-3600}" $v 2>&1 |
+			tee "$out/run.part"
+		vrc=${PIPESTATUS[0]}
+		set -e
+		boot_section "$out/run.part" "$out/console.part" >>"$out/boot.txt"
+		cat "$out/run.part" >>"$run_log"
+		cat "$out/console.part" >>"$console"
+		((vrc == 0)) || rc=$vrc
+	done
+	rm -f "$out/console.part" "$out/run.part"
 	t1=$(date +%s)
 
 	kmemleak_sections "$run_log" >"$out/kmemleak.txt"
-	scan_reports "$console" "$out/kmemleak.txt" >"$out/reports.txt"
+	scan_reports "$out/boot.txt" "$console" "$out/kmemleak.txt" >"$out/reports.txt"
 	write_summary "$out" "$id" "$kver" "$build_s" "$((t1 - t0))" "$rc" "$console" \
-		"${#files[@]}" >"$out/summary.txt"
+		"${#files[@]}" "${#vms[@]}" >"$out/summary.txt"
 	cat "$out/summary.txt"
 	if [[ -n ${SUMMARY:-} ]]; then
 		cp "$out/summary.txt" "$SUMMARY"
@@ -414,9 +452,9 @@ check_main() {
 	grep -qx 'verdict: PASS' "$out/summary.txt"
 }
 
-# write_summary OUT ID KVER BUILD_S RUN_S VM_RC CONSOLE NFILES
+# write_summary OUT ID KVER BUILD_S RUN_S VM_RC CONSOLE NFILES NVMS
 write_summary() {
-	local out=$1 id=$2 kver=$3 build_s=$4 run_s=$5 vm_rc=$6 console=$7 files_planned=$8
+	local out=$1 id=$2 kver=$3 build_s=$4 run_s=$5 vm_rc=$6 console=$7 files_planned=$8 nvms=$9
 	local run_log=$out/run.log sum pass=0 fail=0 skip=0 nrep files_run
 	local rev kinds k c verdict=PASS
 	rev=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
@@ -425,7 +463,7 @@ write_summary() {
 	echo "kernel: $kver from linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1)"
 	echo "config: tools/debug.config sha256 $(frag_hash) (cache id $id)"
 	echo "module: mpip $rev"
-	echo "VM: tools/vm.sh, $(grep -o 'mpip_accel=[a-z]*' "$console" 2>/dev/null | head -n 1 | cut -d= -f2 || true) ${MPIP_DEBUGK_MEM:-4G}, 2 vCPUs; per-file timeout ${TEST_TIMEOUT:-3600} s"
+	echo "VM: tools/vm.sh, $(grep -o 'mpip_accel=[a-z]*' "$console" 2>/dev/null | head -n 1 | cut -d= -f2 || true) ${MPIP_DEBUGK_MEM:-4G}, 2 vCPUs, $nvms boot(s); per-file timeout ${TEST_TIMEOUT:-3600} s"
 	echo "build time: $((build_s / 60)) min $((build_s % 60)) s (once, cached)"
 	echo "run time: $((run_s / 60)) min $((run_s % 60)) s (VM exit status $vm_rc)"
 	grep -E '^debugk: modprobe' "$run_log" | sed 's/^debugk: //' || echo "modprobe check: did not run"
@@ -446,7 +484,8 @@ write_summary() {
 	((files_run == files_planned)) || verdict=FAIL
 	echo "tests: $files_run of $files_planned files run, subtests $pass passed, $fail failed, $skip skipped"
 	grep -E '^debugk: rmmod' "$run_log" | sed 's/^debugk: //' || true
-	grep -q '^debugk: guest done' "$run_log" || { echo "guest did not finish (timeout or crash)"; verdict=FAIL; }
+	c=$(grep -c '^debugk: guest done' "$run_log" || true)
+	((c == nvms)) || { echo "$((nvms - c)) of $nvms VM runs did not finish (timeout or crash)"; verdict=FAIL; }
 	((fail == 0)) || verdict=FAIL
 	grep -q '^debugk: modprobe.*: 0 failed' "$run_log" || verdict=FAIL
 	grep -q '^debugk: rmmod mpip FAILED' "$run_log" && verdict=FAIL
@@ -474,6 +513,7 @@ main() {
 		--timeout) TEST_TIMEOUT=${2:?}; shift 2 ;;
 		--vm-timeout) VM_TIMEOUT=${2:?}; shift 2 ;;
 		--tests) TESTS=${2:?}; shift 2 ;;
+		--vm-per-file) VM_PER_FILE=1; shift ;;
 		-j) MPIP_DEBUGK_JOBS=${2:?}; shift 2 ;;
 		-h | --help) usage 0 ;;
 		build | module | tree | check | scan | guest) cmd=$1; shift; break ;;
