@@ -463,7 +463,7 @@ write_summary() {
 	echo "kernel: $kver from linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1)"
 	echo "config: tools/debug.config sha256 $(frag_hash) (cache id $id)"
 	echo "module: mpip $rev"
-	echo "VM: tools/vm.sh, $(grep -o 'mpip_accel=[a-z]*' "$console" 2>/dev/null | head -n 1 | cut -d= -f2 || true) ${MPIP_DEBUGK_MEM:-4G}, 2 vCPUs, $nvms boot(s); per-file timeout ${TEST_TIMEOUT:-3600} s"
+	echo "VM: tools/vm.sh, $(sed -nE 's/^vm\.sh: [^ ]+ ([a-z]+), command starts.*/\1/p' "$run_log" | head -n 1) ${MPIP_DEBUGK_MEM:-4G}, 2 vCPUs, $nvms boot(s); per-file timeout ${TEST_TIMEOUT:-3600} s"
 	echo "build time: $((build_s / 60)) min $((build_s % 60)) s (once, cached)"
 	echo "run time: $((run_s / 60)) min $((run_s % 60)) s (VM exit status $vm_rc)"
 	grep -E '^debugk: modprobe' "$run_log" | sed 's/^debugk: //' || echo "modprobe check: did not run"
