@@ -403,12 +403,12 @@ check_main() {
 			t=${t%.sh}
 			[[ $t == test_* ]] || t=test_$t
 			[[ -f $REPO/tests/selftests/$t.sh ]] || die "no selftest $t"
-			files+=("tests/selftests/$t.sh")
+			files+=("$t")
 		done
 	else
 		local f
 		for f in "$REPO"/tests/selftests/test_*.sh; do
-			files+=("tests/selftests/$(basename "$f")")
+			files+=("$(basename "$f" .sh)")
 		done
 	fi
 
@@ -416,7 +416,9 @@ check_main() {
 	t0=$(date +%s)
 	# one VM for all files, or one per file (--vm-per-file): lockdep turns
 	# itself off after its first report, a fresh boot re-arms it and
-	# gives each file a clean kmemleak and kernel log
+	# gives each file a clean kmemleak and kernel log.  (Bare test names:
+	# x86 cuts the kernel command line, which carries the guest command, at
+	# 2048 bytes.)
 	local vms=("${files[*]}") v vrc
 	((${VM_PER_FILE:-0})) && vms=("${files[@]}")
 	: >"$console"

@@ -265,7 +265,6 @@ host_main() {
 		--memory "$mem"
 		--rwdir "$REPO"
 		--cwd "$REPO"
-		--append "modprobe.blacklist=$BLACKLIST"
 		--append "log_buf_len=8M"
 		--append "mpip_accel=$accel"
 		# Under TCG the vCPUs' TSCs all follow the host clock, but the
@@ -275,6 +274,9 @@ host_main() {
 		--append "tsc=reliable"
 		--exec "$gcmd"
 	)
+	# (not for a kernel tree: it has its own, smaller, set of modules, and
+	# x86 cuts the kernel command line at 2048 bytes, where vng puts init=)
+	[[ -n $ktree ]] || vng_args+=(--append "modprobe.blacklist=$BLACKLIST")
 	[[ $accel == tcg ]] && vng_args+=(--disable-kvm)
 	[[ ${MPIP_VM_9P:-0} == 1 ]] && vng_args+=(--force-9p)
 	if [[ -n $console_log ]]; then
