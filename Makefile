@@ -2,6 +2,8 @@
 #
 #   make            build kernel/mpip.ko and userspace/mpipctl
 #   make check      install what is missing, run unit tests and VM selftests
+#   make check-debug  selftests on a debug kernel (KASAN, lockdep, kmemleak...;
+#                   built once, ~1 h); SUMMARY=FILE keeps the summary, TESTS=a,b
 #   make demo       boot the lab and show mpip at work
 #   make bench      benchmarks vs. MPTCP in the lab VM (BENCH="--quick tcp")
 #   make profile    where the CPU time goes: perf in the lab VM (performance.rst)
@@ -18,7 +20,7 @@ KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 
 PWD := $(CURDIR)
 
-.PHONY: all module mpipctl unit check demo bench profile deps clean help
+.PHONY: all module mpipctl unit check check-debug debug-kernel demo bench profile deps clean help
 
 all: module mpipctl
 
@@ -41,6 +43,14 @@ deps:
 check:
 	tools/check.sh
 
+# the debug kernel (Documentation/debug-kernel.rst)
+check-debug:
+	tools/debug-kernel.sh $(if $(SUMMARY),--summary $(SUMMARY)) \
+		$(if $(TESTS),--tests $(TESTS)) check
+
+debug-kernel:
+	tools/debug-kernel.sh build
+
 demo:
 	tools/demo.sh
 
@@ -58,4 +68,4 @@ clean:
 	$(MAKE) -C tests/unit clean
 
 help:
-	@sed -n '3,10p' Makefile
+	@sed -n '3,12p' Makefile

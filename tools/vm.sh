@@ -13,7 +13,8 @@
 # Environment: MPIP_VM_ACCEL (as --accel), MPIP_VM_TIMEOUT (as --timeout),
 # MPIP_VM_BZIMAGE=1 boot /boot/vmlinuz-VER itself instead of the cached
 # uncompressed vmlinux, MPIP_VM_9P=1 share the host root over 9p even when
-# virtiofsd (built by tools/deps.sh) is available.
+# virtiofsd (built by tools/deps.sh) is available, MPIP_VM_KERNEL_TREE (as
+# --kernel-tree).
 #
 # Options:
 #   --cpus N        guest CPUs (default 2)
@@ -22,6 +23,10 @@
 #                   (default: running kernel if its headers are installed,
 #                   else the newest /lib/modules/*/build - same rule as the
 #                   top Makefile's KDIR)
+#   --kernel-tree DIR  boot the kernel built in the kernel build tree DIR
+#                   (DIR/arch/x86/boot/bzImage, with its modules, as
+#                   `vng --run DIR` does) instead of /boot's; e.g. the debug
+#                   kernel of tools/debug-kernel.sh
 #   --timeout SECS  kill the VM after SECS (default 3600, 0 = never);
 #                   exit status 124 on timeout
 #   --accel A       kvm | tcg | auto (default auto; also $MPIP_VM_ACCEL)
@@ -95,6 +100,7 @@ host_main() {
 	quiet=0
 	verbose=0
 	console_log=${MPIP_VM_CONSOLE_LOG:-}
+	ktree=${MPIP_VM_KERNEL_TREE:-}
 
 	while (($#)); do
 		case $1 in
@@ -104,6 +110,8 @@ host_main() {
 		--mem=* | --memory=*) mem=${1#*=}; shift ;;
 		--kernel) kver=${2:?}; shift 2 ;;
 		--kernel=*) kver=${1#*=}; shift ;;
+		--kernel-tree) ktree=${2:?}; shift 2 ;;
+		--kernel-tree=*) ktree=${1#*=}; shift ;;
 		--timeout) timeout_s=${2:?}; shift 2 ;;
 		--timeout=*) timeout_s=${1#*=}; shift ;;
 		--console-log) console_log=${2:?}; shift 2 ;;
@@ -122,7 +130,15 @@ host_main() {
 	[[ $timeout_s =~ ^[0-9]+$ ]] || die "bad --timeout '$timeout_s'"
 	[[ $REPO != *[[:space:]]* ]] || die "the repository path must not contain spaces: $REPO"
 
-	if [[ -z $kver ]]; then
+	if [[ -n $ktree ]]; then
+		[[ -z $kver ]] || die "--kernel and --kernel-tree exclude each other"
+		ktree=$(cd "$ktree" 2>/dev/null && pwd -P) || die "no kernel tree '$ktree'"
+		[[ -f $ktree/.config && -f $ktree/arch/x86/boot/bzImage ]] ||
+			die "$ktree is not a built kernel tree (no .config or arch/x86/boot/bzImage)"
+		[[ $ktree != *[[:space:]]* ]] || die "the kernel tree path must not contain spaces"
+		kimg=$ktree/arch/x86/boot/bzImage
+		boot_img=$ktree
+	elif [[ -z $kver ]]; then
 		if [[ -d /lib/modules/$(uname -r)/build ]]; then
 			kver=$(uname -r)
 		else
@@ -131,9 +147,11 @@ host_main() {
 		fi
 		[[ -n $kver ]] || die "no kernel headers in /lib/modules/*/build; run tools/deps.sh"
 	fi
-	kimg=/boot/vmlinuz-$kver
-	[[ -r $kimg ]] || die "no readable kernel image $kimg (install linux-image-$kver)"
-	[[ -d /lib/modules/$kver/kernel ]] || die "no modules in /lib/modules/$kver"
+	if [[ -z $ktree ]]; then
+		kimg=/boot/vmlinuz-$kver
+		[[ -r $kimg ]] || die "no readable kernel image $kimg (install linux-image-$kver)"
+		[[ -d /lib/modules/$kver/kernel ]] || die "no modules in /lib/modules/$kver"
+	fi
 
 	# Under TCG, decompressing Debian's xz bzImage takes ~10 s of emulated CPU.
 	# QEMU can boot the uncompressed ELF vmlinux directly (PVH entry point,
@@ -156,8 +174,8 @@ host_main() {
 			return 1
 		fi
 	}
-	boot_img=$kimg
-	if [[ ${MPIP_VM_BZIMAGE:-0} != 1 ]] && command -v xz >/dev/null &&
+	[[ -n $ktree ]] || boot_img=$kimg
+	if [[ -z $ktree && ${MPIP_VM_BZIMAGE:-0} != 1 ]] && command -v xz >/dev/null &&
 		grep -qx 'CONFIG_PVH=y' "/boot/config-$kver" 2>/dev/null; then
 		vmlinux=$CACHE/vmlinux-$kver
 		if [[ ! -s $vmlinux || $vmlinux -ot $kimg ]]; then
@@ -247,7 +265,6 @@ host_main() {
 		--memory "$mem"
 		--rwdir "$REPO"
 		--cwd "$REPO"
-		--append "modprobe.blacklist=$BLACKLIST"
 		--append "log_buf_len=8M"
 		--append "mpip_accel=$accel"
 		# Under TCG the vCPUs' TSCs all follow the host clock, but the
@@ -257,6 +274,9 @@ host_main() {
 		--append "tsc=reliable"
 		--exec "$gcmd"
 	)
+	# (not for a kernel tree: it has its own, smaller, set of modules, and
+	# x86 cuts the kernel command line at 2048 bytes, where vng puts init=)
+	[[ -n $ktree ]] || vng_args+=(--append "modprobe.blacklist=$BLACKLIST")
 	[[ $accel == tcg ]] && vng_args+=(--disable-kvm)
 	[[ ${MPIP_VM_9P:-0} == 1 ]] && vng_args+=(--force-9p)
 	if [[ -n $console_log ]]; then

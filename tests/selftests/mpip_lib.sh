@@ -2,7 +2,7 @@
 # tests/selftests/mpip_lib.sh - mpip helpers on top of lib.sh.
 
 MPIPCTL=$REPO/userspace/mpipctl
-MPIP_KO=$REPO/kernel/mpip.ko
+MPIP_KO=${MPIP_KO:-$REPO/kernel/mpip.ko}   # tools/debug-kernel.sh sets it
 export MPIPCTL MPIP_KO
 
 mpip_loaded() { [[ -d /sys/module/mpip ]]; }

@@ -1,0 +1,551 @@
+#!/usr/bin/env bash
+# tools/debug-kernel.sh - build a debug kernel and run the selftests on it.
+#
+#   tools/debug-kernel.sh [options] [COMMAND]
+#
+# Commands:
+#   check   (default; `make check-debug`) build (once, cached), build mpip.ko
+#           against it, boot it with tools/vm.sh, run every selftest, scan the
+#           guest's console for KASAN/KFENCE/UBSAN/lockdep/kmemleak/... reports;
+#           print a summary; exit non-zero on any report or failed test
+#   build   only build the kernel (cached) and print its tree
+#   module  build + mpip.ko against it; print the .ko's path
+#   tree    print the cached tree's path (exit 1 if not built yet)
+#   scan LOG  only scan a saved console log and print the reports found
+#
+# The kernel is Debian's linux-source-6.1 configured by x86_64 defconfig +
+# kvm_guest.config + virtme-ng's fragment + tools/debug.config (merged last),
+# built with `nice -n 19 make -j$MPIP_DEBUGK_JOBS` (default 2) under
+# ~/.cache/mpip/debugk/VERSION-HASH, HASH being the hash of all config inputs.
+# See Documentation/debug-kernel.rst.
+#
+# Options:
+#   --summary FILE   also write the summary to FILE (e.g. under Documentation/)
+#   --console-log FILE  keep the guest's console log there
+#                    (default /tmp/debugk-console.log)
+#   --timeout SECS   per-test-file timeout in the guest (default 3600)
+#   --vm-timeout SECS   whole VM run (default 21600)
+#   --vm-per-file    boot a fresh VM for each test file (lockdep reports only
+#                    its first problem per boot; ~1-2 min more per file)
+#   --tests LIST     only these selftest files (comma-separated, e.g.
+#                    test_netlink,test_paths); default all
+#   -j N             build jobs (default 2; $MPIP_DEBUGK_JOBS)
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/mpip
+VENV=${MPIP_VENV:-$CACHE/venv}
+FRAG=$REPO/tools/debug.config
+# Debian packages needed only for this (not for `make check`)
+DEBUGK_PKGS=(linux-source-6.1 flex bison libelf-dev libssl-dev bc cpio rsync xz-utils)
+# bump when the way the config is put together changes
+RECIPE=1
+
+die() {
+	printf 'debug-kernel: %s\n' "$*" >&2
+	exit 2
+}
+log() { printf 'debug-kernel: %s\n' "$*" >&2; }
+
+usage() {
+	sed -n '2,/^set -/{/^#/s/^# \{0,1\}//p;}' "${BASH_SOURCE[0]}" >&2
+	exit "${1:-2}"
+}
+
+# ------------------------------------------------------------------- build
+ensure_pkgs() {
+	local missing=() p
+	for p in "${DEBUGK_PKGS[@]}"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -qx 'install ok installed' ||
+			missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	log "installing ${missing[*]}"
+	local sudo=()
+	((EUID == 0)) || sudo=(sudo -n)
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y update >&2
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
+		-o DPkg::Lock::Timeout=600 install --no-install-recommends "${missing[@]}" >&2
+}
+
+src_tarball() {
+	local t
+	t=$(ls /usr/src/linux-source-6.1.tar.xz 2>/dev/null || true)
+	[[ -n $t ]] || die "no /usr/src/linux-source-6.1.tar.xz (apt-get install linux-source-6.1)"
+	echo "$t"
+}
+
+# virtme-ng's own fragment, without the symbols tools/debug.config sets
+virtme_fragment() {
+	local vck=$VENV/bin/virtme-configkernel
+	[[ -x $vck ]] || die "no $vck (run tools/deps.sh)"
+	"$vck" --dry-run | awk -v frag="$FRAG" '
+		function sym(l) {
+			if (match(l, /CONFIG_[A-Za-z0-9_]+/)) return substr(l, RSTART, RLENGTH)
+			return ""
+		}
+		BEGIN { while ((getline l < frag) > 0) { s = sym(l); if (s != "") own[s] = 1 } }
+		/^##/ { print; next }
+		{ s = sym($0); if (s == "" || !(s in own)) print }'
+}
+
+# identity of the kernel to build: source version + hash of config inputs
+kernel_id() {
+	local srcver h
+	srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	h=$({
+		echo "recipe $RECIPE"
+		echo "source $srcver"
+		virtme_fragment
+		cat "$FRAG"
+	} | sha256sum | cut -c1-12)
+	echo "$srcver-$h"
+}
+
+kdir_of() { echo "$CACHE/debugk/$1"; }
+
+frag_hash() { sha256sum "$FRAG" | cut -c1-12; }
+
+build_kernel() {
+	local id dir src jobs=${MPIP_DEBUGK_JOBS:-2} t0 t1 missing
+	ensure_pkgs
+	id=$(kernel_id)
+	dir=$(kdir_of "$id")
+	if [[ -f $dir/.done ]]; then
+		echo "$dir"
+		return 0
+	fi
+	src=$(src_tarball)
+	mkdir -p "$dir"
+	exec 8>"$dir/.lock"
+	flock 8
+	if [[ -f $dir/.done ]]; then
+		echo "$dir"
+		return 0
+	fi
+	t0=$(date +%s)
+	log "building $id in $dir (log: $dir/build.log); this takes 30-60 min"
+	(
+		if [[ ! -f $dir/.extracted ]]; then
+			rm -rf "$dir/linux"
+			mkdir -p "$dir/linux"
+			tar -xJf "$src" -C "$dir/linux" --strip-components=1
+			touch "$dir/.extracted"
+		fi
+		virtme_fragment >"$dir/virtme.config"
+		cp "$FRAG" "$dir/debug.config"
+		cd "$dir/linux"
+		make -s defconfig
+		make -s kvm_guest.config
+		cat "$dir/virtme.config" "$dir/debug.config" >>.config
+		make -s olddefconfig
+	) >"$dir/build.log" 2>&1 || { tail -n 30 "$dir/build.log" >&2; die "configuring failed"; }
+	# every y/m/value of the fragment must have survived olddefconfig
+	missing=$(grep -E '^CONFIG_' "$FRAG" | while IFS= read -r l; do
+		grep -qxF "$l" "$dir/linux/.config" || echo "$l"
+	done)
+	if [[ -n $missing ]]; then
+		log "these lines of tools/debug.config did not make it into .config:"
+		local lines
+		mapfile -t lines <<<"$missing"
+		printf '  %s\n' "${lines[@]}" >&2
+		echo "$missing" >"$dir/config-missing.txt"
+	fi
+	(
+		cd "$dir/linux"
+		# (no modules_install: vng --run DIR links the tree's modules and
+		# modules.builtin into the guest's /lib/modules itself)
+		nice -n 19 make -j"$jobs" all
+	) >>"$dir/build.log" 2>&1 || { tail -n 40 "$dir/build.log" >&2; die "build failed (see $dir/build.log)"; }
+	t1=$(date +%s)
+	echo "$((t1 - t0))" >"$dir/build-seconds"
+	make -s -C "$dir/linux" kernelrelease >"$dir/kernelrelease"
+	touch "$dir/.done"
+	log "built in $(((t1 - t0) / 60)) min: $dir"
+	echo "$dir"
+}
+
+# mpip.ko against the debug tree, built in a copy of the sources under the
+# cache so that the regular build in kernel/ is left alone
+build_module() {
+	local dir=$1 mdir=$1/mpip jobs=${MPIP_DEBUGK_JOBS:-2}
+	rm -rf "$mdir"
+	mkdir -p "$mdir"
+	cp "$REPO/Kbuild" "$mdir/"
+	cp -r "$REPO/kernel" "$mdir/"
+	find "$mdir/kernel" \( -name '*.o' -o -name '*.ko' -o -name '*.mod*' -o -name '.*.cmd' \
+		-o -name 'modules.order' -o -name 'Module.symvers' \) -delete
+	if ! nice -n 19 make -j"$jobs" -C "$dir/linux" M="$mdir" modules >"$dir/mpip-build.log" 2>&1; then
+		cat "$dir/mpip-build.log" >&2
+		die "mpip.ko does not build against the debug kernel"
+	fi
+	grep -E 'warning:' "$dir/mpip-build.log" >&2 || true
+	[[ -f $mdir/kernel/mpip.ko ]] || die "no $mdir/kernel/mpip.ko after the build"
+	echo "$mdir/kernel/mpip.ko"
+}
+
+# ------------------------------------------------------------- guest side
+# Built-in features the selftests, the lab and the benchmarks use: modprobe
+# must succeed for each (through modules.builtin) in the guest.
+MODPROBE_CHECK=(veth bridge br_netfilter nf_conntrack nf_nat nf_conntrack_ftp
+	nf_tables nft_ct nft_nat nft_masq nft_log nft_compat nf_log_syslog
+	ip_tables iptable_filter iptable_nat sch_netem sch_tbf sch_fq_codel
+	sch_htb sch_prio ifb vrf wireguard xfrm_user esp4 esp6 dummy macvlan tun
+	9p 9pnet_virtio virtiofs overlay)
+
+# guest KO TIMEOUT TEST...: runs inside the VM (through tools/vm.sh)
+guest_main() {
+	local ko=$1 tmo=$2 km=/sys/kernel/debug/kmemleak t name t0 rc bad=() m
+	shift 2
+	echo "debugk: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo)"
+	for m in "${MODPROBE_CHECK[@]}"; do
+		modprobe -q "$m" 2>/dev/null || bad+=("$m")
+	done
+	echo "debugk: modprobe of ${#MODPROBE_CHECK[@]} built-in features: ${#bad[@]} failed${bad[*]:+: ${bad[*]}}"
+	# the console log (hvc0) starts a few seconds into the boot: keep what
+	# came before it
+	echo "debugk: boot log begin"
+	dmesg
+	echo "debugk: boot log end"
+	mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true
+	if [[ -w $km ]]; then
+		# forget what the boot left unreferenced: only later leaks count
+		echo scan >"$km" || true
+		echo clear >"$km" || true
+	else
+		echo "debugk: no $km (kmemleak off?)"
+	fi
+	for t in "$@"; do
+		name=$(basename "$t" .sh)
+		echo "debugk-file-start: $name" >/dev/kmsg
+		t0=$(date +%s)
+		set +e
+		MPIP_KO=$ko tests/selftests/run.sh --timeout "$tmo" "$t"
+		rc=$?
+		set -e
+		echo "debugk-file-end: $name" >/dev/kmsg
+		echo "debugk: file $name rc=$rc $(($(date +%s) - t0))s"
+		# what the file's own last kmemleak scan (check_dmesg_clean) found;
+		# the next file's dmesg_mark clears it
+		if [[ -r $km ]]; then
+			echo "debugk: kmemleak report begin $name"
+			cat "$km"
+			echo "debugk: kmemleak report end"
+		fi
+	done
+	echo "debugk-file-start: (end: rmmod, kmemleak)" >/dev/kmsg
+	if [[ -d /sys/module/mpip ]]; then
+		if rmmod mpip; then echo "debugk: rmmod mpip ok"; else echo "debugk: rmmod mpip FAILED"; fi
+	fi
+	if [[ -w $km ]]; then
+		# kmemleak only reports objects older than 5 s and wants to have
+		# seen them unreferenced in more than one scan
+		sleep 6
+		echo scan >"$km" || true
+		sleep 6
+		echo scan >"$km" || true
+		echo "debugk: kmemleak report begin (end: after rmmod)"
+		cat "$km"
+		echo "debugk: kmemleak report end"
+	fi
+	echo "debugk: guest done"
+}
+
+# ------------------------------------------------------------- scanning
+# scan_reports FILE...: print the reports found in console logs and run
+# logs as blocks "### KIND | HEADLINE | FILE | FIRST_MPIP_FRAME" followed by
+# the excerpt (indented).  Kinds: kasan kfence ubsan lockdep rcu-lockdep
+# atomic-sleep preempt debugobjects kmemleak list-corruption refcount
+# rcu-stall hung-task soft-lockup netdev-wait oops bug warning
+scan_reports() {
+	awk '
+	function kind_of(l) {
+		if (l ~ /BUG: KASAN:/) return "kasan"
+		if (l ~ /BUG: KFENCE:/) return "kfence"
+		if (l ~ /UBSAN:/) return "ubsan"
+		if (l ~ /suspicious RCU usage/) return "rcu-lockdep"
+		if (l ~ /possible circular locking dependency|inconsistent lock state|possible recursive locking|possible irq lock inversion|bad unlock balance|held lock freed|lock held when returning|lock held at task exit|still has locks held|trying to register non-static key|BUG: held lock|possible deadlock|circular locking|lock\(s\) held when returning/) return "lockdep"
+		if (l ~ /sleeping function called from invalid context|scheduling while atomic|Voluntary context switch within RCU read-side critical section/) return "atomic-sleep"
+		if (l ~ /BUG: using (smp_processor_id|__this_cpu_|this_cpu_)/) return "preempt"
+		if (l ~ /ODEBUG:/) return "debugobjects"
+		if (l ~ /^unreferenced object 0x/) return "kmemleak"
+		if (l ~ /list_(add|del) corruption|list corruption|list_del corruption/) return "list-corruption"
+		if (l ~ /refcount_t:/) return "refcount"
+		if (l ~ /rcu: INFO: .*detected stalls|self-detected stall|rcu_(preempt|sched) detected stall/) return "rcu-stall"
+		if (l ~ /INFO: task .* blocked for more than/) return "hung-task"
+		if (l ~ /BUG: soft lockup|BUG: workqueue lockup/) return "soft-lockup"
+		if (l ~ /unregister_netdevice: waiting for/) return "netdev-wait"
+		if (l ~ /Oops:|general protection fault|BUG: unable to handle|Kernel panic|kernel BUG at/) return "oops"
+		if (l ~ /(^|[^A-Za-z])BUG: /) return "bug"
+		if (l ~ /WARNING: CPU: |WARNING: .* at /) return "warning"
+		return ""
+	}
+	function flush() {
+		if (cur == "") return
+		printf "### %s | %s | %s | %s\n%s", cur, head, where, (frame == "" ? "-" : frame), body
+		cur = ""
+	}
+	FNR == 1 { flush(); phase = "boot"; fname = FILENAME }
+	{
+		l = $0
+		sub(/\r$/, "", l)
+		sub(/^\[ *[0-9]+\.[0-9]+\]( \[ *[A-Z]?[0-9]+\])? ?/, "", l)
+		if (l ~ /^debugk-file-start: /) { flush(); phase = substr(l, 20); next }
+		if (l ~ /^debugk-file-end: /) { flush(); next }
+		# lockdep and KASAN repeat their own headline words inside a
+		# report; the lines of an open report are part of it
+		if (cur != "" && n < 80 && l !~ /^(debugk|mpip-selftest)/) {
+			# the end of a report: a trace end, a closing rule of
+			# equal signs (KASAN, KFENCE, UBSAN) or the end of the
+			# last stack (others; KASAN/KFENCE go on after it)
+			if (l ~ /^---\[ end trace|^=+$/ && n > 3 ||
+			    l ~ /^ *<\/TASK>/ && cur != "kasan" && cur != "kfence") {
+				body = body "    " l "\n"; flush(); next
+			}
+			k = kind_of(l)
+			if (k == "" || k == "warning" && (cur == "lockdep" || cur == "rcu-lockdep") || n < 3 && k == cur) {
+				body = body "    " l "\n"; n++
+				if (frame == "" && match(l, /mpip_[A-Za-z0-9_]+/)) frame = substr(l, RSTART, RLENGTH)
+				next
+			}
+		}
+		if (cur != "" && n >= 80) flush()
+		k = kind_of(l)
+		if (k == "") {
+			if (cur != "" && l ~ /^$/) flush()
+			next
+		}
+		# a WARNING line that only introduces a lockdep report
+		if (k == "warning" && l !~ /WARNING: CPU: /) { next }
+		flush()
+		cur = k; head = l; n = 0; frame = ""; where = phase " (" fname ")"
+		body = "    " l "\n"
+		if (match(l, /mpip_[A-Za-z0-9_]+/)) frame = substr(l, RSTART, RLENGTH)
+	}
+	END { flush() }
+	' "$@"
+}
+
+# kmemleak sections of the guest's output, each behind a file marker
+kmemleak_sections() {
+	awk '
+		/^debugk: kmemleak report begin/ {
+			on = 1; n = $0; sub(/^debugk: kmemleak report begin ?/, "", n)
+			print "debugk-file-start: " n; next
+		}
+		/^debugk: kmemleak report end/ { on = 0; next }
+		on' "$1"
+}
+
+# boot_section RUN_LOG CONSOLE_LOG: the guest's boot-time kernel log lines
+# older than the console log's first line
+boot_section() {
+	local first
+	first=$(awk 'match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
+		s = substr($0, RSTART + 1, RLENGTH - 2); gsub(/ /, "", s); print s; exit }' "$2")
+	awk -v first="${first:-1e9}" '
+		/^debugk: boot log begin/ { on = 1; next }
+		/^debugk: boot log end/ { on = 0; next }
+		on && match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
+			s = substr($0, RSTART + 1, RLENGTH - 2); gsub(/ /, "", s)
+			if (s + 0 < first + 0) print
+		}' "$1"
+}
+
+# group reports: "COUNT  KIND  HEADLINE (first mpip frame; files)" with
+# addresses, CPU/PID numbers and sizes taken out of the headline
+report_groups() {
+	awk -F' \\| ' '
+		/^### / {
+			kind = substr($1, 5); h = $2; where = $3; fr = $4
+			sub(/ \(.*/, "", where)
+			gsub(/0x[0-9a-f]+/, "ADDR", h)
+			gsub(/CPU: [0-9]+ PID: [0-9]+/, "CPU: N PID: N", h)
+			gsub(/\+0xADDR\/0xADDR/, "", h)
+			gsub(/\(size [0-9]+\)/, "(size N)", h)
+			gsub(/comm "[^"]*", pid [0-9]+/, "", h)
+			key = kind " | " h " | " fr
+			if (!(key in cnt)) order[++nk] = key
+			cnt[key]++
+			if (index(files[key], where) == 0) files[key] = files[key] (files[key] == "" ? "" : ", ") where
+		}
+		END {
+			for (i = 1; i <= nk; i++) {
+				k = order[i]; split(k, a, / \| /)
+				printf "  %3d  %-14s %s\n        first mpip frame: %s; in: %s\n", cnt[k], a[1], a[2], a[3], files[k]
+			}
+		}' "$1"
+}
+
+check_main() {
+	local dir tree ko id out run_log console t0 t1 build_s rc=0 kver
+	local -a files=()
+	out=$CACHE/debugk/last-run
+	console=${CONSOLE_LOG:-/tmp/debugk-console.log}
+	[[ $console == /* ]] || console=$PWD/$console
+	rm -rf "$out"
+	mkdir -p "$out"
+	run_log=$out/run.log
+
+	"$REPO/tools/deps.sh"
+	dir=$(build_kernel)
+	tree=$dir/linux
+	id=$(basename "$dir")
+	kver=$(<"$dir/kernelrelease")
+	build_s=$(<"$dir/build-seconds")
+	log "building mpip.ko against $kver"
+	ko=$(build_module "$dir")
+	make -s -C "$REPO" mpipctl >/dev/null
+
+	if [[ -n ${TESTS:-} ]]; then
+		local t
+		for t in ${TESTS//,/ }; do
+			t=${t%.sh}
+			[[ $t == test_* ]] || t=test_$t
+			[[ -f $REPO/tests/selftests/$t.sh ]] || die "no selftest $t"
+			files+=("$t")
+		done
+	else
+		local f
+		for f in "$REPO"/tests/selftests/test_*.sh; do
+			files+=("$(basename "$f" .sh)")
+		done
+	fi
+
+	log "running ${#files[@]} selftest files on $kver (TCG: expect an hour or more); log: $run_log"
+	t0=$(date +%s)
+	# one VM for all files, or one per file (--vm-per-file): lockdep turns
+	# itself off after its first report, a fresh boot re-arms it and
+	# gives each file a clean kmemleak and kernel log.  (Bare test names:
+	# x86 cuts the kernel command line, which carries the guest command, at
+	# 2048 bytes.)
+	local vms=("${files[*]}") v vrc
+	((${VM_PER_FILE:-0})) && vms=("${files[@]}")
+	: >"$console"
+	: >"$run_log"
+	: >"$out/boot.txt"
+	for v in "${vms[@]}"; do
+		set +e
+		# shellcheck disable=SC2086 # $v: one or more test files
+		"$REPO/tools/vm.sh" --kernel-tree "$tree" --mem "${MPIP_DEBUGK_MEM:-4G}" \
+			--timeout "${VM_TIMEOUT:-21600}" --console-log "$out/console.part" -- \
+			tools/debug-kernel.sh guest "$ko" "${TEST_TIMEOUT:-3600}" $v 2>&1 |
+			tee "$out/run.part"
+		vrc=${PIPESTATUS[0]}
+		set -e
+		boot_section "$out/run.part" "$out/console.part" >>"$out/boot.txt"
+		cat "$out/run.part" >>"$run_log"
+		cat "$out/console.part" >>"$console"
+		((vrc == 0)) || rc=$vrc
+	done
+	rm -f "$out/console.part" "$out/run.part"
+	t1=$(date +%s)
+
+	kmemleak_sections "$run_log" >"$out/kmemleak.txt"
+	scan_reports "$out/boot.txt" "$console" "$out/kmemleak.txt" >"$out/reports.txt"
+	write_summary "$out" "$id" "$kver" "$build_s" "$((t1 - t0))" "$rc" "$console" \
+		"${#files[@]}" "${#vms[@]}" >"$out/summary.txt"
+	cat "$out/summary.txt"
+	if [[ -n ${SUMMARY:-} ]]; then
+		cp "$out/summary.txt" "$SUMMARY"
+		log "summary written to $SUMMARY"
+	fi
+	log "reports with excerpts: $out/reports.txt; console log: $console"
+	grep -qx 'verdict: PASS' "$out/summary.txt"
+}
+
+# write_summary OUT ID KVER BUILD_S RUN_S VM_RC CONSOLE NFILES NVMS
+write_summary() {
+	local out=$1 id=$2 kver=$3 build_s=$4 run_s=$5 vm_rc=$6 console=$7 files_planned=$8 nvms=$9
+	local run_log=$out/run.log sum pass=0 fail=0 skip=0 nrep files_run
+	local rev kinds k c verdict=PASS
+	rev=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
+	echo "mpip debug-kernel run (make check-debug, tools/debug-kernel.sh)"
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "kernel: $kver from linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1)"
+	echo "config: tools/debug.config sha256 $(frag_hash) (cache id $id)"
+	echo "module: mpip $rev"
+	echo "VM: tools/vm.sh, $(sed -nE 's/^vm\.sh: [^ ]+ ([a-z]+), command starts.*/\1/p' "$run_log" | head -n 1) ${MPIP_DEBUGK_MEM:-4G}, 2 vCPUs, $nvms boot(s); per-file timeout ${TEST_TIMEOUT:-3600} s"
+	echo "build time: $((build_s / 60)) min $((build_s % 60)) s (once, cached)"
+	echo "run time: $((run_s / 60)) min $((run_s % 60)) s (VM exit status $vm_rc)"
+	grep -E '^debugk: modprobe' "$run_log" | sed 's/^debugk: //' || echo "modprobe check: did not run"
+	echo "per file (seconds, subtests):"
+	while IFS= read -r sum; do
+		local name secs p f s
+		name=$(sed -E 's/^# ([^:]+): .*/\1/' <<<"$sum")
+		secs=$(sed -E 's/^# [^:]+: ([0-9]+)s.*/\1/' <<<"$sum")
+		p=$(sed -E 's/.*pass:([0-9]+).*/\1/' <<<"$sum")
+		f=$(sed -E 's/.*fail:([0-9]+).*/\1/' <<<"$sum")
+		s=$(sed -E 's/.*skip:([0-9]+).*/\1/' <<<"$sum")
+		printf '  %-16s %6s s  pass %3s  fail %3s  skip %3s\n' "$name" "$secs" "$p" "$f" "$s"
+		pass=$((pass + p))
+		fail=$((fail + f))
+		skip=$((skip + s))
+	done < <(grep -E '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$run_log" || true)
+	files_run=$(grep -cE '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$run_log" || true)
+	((files_run == files_planned)) || verdict=FAIL
+	echo "tests: $files_run of $files_planned files run, subtests $pass passed, $fail failed, $skip skipped"
+	grep -E '^debugk: rmmod' "$run_log" | sed 's/^debugk: //' || true
+	c=$(grep -c '^debugk: guest done' "$run_log" || true)
+	((c == nvms)) || { echo "$((nvms - c)) of $nvms VM runs did not finish (timeout or crash)"; verdict=FAIL; }
+	((fail == 0)) || verdict=FAIL
+	grep -q '^debugk: modprobe.*: 0 failed' "$run_log" || verdict=FAIL
+	grep -q '^debugk: rmmod mpip FAILED' "$run_log" && verdict=FAIL
+	nrep=$(grep -c '^### ' "$out/reports.txt" || true)
+	echo "kernel reports: $nrep"
+	kinds="kasan kfence ubsan lockdep rcu-lockdep atomic-sleep preempt debugobjects kmemleak list-corruption refcount rcu-stall hung-task soft-lockup netdev-wait oops bug warning"
+	for k in $kinds; do
+		c=$(grep -c "^### $k |" "$out/reports.txt" || true)
+		printf '  %-16s %d\n' "$k" "$c"
+	done
+	if ((nrep > 0)); then
+		verdict=FAIL
+		echo "distinct reports (count, kind, headline):"
+		report_groups "$out/reports.txt"
+	fi
+	echo "verdict: $verdict"
+}
+
+main() {
+	local cmd=check dir
+	while (($#)); do
+		case $1 in
+		--summary) SUMMARY=${2:?}; shift 2 ;;
+		--console-log) CONSOLE_LOG=${2:?}; shift 2 ;;
+		--timeout) TEST_TIMEOUT=${2:?}; shift 2 ;;
+		--vm-timeout) VM_TIMEOUT=${2:?}; shift 2 ;;
+		--tests) TESTS=${2:?}; shift 2 ;;
+		--vm-per-file) VM_PER_FILE=1; shift ;;
+		-j) MPIP_DEBUGK_JOBS=${2:?}; shift 2 ;;
+		-h | --help) usage 0 ;;
+		build | module | tree | check | scan | guest) cmd=$1; shift; break ;;
+		*) echo "debug-kernel: unknown argument '$1'" >&2; usage ;;
+		esac
+	done
+	[[ -z ${SUMMARY:-} || $SUMMARY == /* ]] || SUMMARY=$PWD/$SUMMARY
+	cd "$REPO"
+	case $cmd in
+	build) build_kernel ;;
+	module)
+		dir=$(build_kernel)
+		build_module "$dir"
+		;;
+	tree)
+		ensure_pkgs
+		dir=$(kdir_of "$(kernel_id)")
+		[[ -f $dir/.done ]] || { log "not built yet: $dir"; exit 1; }
+		echo "$dir/linux"
+		;;
+	scan)
+		(($# == 1)) || usage
+		scan_reports "$1"
+		;;
+	guest) guest_main "$@" ;;
+	check) check_main ;;
+	esac
+}
+
+# (main is parsed whole before it runs: editing this file during a long run
+# is safe)
+main "$@"
+exit
