@@ -110,7 +110,7 @@ main() {
 	run_suite mpipctl 'tests/unit/test_mpipctl.sh' bash tests/unit/test_mpipctl.sh
 	run_suite scapy 'tests/scapy/test*.py' /usr/bin/python3 tests/scapy/run.py
 	CONSOLE=$LOG/console.log run_suite selftests 'tests/selftests/test_*.sh' \
-		tools/vm.sh --timeout 2400 --console-log "$LOG/console.log" -- tests/selftests/run.sh
+		tools/vm.sh --timeout 3600 --console-log "$LOG/console.log" -- tests/selftests/run.sh
 	CONSOLE=$LOG/bench-console.log run_suite bench 'tests/bench_smoke.sh' \
 		tools/vm.sh --timeout 1200 --console-log "$LOG/bench-console.log" -- tests/bench_smoke.sh
 

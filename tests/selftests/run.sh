@@ -5,7 +5,9 @@
 #
 # Runs every tests/selftests/test_*.sh in order, or the TESTs named (a file
 # name, a path, or a bare name like "lab" or "test_lab"), each with a time
-# limit (default 300 s, or $MPIP_TEST_TIMEOUT).  Output is KTAP: one
+# limit (default 300 s, or $MPIP_TEST_TIMEOUT).  A file that needs longer
+# says so in a line "# TIMEOUT: SECS" near its top; that limit is scaled
+# as the default is (SECS * the limit in force / 300).  Output is KTAP: one
 # top-level test per file with its subtests indented by 4 spaces, and a
 # last top-level test, kernel_log_at_end.  The last line is "selftests: N
 # passed, N failed, N skipped" counting subtests (a skipped file and
@@ -50,6 +52,19 @@ timeout_s=${MPIP_TEST_TIMEOUT:-300}
 
 # shellcheck source=tests/klog.sh
 source "$REPO/tests/klog.sh"
+
+# file_time_limit FILE: the time limit for FILE, in seconds: its own
+# "# TIMEOUT: SECS" line (in the first 20 lines) scaled by timeout_s / 300,
+# else timeout_s
+file_time_limit() {
+	local own
+	own=$(head -n 20 "$1" | sed -nE 's/^#[[:space:]]*TIMEOUT:[[:space:]]*([0-9]+)[[:space:]]*$/\1/p' | head -n 1)
+	if [[ -n $own ]]; then
+		echo $((own * timeout_s / 300))
+	else
+		echo "$timeout_s"
+	fi
+}
 
 # skip_allowed FILE NAME REASON: FILE has a "# SKIP-OK: GLOB: WHY" line
 # whose GLOB matches NAME, and REASON is not empty
@@ -122,6 +137,7 @@ main() {
 		mark=$(klog_mark "run-$idx" 2>&1) ||
 			{ problems+=("cannot write a mark to /dev/kmsg ($mark): checked all of the kernel log"); mark=; }
 		start=$(date +%s)
+		file_timeout=$(file_time_limit "$t")
 
 		echo "    # Subtest: $name"
 		plan=
@@ -180,13 +196,13 @@ main() {
 				printf '    # %s\n' "$line"
 				;;
 			esac
-		done < <(timeout --kill-after=10 "$timeout_s" bash "$t" 2>&1 </dev/null
+		done < <(timeout --kill-after=10 "$file_timeout" bash "$t" 2>&1 </dev/null
 			echo "__mpip_run_rc=$?")
 		rc=${rc:-1}
 		elapsed=$(($(date +%s) - start))
 
 		if ((rc == 124 || rc == 137)); then
-			problems+=("timed out after ${timeout_s}s")
+			problems+=("timed out after ${file_timeout}s")
 		elif ((rc != 0 && rc != 4)); then
 			((n_fail > 0)) || problems+=("exited with status $rc")
 		fi

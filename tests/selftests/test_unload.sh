@@ -7,6 +7,7 @@
 # Nothing may hang, leak, oops or warn (the kernel log is checked; under
 # the debug kernel, lockdep, KASAN and kmemleak watch every step), the
 # module unloads every time, and traffic flows again afterwards.
+# TIMEOUT: 600
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
