@@ -320,6 +320,7 @@ static inline void mpip_rcu_breather(unsigned int bucket)
 		rcu_read_lock();
 	}
 }
+
 extern bool mpip_default_enabled;
 
 static inline void mpip_inc(struct mpip_net *mn, enum mpip_stat s)

@@ -3,8 +3,8 @@
  * mpip control-message (CM) trailer, wire format v1: encoder and decoder.
  *
  * Portable C: no kernel API, only the types and memset/memcpy that
- * compat.h provides, and the kernel's crc32c() in the module.  The layout is described in cm.h and in
- * Documentation/wire-format.rst.
+ * compat.h provides, and the kernel's crc32c() in the module.  The
+ * layout is described in cm.h and in Documentation/wire-format.rst.
  */
 #include "cm.h"
 
