@@ -440,6 +440,11 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 		if (mpip_in_reassemble(mn, skb, state->net))
 			return NF_STOLEN;
 	}
+	if (unlikely(ip_hdr(skb)->protocol == IPPROTO_ICMP)) {
+		if (mpip_in_is_local(state->net, skb))
+			mpip_icmp_rx(mn, skb);
+		return NF_ACCEPT;
+	}
 	if (!mpip_in_find_cm(skb, &rx))
 		return NF_ACCEPT;
 	if (!mpip_in_is_local(state->net, skb)) {

@@ -16,6 +16,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter_bridge.h>
 #include <linux/u64_stats_sync.h>
+#include <linux/ratelimit_types.h>
 #include <net/dst_cache.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
@@ -288,6 +289,7 @@ struct mpip_net {
 	struct work_struct addr_work;	/* local addresses changed */
 	unsigned long hb_stamp;		/* jiffies of the last heartbeat round */
 	atomic_t ro_held;		/* segments in reorder buffers */
+	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
 };
 
 /* pernet.c */
@@ -492,6 +494,11 @@ static inline struct mpip_path *mpip_path_find(struct mpip_node *n,
 }
 
 struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p);
+
+/* icmp.c: "fragmentation needed" for packets on paths */
+#define MPIP_ICMP_PER_SEC	100
+void mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb);
+void mpip_icmp_init(struct mpip_net *mn);
 
 /* policy.c: the host's routing and IPsec policy */
 bool mpip_policy_flow_plain(struct net *net, const struct sk_buff *skb);

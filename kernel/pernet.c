@@ -218,6 +218,7 @@ static int __net_init mpip_net_init(struct net *net)
 	mn->nodes.release = mpip_node_release;
 	INIT_DELAYED_WORK(&mn->gc_work, mpip_gc_work);
 	mpip_tick_init(mn);
+	mpip_icmp_init(mn);
 
 	mn->stats = alloc_percpu(struct mpip_stats);
 	if (!mn->stats) {

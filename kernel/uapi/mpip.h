@@ -357,6 +357,8 @@ enum mpip_path_attr {
  * @MPIP_STAT_TX_POLICY_KEPT: data packets kept on their flow's own route
  *	because the host's routing rules or IPsec policies would not let the
  *	flow take the path the weights chose (see the design documentation)
+ * @MPIP_STAT_RX_ICMP_PMTU: "fragmentation needed" errors about packets
+ *	sent on a path, whose MTU was recorded on the path's route
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -401,6 +403,7 @@ enum mpip_stat {
 	MPIP_STAT_TX_STEERED,
 	MPIP_STAT_RX_REASSEMBLED,
 	MPIP_STAT_TX_POLICY_KEPT,
+	MPIP_STAT_RX_ICMP_PMTU,
 
 	__MPIP_STAT_MAX,
 };
