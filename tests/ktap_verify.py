@@ -202,7 +202,7 @@ def main(argv):
     if sums:
         p, f, s = (int(g) if g is not None else None for g in sums[0].groups())
         claim = (p, f, s if s is not None else skipped)
-        if claim != (passed, failed - 0, skipped):
+        if claim != (passed, failed, skipped):
             problems.append("summary says %d passed, %d failed, %d skipped; "
                             "the results say %d, %d, %d"
                             % (claim + (passed, failed, skipped)))
