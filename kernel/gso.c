@@ -28,21 +28,21 @@
 
 #include "mpip.h"
 
-/* Is @dev a veth whose other end delivers straight into an IP stack? */
-static bool mpip_gso_veth_direct(const struct net_device *dev)
+/*
+ * Is @dev a veth whose other end delivers straight into an IP stack?
+ * The veth driver names its other end under RCU (ndo_get_peer_dev, as
+ * for bpf_redirect_peer()); its get_link_net() would need RTNL.  Caller
+ * holds RCU.
+ */
+static bool mpip_gso_veth_direct(struct net_device *dev)
 {
 	const struct rtnl_link_ops *ops = dev->rtnl_link_ops;
 	struct net_device *peer;
-	struct net *peer_net;
-	int iflink;
 
-	if (!ops || strcmp(ops->kind, "veth") || !ops->get_link_net)
+	if (!ops || strcmp(ops->kind, "veth") ||
+	    !dev->netdev_ops->ndo_get_peer_dev)
 		return false;
-	iflink = dev_get_iflink(dev);
-	if (!iflink)
-		return false;
-	peer_net = ops->get_link_net(dev);
-	peer = dev_get_by_index_rcu(peer_net, iflink);
+	peer = dev->netdev_ops->ndo_get_peer_dev(dev);
 	return peer && !rcu_access_pointer(peer->rx_handler) &&
 	       !netdev_master_upper_dev_get_rcu(peer);
 }
@@ -68,7 +68,7 @@ void mpip_gso_devs_changed(void)
 	atomic_inc(&mpip_gso_gen);
 }
 
-static bool mpip_gso_direct(const struct net_device *dev)
+static bool mpip_gso_direct(struct net_device *dev)
 {
 	unsigned int gen = atomic_read(&mpip_gso_gen);
 	struct mpip_gso_hint *h;
