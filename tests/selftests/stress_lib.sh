@@ -70,7 +70,8 @@ t_start() {
 # t_survived: both runs survived, and a new transfer is intact
 t_survived() {
 	local f pid
-	for f in "$T"/iperf.*.pid; do
+	# the lab's own runs (test_unload's extra labs are gone with theirs)
+	for f in "$T/iperf.$A".*.pid "$T/iperf.$B".*.pid; do
 		pid=$(cat "$f")
 		kill -0 "$pid" || { cat "${f%.pid}"; fail "iperf3 ${f%.pid} exited early"; }
 		! grep -qi 'error' "${f%.pid}" || fail "iperf3 ${f%.pid} reported an error"
