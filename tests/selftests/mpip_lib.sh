@@ -158,6 +158,21 @@ mpip_setup_twolink() {
 	"$TOPO" twolink --prefix "$P"
 }
 
+# mpip_setup_router_globals TAG: what mpip_setup_twolink does, for the
+# router topology, without building it (its test does, with the options
+# it needs): P, A, B, R (the router), T and MARK.
+# shellcheck disable=SC2034
+mpip_setup_router_globals() {
+	mpip_require
+	P=$(unique_prefix "$1")
+	A=${P}a
+	B=${P}b
+	R=${P}r
+	T=$(tmpdir)
+	cleanup_push "$TOPO" clean --prefix "$P"
+	MARK=$(dmesg_mark)
+}
+
 # mpip_twolink_warm_up: 100 kB over TCP from A to B's link-1 address (port
 # 4999), intact, then both hosts have both of their paths up
 mpip_twolink_warm_up() {

@@ -13,14 +13,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
-mpip_require
-P=$(unique_prefix pm)
-A=${P}a
-B=${P}b
-R=${P}r
-T=$(tmpdir)
-cleanup_push "$TOPO" clean --prefix "$P"
-MARK=$(dmesg_mark)
+mpip_setup_router_globals pm
 PATHS_A=(10.2.1.1:10.3.1.2 10.2.1.1:10.3.2.2 10.2.2.1:10.3.1.2 10.2.2.1:10.3.2.2)
 
 t_setup() {
