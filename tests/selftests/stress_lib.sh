@@ -39,14 +39,8 @@ holding() { (($(held "$1") > $2)); }
 flowing() {
 	local before
 	before=$(rx_bytes "$1" "$2")
-	wait_for 20 rx_grew "$1" "$2" "$before" 500000 ||
+	wait_for 20 dev_rx_grew "$1" "$2" "$before" 500000 ||
 		fail "$1 $2: less than 500 kB arrived within 20 s"
-}
-
-rx_grew() {
-	local now
-	now=$(rx_bytes "$1" "$2") || return 1
-	((now - $3 > $4))
 }
 
 # wait_holding NS: NS holds segments again (the stress meets held ones)

@@ -24,19 +24,11 @@ t_start() {
 		fail "A does not mark B:5201 available"
 }
 
-# rx_grew NS DEV BEFORE MIN: DEV in NS received more than MIN bytes since
-# its counter read BEFORE (a command for wait_for, which polls it)
-rx_grew() {
-	local now
-	now=$(rx_bytes "$1" "$2") || return 1
-	((now - $3 > $4))
-}
-
 # flowing: B's link 1 receives more than 2 MB within 15 s
 flowing() {
 	local before
 	before=$(rx_bytes "$B" eth1)
-	wait_for 15 rx_grew "$B" eth1 "$before" 2000000 ||
+	wait_for 15 dev_rx_grew "$B" eth1 "$before" 2000000 ||
 		fail "less than 2 MB arrived within 15 s"
 }
 
