@@ -9,6 +9,7 @@
  */
 #include <linux/inetdevice.h>
 #include <linux/ip.h>
+#include <linux/netfilter.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <net/ip.h>
@@ -351,7 +352,7 @@ static int mpip_in_strip(struct sk_buff *skb, const struct mpip_rx *rx)
  * TCP header where it belongs.  RCU held.
  */
 static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
-				 struct mpip_rx *rx)
+				 struct mpip_rx *rx, mpip_okfn_t okfn)
 {
 	if (rx->gso && mpip_gso_decap(skb, rx->cm_len)) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
@@ -382,7 +383,8 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 	 */
 	if (rx->proto == IPPROTO_TCP && rx->sess && rx->node &&
 	    !mpip_skb_bridged(skb))
-		return mpip_reorder_rx(mn, rx->sess, rx->node, skb, &rx->cm);
+		return mpip_reorder_rx(mn, rx->sess, rx->node, skb, &rx->cm,
+				       okfn);
 	return NF_ACCEPT;
 }
 
@@ -451,5 +453,51 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_RX_NOT_LOCAL);
 		return NF_ACCEPT;
 	}
-	return mpip_in_data(mn, skb, &rx);
+	return mpip_in_data(mn, skb, &rx, state->okfn);
+}
+
+/*
+ * Where a packet the input hook took continues: after mpip's own entry
+ * in the namespace's PRE_ROUTING hooks.  Looked up again each time, as
+ * nf_reinject() does, since hooks come and go while a packet is held;
+ * while mpip's hook is unregistered, the first hook of a later priority.
+ */
+static unsigned int mpip_in_next_hook(const struct mpip_net *mn,
+				      const struct nf_hook_entries *e)
+{
+	const struct nf_hook_ops *self = &mn->nf_ops[MPIP_NF_IN];
+	struct nf_hook_ops **ops = nf_hook_entries_get_hook_ops(e);
+	unsigned int i;
+
+	for (i = 0; i < e->num_hook_entries; i++)
+		if (ops[i] == self)
+			return i + 1;
+	for (i = 0; i < e->num_hook_entries; i++)
+		if (ops[i]->priority > self->priority)
+			break;
+	return i;
+}
+
+/*
+ * Hand back a packet the input hook stole (a held TCP segment, or one
+ * queued behind held ones): it goes through the PRE_ROUTING hooks after
+ * mpip's and then to @okfn, the IP layer, exactly once.  Taps, tc
+ * ingress, XDP and the hooks before mpip's saw it when it arrived and do
+ * not see it again.  RCU held, bottom halves off.
+ */
+void mpip_in_reinject(const struct mpip_net *mn, struct sk_buff *skb,
+		      mpip_okfn_t okfn)
+{
+	struct net *net = dev_net(skb->dev);
+	const struct nf_hook_entries *e;
+	struct nf_hook_state state;
+
+	mpip_ipcb_reset(skb);
+	skb_set_transport_header(skb, ip_hdrlen(skb));
+	nf_hook_state_init(&state, NF_INET_PRE_ROUTING, NFPROTO_IPV4,
+			   skb->dev, NULL, NULL, net, okfn);
+	e = rcu_dereference(net->nf.hooks_ipv4[NF_INET_PRE_ROUTING]);
+	if (e && nf_hook_slow(skb, &state, e, mpip_in_next_hook(mn, e)) != 1)
+		return;
+	okfn(net, NULL, skb);
 }

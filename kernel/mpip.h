@@ -18,6 +18,7 @@
 #include <linux/u64_stats_sync.h>
 #include <linux/ratelimit_types.h>
 #include <net/dst_cache.h>
+#include <net/ip.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
@@ -266,6 +267,7 @@ struct mpip_sessions {
 
 /* Per network namespace state. */
 #define MPIP_NF_OPS	2	/* input and output hook */
+#define MPIP_NF_IN	0	/* index of the input hook in nf_ops */
 
 struct mpip_net {
 	struct net *net;
@@ -540,10 +542,24 @@ int mpip_gso_decap(struct sk_buff *skb, unsigned int len);
 bool mpip_gso_is_kept(const struct sk_buff *skb);
 void mpip_gso_devs_changed(void);
 
+/*
+ * The IP control block of a received packet as ip_rcv_core() left it,
+ * after mpip used skb->cb for its own purposes.
+ */
+static inline void mpip_ipcb_reset(struct sk_buff *skb)
+{
+	memset(IPCB(skb), 0, sizeof(struct inet_skb_parm));
+	IPCB(skb)->iif = skb->skb_iif;
+}
+
+/* What a PRE_ROUTING hook's state calls when the hooks are done. */
+typedef int (*mpip_okfn_t)(struct net *net, struct sock *sk,
+			   struct sk_buff *skb);
+
 /* reorder.c: TCP reorder buffers */
 unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 			     const struct mpip_node *n, struct sk_buff *skb,
-			     const struct mpip_cm *cm);
+			     const struct mpip_cm *cm, mpip_okfn_t okfn);
 void mpip_reorder_release(struct mpip_session *s);
 
 /* rewrite.c */
@@ -577,6 +593,8 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 			   const struct nf_hook_state *state);
 unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 			  const struct nf_hook_state *state);
+void mpip_in_reinject(const struct mpip_net *mn, struct sk_buff *skb,
+		      mpip_okfn_t okfn);
 
 /* netlink.c */
 int mpip_genl_register(void);

@@ -9,9 +9,9 @@
  * Ownership: a session owns at most one buffer (created with its first
  * TCP data segment, freed when the session is unlinked); the buffer owns
  * the segments it holds and a reference on each one's device.  A segment
- * leaves through netif_receive_skb(), so it enters the stack again from
- * the top: without its trailer, mpip's input hook passes it straight on,
- * and conntrack, the filter table and TCP see it for the first time.
+ * leaves where it was taken, after mpip's input hook (mpip_in_reinject()):
+ * the hooks after it (conntrack, the filter table), the IP layer and TCP
+ * see it for the first time; taps and tc saw it once, when it arrived.
  * Segments leave in order: one CPU at a time delivers a session's ready
  * segments, and a segment that arrives in order meanwhile joins the end
  * of that queue instead of overtaking it.  Held segments are counted per
@@ -57,6 +57,7 @@ struct mpip_reorder {
  * (the IP control block is rebuilt when it enters the stack again).
  */
 struct mpip_ro_cb {
+	mpip_okfn_t okfn;	/* where the input hook's caller goes on */
 	u32 seq;
 	u32 end;
 	u32 ts_us;	/* send time, from its CM (the peer's clock) */
@@ -70,7 +71,8 @@ static struct mpip_ro_cb *mpip_ro_cb(struct sk_buff *skb)
 }
 
 /* Hand segments back to the stack, in list order; drops their device refs. */
-static void mpip_ro_deliver(struct sk_buff_head *list)
+static void mpip_ro_deliver(const struct mpip_net *mn,
+			    struct sk_buff_head *list)
 {
 	struct net_device *dev;
 	struct sk_buff *skb;
@@ -80,7 +82,7 @@ static void mpip_ro_deliver(struct sk_buff_head *list)
 		dev = skb->dev;
 		/* Not to a device on its way out (see dev_close()). */
 		if (netif_running(dev))
-			netif_receive_skb(skb);
+			mpip_in_reinject(mn, skb, mpip_ro_cb(skb)->okfn);
 		else
 			kfree_skb(skb);
 		dev_put(dev);
@@ -108,7 +110,7 @@ static void mpip_ro_run(struct mpip_reorder *ro)
 	while (!skb_queue_empty(&ro->ready)) {
 		skb_queue_splice_init(&ro->ready, &batch);
 		spin_unlock(&ro->lock);
-		mpip_ro_deliver(&batch);
+		mpip_ro_deliver(ro->mn, &batch);
 		spin_lock(&ro->lock);
 	}
 	ro->delivering = false;
@@ -444,7 +446,7 @@ static bool mpip_ro_range(const struct sk_buff *skb, struct mpip_ro_cb *r)
  */
 unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 			     const struct mpip_node *n, struct sk_buff *skb,
-			     const struct mpip_cm *cm)
+			     const struct mpip_cm *cm, mpip_okfn_t okfn)
 {
 	bool sole = cm->xflags & MPIP_CM_X_SOLE;
 	unsigned int in_order, lost;
@@ -458,6 +460,7 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 		return NF_ACCEPT;
 	r.ts_us = cm->timestamp_us;
 	r.path_id = cm->path_id;
+	r.okfn = okfn;
 	/* One path needs no buffer: only an existing one must forget. */
 	ro = sole ? mpip_ro_find(s) : mpip_ro_get(mn, s, n);
 	if (!ro)
@@ -473,6 +476,7 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 	} else if (mpip_ro_arrive(&ro->seq, r.seq, r.end) == MPIP_RO_HOLD) {
 		*mpip_ro_cb(skb) = r;
 		if (!mpip_ro_hold(ro, n, skb)) {
+			mpip_ipcb_reset(skb);
 			mpip_ro_run(ro);
 			return NF_ACCEPT;
 		}
@@ -491,6 +495,7 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 		return NF_ACCEPT;
 	}
 	/* After what is ready already, before what it unblocked. */
+	*mpip_ro_cb(skb) = r;
 	dev_hold(skb->dev);
 	__skb_queue_tail(&ro->ready, skb);
 	skb_queue_splice_tail(&rel, &ro->ready);

@@ -320,6 +320,44 @@ link_bytes() {
 	echo "$r1 $t1 $r2 $t2"
 }
 
+# capture_start NS DEV NAME FILTER: tcpdump on NS's DEV in the background
+# into $T/NAME.pcap; returns once its capture socket is open
+capture_start() {
+	ip netns exec "$1" tcpdump -i "$2" -nn -U -s 256 -B 32768 \
+		-w "$T/$3.pcap" "$4" \
+		</dev/null >/dev/null 2>"$T/$3.log" &
+	echo $! >"$T/$3.pid"
+	wait_for 30 grep -q 'listening on' "$T/$3.log" || {
+		cat "$T/$3.log"
+		fail "tcpdump did not start on $1/$2"
+	}
+}
+
+# capture_stop NAME: stop capture NAME (after a second for what is in
+# flight)
+capture_stop() {
+	local pid
+	pid=$(cat "$T/$1.pid")
+	sleep 1
+	kill -INT "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+# capture_packets NAME [FILTER]: how many packets capture NAME holds that
+# match FILTER (default: all)
+capture_packets() {
+	local out
+	out=$(tcpdump -nn -r "$T/$1.pcap" ${2:+"$2"} 2>/dev/null) ||
+		fail "cannot read capture $1"
+	[[ -z $out ]] && echo 0 || wc -l <<<"$out"
+}
+
+# capture_count NAME: stop capture NAME, print the packets it holds
+capture_count() {
+	capture_stop "$1"
+	capture_packets "$1"
+}
+
 # dev_rx_grew NS DEV BEFORE MIN: DEV's rx byte counter grew by more than
 # MIN since it read BEFORE (a command for wait_for)
 dev_rx_grew() {

@@ -23,23 +23,6 @@ source "$(dirname "$0")/mpip_lib.sh"
 mpip_setup_twolink po
 command -v wg >/dev/null || fail_all=1
 
-# capture_start NS DEV NAME FILTER: tcpdump in the background into $T/NAME
-capture_start() {
-	ip netns exec "$1" tcpdump -i "$2" -nn -U -w "$T/$3.pcap" "$4" \
-		</dev/null >"$T/$3.log" 2>&1 &
-	echo $! >"$T/$3.pid"
-}
-
-# capture_count NAME: stop the capture, print the packets it holds
-capture_count() {
-	local pid
-	pid=$(cat "$T/$1.pid")
-	sleep 1
-	kill -INT "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	tcpdump -nn -r "$T/$1.pcap" 2>/dev/null | wc -l
-}
-
 # leaks NAME...: the packets the captures NAME... saw, shown; fails if any
 no_leaks() {
 	local n total=0 name

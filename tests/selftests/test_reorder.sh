@@ -5,7 +5,8 @@
 # other.  Every transfer is an 8 MiB file that must arrive byte-identical;
 # each subtest then checks the counters of the mechanism it exercises:
 # GSO packets kept whole over a direct veth (and split with tx_gso 0),
-# segments held and released in order, nothing held with reorder 0, gaps
+# segments held and released in order, and seen once by tc ingress and
+# packet sockets (not again when released), nothing held with reorder 0, gaps
 # released as lost when link 2 loses packets and link 1 has delivered
 # what was sent after them, released by timeout when link 1 goes silent
 # (nothing can show its gaps lost), overflow with a 2-segment buffer, and
@@ -91,6 +92,42 @@ t_reorder_in_order() {
 		fail "B released no held segment in order"
 }
 
+# tc_pkts NS DEV PREF: packets that matched DEV's ingress filter PREF
+tc_pkts() {
+	tc -n "$1" -s filter show dev "$2" ingress pref "$3" |
+		sed -n 's/.*Sent [0-9]* bytes \([0-9]*\) pkt.*/\1/p' | head -n 1
+}
+
+# On link 2, A's segments carry link 2's addresses; B restores the
+# session's (10.1.1.1 -> 10.1.1.2) before it holds them.  A held segment
+# must go on from mpip's hook, not enter the stack again from the
+# device: then B's tc ingress and a packet socket on eth2 would see it a
+# second time, with the session's addresses.  Link 2's own packets are
+# the control that both count.
+t_reorder_reinject_once() {
+	local mine=0 again=0 tc_mine tc_again
+	tc -n "$B" qdisc add dev eth2 clsact
+	tc -n "$B" filter add dev eth2 ingress pref 1 protocol ip \
+		flower src_ip 10.1.2.1 action pass
+	tc -n "$B" filter add dev eth2 ingress pref 2 protocol ip \
+		flower src_ip 10.1.1.1 action pass
+	capture_start "$B" eth2 ro_eth2 ip
+	transfer "$B" reorder_held reorder_in_order
+	capture_stop ro_eth2
+	tc_mine=$(tc_pkts "$B" eth2 1)
+	tc_again=$(tc_pkts "$B" eth2 2)
+	tc -n "$B" qdisc del dev eth2 clsact
+	mine=$(capture_packets ro_eth2 'src host 10.1.2.1')
+	again=$(capture_packets ro_eth2 'src host 10.1.1.1')
+	echo "B eth2: tc link 2 $tc_mine, tc session $tc_again;" \
+		"tap link 2 $mine, tap session $again"
+	grew "$BEFORE" "$AFTER" reorder_held || fail "B held no segment"
+	grep -h "dropped by kernel" "$T/ro_eth2.log" || true
+	((tc_mine > 100 && mine > 20)) || fail "tc or tap missed link 2's packets"
+	((tc_again == 0)) || fail "tc ingress saw $tc_again segments twice"
+	((again == 0)) || fail "a packet socket saw $again segments twice"
+}
+
 t_reorder_off() {
 	mpipctl_in "$B" set reorder 0
 	transfer "$B" reorder_held
@@ -152,11 +189,12 @@ t_gso_bridge_port() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 10
+ktap_plan 11
 ktap_run setup_10ms_2ms t_setup
 ktap_run gso_kept_whole_on_veth t_gso_kept
 ktap_run gso_split_with_tx_gso_0 t_gso_split
 ktap_run reorder_holds_and_releases_in_order t_reorder_in_order
+ktap_run reorder_held_segments_seen_once_by_tc_and_taps t_reorder_reinject_once
 ktap_run reorder_off_holds_nothing t_reorder_off
 ktap_run reorder_lost_on_loss t_reorder_lost
 ktap_run reorder_timeout_on_silent_path t_reorder_timeout
