@@ -436,6 +436,9 @@ void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all);
 void mpip_sessions_walk_enter(struct mpip_net *mn, struct rhashtable_iter *it);
 struct mpip_session *mpip_session_by_id(struct mpip_net *mn, u32 node_id,
 					u16 sid);
+struct mpip_session *mpip_session_lookup(struct mpip_net *mn, u8 proto,
+					 __be32 laddr, __be16 lport,
+					 __be32 raddr, __be16 rport);
 struct mpip_session *mpip_session_tx(struct mpip_net *mn,
 				     struct mpip_node *n, u8 proto,
 				     __be32 laddr, __be16 lport,

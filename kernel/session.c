@@ -184,6 +184,17 @@ mpip_session_find(struct mpip_net *mn, const struct mpip_session_tuple *t)
 	return rhashtable_lookup(&mn->sessions.by_tuple, t, mpip_tuple_params);
 }
 
+/* Find a session by its original 5-tuple, for icmp.c.  Caller holds RCU. */
+struct mpip_session *mpip_session_lookup(struct mpip_net *mn, u8 proto,
+					 __be32 laddr, __be16 lport,
+					 __be32 raddr, __be16 rport)
+{
+	const struct mpip_session_tuple t =
+		mpip_session_tuple(proto, laddr, lport, raddr, rport);
+
+	return mpip_session_find(mn, &t);
+}
+
 /* Find a session by (node ID, session ID).  Caller holds RCU. */
 struct mpip_session *mpip_session_by_id(struct mpip_net *mn, u32 node_id,
 					u16 sid)

@@ -4,10 +4,13 @@
 # B's eth2 has MTU 1280, so full-size TCP segments on the two paths to
 # B's 10.3.2.2 need fragmentation and the router answers them with ICMP
 # "fragmentation needed", quoting the path's addresses.  mpip records
-# that MTU on the path's route (counter rx_icmp_pmtu): TCP A -> B's link-1
-# address then arrives intact, no path ever goes down (a black hole would
-# take them down after path_timeout_ms and again after every probe), and
-# the paths to 10.3.2.2 still carry what fits.
+# that MTU on the path's route (counter rx_icmp_pmtu) and translates the
+# error back to the flow, so that TCP lowers its MSS (the flow's own
+# route, to 10.3.1.2, gets the MTU too): TCP A -> B's link-1 address then
+# arrives intact, no path ever goes down (a black hole would take them
+# down after path_timeout_ms and again after every probe), and the paths
+# to 10.3.2.2 still carry what fits.  Forged errors that quote a path's
+# addresses but no session's ports change nothing.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -44,6 +47,40 @@ t_transfer() {
 		fail "paths of A went down during the transfers: packets were black-holed"
 }
 
+# icmp_unreach_in: how many ICMP "destination unreachable" A received
+icmp_unreach_in() {
+	in_ns "$A" nstat -az IcmpInDestUnreachs | awk '/IcmpInDestUnreachs/ { print $2 }'
+}
+
+# The router (on path, but any host that can reach A could send them)
+# sends A 20 "fragmentation needed, MTU 576" errors quoting a TCP packet
+# on the path 10.2.2.1 -> 10.3.1.2 with ports no session has: A receives
+# them, records no MTU on that path's route and translates nothing.
+t_forged() {
+	local icmp0 pmtu0 out
+	icmp0=$(icmp_unreach_in)
+	pmtu0=$(mpip_stat "$A" rx_icmp_pmtu)
+	in_ns "$R" /usr/bin/python3 - <<'PY'
+import time
+from scapy.all import ICMP, IP, TCP, send
+err = (IP(src="10.2.2.254", dst="10.2.2.1") /
+       ICMP(type=3, code=4, nexthopmtu=576) /
+       IP(src="10.2.2.1", dst="10.3.1.2", len=1500) /
+       TCP(sport=40000, dport=5001, seq=1000, flags="A"))
+for _ in range(20):
+    send(err, verbose=False)
+    time.sleep(0.05)
+PY
+	sleep 1
+	out=$(ip -n "$A" route get 10.3.1.2 from 10.2.2.1 oif eth2)
+	echo "$out"
+	echo "A: IcmpInDestUnreachs $icmp0 -> $(icmp_unreach_in)," \
+		"rx_icmp_pmtu $pmtu0 -> $(mpip_stat "$A" rx_icmp_pmtu)"
+	(($(icmp_unreach_in) - icmp0 >= 20)) || fail "A did not receive the forged errors"
+	! grep -q ' mtu ' <<<"$out" || fail "a forged error set the path's MTU"
+	(($(mpip_stat "$A" rx_icmp_pmtu) == pmtu0)) || fail "a forged error was taken"
+}
+
 # The route of a path to 10.3.2.2 knows the smaller MTU.
 t_route_mtu() {
 	local out
@@ -53,14 +90,26 @@ t_route_mtu() {
 	mpip_paths_in "$A" up "${PATHS_A[@]}" || fail "not every path of A is up"
 }
 
+# The errors reached TCP, translated: the flow's own route (to 10.3.1.2,
+# whose link has MTU 1500 all the way) took the MTU from the socket.
+t_flow_mtu() {
+	local out
+	out=$(ip -n "$A" route get 10.3.1.2 from 10.2.1.1 oif eth1)
+	echo "$out"
+	grep -Eq 'mtu 12[0-9][0-9]' <<<"$out" ||
+		fail "the flow's route has no MTU: the errors were not translated to its socket"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 4
+	ktap_plan 6
 	ktap_run setup t_setup
+	ktap_run forged_errors_change_nothing t_forged
 	ktap_run tcp_intact_no_path_down t_transfer
 	ktap_run path_route_has_the_mtu t_route_mtu
+	ktap_run errors_translated_to_the_flow t_flow_mtu
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
 }
