@@ -76,10 +76,9 @@ PERF_DIR = os.path.join("Documentation", "perf")
 BENCH_NAME = re.compile(r"^[a-z0-9_]+$")
 WIDTH = 74
 
-HOW_TO_ADD = ("run {make bench} (several times: a block shows the median of "
-              "the runs), then {tools/bench/report.py --add "
-              "results/bench/results.jsonl} after each and {tools/bench/"
-              "report.py --write}")
+HOW_TO_ADD = ("run {make bench}, then {tools/bench/report.py --add "
+              "results/bench/results.jsonl} (three runs or more: the figures are "
+              "their median), then {tools/bench/report.py --write}")
 
 MODE_NAMES = {
     "mpip": "mpip", "mptcp": "MPTCP", "mpip-noreorder": "mpip, reorder buffer off",
@@ -574,7 +573,7 @@ class Block:
         code = self.runs[-1].get("code")
         same = ""
         if len(commits) > 1 and not dirty(code):
-            same = ", the same code (id %s)" % code
+            same = ", the same code (id {%s})" % code
         return "%d run%s of commit%s %s%s, %s" % (
             self.n, "s" * (self.n != 1), "s" * (len(commits) > 1), cs, same, when)
 
@@ -610,15 +609,21 @@ class Fmt:
     def bold(self, text):
         return "**%s**" % text
 
+    def wrap(self, text, width):
+        """TEXT's lines of at most WIDTH characters, not broken inside
+        inline code."""
+        text = re.sub(r"\{([^{}]+)\}", lambda m: "{%s}" % m.group(1).replace(" ", "\0"), text)
+        return [x.replace("\0", " ") for x in
+                textwrap.wrap(self.code(text), width, break_long_words=False,
+                              break_on_hyphens=False)]
+
     def para(self, text):
-        return textwrap.wrap(self.code(text), WIDTH, break_long_words=False,
-                             break_on_hyphens=False)
+        return self.wrap(text, WIDTH)
 
     def bullets(self, items):
         out = []
         for it in items:
-            w = textwrap.wrap(self.code(it), WIDTH - 2, break_long_words=False,
-                              break_on_hyphens=False)
+            w = self.wrap(it, WIDTH - 2)
             out += ["- " + w[0]] + ["  " + x for x in w[1:]]
         return out
 
@@ -682,10 +687,9 @@ def render_summary(blocks, f):
     missing = [n for n in BENCHES if not blocks[n].runs and any(s[0] == n for s in SUMMARY)]
     out = []
     if not have:
-        return f.para("No committed results yet: %s.  The figures are then the "
-                      "median (min–max) of the runs, each beside its goodput; "
-                      "Documentation/performance.rst has the method and the "
-                      "earlier, hand-typed runs." % HOW_TO_ADD)
+        return f.para("No committed results yet: %s.  Documentation/performance.rst "
+                      "has the method and, as historical notes, the hand-typed "
+                      "figures of earlier runs." % HOW_TO_ADD)
     rows = [["benchmark", "figure", "mpip", "beside it", "runs, commit, date"]]
     for bench, rid, beside in have:
         b = blocks[bench]
