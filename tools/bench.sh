@@ -284,19 +284,20 @@ OUT=$(cd "$OUT" && pwd -P)
 bench_code_id() {
 	local re='^(kernel|userspace)/|^(Makefile|Kbuild|tools/(vm|topo|deps|bench)[.]sh)$'
 	re+='|^tools/bench/(lib[.]sh|sampler[.]py|analyze[.]py|scale[.]py)$'
-	local id
-	if ! git -C "$REPO" rev-parse -q --verify HEAD >/dev/null 2>&1 ||
-		! id=$(git -C "$REPO" ls-tree -r --full-tree HEAD |
+	local id st
+	if ! git --no-optional-locks -C "$REPO" rev-parse -q --verify HEAD >/dev/null 2>&1 ||
+		! id=$(git --no-optional-locks -C "$REPO" ls-tree -r --full-tree HEAD |
 			awk -F '\t' -v re="$re" '$2 ~ re' | git hash-object --stdin) ||
 		[[ -z $id ]]; then
 		echo unknown
 		return
 	fi
 	id=${id:0:12}
-	if git -C "$REPO" status --porcelain --untracked-files=normal -- \
+	# (a status that fails cannot vouch for the tree either)
+	if ! st=$(git --no-optional-locks -C "$REPO" status --porcelain --untracked-files=normal -- \
 		kernel userspace Makefile Kbuild tools/vm.sh tools/topo.sh tools/deps.sh \
 		tools/bench.sh tools/bench/lib.sh tools/bench/sampler.py \
-		tools/bench/analyze.py tools/bench/scale.py 2>/dev/null | grep -q .; then
+		tools/bench/analyze.py tools/bench/scale.py 2>/dev/null) || [[ -n $st ]]; then
 		id+=-dirty
 	fi
 	echo "$id"
@@ -305,7 +306,7 @@ bench_code_id() {
 # bench_commit: git describe --always --dirty of the tree ("unknown" without
 # git)
 bench_commit() {
-	git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown
+	git --no-optional-locks -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown
 }
 
 plot_and_summary() {
