@@ -441,9 +441,9 @@ def pool_key(line):
     code, commit = line.get("code"), line.get("commit")
     if not dirty(code):
         ident = "code " + code
-    elif not dirty(commit):
-        ident = "commit " + commit
-    else:                       # never pooled
+    elif code in (None, "", "unknown") and not dirty(commit):
+        ident = "commit " + commit      # (a line without a code id)
+    else:                               # a dirty tree: never pooled
         ident = "run %s %s" % (commit, line.get("date"))
     return (bool(line.get("quick")), ident, json.dumps(settings_of(line), sort_keys=True))
 
@@ -871,11 +871,14 @@ def refusals(line):
     why = []
     if line.get("quick"):
         why.append("a --quick run (a smoke test)")
-    c = line.get("commit")
+    c, code = line.get("commit"), line.get("code")
     if c in (None, "", "unknown"):
         why.append("no commit recorded")
     elif c.endswith("-dirty"):
         why.append("a dirty tree (%s: uncommitted changes)" % c)
+    elif isinstance(code, str) and code.endswith("-dirty"):
+        why.append("a dirty tree (code id %s: files the figures depend on differ "
+                   "from the commit, or are not in it)" % code)
     s = settings_of(line)
     if s:
         why.append("experimental settings (%s)" % ", ".join("%s=%s" % kv for kv in sorted(s.items())))

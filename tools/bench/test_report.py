@@ -84,14 +84,16 @@ class ReportTest(unittest.TestCase):
                  tcp_line("2026-12-02T00:00:00Z", commit="abc1234-dirty"),
                  tcp_line("2026-12-03T00:00:00Z", commit="unknown"),
                  tcp_line("2026-12-04T00:00:00Z", settings={"LAB_SYSCTL": "a=1"}),
-                 tcp_line("2026-12-05T00:00:00Z", fail_end="b")]
+                 tcp_line("2026-12-05T00:00:00Z", fail_end="b"),
+                 tcp_line("2026-12-07T00:00:00Z", code="c0de00000001-dirty")]
         lines.append(tcp_line("2026-12-06T00:00:00Z"))
         lines[-1]["modes"]["mptcp"]["error"] = "iperf3 client: x"
         rc, _, err = self.repo.run("--add", self.repo.results(lines))
         self.assertEqual(rc, 1)
         self.assertEqual(self.repo.perf("tcp"), [])
         for why in ("--quick", "dirty tree", "no commit", "LAB_SYSCTL=a=1", "--fail-end=b",
-                    "mptcp: iperf3 client: x", "6 lines not added"):
+                    "mptcp: iperf3 client: x", "code id c0de00000001-dirty",
+                    "7 lines not added"):
             self.assertIn(why, err)
 
     def test_add_full_runs_once(self):
