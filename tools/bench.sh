@@ -47,12 +47,19 @@
 #             4000), mpip and off (tools/bench/scale.py)
 #
 # Each benchmark prints ONE JSON line on stdout (all modes side by side);
-# progress goes to stderr.  RESULTS_DIR (default results/bench) gets
+# progress goes to stderr.  Every line records what was measured: "date"
+# (UTC, the invocation's start), "quick", "commit" (git describe --always
+# --dirty of the tree, taken on the host before the build), "code" (an id
+# of the files the figures depend on, see bench_code_id) and, for runs with
+# experimental settings, "settings" (the environment variables below).
+# RESULTS_DIR (default results/bench) gets
 # results.jsonl (this invocation's lines), summary.md (Markdown tables with
 # the spec's thresholds, reported not enforced), NAME.png (plots: made on
 # the host after the VM run, or in the VM when started there) and the raw
 # data per benchmark and mode in NAME/MODE/.  Metric definitions:
-# tools/bench/analyze.py.
+# tools/bench/analyze.py.  The figures the documentation quotes come from
+# full runs committed with tools/bench/report.py --add (see
+# Documentation/performance.rst, "Producing the figures").
 #
 # Options:
 #   --quick          short runs (3 s; failover 7 s with the link down from
@@ -268,6 +275,40 @@ done
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd -P)
 
+# bench_code_id: an id of what the figures depend on: the module, mpipctl,
+# the VM, the labs and the benchmarks themselves (not the reporting), as a
+# hash of HEAD's blobs there, "-dirty" added if any of them differs from
+# HEAD (untracked files too).  Runs with the same id measured the same code,
+# whatever else changed between their commits (tools/bench/report.py pools
+# them).  "unknown" without git.
+bench_code_id() {
+	local re='^(kernel|userspace)/|^(Makefile|Kbuild|tools/(vm|topo|deps|bench)[.]sh)$'
+	re+='|^tools/bench/(lib[.]sh|sampler[.]py|analyze[.]py|scale[.]py)$'
+	local id st
+	if ! git --no-optional-locks -C "$REPO" rev-parse -q --verify HEAD >/dev/null 2>&1 ||
+		! id=$(git --no-optional-locks -C "$REPO" ls-tree -r --full-tree HEAD |
+			awk -F '\t' -v re="$re" '$2 ~ re' | git hash-object --stdin) ||
+		[[ -z $id ]]; then
+		echo unknown
+		return
+	fi
+	id=${id:0:12}
+	# (a status that fails cannot vouch for the tree either)
+	if ! st=$(git --no-optional-locks -C "$REPO" status --porcelain --untracked-files=normal -- \
+		kernel userspace Makefile Kbuild tools/vm.sh tools/topo.sh tools/deps.sh \
+		tools/bench.sh tools/bench/lib.sh tools/bench/sampler.py \
+		tools/bench/analyze.py tools/bench/scale.py 2>/dev/null) || [[ -n $st ]]; then
+		id+=-dirty
+	fi
+	echo "$id"
+}
+
+# bench_commit: git describe --always --dirty of the tree ("unknown" without
+# git)
+bench_commit() {
+	git --no-optional-locks -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown
+}
+
 plot_and_summary() {
 	if ((PLOT)); then
 		log "== plots"
@@ -281,9 +322,12 @@ plot_and_summary() {
 # ---------------------------------------------------------------- host side
 host_main() {
 	[[ $OUT == "$REPO"/* ]] || { log "bench.sh: --out must be inside $REPO (the VM writes only there)"; exit 2; }
+	# what is measured: taken before the build, and by the host (the guest
+	# may not be able to run git on the shared tree)
+	local gargs=() fwd=() rc=0 a v
+	fwd+=("BENCH_COMMIT=$(bench_commit)" "BENCH_CODE=$(bench_code_id)")
 	"$REPO/tools/deps.sh"
 	make -s -C "$REPO" all >&2
-	local gargs=() fwd=() rc=0 a v
 	for a in "${ARGS[@]}"; do
 		[[ $a == --no-plot ]] || gargs+=("$a")
 	done
@@ -313,6 +357,10 @@ guest_main() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
 	DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+	# (started on the host: it handed them on; run in the VM: ours)
+	COMMIT=${BENCH_COMMIT:-$(bench_commit)}
+	CODE=${BENCH_CODE:-$(bench_code_id)}
+	SETTINGS=$(bench_settings)
 	: >"$OUT/results.jsonl"
 	local name rc=0
 	for name in "${SEL[@]}"; do
@@ -323,6 +371,15 @@ guest_main() {
 		plot_and_summary
 	fi
 	return "$rc"
+}
+
+# bench_settings: a JSON object of the experimental settings in force
+# (LAB_MPIP_SET, LAB_SYSCTL, BENCH_UDP_RATE, BENCH_UDP_LEN; {} if none), so
+# that such runs are never taken for the benchmark's defaults
+bench_settings() {
+	"$PY" -c 'import json, os, sys
+print(json.dumps({k: os.environ[k] for k in sys.argv[1:] if os.environ.get(k)},
+                 sort_keys=True))' LAB_MPIP_SET LAB_SYSCTL BENCH_UDP_RATE BENCH_UDP_LEN
 }
 
 # reverse_into ARRAY ITEM...: ARRAY becomes the ITEMs, last first
@@ -339,7 +396,7 @@ reverse_into() {
 # run_bench NAME: the common runner - per scenario and mode a fresh lab,
 # the mode set up, the benchmark function, then one JSON line for all
 run_bench() {
-	local name=$1 mode dir specs=() line sc label links k rounds order=()
+	local name=$1 mode dir specs=() line sc label links k rounds order=() extra=()
 	log "== $name: ${BENCH_DESC[$name]} (links $(bench_links "$name"))"
 	local modes=("${MODE_LIST[@]}") scens=("=${BENCH_LINK1[$name]}/${BENCH_LINK2[$name]}")
 	if ((!MODES_SET)) && [[ -n ${BENCH_MODES[$name]} ]]; then
@@ -378,8 +435,12 @@ run_bench() {
 			done
 		done
 	done
+	[[ $SETTINGS == '{}' ]] || extra+=("--settings=$SETTINGS")
+	# (commit and code as JSON strings: analyze.py parses a value as JSON if
+	# it can, and a hash may read as a number)
 	line=$("$PY" "$REPO/tools/bench/analyze.py" bench "$name" "${BENCH_DESC[$name]}" \
 		--quick="$( ((QUICK)) && echo true || echo false)" --date="$DATE" \
+		--commit="\"$COMMIT\"" --code="\"$CODE\"" "${extra[@]}" \
 		--fail_end="$LAB_FAIL_END" "${specs[@]}") || return 1
 	printf '%s\n' "$line" >>"$OUT/results.jsonl"
 	printf '%s\n' "$line"

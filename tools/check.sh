@@ -3,9 +3,11 @@
 #
 # Installs what is missing, builds the module and mpipctl with W=1, runs a
 # self-test of this harness (tests/harness_test.sh), the host unit tests
-# (ASan/UBSan/LSan), the mpipctl and scapy-layer tests, then the kernel
-# selftests inside a QEMU guest, then a short run of every benchmark
-# (tests/bench_smoke.sh) in another.
+# (ASan/UBSan/LSan), the mpipctl and scapy-layer tests, the check that the
+# benchmark figures in README.md and Documentation/performance.rst are what
+# tools/bench/report.py generates from Documentation/perf/*.jsonl (perfdocs),
+# then the kernel selftests inside a QEMU guest, then a short run of every
+# benchmark (tests/bench_smoke.sh) in another.
 #
 # Every suite prints KTAP and one summary line "NAME: N passed, N failed"
 # (", N skipped" may follow).  A suite passes only if
@@ -109,6 +111,8 @@ main() {
 	run_suite unit 'tests/unit/*.c' make -s --no-print-directory -C tests/unit run
 	run_suite mpipctl 'tests/unit/test_mpipctl.sh' bash tests/unit/test_mpipctl.sh
 	run_suite scapy 'tests/scapy/test*.py' /usr/bin/python3 tests/scapy/run.py
+	run_suite perfdocs 'tools/bench/report.py' \
+		/usr/bin/python3 tools/bench/report.py --check --ktap
 	CONSOLE=$LOG/console.log run_suite selftests 'tests/selftests/test_*.sh' \
 		tools/vm.sh --timeout 3600 --console-log "$LOG/console.log" -- tests/selftests/run.sh
 	CONSOLE=$LOG/bench-console.log run_suite bench 'tests/bench_smoke.sh' \

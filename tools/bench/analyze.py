@@ -1201,11 +1201,16 @@ def summary_md(lines):
     out = ["# mpip benchmarks", ""]
     if lines:
         q = lines[0].get("quick")
-        out.append("Run %s%s. Values from the receiver; link rates from the "
+        what = ""
+        if lines[0].get("commit"):
+            what = " of commit %s (code id %s)" % (lines[0]["commit"], lines[0].get("code", "?"))
+        if lines[0].get("settings"):
+            what += " with %s" % ", ".join("%s=%s" % kv for kv in sorted(lines[0]["settings"].items()))
+        out.append("Run %s%s%s. Values from the receiver; link rates from the "
                    "sender's shapers (headers included, every segment of a GSO "
                    "packet counted). ✓/✗: the spec's thresholds, "
                    "reported, not enforced. Definitions: `tools/bench/analyze.py`."
-                   % (lines[0].get("date", ""), " with --quick (short runs)" if q else ""))
+                   % (lines[0].get("date", ""), what, " with --quick (short runs)" if q else ""))
         out.append("")
     for b in lines:
         out += bench_md(b)

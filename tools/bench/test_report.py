@@ -1,0 +1,199 @@
+#!/usr/bin/python3
+"""Tests of tools/bench/report.py on made-up result lines, in a scratch
+repository (standard library only):
+
+    python3 tools/bench/test_report.py [-v]
+"""
+import contextlib
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report  # noqa: E402
+
+
+def tcp_line(date, agg=100.0, good=93.5, magg=100.0, mgood=94.0, **kw):
+    line = {"bench": "tcp", "desc": "d", "quick": False, "date": date,
+            "commit": "abc1234", "code": "c0de00000001", "fail_end": "a",
+            "kind": "tcp", "duration": 10.0, "link1": "40mbit,1ms,-", "link2": "20mbit,1ms,-",
+            "modes": {
+                "mpip": {"mode": "mpip", "aggregate_pct": agg, "goodput_pct": good,
+                         "capacity_mbps": 60.0, "split_error_pts": 0.1, "retrans_pct": 0.01},
+                "mptcp": {"mode": "mptcp", "aggregate_pct": magg, "goodput_pct": mgood,
+                          "capacity_mbps": 60.0, "split_error_pts": 0.2, "retrans_pct": 0.0},
+            }}
+    line.update(kw)
+    return line
+
+
+class Repo:
+    """A scratch repository with the two documents and their markers."""
+
+    def __init__(self):
+        self.root = tempfile.mkdtemp(prefix="report-test.")
+        os.makedirs(os.path.join(self.root, "Documentation"))
+        self.write("README.md", "# x\n\n<!-- perf:begin summary -->\n<!-- perf:end summary -->\n")
+        self.write("Documentation/performance.rst",
+                   "T\n=\n\n.. perf:begin tcp\n.. perf:end tcp\n\n"
+                   ".. perf:begin failover\n.. perf:end failover\n")
+
+    def write(self, rel, text):
+        with open(os.path.join(self.root, rel), "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def read(self, rel):
+        with open(os.path.join(self.root, rel), encoding="utf-8") as f:
+            return f.read()
+
+    def results(self, lines, name="results.jsonl"):
+        path = os.path.join(self.root, name)
+        with open(path, "w", encoding="utf-8") as f:
+            for ln in lines:
+                f.write(json.dumps(ln) + "\n")
+        return path
+
+    def run(self, *args):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = report.main(["--root", self.root] + list(args))
+        return rc, out.getvalue(), err.getvalue()
+
+    def perf(self, bench):
+        try:
+            with open(os.path.join(self.root, "Documentation", "perf", bench + ".jsonl")) as f:
+                return [json.loads(x) for x in f if x.strip()]
+        except OSError:
+            return []
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.repo = Repo()
+
+    def tearDown(self):
+        shutil.rmtree(self.repo.root)
+
+    def test_add_refuses_and_says_why(self):
+        lines = [tcp_line("2026-12-01T00:00:00Z", quick=True),
+                 tcp_line("2026-12-02T00:00:00Z", commit="abc1234-dirty"),
+                 tcp_line("2026-12-03T00:00:00Z", commit="unknown"),
+                 tcp_line("2026-12-04T00:00:00Z", settings={"LAB_SYSCTL": "a=1"}),
+                 tcp_line("2026-12-05T00:00:00Z", fail_end="b"),
+                 tcp_line("2026-12-07T00:00:00Z", code="c0de00000001-dirty")]
+        lines.append(tcp_line("2026-12-06T00:00:00Z"))
+        lines[-1]["modes"]["mptcp"]["error"] = "iperf3 client: x"
+        rc, _, err = self.repo.run("--add", self.repo.results(lines))
+        self.assertEqual(rc, 1)
+        self.assertEqual(self.repo.perf("tcp"), [])
+        for why in ("--quick", "dirty tree", "no commit", "LAB_SYSCTL=a=1", "--fail-end=b",
+                    "mptcp: iperf3 client: x", "code id c0de00000001-dirty",
+                    "7 lines not added"):
+            self.assertIn(why, err)
+
+    def test_add_full_runs_once(self):
+        path = self.repo.results([tcp_line("2026-12-01T00:00:00Z")])
+        self.assertEqual(self.repo.run("--add", path)[0], 0)
+        rc, out, _ = self.repo.run("--add", path)
+        self.assertEqual(rc, 0)
+        self.assertIn("already in", out)
+        self.assertEqual(len(self.repo.perf("tcp")), 1)
+
+    def test_force_adds_and_the_block_says_so(self):
+        path = self.repo.results([tcp_line("2026-12-01T00:00:00Z", quick=True)])
+        self.assertEqual(self.repo.run("--add", path, "--force")[0], 0)
+        self.assertEqual(self.repo.run("--write")[0], 0)
+        self.assertIn("**Not the benchmarks' figures: --quick runs", self.repo.read("README.md"))
+
+    def test_median_spread_and_pools(self):
+        lines = [tcp_line("2026-12-01T00:00:00Z", agg=90.0, code="old000000000"),
+                 tcp_line("2026-12-02T00:00:00Z", agg=97.0, good=92.0, magg=100.0, mgood=93.0),
+                 tcp_line("2026-12-03T00:00:00Z", agg=99.0, good=93.0, commit="def5678"),
+                 tcp_line("2026-12-04T00:00:00Z", agg=98.0, good=94.0, magg=99.0, mgood=95.0),
+                 tcp_line("2026-12-05T00:00:00Z", agg=50.0, quick=True, commit="def5678")]
+        path = self.repo.results(lines)
+        self.repo.run("--add", path, "--force")
+        self.assertEqual(len(self.repo.perf("tcp")), 5)
+        rc, out, _ = self.repo.run("--show", "tcp")
+        self.assertEqual(rc, 0)
+        # the newest pool of full runs: code c0de00000001, three runs of two
+        # commits; the older code and the quick run are left out
+        flat = " ".join(out.split())
+        self.assertIn("3 runs of commits `abc1234` (2), `def5678` (1), the same code", flat)
+        self.assertIn("(2 other runs there", flat)
+        self.assertIn("| links busy, % of 60 Mbit/s | 98.0 (97.0–99.0) |", out)
+        self.assertIn("| goodput, same window, % of 60 Mbit/s | 93.0 (92.0–94.0) |", out)
+        # busy and goodput side by side, mode differences within each run
+        self.assertLess(out.index("links busy, %"), out.index("goodput, same window"))
+        self.assertIn("−1.0 (−3.0 to −1.0)", out)
+        self.assertIn("≥ 95: 3 of 3 runs", out)
+
+    def test_a_failed_mode_is_left_out_and_counted(self):
+        lines = [tcp_line("2026-12-0%dT00:00:00Z" % d, agg=95.0 + d) for d in (1, 2, 3)]
+        lines[1]["modes"]["mptcp"]["error"] = "boom"
+        self.repo.run("--add", self.repo.results(lines), "--force")
+        out = self.repo.run("--show", "tcp")[1]
+        self.assertIn("100.0 (100.0–100.0, 2 runs)", out)
+        self.assertIn("MPTCP failed in 1 of the 3 runs", out)
+
+    def test_no_results_said_plainly(self):
+        self.assertEqual(self.repo.run("--write")[0], 0)
+        self.assertIn("No committed results yet", self.repo.read("README.md"))
+        rst = self.repo.read("Documentation/performance.rst")
+        self.assertIn("``tcp``: no committed results yet: run ``make bench``, then", rst)
+        self.assertIn("``tools/bench/report.py --add results/bench/results.jsonl``", rst)
+
+    def test_failover_lower_bound(self):
+        line = {"bench": "failover", "quick": False, "date": "2026-12-01T00:00:00Z",
+                "commit": "abc1234", "code": "c0de00000001", "kind": "failover",
+                "duration": 30.0, "link1": "40mbit,1ms,-", "link2": "40mbit,1ms,-",
+                "modes": {"mpip": {"stall_s": 0.2, "link2_back_s": 0.1},
+                          "mptcp": {"stall_s": 1.5, "link2_back_s": None,
+                                    "link2_back_none_s": 9.9}}}
+        self.repo.run("--add", self.repo.results([line]))
+        out = self.repo.run("--show", "failover", "--format", "rst")[1]
+        self.assertIn("> 9.90", out)
+
+    def test_check_fails_with_a_diff_and_write_fixes_it(self):
+        self.repo.run("--add", self.repo.results([tcp_line("2026-12-01T00:00:00Z")]))
+        rc, out, _ = self.repo.run("--check", "--ktap")
+        self.assertEqual(rc, 1)
+        self.assertIn("not ok 2 README.md: summary", out)
+        self.assertIn("# +| `tcp` |", out)
+        # (the summary, tcp and failover blocks, now no longer empty)
+        self.assertTrue(out.rstrip().endswith("perfdocs: 3 passed, 3 failed"), out)
+        self.assertEqual(self.repo.run("--write")[0], 0)
+        rc, out, _ = self.repo.run("--check", "--ktap")
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(out.rstrip().endswith("perfdocs: 6 passed, 0 failed"))
+        # a hand edit inside a block is caught
+        self.repo.write("README.md", self.repo.read("README.md").replace("93.5", "95.3"))
+        self.assertEqual(self.repo.run("--check")[0], 1)
+
+    def test_broken_markers(self):
+        self.repo.write("README.md", "<!-- perf:begin summary -->\n<!-- perf:begin tcp -->\n"
+                        "<!-- perf:end tcp -->\n<!-- perf:end nope -->\n")
+        rc, out, _ = self.repo.run("--check", "--ktap")
+        self.assertEqual(rc, 1)
+        self.assertIn("has no matching end marker", out)
+        self.assertIn("without its begin", out)
+        before = self.repo.read("README.md")
+        self.assertEqual(self.repo.run("--write")[0], 1)
+        self.assertEqual(self.repo.read("README.md"), before)
+
+    def test_broken_result_file(self):
+        os.makedirs(os.path.join(self.repo.root, "Documentation", "perf"))
+        self.repo.write("Documentation/perf/tcp.jsonl", '{"bench": "udp", "date": "x"}\nnot json\n')
+        self.repo.run("--write")
+        rc, out, _ = self.repo.run("--check", "--ktap")
+        self.assertEqual(rc, 1)
+        self.assertIn("not ok 1 result files", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
