@@ -37,6 +37,10 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/mpip
 VENV=${MPIP_VENV:-$CACHE/venv}
 FRAG=$REPO/tools/debug.config
 # Debian packages needed only for this (not for `make check`)
+# selftest data files are this many times smaller in the debug guest
+# (random_file in tests/selftests/lib.sh): its data path is tens of times
+# slower than the release kernel's, and the checks need the code paths
+DATA_DIV=8
 DEBUGK_PKGS=(linux-source-6.1 flex bison libelf-dev libssl-dev bc cpio rsync xz-utils)
 # bump when the way the config is put together changes
 RECIPE=1
@@ -197,7 +201,10 @@ MODPROBE_CHECK=(veth bridge br_netfilter nf_conntrack nf_nat nf_conntrack_ftp
 guest_main() {
 	local ko=$1 tmo=$2 km=/sys/kernel/debug/kmemleak t name t0 rc bad=() m
 	shift 2
+	# test files of 1/DATA_DIV the size (tests/selftests/lib.sh: random_file)
+	export MPIP_TEST_DATA_DIV=$DATA_DIV
 	echo "debugk: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo)"
+	echo "debugk: test data divided by $MPIP_TEST_DATA_DIV"
 	for m in "${MODPROBE_CHECK[@]}"; do
 		modprobe -q "$m" 2>/dev/null || bad+=("$m")
 	done
@@ -468,6 +475,7 @@ write_summary() {
 	echo "VM: tools/vm.sh, $(sed -nE 's/^vm\.sh: [^ ]+ ([a-z]+), command starts.*/\1/p' "$run_log" | head -n 1) ${MPIP_DEBUGK_MEM:-4G}, 2 vCPUs, $nvms boot(s); per-file timeout ${TEST_TIMEOUT:-3600} s"
 	echo "build time: $((build_s / 60)) min $((build_s % 60)) s (once, cached)"
 	echo "run time: $((run_s / 60)) min $((run_s % 60)) s (VM exit status $vm_rc)"
+	grep -E '^debugk: test data' "$run_log" | sed 's/^debugk: //' || true
 	grep -E '^debugk: modprobe' "$run_log" | sed 's/^debugk: //' || echo "modprobe check: did not run"
 	echo "per file (seconds, subtests):"
 	while IFS= read -r sum; do

@@ -302,9 +302,14 @@ sha256_equal() {
 	[[ $a == "$b" ]]
 }
 
-# random_file PATH SIZE_MIB: a file of random bytes
+# random_file PATH SIZE_MIB: a file of random bytes.  MPIP_TEST_DATA_DIV
+# (default 1) divides the size, down to 64 KiB at least: the debug kernel
+# (tools/debug-kernel.sh) moves data tens of times slower, and what it
+# looks for (KASAN, lockdep, leaks) needs the code paths, not the volume.
 random_file() {
-	head -c "$(($2 * 1024 * 1024))" /dev/urandom >"$1"
+	local bytes=$(($2 * 1024 * 1024 / ${MPIP_TEST_DATA_DIV:-1}))
+	((bytes >= 65536)) || bytes=65536
+	head -c "$bytes" /dev/urandom >"$1"
 }
 
 # ------------------------------------------------------------------ dmesg
