@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mpip CM authentication for wire format v2: SipHash-2-4.
+ * mpip CM authentication for wire format v2: SipHash-2-4 and a replay
+ * window.
  *
  * Portable C: in the module SipHash is the kernel's (lib/siphash.c); on
  * the host it is the implementation below, written from the SipHash
  * paper (Aumasson and Bernstein, "SipHash: a fast short-input PRF",
- * INDOCRYPT 2012).  No allocation.
+ * INDOCRYPT 2012).  No allocation, no 64-bit division.  The window is
+ * described in auth.h.
  */
 #include "auth.h"
 
@@ -89,3 +91,114 @@ u64 mpip_siphash(const void *data, unsigned int len, u64 k0, u64 k1)
 	return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 #endif
+
+void mpip_replay_init(struct mpip_replay *win)
+{
+	memset(win, 0, sizeof(*win));
+}
+
+/**
+ * mpip_replay_infer() - the full counter of a received low half
+ * @win: the replay window
+ * @lo: the counter's low 32 bits, as received
+ * @ctr: set to the full counter
+ *
+ * The counter is taken as the one value with these low bits from the
+ * window's bottom, @win->top - MPIP_REPLAY_WINDOW + 1, up to 2^32 - 1
+ * above it (RFC 4303, appendix A2.2).  Anything older than the window
+ * would be refused anyway; a guess that is wrong because the sender is
+ * 2^32 - MPIP_REPLAY_WINDOW or more ahead fails the MAC.
+ *
+ * Return: 0, MPIP_AUTH_E_OLD if the value would be 0 or below (before the
+ * first counter), MPIP_AUTH_E_WRAP if it would be 2^64 or above.
+ */
+int mpip_replay_infer(const struct mpip_replay *win, u32 lo, u64 *ctr)
+{
+	u32 th = (u32)(win->top >> 32), tl = (u32)win->top;
+	u32 bottom = tl - (MPIP_REPLAY_WINDOW - 1);	/* mod 2^32 */
+	u64 hi = th;
+
+	if (tl >= MPIP_REPLAY_WINDOW - 1) {
+		/* The window lies within one 2^32 block (high half th). */
+		if (lo < bottom) {
+			if (th == 0xffffffff)
+				return MPIP_AUTH_E_WRAP;
+			hi = (u64)th + 1;
+		}
+	} else if (lo >= bottom) {
+		/* The window reaches back into the previous block. */
+		if (!th)
+			return MPIP_AUTH_E_OLD;
+		hi = (u64)th - 1;
+	}
+	*ctr = hi << 32 | lo;
+	return *ctr ? 0 : MPIP_AUTH_E_OLD;
+}
+
+static u64 replay_bit(u64 ctr)
+{
+	return (u64)1 << (ctr & 63);
+}
+
+static unsigned int replay_word(u64 ctr)
+{
+	return (unsigned int)(ctr >> 6) & (MPIP_REPLAY_WORDS - 1);
+}
+
+/**
+ * mpip_replay_check() - may a counter be accepted?
+ * @win: the replay window
+ * @ctr: the counter
+ *
+ * Return: 0 if @ctr is new, MPIP_AUTH_E_OLD if it is 0 or
+ * MPIP_REPLAY_WINDOW or more behind the newest, MPIP_AUTH_E_DUP if it was
+ * accepted before.
+ */
+int mpip_replay_check(const struct mpip_replay *win, u64 ctr)
+{
+	if (!ctr)
+		return MPIP_AUTH_E_OLD;
+	if (ctr > win->top)
+		return 0;
+	if (win->top - ctr >= MPIP_REPLAY_WINDOW)
+		return MPIP_AUTH_E_OLD;
+	if (win->bits[replay_word(ctr)] & replay_bit(ctr))
+		return MPIP_AUTH_E_DUP;
+	return 0;
+}
+
+/* Move the newest counter up to @ctr, clearing the words it passes. */
+static void replay_advance(struct mpip_replay *win, u64 ctr)
+{
+	u64 from = win->top >> 6, to = ctr >> 6, w;
+
+	if (to - from >= MPIP_REPLAY_WORDS) {
+		memset(win->bits, 0, sizeof(win->bits));
+	} else {
+		for (w = from + 1; w <= to; w++)
+			win->bits[w & (MPIP_REPLAY_WORDS - 1)] = 0;
+	}
+	win->top = ctr;
+}
+
+/**
+ * mpip_replay_commit() - accept a counter whose CM verified
+ * @win: the replay window; the caller serialises commits
+ * @ctr: the counter
+ *
+ * Checks @ctr again (mpip_replay_check()), so a copy that passed a check
+ * while its twin was committed is refused here.
+ *
+ * Return: 0, or MPIP_AUTH_E_OLD or MPIP_AUTH_E_DUP and @win unchanged.
+ */
+int mpip_replay_commit(struct mpip_replay *win, u64 ctr)
+{
+	int ret = mpip_replay_check(win, ctr);
+
+	if (ret)
+		return ret;
+	if (ctr > win->top)
+		replay_advance(win, ctr);
+	win->bits[replay_word(ctr)] |= replay_bit(ctr);
+	return 0;
+}

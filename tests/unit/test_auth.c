@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host unit tests for kernel/core/auth.c: SipHash-2-4 against the
- * reference vectors.
+ * reference vectors, and the replay window with the counter's high half
+ * inferred from it (duplicates, the window's edge, big jumps, no
+ * wraparound, a model run with random arrivals).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,8 @@
 
 #include "auth.h"
 #include "ktap.h"
+
+#define W	MPIP_REPLAY_WINDOW
 
 /* The key of the SipHash paper's test vectors: bytes 00 01 .. 0f. */
 static const struct mpip_auth_key ref_key = {
@@ -124,4 +128,326 @@ UNIT_TEST(auth_siphash_reference_vectors)
 				     "length %u offset %u", i, off);
 		}
 	}
+}
+
+static int window_is_initial(const struct mpip_replay *win)
+{
+	struct mpip_replay zero;
+
+	mpip_replay_init(&zero);
+	return !memcmp(win, &zero, sizeof(zero));
+}
+
+UNIT_TEST(replay_fresh_and_duplicates)
+{
+	struct mpip_replay win;
+
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_check(&win, 1), 0);
+	CHECK_EQ(mpip_replay_commit(&win, 1), 0);
+	CHECK_EQ(mpip_replay_check(&win, 1), MPIP_AUTH_E_DUP);
+	CHECK_EQ(mpip_replay_commit(&win, 1), MPIP_AUTH_E_DUP);
+	CHECK_EQ(mpip_replay_commit(&win, 3), 0);
+	CHECK_EQ(mpip_replay_commit(&win, 2), 0);
+	CHECK_EQ(mpip_replay_commit(&win, 2), MPIP_AUTH_E_DUP);
+	CHECK_EQ(mpip_replay_commit(&win, 3), MPIP_AUTH_E_DUP);
+	CHECK_EQ(win.top, 3);
+	/* a check alone changes nothing */
+	CHECK_EQ(mpip_replay_check(&win, 4), 0);
+	CHECK_EQ(mpip_replay_check(&win, 4), 0);
+	CHECK_EQ(win.top, 3);
+}
+
+UNIT_TEST(replay_zero_never_accepted)
+{
+	struct mpip_replay win;
+	u64 ctr = 12345;
+
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_check(&win, 0), MPIP_AUTH_E_OLD);
+	CHECK_EQ(mpip_replay_commit(&win, 0), MPIP_AUTH_E_OLD);
+	CHECK_EQ(mpip_replay_infer(&win, 0, &ctr), MPIP_AUTH_E_OLD);
+	CHECK(window_is_initial(&win));
+}
+
+UNIT_TEST(replay_window_edge)
+{
+	struct mpip_replay win;
+	const u64 top = 100000;
+
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_commit(&win, top), 0);
+	CHECK_EQ(mpip_replay_check(&win, top - (W - 1)), 0);
+	CHECK_EQ(mpip_replay_check(&win, top - W), MPIP_AUTH_E_OLD);
+	CHECK_EQ(mpip_replay_commit(&win, top - W), MPIP_AUTH_E_OLD);
+	CHECK_EQ(mpip_replay_commit(&win, top - (W - 1)), 0);
+	CHECK_EQ(mpip_replay_commit(&win, top - (W - 1)), MPIP_AUTH_E_DUP);
+	/* one step up pushes the oldest out */
+	CHECK_EQ(mpip_replay_commit(&win, top + 1), 0);
+	CHECK_EQ(mpip_replay_check(&win, top - (W - 1)), MPIP_AUTH_E_OLD);
+	CHECK_EQ(mpip_replay_check(&win, top - (W - 2)), 0);
+	/* a window that has not filled up yet: everything from 1 on */
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_commit(&win, W / 2), 0);
+	CHECK_EQ(mpip_replay_commit(&win, 1), 0);
+	CHECK_EQ(mpip_replay_commit(&win, 1), MPIP_AUTH_E_DUP);
+}
+
+/* Every counter of the window arrives, in a random order, then again. */
+UNIT_TEST(replay_reorder_within_window)
+{
+	static u64 order[W];
+	struct mpip_replay win;
+	const u64 top = 5000;
+	unsigned int i, j;
+
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_commit(&win, top), 0);
+	for (i = 0; i < W - 1; i++)
+		order[i] = top - 1 - i;
+	for (i = W - 2; i > 0; i--) {
+		u64 x;
+
+		j = unit_below(ctx, i + 1);
+		x = order[i];
+		order[i] = order[j];
+		order[j] = x;
+	}
+	for (i = 0; i < W - 1; i++)
+		CHECK_EQ_MSG(mpip_replay_commit(&win, order[i]), 0, "%llu",
+			     (unsigned long long)order[i]);
+	for (i = 0; i < W - 1; i++)
+		CHECK_EQ_MSG(mpip_replay_commit(&win, order[i]),
+			     MPIP_AUTH_E_DUP, "%llu",
+			     (unsigned long long)order[i]);
+	CHECK_EQ(win.top, top);
+}
+
+/*
+ * Jumps ahead: of less than the window, of exactly the ring (the same bit
+ * in the same word), of more than the ring.  Counters the jump skipped
+ * that are still in the window are accepted, older ones are old, and no
+ * stale bit of an earlier lap of the ring reads as a duplicate.
+ */
+UNIT_TEST(replay_big_jumps)
+{
+	static const u64 jumps[] = {
+		1, 63, 64, 65, W - 1, W, W + 1, 64 * MPIP_REPLAY_WORDS,
+		64 * MPIP_REPLAY_WORDS + 1, 2 * 64 * MPIP_REPLAY_WORDS,
+		1000000, 1ULL << 31,
+	};
+	struct mpip_replay win;
+	unsigned int i;
+	u64 top, c;
+
+	for (i = 0; i < ARRAY_SIZE(jumps); i++) {
+		mpip_replay_init(&win);
+		/* a full window: every counter 1000..1000+W-1 seen */
+		for (c = 1000; c < 1000 + W; c++)
+			mpip_replay_commit(&win, c);
+		top = win.top + jumps[i];
+		if (!CHECK_EQ(mpip_replay_commit(&win, top), 0))
+			continue;
+		CHECK_EQ(mpip_replay_check(&win, top), MPIP_AUTH_E_DUP);
+		for (c = top - (W - 1); c < top; c++) {
+			int want = c < 1000 + W ? MPIP_AUTH_E_DUP : 0;
+
+			CHECK_EQ_MSG(mpip_replay_check(&win, c), want,
+				     "jump %llu counter %llu",
+				     (unsigned long long)jumps[i],
+				     (unsigned long long)c);
+		}
+		CHECK_EQ_MSG(mpip_replay_check(&win, top - W),
+			     MPIP_AUTH_E_OLD, "jump %llu",
+			     (unsigned long long)jumps[i]);
+	}
+}
+
+/* The counter never wraps: nothing after 2^64 - 1, nothing at 0 again. */
+UNIT_TEST(replay_no_wraparound)
+{
+	const u64 max = ~0ULL;
+	struct mpip_replay win;
+	u64 ctr = 0;
+
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_commit(&win, max - 5), 0);
+	CHECK_EQ(mpip_replay_infer(&win, (u32)max, &ctr), 0);
+	CHECK_EQ(ctr, max);
+	CHECK_EQ(mpip_replay_commit(&win, max), 0);
+	CHECK_EQ(mpip_replay_commit(&win, max), MPIP_AUTH_E_DUP);
+	CHECK_EQ(mpip_replay_commit(&win, max - 3), 0);
+	/* low halves that would follow 2^64 - 1 */
+	CHECK_EQ(mpip_replay_infer(&win, 0, &ctr), MPIP_AUTH_E_WRAP);
+	CHECK_EQ(mpip_replay_infer(&win, 1, &ctr), MPIP_AUTH_E_WRAP);
+	CHECK_EQ(mpip_replay_infer(&win, 0x7fffffff, &ctr), MPIP_AUTH_E_WRAP);
+	/* still inside the window */
+	CHECK_EQ(mpip_replay_infer(&win, (u32)(max - 10), &ctr), 0);
+	CHECK_EQ(ctr, max - 10);
+	CHECK_EQ(mpip_replay_check(&win, 0), MPIP_AUTH_E_OLD);
+	CHECK_EQ(win.top, max);
+}
+
+UNIT_TEST(replay_infer_cases)
+{
+	struct mpip_replay win;
+	u64 ctr = 0;
+
+	/* fresh: low halves are taken as they are */
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_infer(&win, 1, &ctr), 0);
+	CHECK_EQ(ctr, 1);
+	CHECK_EQ(mpip_replay_infer(&win, 0xfffff000, &ctr), 0);
+	CHECK_EQ(ctr, 0xfffff000);
+	/* within W - 1 below 2^32 it would be before counter 1 */
+	CHECK_EQ(mpip_replay_infer(&win, 0xffffffff, &ctr), MPIP_AUTH_E_OLD);
+	CHECK_EQ(mpip_replay_infer(&win, (u32)-(W - 1), &ctr),
+		 MPIP_AUTH_E_OLD);
+	CHECK_EQ(mpip_replay_infer(&win, (u32)-W, &ctr), 0);
+	CHECK_EQ(ctr, 0x100000000ULL - W);
+
+	/* window reaching back into the previous 2^32 block */
+	CHECK_EQ(mpip_replay_commit(&win, 0x100000005ULL), 0);
+	CHECK_EQ(mpip_replay_infer(&win, 0xfffffff0, &ctr), 0);
+	CHECK_EQ(ctr, 0xfffffff0ULL);
+	CHECK_EQ(mpip_replay_infer(&win, 10, &ctr), 0);
+	CHECK_EQ(ctr, 0x10000000aULL);
+	CHECK_EQ(mpip_replay_infer(&win, 5 - (W - 1), &ctr), 0);
+	CHECK_EQ(ctr, 0x100000005ULL - (W - 1));
+	CHECK_EQ(mpip_replay_infer(&win, 5 - W, &ctr), 0);
+	CHECK_EQ(ctr, 0x200000005ULL - W);
+
+	/* window within one block */
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_commit(&win, 0x280000000ULL), 0);
+	CHECK_EQ(mpip_replay_infer(&win, 0x80000000 - (W - 1), &ctr), 0);
+	CHECK_EQ(ctr, 0x280000000ULL - (W - 1));
+	CHECK_EQ(mpip_replay_infer(&win, 0x80000000 - W, &ctr), 0);
+	CHECK_EQ(ctr, 0x380000000ULL - W);
+	CHECK_EQ(mpip_replay_infer(&win, 0xffffffff, &ctr), 0);
+	CHECK_EQ(ctr, 0x2ffffffffULL);
+	CHECK_EQ(mpip_replay_infer(&win, 0, &ctr), 0);
+	CHECK_EQ(ctr, 0x300000000ULL);
+}
+
+/*
+ * The inference against its definition: the one value with the given low
+ * half from the window's bottom (top - W + 1) to 2^32 - 1 above it, or an
+ * error when that value is not in 1 .. 2^64 - 1.
+ */
+UNIT_TEST(replay_infer_model)
+{
+	struct mpip_replay win;
+	unsigned int i;
+
+	for (i = 0; i < 200000; i++) {
+		__int128 bottom, want;
+		u64 top, ctr = 0;
+		u32 lo;
+		int ret;
+
+		switch (unit_below(ctx, 4)) {
+		case 0:
+			top = unit_below(ctx, 4 * W);
+			break;
+		case 1:
+			top = ~0ULL - unit_below(ctx, 4 * W);
+			break;
+		case 2:
+			top = ((u64)unit_rand32(ctx) << 32) +
+			      unit_below(ctx, 2 * W) - W;
+			break;
+		default:
+			top = unit_rand64(ctx);
+		}
+		lo = unit_below(ctx, 2) ? unit_rand32(ctx) :
+		     (u32)top + unit_below(ctx, 4 * W) - 2 * W;
+		mpip_replay_init(&win);
+		win.top = top;
+		bottom = (__int128)top - (W - 1);
+		want = bottom + (u32)(lo - (u32)bottom);
+		ret = mpip_replay_infer(&win, lo, &ctr);
+		if (want < 1)
+			CHECK_EQ_MSG(ret, MPIP_AUTH_E_OLD, "top 0x%llx lo 0x%x",
+				     (unsigned long long)top, lo);
+		else if (want > (__int128)~0ULL)
+			CHECK_EQ_MSG(ret, MPIP_AUTH_E_WRAP, "top 0x%llx lo 0x%x",
+				     (unsigned long long)top, lo);
+		else if (CHECK_EQ_MSG(ret, 0, "top 0x%llx lo 0x%x",
+				      (unsigned long long)top, lo))
+			CHECK_EQ_MSG(ctr, (u64)want, "top 0x%llx lo 0x%x",
+				     (unsigned long long)top, lo);
+	}
+}
+
+/*
+ * Random arrivals against a model that remembers every accepted counter:
+ * mostly near the newest (reordering, duplicates), sometimes behind the
+ * window, sometimes far ahead.  After some steps every counter of the
+ * window is checked against the model too.
+ */
+#define MODEL_MAX	(1u << 24)
+
+static int model_seen(const u8 *seen, u64 c)
+{
+	return seen[c / 8] >> (c % 8) & 1;
+}
+
+UNIT_TEST(replay_model_random)
+{
+	static u8 seen[MODEL_MAX / 8];
+	struct mpip_replay win;
+	u64 max = 0, c;
+	unsigned int i;
+
+	memset(seen, 0, sizeof(seen));
+	mpip_replay_init(&win);
+	for (i = 0; i < 100000 && max < MODEL_MAX - 10000; i++) {
+		int want, ret;
+		s64 d;
+
+		switch (unit_below(ctx, 32)) {
+		case 0:
+			d = (s64)unit_below(ctx, 3000);	/* a jump ahead */
+			break;
+		case 1:
+			d = -(s64)unit_below(ctx, 3 * W);	/* far behind */
+			break;
+		default:
+			d = (s64)unit_below(ctx, 2 * W) - (s64)(W + W / 2);
+		}
+		c = (s64)max + d < 0 ? 0 : max + d;
+		if (!c)
+			want = MPIP_AUTH_E_OLD;
+		else if (c > max)
+			want = 0;
+		else if (max - c >= W)
+			want = MPIP_AUTH_E_OLD;
+		else if (model_seen(seen, c))
+			want = MPIP_AUTH_E_DUP;
+		else
+			want = 0;
+		CHECK_EQ_MSG(mpip_replay_check(&win, c), want, "step %u c %llu",
+			     i, (unsigned long long)c);
+		ret = mpip_replay_commit(&win, c);
+		if (!CHECK_EQ_MSG(ret, want, "step %u c %llu", i,
+				  (unsigned long long)c))
+			return;
+		if (!ret) {
+			seen[c / 8] |= (u8)(1u << (c % 8));
+			if (c > max)
+				max = c;
+		}
+		CHECK_EQ(win.top, max);
+		if (i % 997)
+			continue;
+		for (c = max > W ? max - W + 1 : 1; c <= max; c++) {
+			want = model_seen(seen, c) ? MPIP_AUTH_E_DUP : 0;
+			CHECK_EQ_MSG(mpip_replay_check(&win, c), want,
+				     "step %u window c %llu", i,
+				     (unsigned long long)c);
+		}
+	}
+	unit_diag("replay_model_random: %u arrivals, newest %llu", i,
+		  (unsigned long long)max);
 }
