@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Host unit tests for kernel/core/auth.c: SipHash-2-4 against the
- * reference vectors, and the replay window with the counter's high half
- * inferred from it (duplicates, the window's edge, big jumps, no
- * wraparound, a model run with random arrivals).
+ * reference vectors, key and token derivation, the CM MAC (fixed vectors,
+ * every covered bit tampered, reflection), and the replay window with the
+ * counter's high half inferred from it (duplicates, the window's edge, big
+ * jumps, no wraparound, a model run with random arrivals).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,12 +132,524 @@ UNIT_TEST(auth_siphash_reference_vectors)
 	}
 }
 
+UNIT_TEST(auth_token_vectors)
+{
+	CHECK_EQ(mpip_auth_token(0x0123456789abcdefULL), 0x23ddaae7);
+	CHECK_EQ(mpip_auth_token(0xfedcba9876543210ULL), 0x3e2d80d3);
+	CHECK_EQ(mpip_auth_token(0), 0);
+}
+
+UNIT_TEST(auth_derive_vectors)
+{
+	struct mpip_auth_peer a;
+
+	if (!CHECK_EQ(mpip_auth_derive(&a, 0x0123456789abcdefULL,
+				       0xfedcba9876543210ULL), 0))
+		return;
+	CHECK_EQ(a.tx.k0, 0x23c0de22acfd24e4ULL);
+	CHECK_EQ(a.tx.k1, 0x78867f4563b83683ULL);
+	CHECK_EQ(a.rx.k0, 0x561227ca27249e72ULL);
+	CHECK_EQ(a.rx.k1, 0x62404d0dc14fe802ULL);
+	CHECK_EQ(a.rx_token, 0x23ddaae7);
+	CHECK_EQ(a.tx_token, 0x3e2d80d3);
+}
+
+UNIT_TEST(auth_derive_both_ends_agree)
+{
+	struct mpip_auth_peer a, b;
+	unsigned int i;
+
+	for (i = 0; i < 500; i++) {
+		u64 ka = unit_rand64(ctx), kb = unit_rand64(ctx);
+
+		if (!ka || !kb || ka == kb)
+			continue;
+		if (!CHECK_EQ(mpip_auth_derive(&a, ka, kb), 0) ||
+		    !CHECK_EQ(mpip_auth_derive(&b, kb, ka), 0))
+			return;
+		CHECK(!memcmp(&a.tx, &b.rx, sizeof(a.tx)));
+		CHECK(!memcmp(&a.rx, &b.tx, sizeof(a.rx)));
+		CHECK(memcmp(&a.tx, &a.rx, sizeof(a.tx)));
+		CHECK_EQ(a.tx_token, b.rx_token);
+		CHECK_EQ(a.rx_token, b.tx_token);
+		CHECK_EQ(a.rx_token, mpip_auth_token(ka));
+		CHECK_EQ(b.rx_token, mpip_auth_token(kb));
+	}
+}
+
+UNIT_TEST(auth_derive_refuses_bad_keys)
+{
+	static const struct mpip_auth_peer zero;
+	struct mpip_auth_peer a;
+
+	memset(&a, 0xa5, sizeof(a));
+	CHECK_EQ(mpip_auth_derive(&a, 0, 5), MPIP_AUTH_E_KEY);
+	CHECK(!memcmp(&a, &zero, sizeof(a)));
+	memset(&a, 0xa5, sizeof(a));
+	CHECK_EQ(mpip_auth_derive(&a, 5, 0), MPIP_AUTH_E_KEY);
+	CHECK(!memcmp(&a, &zero, sizeof(a)));
+	/* a handshake reflected back to its sender carries its own key */
+	memset(&a, 0xa5, sizeof(a));
+	CHECK_EQ(mpip_auth_derive(&a, 0x1234, 0x1234), MPIP_AUTH_E_KEY);
+	CHECK(!memcmp(&a, &zero, sizeof(a)));
+}
+
+/* A CM with every field used: 7 addresses, an extension. */
+struct tcm {
+	struct mpip_cm cm;
+	u8 ext[MPIP_AUTH_EXT_MAX];
+	struct mpip_auth_ctx ctx;
+};
+
+static void tcm_init(struct tcm *t, struct unit_ctx *ctx)
+{
+	memset(t, 0, sizeof(*t));
+	t->cm.node_id = unit_rand32(ctx);
+	t->cm.session_id = (u16)unit_rand32(ctx);
+	t->cm.path_id = 3;
+	t->cm.fb_path_id = 9;
+	t->cm.timestamp_us = unit_rand32(ctx);
+	t->cm.path_delay_us = unit_rand32(ctx);
+	t->cm.flags = MPIP_CM_F_IP_CHANGE | MPIP_CM_F_CTRL;
+	t->cm.xflags = MPIP_CM_X_SOLE;
+	t->cm.naddrs = 7;
+	unit_fill(ctx, t->cm.addrs, sizeof(t->cm.addrs[0]) * 7);
+	unit_fill(ctx, t->ext, sizeof(t->ext));
+	t->ctx.proto = 17;
+	t->ctx.ext_len = 24;
+	t->ctx.ext = t->ext;
+}
+
+static void tcm_copy(struct tcm *dst, const struct tcm *src)
+{
+	*dst = *src;
+	dst->ctx.ext = dst->ext;
+}
+
+/* A fixed CM of the vectors: like auth_vectors.c's third. */
+static void vec_cm(struct mpip_cm *cm)
+{
+	static const u8 a0[4] = { 10, 2, 0, 1 }, a1[4] = { 10, 2, 1, 31 };
+
+	memset(cm, 0, sizeof(*cm));
+	cm->node_id = 0x01020304;
+	cm->session_id = 0x0506;
+	cm->path_id = 7;
+	cm->fb_path_id = 8;
+	cm->timestamp_us = 0x090a0b0c;
+	cm->path_delay_us = 0x0d0e0f10;
+	cm->flags = MPIP_CM_F_IP_CHANGE | MPIP_CM_F_CTRL;
+	cm->naddrs = 2;
+	memcpy(&cm->addrs[0], a0, 4);
+	memcpy(&cm->addrs[1], a1, 4);
+}
+
+UNIT_TEST(auth_mac_input_layout)
+{
+	static const u8 want[] = {
+		0xd7, 0x02, 0x01, 0x11,	/* magic, version, domain, UDP */
+		0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, /* counter */
+		0x01, 0x02, 0x03, 0x04,	/* token */
+		0x05, 0x06, 0x07, 0x08,	/* session, path, feedback path */
+		0x09, 0x0a, 0x0b, 0x0c,	/* timestamp */
+		0x0d, 0x0e, 0x0f, 0x10,	/* path delay */
+		0x0c, 0x02, 0x00, 0x00,	/* flags, xflags|N, E, 0 */
+		0x0a, 0x02, 0x00, 0x01,	/* addresses */
+		0x0a, 0x02, 0x01, 0x1f,
+	};
+	const struct mpip_auth_ctx actx = { 17, 0, NULL };
+	u8 in[MPIP_AUTH_INPUT_MAX];
+	struct mpip_cm cm;
+	int n;
+
+	vec_cm(&cm);
+	n = mpip_auth_input(&cm, 0x100000000ULL, &actx, in);
+	if (!CHECK_EQ(n, sizeof(want)))
+		return;
+	CHECK(!memcmp(in, want, sizeof(want)));
+}
+
+UNIT_TEST(auth_mac_vectors)
+{
+	const struct mpip_auth_ctx udp = { 17, 0, NULL }, tcp = { 6, 0, NULL };
+	u8 ext[8], blk[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_auth_ctx hb = { 6, 8, ext };
+	struct mpip_auth_peer a;
+	struct mpip_cm cm;
+	unsigned int i;
+	u64 mac = 0;
+
+	/* the all-zero CM, counter 1 */
+	memset(&cm, 0, sizeof(cm));
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 1, &udp, &mac), 0);
+	CHECK_EQ(mac, 0x048f1bfc8386cb86ULL);
+
+	/* a data CM with ORIG */
+	cm.node_id = 0x89abcdef;
+	cm.session_id = 0x1235;
+	cm.path_id = 3;
+	cm.fb_path_id = 2;
+	cm.timestamp_us = 0x80000000;
+	cm.path_delay_us = 0x7fffffff;
+	cm.flags = MPIP_CM_F_ORIG;
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 1, &tcp, &mac), 0);
+	CHECK_EQ(mac, 0x04deb66f7f0b4e55ULL);
+
+	/* an address change, counter 2^32: the block carries its low half */
+	vec_cm(&cm);
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 0x100000000ULL, &udp, &mac), 0);
+	CHECK_EQ(mac, 0x3835481aeefbd44dULL);
+	CHECK_EQ(mpip_auth_seal(&ref_key, &cm, 0x100000000ULL, &udp, blk), 0);
+	CHECK(!memcmp(blk, "\x00\x00\x00\x00\x38\x35\x48\x1a\xee\xfb\xd4\x4d",
+		      sizeof(blk)));
+
+	/* a heartbeat with an extension */
+	memset(&cm, 0, sizeof(cm));
+	cm.node_id = 0xcafef00d;
+	cm.session_id = 42;
+	cm.path_id = 1;
+	cm.fb_path_id = 1;
+	cm.timestamp_us = 1000000;
+	cm.path_delay_us = 250;
+	cm.flags = MPIP_CM_F_HB | MPIP_CM_F_CTRL;
+	cm.xflags = MPIP_CM_X_SOLE;
+	cm.naddrs = 1;
+	memcpy(&cm.addrs[0], "\x0a\x04\x00\x01", 4);
+	for (i = 0; i < sizeof(ext); i++)
+		ext[i] = (u8)(0xe0 + i);
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 12345, &hb, &mac), 0);
+	CHECK_EQ(mac, 0xd43e3a2025122edbULL);
+
+	/* the same under a derived key */
+	if (!CHECK_EQ(mpip_auth_derive(&a, 0x0123456789abcdefULL,
+				       0xfedcba9876543210ULL), 0))
+		return;
+	CHECK_EQ(mpip_auth_mac(&a.tx, &cm, 12345, &hb, &mac), 0);
+	CHECK_EQ(mac, 0xc45206425feda127ULL);
+}
+
+UNIT_TEST(auth_mac_invalid_args)
+{
+	u8 ext[MPIP_AUTH_EXT_MAX + 4] = { 0 }, blk[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_auth_ctx actx = { 17, 0, ext };
+	struct mpip_cm cm;
+	u64 mac;
+
+	memset(&cm, 0, sizeof(cm));
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 0, &actx, &mac),
+		 MPIP_AUTH_E_INVAL);
+	CHECK_EQ(mpip_auth_seal(&ref_key, &cm, 0, &actx, blk),
+		 MPIP_AUTH_E_INVAL);
+	cm.naddrs = MPIP_CM_MAX_ADDRS + 1;
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 1, &actx, &mac),
+		 MPIP_AUTH_E_INVAL);
+	cm.naddrs = MPIP_CM_MAX_ADDRS;
+	cm.xflags = MPIP_CM_X_MASK + 1;
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 1, &actx, &mac),
+		 MPIP_AUTH_E_INVAL);
+	cm.xflags = MPIP_CM_X_MASK;
+	actx.ext_len = MPIP_AUTH_EXT_MAX + 4;
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 1, &actx, &mac),
+		 MPIP_AUTH_E_INVAL);
+	actx.ext_len = 2;
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 1, &actx, &mac),
+		 MPIP_AUTH_E_INVAL);
+	actx.ext_len = 4;
+	actx.ext = NULL;
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 1, &actx, &mac),
+		 MPIP_AUTH_E_INVAL);
+	/* the largest input */
+	actx.ext = ext;
+	actx.ext_len = MPIP_AUTH_EXT_MAX;
+	CHECK_EQ(mpip_auth_mac(&ref_key, &cm, 1, &actx, &mac), 0);
+}
+
+/* Verify @t's block at a fresh window; 0 if it verified. */
+static int tcm_verify(const struct mpip_auth_key *key, const struct tcm *t,
+		      const u8 *blk)
+{
+	struct mpip_replay win;
+	u64 ctr;
+
+	mpip_replay_init(&win);
+	return mpip_auth_verify(key, &win, &t->cm, &t->ctx, blk,
+				MPIP_AUTH_BLOCK_LEN, &ctr);
+}
+
+static void flip(void *p, unsigned int bit)
+{
+	((u8 *)p)[bit / 8] ^= (u8)(1 << (bit % 8));
+}
+
+struct field {
+	const char *name;
+	size_t off, size;
+	int structural;	/* changes the input's shape: may be E_INVAL */
+};
+
+#define CM_FIELD(f, s)	{ #f, offsetof(struct tcm, cm.f), \
+			  sizeof(((struct mpip_cm *)0)->f), s }
+
+static const struct field fields[] = {
+	CM_FIELD(node_id, 0),
+	CM_FIELD(session_id, 0),
+	CM_FIELD(path_id, 0),
+	CM_FIELD(fb_path_id, 0),
+	CM_FIELD(timestamp_us, 0),
+	CM_FIELD(path_delay_us, 0),
+	CM_FIELD(flags, 0),
+	CM_FIELD(xflags, 1),
+	CM_FIELD(naddrs, 1),
+	{ "addrs", offsetof(struct tcm, cm.addrs), 7 * 4, 0 },
+	{ "ext", offsetof(struct tcm, ext), 24, 0 },
+	{ "proto", offsetof(struct tcm, ctx.proto), 1, 0 },
+	{ "ext_len", offsetof(struct tcm, ctx.ext_len), 1, 1 },
+};
+
+/*
+ * Every bit of everything the MAC covers, flipped one at a time between
+ * sender and receiver: the CM's fields, its addresses, the extension, the
+ * protocol; then the auth block itself and the key.  None verifies.
+ */
+UNIT_TEST(auth_tamper_every_covered_bit)
+{
+	u8 blk[MPIP_AUTH_BLOCK_LEN], bad[MPIP_AUTH_BLOCK_LEN];
+	const u64 ctr = 0x2468ace;
+	struct mpip_auth_key key;
+	struct tcm t, u;
+	unsigned int f, b, n = 0;
+	int ret;
+
+	key.k0 = unit_rand64(ctx);
+	key.k1 = unit_rand64(ctx);
+	tcm_init(&t, ctx);
+	if (!CHECK_EQ(mpip_auth_seal(&key, &t.cm, ctr, &t.ctx, blk), 0) ||
+	    !CHECK_EQ(tcm_verify(&key, &t, blk), 0))
+		return;
+
+	for (f = 0; f < ARRAY_SIZE(fields); f++) {
+		for (b = 0; b < 8 * fields[f].size; b++, n++) {
+			tcm_copy(&u, &t);
+			flip((u8 *)&u + fields[f].off, b);
+			ret = tcm_verify(&key, &u, blk);
+			if (fields[f].structural)
+				CHECK_MSG(ret == MPIP_AUTH_E_MAC ||
+					  ret == MPIP_AUTH_E_INVAL,
+					  "%s bit %u: %d", fields[f].name, b,
+					  ret);
+			else
+				CHECK_EQ_MSG(ret, MPIP_AUTH_E_MAC,
+					     "%s bit %u", fields[f].name, b);
+		}
+	}
+	/* the block: the counter's low half, then the MAC */
+	for (b = 0; b < 8 * MPIP_AUTH_BLOCK_LEN; b++, n++) {
+		memcpy(bad, blk, sizeof(bad));
+		flip(bad, b);
+		CHECK_EQ_MSG(tcm_verify(&key, &t, bad), MPIP_AUTH_E_MAC,
+			     "block bit %u", b);
+	}
+	/* the key */
+	for (b = 0; b < 128; b++, n++) {
+		struct mpip_auth_key k2 = key;
+
+		flip(&k2, b);
+		CHECK_EQ_MSG(tcm_verify(&k2, &t, blk), MPIP_AUTH_E_MAC,
+			     "key bit %u", b);
+	}
+	unit_diag("auth_tamper_every_covered_bit: %u single-bit changes", n);
+	CHECK_EQ(tcm_verify(&key, &t, blk), 0);
+}
+
+/* The counter's high half is not on the wire, yet the MAC covers it. */
+UNIT_TEST(auth_mac_covers_whole_counter)
+{
+	const u64 ctr = 0x0123456789abcdefULL;
+	struct tcm t;
+	unsigned int b;
+	u64 mac, mac2;
+
+	tcm_init(&t, ctx);
+	if (!CHECK_EQ(mpip_auth_mac(&ref_key, &t.cm, ctr, &t.ctx, &mac), 0))
+		return;
+	for (b = 0; b < 64; b++) {
+		CHECK_EQ(mpip_auth_mac(&ref_key, &t.cm, ctr ^ ((u64)1 << b),
+				       &t.ctx, &mac2), 0);
+		CHECK_MSG(mac != mac2, "counter bit %u", b);
+	}
+}
+
+/* A CM sent back to its sender, or to a third pair, does not verify. */
+UNIT_TEST(auth_reflected_cm_fails)
+{
+	u8 blk[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_auth_peer a, b, c;
+	struct tcm t;
+
+	if (!CHECK_EQ(mpip_auth_derive(&a, 1111, 2222), 0) ||
+	    !CHECK_EQ(mpip_auth_derive(&b, 2222, 1111), 0) ||
+	    !CHECK_EQ(mpip_auth_derive(&c, 2222, 3333), 0))
+		return;
+	tcm_init(&t, ctx);
+	t.cm.node_id = a.tx_token;
+	CHECK_EQ(t.cm.node_id, b.rx_token);
+	CHECK_EQ(mpip_auth_seal(&a.tx, &t.cm, 7, &t.ctx, blk), 0);
+	CHECK_EQ(tcm_verify(&b.rx, &t, blk), 0);
+	CHECK_EQ(tcm_verify(&a.rx, &t, blk), MPIP_AUTH_E_MAC);
+	CHECK_EQ(tcm_verify(&c.rx, &t, blk), MPIP_AUTH_E_MAC);
+	CHECK_EQ(tcm_verify(&b.tx, &t, blk), MPIP_AUTH_E_MAC);
+}
+
+UNIT_TEST(auth_short_block)
+{
+	u8 blk[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_replay win;
+	struct tcm t;
+	u64 ctr = 0;
+
+	tcm_init(&t, ctx);
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, 1, &t.ctx, blk), 0);
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
+				  MPIP_AUTH_BLOCK_LEN - 1, &ctr),
+		 MPIP_AUTH_E_SHORT);
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk, 0, &ctr),
+		 MPIP_AUTH_E_SHORT);
+	CHECK_EQ(win.top, 0);
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
+				  MPIP_AUTH_BLOCK_LEN, &ctr), 0);
+	CHECK_EQ(ctr, 1);
+}
+
 static int window_is_initial(const struct mpip_replay *win)
 {
 	struct mpip_replay zero;
 
 	mpip_replay_init(&zero);
 	return !memcmp(win, &zero, sizeof(zero));
+}
+
+/*
+ * Forged CMs with counters far ahead must not move the window: otherwise
+ * one forged packet would make every genuine CM "old".
+ */
+UNIT_TEST(auth_window_changes_only_after_mac)
+{
+	u8 blk[MPIP_AUTH_BLOCK_LEN], forged[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_replay win, before;
+	struct tcm t;
+	u64 ctr = 0;
+
+	tcm_init(&t, ctx);
+	mpip_replay_init(&win);
+	unit_fill(ctx, forged, sizeof(forged));
+	memcpy(forged, "\x00\x10\x00\x00", 4);	/* counter 0x100000 */
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, forged,
+				  sizeof(forged), &ctr), MPIP_AUTH_E_MAC);
+	CHECK(window_is_initial(&win));
+
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, 1, &t.ctx, blk), 0);
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
+				  sizeof(blk), &ctr), 0);
+	CHECK_EQ(win.top, 1);
+	before = win;
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, forged,
+				  sizeof(forged), &ctr), MPIP_AUTH_E_MAC);
+	CHECK(!memcmp(&win, &before, sizeof(win)));
+	/* the replayed genuine one */
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
+				  sizeof(blk), &ctr), MPIP_AUTH_E_DUP);
+	CHECK(!memcmp(&win, &before, sizeof(win)));
+	/* the genuine next one still gets through */
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, 2, &t.ctx, blk), 0);
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
+				  sizeof(blk), &ctr), 0);
+	CHECK_EQ(ctr, 2);
+}
+
+/* Two copies checked at once (two CPUs): only one commit succeeds. */
+UNIT_TEST(auth_check_then_commit_once)
+{
+	u8 blk[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_replay win;
+	struct tcm t;
+	u64 c1 = 0, c2 = 0;
+
+	tcm_init(&t, ctx);
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, 77, &t.ctx, blk), 0);
+	CHECK_EQ(mpip_auth_check(&ref_key, &win, &t.cm, &t.ctx, blk,
+				 sizeof(blk), &c1), 0);
+	CHECK_EQ(mpip_auth_check(&ref_key, &win, &t.cm, &t.ctx, blk,
+				 sizeof(blk), &c2), 0);
+	CHECK(window_is_initial(&win));
+	CHECK_EQ(c1, 77);
+	CHECK_EQ(mpip_replay_commit(&win, c1), 0);
+	CHECK_EQ(mpip_replay_commit(&win, c2), MPIP_AUTH_E_DUP);
+}
+
+/* End to end across 2^32: the wire carries only the low half. */
+UNIT_TEST(auth_counter_crosses_2_32)
+{
+	const u64 start = 0xffffff00ULL, n = 512;
+	u8 blk[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_replay win;
+	u64 order[512], i, ctr;
+	struct tcm t;
+
+	tcm_init(&t, ctx);
+	mpip_replay_init(&win);
+	/*
+	 * The receiver has seen earlier CMs (a fresh window takes a low half
+	 * less than W below 2^32 for one before counter 1).
+	 */
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, start - 2000, &t.ctx, blk),
+		 0);
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
+				  sizeof(blk), &ctr), 0);
+	/* in order, with each pair swapped: a little reordering */
+	for (i = 0; i < n; i++)
+		order[i] = start + (i ^ 1);
+	for (i = 0; i < n; i++) {
+		ctr = 0;
+		CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, order[i], &t.ctx, blk),
+			 0);
+		CHECK_EQ_MSG(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx,
+					      blk, sizeof(blk), &ctr), 0,
+			     "counter 0x%llx", (unsigned long long)order[i]);
+		CHECK_EQ(ctr, order[i]);
+	}
+	CHECK_EQ(win.top, start + n - 1);
+	CHECK(win.top > 0xffffffffULL);
+}
+
+/*
+ * A sender 2^32 or more ahead (the receiver missed 2^32 CMs) cannot be
+ * followed: the inferred counter is wrong and the MAC fails, the window
+ * stays as it was.  Peers then time out and shake hands again.
+ */
+UNIT_TEST(auth_sender_too_far_ahead)
+{
+	u8 blk[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_replay win, before;
+	struct tcm t;
+	u64 ctr;
+
+	tcm_init(&t, ctx);
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_commit(&win, 100), 0);
+	before = win;
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, 100 + (1ULL << 32) + 5,
+				&t.ctx, blk), 0);
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
+				  sizeof(blk), &ctr), MPIP_AUTH_E_MAC);
+	CHECK(!memcmp(&win, &before, sizeof(win)));
+	/* just under 2^32 - W ahead still works */
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, 100 + (1ULL << 32) - W,
+				&t.ctx, blk), 0);
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
+				  sizeof(blk), &ctr), 0);
+	CHECK_EQ(ctr, 100 + (1ULL << 32) - W);
 }
 
 UNIT_TEST(replay_fresh_and_duplicates)
