@@ -8,6 +8,7 @@
 #   make bench      benchmarks vs. MPTCP in the lab VM (BENCH="--quick tcp")
 #   make profile    where the CPU time goes: perf in the lab VM (performance.rst)
 #   make unit       host unit tests only (ASan/UBSan)
+#   make fuzz       fuzz the core's network parsers (FUZZ_SECONDS=30 each)
 #   make clean
 
 # Kernel to build against: the running kernel's headers if present, else the
@@ -20,7 +21,7 @@ KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 
 PWD := $(CURDIR)
 
-.PHONY: all module mpipctl unit check check-debug debug-kernel demo bench profile deps clean help
+.PHONY: all module mpipctl unit fuzz check check-debug debug-kernel demo bench profile deps clean help
 
 all: module mpipctl
 
@@ -36,6 +37,9 @@ mpipctl:
 
 unit:
 	$(MAKE) -C tests/unit run
+
+fuzz:
+	$(MAKE) -C tests/fuzz run $(if $(FUZZ_SECONDS),FUZZ_SECONDS=$(FUZZ_SECONDS))
 
 deps:
 	tools/deps.sh
@@ -66,6 +70,7 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C userspace clean
 	$(MAKE) -C tests/unit clean
+	$(MAKE) -C tests/fuzz clean
 
 help:
-	@sed -n '3,12p' Makefile
+	@sed -n '3,13p' Makefile

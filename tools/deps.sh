@@ -47,6 +47,8 @@ APT_PKGS=(
 	linux-perf
 	# lint
 	shellcheck
+	# fuzzing (make fuzz): clang with libFuzzer
+	clang libclang-rt-14-dev
 )
 
 log() {

@@ -2,7 +2,8 @@
 /*
  * Types for the portable mpip core, so that the same files build in the
  * kernel module and in host unit tests.  In the kernel, the core also
- * uses its CRC32C (libcrc32c); on the host, a table of its own.
+ * uses its CRC32C (libcrc32c) and SipHash (lib/siphash.c); on the host,
+ * implementations of its own (cm.c, auth.c).
  */
 #ifndef MPIP_CORE_COMPAT_H
 #define MPIP_CORE_COMPAT_H
@@ -11,6 +12,7 @@
 #include <linux/types.h>
 #include <linux/string.h>
 #include <linux/crc32c.h>
+#include <linux/siphash.h>
 #else
 #include <stdint.h>
 #include <stddef.h>

@@ -34,6 +34,10 @@ uint32_t unit_rand32(struct unit_ctx *ctx);
 uint32_t unit_below(struct unit_ctx *ctx, uint32_t n);
 void unit_fill(struct unit_ctx *ctx, void *buf, size_t len);
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 #define UNIT_TEST(fn)							\
 	static void fn(struct unit_ctx *ctx);				\
 	__attribute__((constructor)) static void fn##_register(void)	\
@@ -59,6 +63,16 @@ void unit_fill(struct unit_ctx *ctx, void *buf, size_t len);
 				  "%s == %s: %lld (0x%llx) != %lld (0x%llx)", \
 				  #a, #b, a_, (unsigned long long)a_,	\
 				  b_, (unsigned long long)b_);		\
+		ok_;							\
+	})
+
+/* Like CHECK, with a printf-style note to tell iterations apart. */
+#define CHECK_MSG(cond, fmt, ...)					\
+	({								\
+		int ok_ = !!(cond);					\
+		if (!ok_)						\
+			unit_fail(ctx, __FILE__, __LINE__, "%s; " fmt,	\
+				  #cond, ##__VA_ARGS__);		\
 		ok_;							\
 	})
 
