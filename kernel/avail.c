@@ -42,7 +42,7 @@ struct mpip_avail *mpip_avail_create(struct mpip_net *mn, __be32 addr,
 	atomic_set(&e->queries, 0);
 	e->tn.stamp = jiffies;
 
-	in = mpip_table_insert(&mn->avail, &e->tn, mpip_avail_hash(addr, port),
+	in = mpip_table_insert(&mn->avail, &e->tn, mpip_avail_hash(&mn->avail, addr, port),
 			       mpip_avail_same);
 	if (in != &e->tn) {
 		kfree(e);

@@ -226,6 +226,14 @@ static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
 		return s;
 	if (!(rx->cm.flags & MPIP_CM_F_ORIG))
 		return NULL;
+	/*
+	 * A session is created, or one holding its ID replaced, only from
+	 * an address of the node: a stranger who names the node could
+	 * otherwise unlink the node's sessions (review C3).  The packet
+	 * itself carries its own addresses and goes on.
+	 */
+	if (!mpip_path_to(n, iph->saddr))
+		return NULL;
 	s = mpip_session_rx(mn, n, rx->cm.session_id, rx->proto, iph->daddr,
 			    rx->dport, iph->saddr, rx->sport);
 	if (s)
@@ -242,6 +250,7 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	struct mpip_session *s;
+	bool moved;
 
 	if (rx->cm.flags & MPIP_CM_F_CTRL) {
 		/* A heartbeat naming a session confirms it. */
@@ -257,6 +266,19 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 		mpip_inc(mn, MPIP_STAT_DROP_SESSION);
 		return false;
 	}
+	/*
+	 * Under other addresses than the session's own, only one of the
+	 * node's addresses, one we have a path to, may send its packets:
+	 * anyone else who names the node, the session and its ports must
+	 * neither be delivered as if from the peer nor keep the session
+	 * alive (review C3).  Any path to it will do: which of our addresses
+	 * the peer may use is its routing's business.
+	 */
+	moved = iph->saddr != s->t.raddr || iph->daddr != s->t.laddr;
+	if (moved && !mpip_path_to(n, iph->saddr)) {
+		mpip_inc(mn, MPIP_STAT_RX_SPOOFED);
+		return false;
+	}
 	if (!READ_ONCE(s->confirmed))
 		WRITE_ONCE(s->confirmed, true);
 	rx->sess = s;
@@ -266,7 +288,7 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 	if ((rx->cm.flags & MPIP_CM_F_NEW) && rx->proto == IPPROTO_UDP)
 		mpip_heartbeat_session(mn, n, s);
 
-	if (iph->saddr == s->t.raddr && iph->daddr == s->t.laddr)
+	if (!moved)
 		return true;
 	if (mpip_rewrite_addrs(skb, s->t.raddr, s->t.laddr)) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
@@ -325,6 +347,15 @@ static bool mpip_in_process(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_in_paths(mn, n, skb, rx);
 		if (cm->session_id)
 			ok = mpip_in_session(mn, n, skb, rx);
+	} else if (cm->session_id && !(cm->flags & (MPIP_CM_F_ORIG |
+						    MPIP_CM_F_CTRL))) {
+		/*
+		 * A packet of a session under a path's addresses from a node
+		 * we could not take in (full table): it cannot be restored,
+		 * and must not be delivered with the path's addresses.
+		 */
+		mpip_inc(mn, MPIP_STAT_RX_SPOOFED);
+		return false;
 	}
 	if (ok && mpip_in_learn_due(mn, rx))
 		mpip_in_learn(mn, skb, rx);

@@ -114,6 +114,7 @@ struct mpip_table {
 	unsigned int count;
 	unsigned int max;
 	unsigned int size;	/* buckets, a power of two */
+	u32 seed;		/* of the bucket hash, random per table */
 	struct hlist_head *buckets;
 	mpip_release_t release;	/* frees an unlinked entry after a grace period */
 };
@@ -203,7 +204,6 @@ struct mpip_node {
 	unsigned long ep_stamp;	/* jiffies: last endpoint replaced */
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
-	u16 sid_next;		/* under the session table lock */
 	unsigned long last_tx;	/* jiffies: last packet sent to the node */
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	unsigned long w_stamp;	/* jiffies: last weight adjustment */
@@ -375,19 +375,20 @@ void mpip_table_release_kfree(struct mpip_tnode *n);
  */
 
 /* avail.c */
-static inline u32 mpip_avail_hash(__be32 addr, __be16 port)
+static inline u32 mpip_avail_hash(const struct mpip_table *t, __be32 addr,
+				  __be16 port)
 {
-	return jhash_2words((__force u32)addr, (__force u32)port, 0) &
+	return jhash_2words((__force u32)addr, (__force u32)port, t->seed) &
 	       ((1 << MPIP_AVAIL_BITS) - 1);
 }
 
 static inline struct mpip_avail *mpip_avail_lookup(struct mpip_net *mn,
 						   __be32 addr, __be16 port)
 {
+	u32 b = mpip_avail_hash(&mn->avail, addr, port);
 	struct mpip_avail *e;
 
-	hlist_for_each_entry_rcu(e, &mn->avail.buckets[mpip_avail_hash(addr, port)],
-				 tn.hnode) {
+	hlist_for_each_entry_rcu(e, &mn->avail.buckets[b], tn.hnode) {
 		if (e->addr == addr && e->port == port)
 			return e;
 	}
@@ -408,17 +409,17 @@ static inline struct mpip_avail *mpip_avail_get(struct mpip_net *mn,
 }
 
 /* node.c */
-static inline u32 mpip_node_hash(u32 id)
+static inline u32 mpip_node_hash(const struct mpip_table *t, u32 id)
 {
-	return jhash_1word(id, 0) & ((1 << MPIP_NODE_BITS) - 1);
+	return jhash_1word(id, t->seed) & ((1 << MPIP_NODE_BITS) - 1);
 }
 
 static inline struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 {
+	u32 b = mpip_node_hash(&mn->nodes, id);
 	struct mpip_node *n;
 
-	hlist_for_each_entry_rcu(n, &mn->nodes.buckets[mpip_node_hash(id)],
-				 tn.hnode) {
+	hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
 		if (n->id == id)
 			return n;
 	}
@@ -496,6 +497,20 @@ static inline struct mpip_path *mpip_path_find(struct mpip_node *n,
 			return p;
 	}
 	return NULL;
+}
+
+/* Does node @n have a path to its address @daddr?  Caller holds RCU. */
+static inline bool mpip_path_to(struct mpip_node *n, __be32 daddr)
+{
+	struct mpip_path *p;
+	unsigned int i;
+
+	for (i = 0; i < mpip_path_slots(n); i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (p && p->daddr == daddr)
+			return true;
+	}
+	return false;
 }
 
 struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p);

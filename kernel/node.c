@@ -36,9 +36,8 @@ static struct mpip_node *mpip_node_get(struct mpip_net *mn, u32 id)
 	n->tn.stamp = jiffies;
 	n->w_stamp = jiffies;
 	n->ep_stamp = jiffies;
-	n->sid_next = 1;
 
-	in = mpip_table_insert(&mn->nodes, &n->tn, mpip_node_hash(id),
+	in = mpip_table_insert(&mn->nodes, &n->tn, mpip_node_hash(&mn->nodes, id),
 			       mpip_node_same);
 	if (in != &n->tn) {
 		kfree(n);

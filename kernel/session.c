@@ -16,6 +16,7 @@
  * removal take the session lock, which keeps the two tables in step.
  */
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 
 #include "mpip.h"
@@ -210,19 +211,20 @@ bool mpip_sid_is_ours(const struct mpip_net *mn, u32 peer, u16 sid)
 	return (mn->node_id < peer) == (sid & 1);
 }
 
-/* A session ID of ours not in use with @n.  Caller holds the lock. */
+/*
+ * A session ID of ours not in use with @n, at random: a sequential one
+ * would be guessed (review C3).  Our IDs have the parity that
+ * mpip_sid_is_ours() gives us.  Caller holds the lock.
+ */
 static u16 mpip_session_new_sid(struct mpip_net *mn, struct mpip_node *n)
 {
+	u16 mine = mpip_sid_is_ours(mn, n->id, 1) ? 1 : 0;
 	unsigned int tries;
 	u16 sid;
 
 	for (tries = 0; tries < 64; tries++) {
-		sid = n->sid_next++;
-		if (!sid || !mpip_sid_is_ours(mn, n->id, sid))
-			sid = n->sid_next++;
-		if (!sid)
-			continue;
-		if (!mpip_session_by_id(mn, n->id, sid))
+		sid = (get_random_u16() & ~1) | mine;
+		if (sid && !mpip_session_by_id(mn, n->id, sid))
 			return sid;
 	}
 	return 0;

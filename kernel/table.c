@@ -7,6 +7,7 @@
  * stamp (jiffies of last use) drives expiry, and is released once
  * unlinked: by default with kfree_rcu(), else by the table's callback.
  */
+#include <linux/random.h>
 #include <linux/slab.h>
 
 #include "mpip.h"
@@ -20,6 +21,8 @@ void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
 	t->count = 0;
 	t->max = max;
 	t->size = size;
+	/* Chosen keys must not fill one bucket (review M2). */
+	t->seed = get_random_u32();
 	t->buckets = buckets;
 	t->release = mpip_table_release_kfree;
 	for (i = 0; i < size; i++)

@@ -77,6 +77,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_REASSEMBLED]	= "rx_reassembled",
 	[MPIP_STAT_TX_POLICY_KEPT]	= "tx_policy_kept",
 	[MPIP_STAT_RX_ICMP_PMTU]	= "rx_icmp_pmtu",
+	[MPIP_STAT_RX_SPOOFED]		= "rx_spoofed",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

@@ -359,6 +359,10 @@ enum mpip_path_attr {
  *	flow take the path the weights chose (see the design documentation)
  * @MPIP_STAT_RX_ICMP_PMTU: "fragmentation needed" errors about packets
  *	sent on a path, whose MTU was recorded on the path's route
+ * @MPIP_STAT_RX_SPOOFED: data packets dropped because they named a
+ *	session of a node from a pair of addresses that is none of the
+ *	node's paths, or came from an unknown node with the addresses of a
+ *	path, not the flow's own
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -404,6 +408,7 @@ enum mpip_stat {
 	MPIP_STAT_RX_REASSEMBLED,
 	MPIP_STAT_TX_POLICY_KEPT,
 	MPIP_STAT_RX_ICMP_PMTU,
+	MPIP_STAT_RX_SPOOFED,
 
 	__MPIP_STAT_MAX,
 };

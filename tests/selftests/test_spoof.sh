@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# test_spoof.sh - a stranger who knows a peer's node ID, a session's ID
+# and its ports (review C3) cannot use them.  Two MPIP hosts on two
+# links; a third host X (namespace ${P}r, mpip off) hangs off B on its
+# own link, 10.1.9.9, and is none of A's addresses.  With a UDP session
+# from A (10.1.1.1:7100) to B (10.1.1.2:6100) running, X sends B:
+# - data CMs naming A's node, the session and its ports, from its own
+#   address: before, B restored them to 10.1.1.1 and delivered them as
+#   if from A; now they are dropped (rx_spoofed) and the application
+#   sees none;
+# - CMs with F_ORIG claiming the session's ID for another flow: before,
+#   B unlinked A's session; now it stays, and A's datagrams still arrive.
+# And session IDs are drawn at random, not counted up from 1.
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+/usr/bin/python3 -c 'import scapy' 2>/dev/null || ktap_skip_all "missing python3-scapy"
+mpip_setup_twolink sp
+X=${P}r
+NFORGED=50
+
+# receiver NS ADDR PORT OUT: log every datagram to ADDR:PORT in NS as
+# "SRC PAYLOAD" lines into OUT, in the background
+receiver() {
+	in_ns "$1" /usr/bin/python3 -u - "$2" "$3" >"$4" 2>&1 <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+print("ready", flush=True)
+while True:
+    data, src = s.recvfrom(65535)
+    print(src[0], src[1], data.decode(errors="replace"), flush=True)
+PY
+	echo $! >"$T/receiver.pid"
+	cleanup_push kill "$!"
+	wait_for 20 grep -q '^ready' "$4" || fail "receiver did not start"
+}
+
+# send_good N: N datagrams "GOOD i" from A's 10.1.1.1:7100 to B's 6100
+send_good() {
+	in_ns "$A" /usr/bin/python3 - "$1" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.1.1", 7100))
+for i in range(int(sys.argv[1])):
+    s.sendto(b"GOOD %d" % i, ("10.1.1.2", 6100))
+    time.sleep(0.02)
+PY
+}
+
+# count WORD: datagrams received with WORD in them
+count() { grep -c "$1" "$T/rx" || true; }
+
+# b_session: B's session of the flow (JSON), or fail
+b_session() {
+	mpip_session_json "$B" udp 6100 7100
+}
+
+t_setup() {
+	mpip_twolink_warm_up
+	ip netns add "$X"
+	ip link add eth9 netns "$B" type veth peer name eth0 netns "$X"
+	ip -n "$B" addr add 10.1.9.2/24 dev eth9
+	ip -n "$X" addr add 10.1.9.9/24 dev eth0
+	ip -n "$B" link set eth9 up
+	ip -n "$X" link set eth0 up
+	ip -n "$X" link set lo up
+	ip -n "$X" route add default via 10.1.9.2
+	ip netns exec "$B" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+		net.ipv4.conf.eth9.rp_filter=0
+	mpipctl_in "$X" disable
+	wait_for 20 in_ns "$X" ping -q -n -c 1 -W 1 10.1.1.2 >/dev/null ||
+		fail "X cannot reach B"
+	receiver "$B" 0.0.0.0 6100 "$T/rx"
+	send_good 20
+	wait_for 10 test "$(count GOOD)" -ge 20 || fail "B got $(count GOOD) of 20 datagrams from A"
+	wait_for 10 b_session >/dev/null || fail "B has no session for A's flow"
+	b_session
+}
+
+# forge FLAGS SPORT N: X sends N datagrams "EVIL" to 10.1.1.2:6100 from
+# its own address and port SPORT with a CM of A's node, the session's ID,
+# path 1, flags FLAGS
+forge() {
+	local node sid
+	node=$(mpip_node_id "$A")
+	sid=$(b_session | jq -r '.id')
+	echo "forging node $node session $sid flags $1 from 10.1.9.9:$2"
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$node" "$sid" "$1" "$2" "$3" <<'PY'
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import mpip_cm
+from scapy.all import IP, UDP, Raw, send, conf
+conf.verb = 0
+node, sid, flags, sport, n = (int(sys.argv[2], 0), int(sys.argv[3]),
+                              int(sys.argv[4], 0), int(sys.argv[5]),
+                              int(sys.argv[6]))
+for i in range(n):
+    t = mpip_cm.MPIPTrailer(node_id=node, session_id=sid, path_id=1,
+                            flags=flags)
+    pkt = IP(src="10.1.9.9", dst="10.1.1.2") / UDP(sport=sport, dport=6100) / Raw(b"EVIL %d" % i)
+    send(mpip_cm.add(pkt, t))
+    time.sleep(0.01)
+PY
+}
+
+t_inject() {
+	local spoofed0 rx0 srx0 srx
+	spoofed0=$(mpip_stat "$B" rx_spoofed)
+	rx0=$(rx_packets "$B" eth9)
+	srx0=$(b_session | jq .rx_pkts)
+	forge 0 7100 "$NFORGED"
+	sleep 1
+	srx=$(b_session | jq .rx_pkts)
+	echo "B: eth9 rx $rx0 -> $(rx_packets "$B" eth9), rx_spoofed $spoofed0 -> $(mpip_stat "$B" rx_spoofed), session rx_pkts $srx0 -> $srx"
+	grep EVIL "$T/rx" | head -n 3 || true
+	(($(rx_packets "$B" eth9) - rx0 >= NFORGED)) || fail "the forged datagrams did not reach B"
+	(($(count EVIL) == 0)) || fail "B's application got $(count EVIL) forged datagrams"
+	(($(mpip_stat "$B" rx_spoofed) - spoofed0 >= NFORGED)) || fail "rx_spoofed did not count them"
+	((srx == srx0)) || fail "the forged datagrams counted as the session's"
+}
+
+t_unlink() {
+	local before after good0
+	before=$(b_session)
+	forge 0x40 40000 20
+	sleep 1
+	after=$(b_session) || fail "B lost A's session"
+	echo "before: $before"
+	echo "after:  $after"
+	[[ $(jq -r .id <<<"$before") == "$(jq -r .id <<<"$after")" ]] ||
+		fail "the session changed its ID"
+	! mpip_session_json "$B" udp 6100 40000 >/dev/null 2>&1 ||
+		fail "B made a session of X's flow"
+	good0=$(count GOOD)
+	send_good 20
+	wait_for 10 test "$(count GOOD)" -ge $((good0 + 20)) ||
+		fail "A's datagrams after the attack: $(($(count GOOD) - good0)) of 20"
+}
+
+# A opens 16 UDP flows to B: their session IDs are not a sequence
+t_random_ids() {
+	local ids
+	in_ns "$A" /usr/bin/python3 - <<'PY'
+import socket
+for port in range(7200, 7216):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.1.1.1", port))
+    s.sendto(b"hi", ("10.1.1.2", 6100))
+    s.close()
+PY
+	ids=$(mpip_sessions "$A" | jq -c '[.[] | select(.proto == "udp" and .lport >= 7200 and .lport < 7216) | .id] | sort')
+	echo "session IDs: $ids"
+	jq -e 'length == 16' <<<"$ids" >/dev/null || fail "A does not hold 16 sessions"
+	jq -e '[range(1; length) as $i | .[$i] - .[$i - 1]] | unique | length > 1' \
+		<<<"$ids" >/dev/null || fail "session IDs in steps of one size: sequential"
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+main() {
+	ktap_header
+	ktap_plan 5
+	ktap_run setup_session_and_stranger t_setup
+	ktap_run stranger_cannot_inject_into_session t_inject
+	ktap_run stranger_cannot_unlink_session t_unlink
+	ktap_run session_ids_random t_random_ids
+	ktap_run dmesg_clean t_dmesg
+	ktap_finish
+}
+main "$@"; exit
