@@ -108,9 +108,9 @@ t_reorder_reinject_once() {
 	local mine=0 again=0 tc_mine tc_again
 	tc -n "$B" qdisc add dev eth2 clsact
 	tc -n "$B" filter add dev eth2 ingress pref 1 protocol ip \
-		flower src_ip 10.1.2.1 action pass
+		u32 match ip src 10.1.2.1/32 action pass
 	tc -n "$B" filter add dev eth2 ingress pref 2 protocol ip \
-		flower src_ip 10.1.1.1 action pass
+		u32 match ip src 10.1.1.1/32 action pass
 	capture_start "$B" eth2 ro_eth2 ip
 	transfer "$B" reorder_held reorder_in_order
 	capture_stop ro_eth2
@@ -145,14 +145,20 @@ t_reorder_lost() {
 		fail "no gap released as lost despite 2% loss"
 }
 
-# link 1 silently drops everything from 2 s into a 32 MiB transfer over
-# link 2's addresses: the gaps of the segments lost there cannot be shown
-# lost while link 1 still counts as delivering (it delivers nothing
-# newer), so they are given up when the hold time runs out
+# link 1 silently drops everything from a second after B first held
+# segments of a 32 MiB transfer over link 2's addresses: the gaps of the
+# segments lost there cannot be shown lost while link 1 still counts as
+# delivering (it delivers nothing newer), so they are given up when the
+# hold time runs out.  (Cut at a fixed time after the start instead, a
+# loaded machine could start the data late, all of it on link 2 alone.)
 t_reorder_timeout() {
-	local cut
+	local cut held0
 	random_file "$T/big" 32
-	{ sleep 2 && "$TOPO" netem "$A" eth1 40mbit,10ms,100%; } &
+	held0=$(mpip_stat "$B" reorder_held)
+	{
+		wait_for 120 mpip_stat_ge "$B" reorder_held $((held0 + 20)) &&
+			sleep 1 && "$TOPO" netem "$A" eth1 40mbit,10ms,100%
+	} &
 	cut=$!
 	TO=10.1.2.2 FILE=$T/big transfer "$B" reorder_held reorder_timeout
 	wait "$cut" || fail "could not cut link 1"
