@@ -401,6 +401,8 @@ check_main() {
 	kver=$(<"$dir/kernelrelease")
 	build_s=$(<"$dir/build-seconds")
 	log "building mpip.ko against $kver"
+	# the revision the module is built from (HEAD may move during the run)
+	MODULE_REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
 	ko=$(build_module "$dir")
 	make -s -C "$REPO" mpipctl >/dev/null
 
@@ -466,7 +468,7 @@ write_summary() {
 	local out=$1 id=$2 kver=$3 build_s=$4 run_s=$5 vm_rc=$6 console=$7 files_planned=$8 nvms=$9
 	local run_log=$out/run.log sum pass=0 fail=0 skip=0 nrep files_run
 	local rev kinds k c verdict=PASS
-	rev=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
+	rev=${MODULE_REV:-unknown}
 	echo "mpip debug-kernel run (make check-debug, tools/debug-kernel.sh)"
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "kernel: $kver from linux-source-6.1 $(dpkg-query -W -f='${Version}' linux-source-6.1)"
