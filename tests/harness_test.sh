@@ -149,6 +149,7 @@ klog_passes_benign() {
 		"AMD-Vi: AMD IOMMUv2 functionality not available on this system - This is not a bug." \
 		"mpip: loading out-of-tree module taints kernel." "netem: version 1.3" \
 		"mpip-klog-mark-WARNING-BUG-1-2" "CONFIG_DEBUG_INFO ok" \
+		"rcu: 	RCU callback double-/use-after-free debug is enabled." \
 		"sysrq: Show Blocked State" "Call Trace:"; do
 		printf '[  1.0] %s\n' "$l"
 	done >"$TMP/benign"

@@ -56,12 +56,15 @@ KLOG_BENIGN_TRACE='sysrq: (Show|Trigger)'
 
 # our own marks (klog_mark), never a finding even if a tag looked like one
 _KLOG_MARK_RE='mpip-klog-mark-[A-Za-z0-9_-]+$'
+# boot lines that name a checker without reporting anything: the debug
+# kernel's RCU announces that CONFIG_DEBUG_OBJECTS_RCU_HEAD is on
+_KLOG_ANNOUNCE_RE='rcu:[[:space:]]+RCU callback double-/use-after-free debug is enabled'
 
 klog_bad() {
 	# After a KLOG_BENIGN_TRACE line, "Call Trace" lines are not findings
 	# until the next other KLOG_BAD line (a SysRq task dump has one trace
 	# per task).  Every other KLOG_BAD line is a finding.
-	grep -v -E -- "$_KLOG_MARK_RE" |
+	grep -v -E -- "$_KLOG_MARK_RE|$_KLOG_ANNOUNCE_RE" |
 		grep -E -- "$KLOG_BAD|$KLOG_BENIGN_TRACE" |
 		awk -v benign="$KLOG_BENIGN_TRACE" '
 			$0 ~ benign { in_benign = 1; next }
