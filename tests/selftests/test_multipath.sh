@@ -17,7 +17,14 @@ MIN_PCT=20
 SIZE_MIB=4
 
 t_setup() {
+	local ns
 	random_file "$T/file" "$SIZE_MIB"
+	# sessions_same_id_both_ends reads the sessions of all the transfers:
+	# they must not expire meanwhile, however slow the machine (on the
+	# debug kernel the transfers took over session_timeout_ms, 120 s)
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set session_timeout_ms 1800000
+	done
 	mpip_twolink_warm_up
 	mpip_paths_show "$A"
 	mpip_paths_show "$B"
