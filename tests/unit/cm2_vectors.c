@@ -67,7 +67,7 @@ static const struct vec vecs[] = {
 	/* 5: the longest extension without addresses */
 	{ KEY_A_TX, 0x1234567890ULL, 17, TOKEN_B, 7, 2, 1, 0x00c0ffee, 4242,
 	  MPIP_CM_F_HB | MPIP_CM_F_CTRL, 0, 0, MPIP_CM2_EXT_MAX, { { 0 } } },
-	/* 6: a query's shape: token 0, counter 1, an extension of 8 */
+	/* 6: token 0 (the decoder takes any), an extension of 8 */
 	{ KEY_A_TX, 1, 17, 0, 0, 0, 0, 0x11223344, 0,
 	  MPIP_CM_F_ENABLE | MPIP_CM_F_CTRL, 0, 0, 8, { { 0 } } },
 	/* 7..: every N with every E, fields from the index */
