@@ -1,12 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mpip control-message (CM) trailer, wire format v1: encoder and decoder.
+ * mpip control-message (CM) trailer, wire formats v1 and v2: encoders and
+ * decoders.
  *
  * Portable C: no kernel API, only the types and memset/memcpy that
  * compat.h provides, and the kernel's crc32c() in the module.  The
- * layout is described in cm.h and in Documentation/wire-format.rst.
+ * layouts are described in cm.h and in Documentation/wire-format.rst.
+ * v2's auth block comes from auth.c.
  */
+#ifdef __KERNEL__
+#include <linux/build_bug.h>
+#else
+#include <assert.h>
+#endif
 #include "cm.h"
+#include "auth.h"
+
+static_assert(MPIP_CM2_AUTH_LEN == MPIP_AUTH_BLOCK_LEN,
+	      "the v2 auth block is auth.c's");
+static_assert(MPIP_CM2_EXT_MAX == MPIP_AUTH_EXT_MAX,
+	      "the MAC covers every extension byte");
 
 /* Offsets inside the footer, from its first byte (trailer offset T-12). */
 #define CM_FOOT_ADJUST	0
@@ -132,13 +145,14 @@ static void cm_put_body(const struct mpip_cm *cm, u8 *buf)
 		memcpy(buf + MPIP_CM_BODY_LEN + 4 * i, &cm->addrs[i], 4);
 }
 
-static void cm_put_footer(const struct mpip_cm *cm, u8 *foot, unsigned int t)
+static void cm_put_footer(const struct mpip_cm *cm, u8 *foot, unsigned int t,
+			  u8 version)
 {
 	cm_put16(foot + CM_FOOT_ADJUST, 0);
 	foot[CM_FOOT_FLAGS] = cm->flags;
 	foot[CM_FOOT_NADDRS] = cm->naddrs | cm->xflags << 4;
 	foot[CM_FOOT_MAGIC] = MPIP_CM_MAGIC;
-	foot[CM_FOOT_VERSION] = MPIP_CM_VERSION;
+	foot[CM_FOOT_VERSION] = version;
 	cm_put16(foot + CM_FOOT_LENGTH, (u16)t);
 	cm_put32(foot + CM_FOOT_CHECK, 0);
 }
@@ -157,7 +171,7 @@ int mpip_cm_encode(const struct mpip_cm *cm, u8 *buf, unsigned int len)
 
 	foot = buf + t - MPIP_CM_FOOTER_LEN;
 	cm_put_body(cm, buf);
-	cm_put_footer(cm, foot, t);
+	cm_put_footer(cm, foot, t, MPIP_CM_VERSION);
 	cm_put32(foot + CM_FOOT_CHECK, cm_check(buf, t));
 	cm_put16(foot + CM_FOOT_ADJUST, cm_adjust(cm_sum(buf, t)));
 	return (int)t;
@@ -237,4 +251,234 @@ int mpip_cm_decode(const u8 *buf, unsigned int len, struct mpip_cm *cm)
 
 	cm_get_fields(buf, len, cm);
 	return (int)len;
+}
+
+/* ---- wire format v2 ---------------------------------------------------- */
+
+/* Fields an encoder can write: counts within bounds, 4 bits of xflags. */
+static int cm2_valid(const struct mpip_cm2 *cm2)
+{
+	return cm2->cm.naddrs <= MPIP_CM_MAX_ADDRS &&
+	       cm2->cm.xflags <= MPIP_CM_X_MASK &&
+	       cm2->ext_len <= MPIP_CM2_EXT_MAX && !(cm2->ext_len % 4);
+}
+
+/* Write the trailer of @cm2, valid, with auth block @blk; returns T. */
+static int cm2_put(const struct mpip_cm2 *cm2, const u8 *blk, u8 *buf)
+{
+	unsigned int t = mpip_cm2_len(cm2);
+	u8 *ext = buf + MPIP_CM_BODY_LEN + 4 * cm2->cm.naddrs;
+	u8 *foot = buf + t - MPIP_CM_FOOTER_LEN;
+
+	cm_put_body(&cm2->cm, buf);
+	memcpy(ext, cm2->ext, cm2->ext_len);
+	memcpy(ext + cm2->ext_len, blk, MPIP_CM2_AUTH_LEN);
+	cm_put_footer(&cm2->cm, foot, t, MPIP_CM2_VERSION);
+	cm_put32(foot + CM_FOOT_CHECK, cm_check(buf, t));
+	cm_put16(foot + CM_FOOT_ADJUST, cm_adjust(cm_sum(buf, t)));
+	return (int)t;
+}
+
+/**
+ * mpip_cm2_auth_ctx() - what a v2 CM's MAC covers besides its fields
+ * @cm2: the CM
+ * @proto: IP protocol of the flow the CM belongs to
+ * @ctx: filled in; its extension points into @cm2
+ *
+ * For mpip_auth_check() on a decoded CM (mpip_cm2_encode() uses it too).
+ */
+void mpip_cm2_auth_ctx(const struct mpip_cm2 *cm2, u8 proto,
+		       struct mpip_auth_ctx *ctx)
+{
+	ctx->proto = proto;
+	ctx->ext_len = cm2->ext_len;
+	ctx->ext = cm2->ext;
+}
+
+/**
+ * mpip_cm2_encode() - write a v2 trailer, its MAC computed
+ * @cm2: the CM: fields (the peer's token in @cm2->cm.node_id) and
+ *       extension; @cm2->auth and @cm2->version are not read
+ * @key: the sender's tx MAC key for the peer
+ * @ctr: the CM's counter, not 0 (see mpip_auth_seal())
+ * @proto: IP protocol of the flow the CM belongs to
+ * @buf: where the trailer goes
+ * @len: bytes available at @buf
+ *
+ * The MAC is computed first, over the canonical MAC input of the fields
+ * (auth.c), then the trailer is written and the check and the checksum
+ * adjustment are computed over it, MAC included.  Nothing is written on
+ * failure.
+ *
+ * Return: the trailer length, or MPIP_CM_E_INVAL if an argument is NULL,
+ * @cm2 has too many addresses or extension bytes, an extension length
+ * that is not a multiple of 4 or extended flags beyond MPIP_CM_X_MASK,
+ * @ctr is 0 or @buf is too small.
+ */
+int mpip_cm2_encode(const struct mpip_cm2 *cm2,
+		    const struct mpip_auth_key *key, u64 ctr, u8 proto,
+		    u8 *buf, unsigned int len)
+{
+	u8 blk[MPIP_CM2_AUTH_LEN];
+	struct mpip_auth_ctx ctx;
+
+	if (!cm2 || !key || !buf || !cm2_valid(cm2) ||
+	    len < mpip_cm2_len(cm2))
+		return MPIP_CM_E_INVAL;
+	mpip_cm2_auth_ctx(cm2, proto, &ctx);
+	if (mpip_auth_seal(key, &cm2->cm, ctr, &ctx, blk))
+		return MPIP_CM_E_INVAL;
+	return cm2_put(cm2, blk, buf);
+}
+
+/**
+ * mpip_cm2_write() - write a v2 trailer with the auth block it has
+ * @cm2: the CM, with @cm2->auth as it is to be sent
+ * @buf: where the trailer goes
+ * @len: bytes available at @buf
+ *
+ * A decoded CM written again gives the bytes it was decoded from.  To
+ * send a CM, use mpip_cm2_encode(), which computes the auth block.
+ *
+ * Return: the trailer length, or MPIP_CM_E_INVAL as mpip_cm2_encode().
+ */
+int mpip_cm2_write(const struct mpip_cm2 *cm2, u8 *buf, unsigned int len)
+{
+	if (!cm2 || !buf || !cm2_valid(cm2) || len < mpip_cm2_len(cm2))
+		return MPIP_CM_E_INVAL;
+	return cm2_put(cm2, cm2->auth, buf);
+}
+
+/**
+ * mpip_cm2_peek() - the length of a v2 trailer, from its tail
+ * @tail: the last MPIP_CM_TAIL_LEN bytes of the IP payload
+ * @avail: the IP payload's length
+ *
+ * Return: T, or MPIP_CM_E_SHORT if @avail is below MPIP_CM2_MIN_LEN (then
+ * @tail is not read), MPIP_CM_E_MAGIC, MPIP_CM_E_VERSION if the version is
+ * not 2, MPIP_CM_E_LENGTH if T is not 40..104 and a multiple of 4, or
+ * more than @avail.
+ */
+int mpip_cm2_peek(const u8 *tail, unsigned int avail)
+{
+	unsigned int t;
+
+	if (avail < MPIP_CM2_MIN_LEN)
+		return MPIP_CM_E_SHORT;
+	if (tail[CM_TAIL_MAGIC] != MPIP_CM_MAGIC)
+		return MPIP_CM_E_MAGIC;
+	if (tail[CM_TAIL_VERSION] != MPIP_CM2_VERSION)
+		return MPIP_CM_E_VERSION;
+	t = cm_get16(tail + CM_TAIL_LENGTH);
+	if (t < MPIP_CM2_MIN_LEN || t > MPIP_CM2_MAX_LEN || t % 4 || t > avail)
+		return MPIP_CM_E_LENGTH;
+	return (int)t;
+}
+
+/**
+ * mpip_cm2_decode() - decode a v2 trailer
+ * @buf: the trailer
+ * @len: its length: exactly the T that mpip_cm2_peek() returned
+ * @cm2: filled in on success (version 2)
+ *
+ * Checks, in this order: @len, the tail (as mpip_cm2_peek()), T equal to
+ * @len, N (at most 8, and its list within T - 40), E = T - 40 - 4*N (at
+ * most MPIP_CM2_EXT_MAX), the check and the checksum adjustment.  The MAC
+ * is not verified here: the caller finds the peer by the token in
+ * @cm2->cm.node_id, then calls mpip_auth_check() with @cm2->cm,
+ * mpip_cm2_auth_ctx() and @cm2->auth.  Never reads outside @buf.
+ *
+ * Return: @len, or the first failing check's negative enum mpip_cm_err
+ * (@cm2 is then in an unspecified state).
+ */
+int mpip_cm2_decode(const u8 *buf, unsigned int len, struct mpip_cm2 *cm2)
+{
+	unsigned int n, e;
+	const u8 *ext;
+	int ret;
+
+	if (len < MPIP_CM2_MIN_LEN)
+		return MPIP_CM_E_SHORT;
+	ret = mpip_cm2_peek(buf + len - MPIP_CM_TAIL_LEN, len);
+	if (ret < 0)
+		return ret;
+	if ((unsigned int)ret != len)
+		return MPIP_CM_E_LENGTH;
+
+	n = buf[len - MPIP_CM_FOOTER_LEN + CM_FOOT_NADDRS] & 0x0f;
+	if (n > MPIP_CM_MAX_ADDRS || 4 * n > len - MPIP_CM2_MIN_LEN)
+		return MPIP_CM_E_ADDRS;
+	e = len - MPIP_CM2_MIN_LEN - 4 * n;
+	if (e > MPIP_CM2_EXT_MAX)
+		return MPIP_CM_E_EXT;
+
+	ret = cm_verify(buf, len);
+	if (ret < 0)
+		return ret;
+
+	memset(cm2, 0, sizeof(*cm2));
+	cm_get_fields(buf, len, &cm2->cm);
+	ext = buf + MPIP_CM_BODY_LEN + 4 * n;
+	cm2->ext_len = (u8)e;
+	memcpy(cm2->ext, ext, e);
+	memcpy(cm2->auth, ext + e, MPIP_CM2_AUTH_LEN);
+	cm2->version = MPIP_CM2_VERSION;
+	return (int)len;
+}
+
+/**
+ * mpip_cm_peek_any() - the length of a v1 or v2 trailer, from its tail
+ * @tail: the last MPIP_CM_TAIL_LEN bytes of the IP payload
+ * @avail: the IP payload's length
+ *
+ * Return: T, or MPIP_CM_E_SHORT if @avail is below MPIP_CM_MIN_LEN (then
+ * @tail is not read), MPIP_CM_E_MAGIC, MPIP_CM_E_VERSION for a version
+ * other than 1 and 2, or what mpip_cm_peek() or mpip_cm2_peek() returns
+ * for the version.
+ */
+int mpip_cm_peek_any(const u8 *tail, unsigned int avail)
+{
+	if (avail < MPIP_CM_MIN_LEN)
+		return MPIP_CM_E_SHORT;
+	if (tail[CM_TAIL_MAGIC] != MPIP_CM_MAGIC)
+		return MPIP_CM_E_MAGIC;
+	switch (tail[CM_TAIL_VERSION]) {
+	case MPIP_CM_VERSION:
+		return mpip_cm_peek(tail, avail);
+	case MPIP_CM2_VERSION:
+		return mpip_cm2_peek(tail, avail);
+	default:
+		return MPIP_CM_E_VERSION;
+	}
+}
+
+/**
+ * mpip_cm_decode_any() - decode a v1 or v2 trailer
+ * @buf: the trailer
+ * @len: its length: exactly the T that mpip_cm_peek_any() returned
+ * @cm2: filled in on success; @cm2->version says which version it was.
+ *       A v1 CM has no extension and an all-zero auth block, and
+ *       @cm2->cm.node_id is the sender's node ID, not a token
+ *
+ * Return: @len, or a negative enum mpip_cm_err: MPIP_CM_E_SHORT,
+ * MPIP_CM_E_MAGIC or MPIP_CM_E_VERSION as mpip_cm_peek_any(), otherwise
+ * what mpip_cm_decode() or mpip_cm2_decode() returns.
+ */
+int mpip_cm_decode_any(const u8 *buf, unsigned int len,
+		       struct mpip_cm2 *cm2)
+{
+	int ret;
+
+	if (len < MPIP_CM_MIN_LEN)
+		return MPIP_CM_E_SHORT;
+	ret = mpip_cm_peek_any(buf + len - MPIP_CM_TAIL_LEN, len);
+	if (ret < 0)
+		return ret;
+	if (buf[len - MPIP_CM_TAIL_LEN + CM_TAIL_VERSION] == MPIP_CM2_VERSION)
+		return mpip_cm2_decode(buf, len, cm2);
+	memset(cm2, 0, sizeof(*cm2));
+	ret = mpip_cm_decode(buf, len, &cm2->cm);
+	if (ret >= 0)
+		cm2->version = MPIP_CM_VERSION;
+	return ret;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * mpip control-message (CM) trailer, wire format v1: encoder and decoder.
+ * mpip control-message (CM) trailer, wire formats v1 and v2: encoders and
+ * decoders.  The module sends and accepts v1 only; v2 (authenticated CMs,
+ * below the v1 declarations) is built and tested but not called yet.
  *
  * This file and cm.c are portable: they build inside the kernel module and,
  * unchanged, in host unit tests.  They use no kernel API.
@@ -89,6 +91,7 @@ enum mpip_cm_err {
 	MPIP_CM_E_ADDRS = -5,	/* address count does not fit the length */
 	MPIP_CM_E_CHECK = -6,	/* CRC32C or checksum adjustment wrong */
 	MPIP_CM_E_INVAL = -7,	/* encoder: bad argument or no room */
+	MPIP_CM_E_EXT = -8,	/* v2: extension longer than allowed */
 };
 
 struct mpip_cm {
@@ -120,7 +123,9 @@ int mpip_cm_encode(const struct mpip_cm *cm, u8 *buf, unsigned int len);
 /*
  * Look at the last MPIP_CM_TAIL_LEN bytes of a packet (@tail) whose IP
  * payload is @avail bytes long.  Returns the trailer length T, or a
- * negative enum mpip_cm_err if these bytes cannot end a trailer.
+ * negative enum mpip_cm_err if these bytes cannot end a trailer.  v1
+ * only, as mpip_cm_decode(): any other version is MPIP_CM_E_VERSION
+ * (mpip_cm_peek_any() and mpip_cm_decode_any() take v1 and v2).
  */
 int mpip_cm_peek(const u8 *tail, unsigned int avail);
 
@@ -131,6 +136,86 @@ int mpip_cm_peek(const u8 *tail, unsigned int avail);
  * @cm in an unspecified state.  Never reads outside @buf.
  */
 int mpip_cm_decode(const u8 *buf, unsigned int len, struct mpip_cm *cm);
+
+/*
+ * Wire format v2: the v1 trailer with the receiver's token where v1 has
+ * the sender's node ID, and two parts added between the address list and
+ * the footer: an extension of E bytes and the 12-byte auth block of
+ * auth.h.  T = 40 + 4*N + E.
+ *
+ *   off       size  field
+ *   0         4     token: the receiver's (auth.h), in cm.node_id
+ *   4         2     session ID        \
+ *   6         1     path ID            |
+ *   7         1     feedback path ID   | as v1
+ *   8         4     timestamp          |
+ *   12        4     path delay        /
+ *   16        4*N   address list, as v1
+ *   16+4*N    E     extension: 0..MPIP_CM2_EXT_MAX bytes, a multiple of 4
+ *   T-24      4     counter, low 32 bits  \ auth block (mpip_auth_seal())
+ *   T-20      8     MAC                   /
+ *   T-12      2     checksum adjustment \
+ *   T-10      1     flags                |
+ *   T-9       1     xflags << 4 | N      | footer, as v1
+ *   T-8       1     magic                |
+ *   T-7       1     version, 2           |
+ *   T-6       2     T: 40..104           |
+ *   T-4       4     check (CRC32C)      /
+ *
+ * E is not on the wire: a receiver takes E = T - 40 - 4*N, with N from the
+ * footer.  Check and adjustment are computed as in v1, over all T bytes,
+ * the auth block included.  The decoder verifies them, not the MAC: that
+ * needs the key of the peer the token names (mpip_cm2_auth_ctx(), then
+ * mpip_auth_check()).  Documentation/wire-format.rst, "Version 2".
+ */
+#define MPIP_CM2_VERSION	2
+#define MPIP_CM2_AUTH_LEN	12	/* auth block, MPIP_AUTH_BLOCK_LEN */
+#define MPIP_CM2_EXT_MAX	32	/* extension bytes, MPIP_AUTH_EXT_MAX */
+#define MPIP_CM2_MIN_LEN	(MPIP_CM_MIN_LEN + MPIP_CM2_AUTH_LEN)
+#define MPIP_CM2_MAX_LEN	(MPIP_CM2_MIN_LEN + 4 * MPIP_CM_MAX_ADDRS + \
+				 MPIP_CM2_EXT_MAX)
+/* The longest trailer of any version. */
+#define MPIP_CM_ANY_MAX_LEN	MPIP_CM2_MAX_LEN
+
+struct mpip_auth_key;
+struct mpip_auth_ctx;
+
+/**
+ * struct mpip_cm2 - a v2 CM
+ * @cm: the fields v1 has as well; @cm.node_id holds the receiver's token
+ * @ext_len: extension bytes, 0..MPIP_CM2_EXT_MAX, a multiple of 4
+ * @ext: the extension, as on the wire; 0 from @ext_len on after a decode
+ * @auth: the auth block as on the wire: the counter's low 32 bits and the
+ *        MAC, big-endian.  Filled in by the decoders; mpip_cm2_write()
+ *        writes it as it is, mpip_cm2_encode() computes it instead
+ * @version: set by the decoders, 1 or 2; the encoders write 2 whatever
+ *           it holds
+ */
+struct mpip_cm2 {
+	struct mpip_cm cm;
+	u8 ext_len;
+	u8 ext[MPIP_CM2_EXT_MAX];
+	u8 auth[MPIP_CM2_AUTH_LEN];
+	u8 version;
+};
+
+/* Bytes the v2 trailer for @cm2 takes on the wire. */
+static inline unsigned int mpip_cm2_len(const struct mpip_cm2 *cm2)
+{
+	return MPIP_CM2_MIN_LEN + 4 * cm2->cm.naddrs + cm2->ext_len;
+}
+
+int mpip_cm2_encode(const struct mpip_cm2 *cm2,
+		    const struct mpip_auth_key *key, u64 ctr, u8 proto,
+		    u8 *buf, unsigned int len);
+int mpip_cm2_write(const struct mpip_cm2 *cm2, u8 *buf, unsigned int len);
+int mpip_cm2_peek(const u8 *tail, unsigned int avail);
+int mpip_cm2_decode(const u8 *buf, unsigned int len, struct mpip_cm2 *cm2);
+int mpip_cm_peek_any(const u8 *tail, unsigned int avail);
+int mpip_cm_decode_any(const u8 *buf, unsigned int len,
+		       struct mpip_cm2 *cm2);
+void mpip_cm2_auth_ctx(const struct mpip_cm2 *cm2, u8 proto,
+		       struct mpip_auth_ctx *ctx);
 
 /* CRC32C of @len bytes, continuing from @crc (start with 0). */
 u32 mpip_crc32c(u32 crc, const u8 *buf, unsigned int len);

@@ -1,16 +1,31 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Scapy support for the mpip control-message (CM) trailer, wire format v1.
+"""Scapy support for the mpip control-message (CM) trailer, wire formats v1
+and v2.
 
-Written from Documentation/wire-format.rst, independently of the C code in
-kernel/core/cm.c, so that the two can be checked against each other.
+Written from Documentation/wire-format.rst and Documentation/security.rst,
+independently of the C code in kernel/core/cm.c and auth.c, so that the two
+can be checked against each other.
 
-    MPIPTrailer        the trailer as a scapy Packet (build and dissect)
-    encode(...)        bytes of a trailer from field values
+    MPIPTrailer        the v1 trailer as a scapy Packet (build and dissect)
+    encode(...)        bytes of a v1 trailer from field values
     validate(raw)      0 or a negative error code (same codes as cm.h)
-    find_trailer(pkt)  the MPIPTrailer at the end of an IP packet, or None
+    find_trailer(pkt)  the v1 MPIPTrailer at the end of an IP packet, or None
     strip(pkt)         the IP packet without its trailer
     add(pkt, trailer)  the IP packet with a trailer appended
     udp_confirmation(...)  a UDP availability confirmation (ENABLED|CTRL)
+
+Version 2 (authenticated CMs; the module does not send them yet):
+
+    siphash24(k0, k1, data)      SipHash-2-4, the key as two 64-bit words
+    auth_token(key), auth_derive(local_key, remote_key)
+                                 tokens and MAC keys from handshake keys
+    mac_input(...), cm_mac(...), seal(...)
+                                 the MAC of a CM and its 12-byte auth block
+    encode_v2(key, counter, proto, ...)  a v2 trailer, MAC computed
+    write_v2(auth, ...)          a v2 trailer with a given auth block
+    validate_v2(raw), decode_v2(raw), verify_v2(key, raw, counter, proto)
+    peek_any(tail, avail), validate_any(raw)   v1 or v2
+    MPIPTrailerV2                the v2 trailer as a scapy Packet
 """
 
 import socket
@@ -24,8 +39,8 @@ except ImportError:  # a python without scapy: use Debian's python3-scapy
 
 from scapy.fields import (BitField, ByteField, FieldListField, FlagsField,
                           IPField,
-                          IntField, ShortField, XByteField, XIntField,
-                          XShortField)
+                          IntField, ShortField, StrField, XByteField,
+                          XIntField, XLongField, XShortField)
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.packet import Packet
 
@@ -63,12 +78,20 @@ E_LENGTH = -4
 E_ADDRS = -5
 E_CHECK = -6
 E_INVAL = -7
+E_EXT = -8
 
 ERROR_NAMES = {
     E_SHORT: "short", E_MAGIC: "magic", E_VERSION: "version",
     E_LENGTH: "length", E_ADDRS: "addrs", E_CHECK: "check",
-    E_INVAL: "inval",
+    E_INVAL: "inval", E_EXT: "ext",
 }
+
+# Wire format v2: T = 40 + 4 N + E.
+VERSION2 = 2
+AUTH_LEN = 12          # counter low 32 bits, 64-bit MAC
+EXT_MAX = 32
+MIN_LEN2 = MIN_LEN + AUTH_LEN
+MAX_LEN2 = MIN_LEN2 + 4 * MAX_ADDRS + EXT_MAX
 
 IPPROTO_TCP = 6
 IPPROTO_UDP = 17
@@ -482,8 +505,369 @@ def control_packet(segment, trailer):
     return add(hdr, trailer)
 
 
+# ---- wire format v2: SipHash, keys, MAC ----------------------------------
+
+_M64 = (1 << 64) - 1
+
+
+def _rotl(x, b):
+    return ((x << b) | (x >> (64 - b))) & _M64
+
+
+def siphash24(k0, k1, data):
+    """SipHash-2-4 of data under the 128-bit key whose little-endian halves
+    are k0 (key bytes 0..7) and k1 (8..15); a 64-bit int."""
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D,
+         k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def sipround():
+        v[0] = (v[0] + v[1]) & _M64
+        v[1] = _rotl(v[1], 13) ^ v[0]
+        v[0] = _rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & _M64
+        v[3] = _rotl(v[3], 16) ^ v[2]
+        v[0] = (v[0] + v[3]) & _M64
+        v[3] = _rotl(v[3], 21) ^ v[0]
+        v[2] = (v[2] + v[1]) & _M64
+        v[1] = _rotl(v[1], 17) ^ v[2]
+        v[2] = _rotl(v[2], 32)
+
+    def compress(m):
+        v[3] ^= m
+        sipround()
+        sipround()
+        v[0] ^= m
+
+    data = bytes(data)
+    full = len(data) - len(data) % 8
+    for off in range(0, full, 8):
+        compress(int.from_bytes(data[off:off + 8], "little"))
+    compress(int.from_bytes(data[full:], "little") |
+             (len(data) & 0xFF) << 56)
+    v[2] ^= 0xFF
+    for _ in range(4):
+        sipround()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+def _kdf(k0, k1, purpose, direction, half):
+    """One output of the key-derivation PRF: SipHash of the 8 bytes
+    "mpip" 02 purpose direction half (security.rst, "Keys")."""
+    return siphash24(k0, k1, b"mpip" + bytes([2, purpose, direction, half]))
+
+
+def auth_token(key):
+    """The 32-bit token of a node's 64-bit key (0: the key is unusable)."""
+    if not key:
+        return 0
+    return _kdf(key, 0, 2, 0, 0) >> 32
+
+
+def auth_derive(local_key, remote_key):
+    """What a node derives from its key and the peer's: a dict with "tx"
+    and "rx" MAC keys, each a (k0, k1) pair, and "tx_token" (the peer's,
+    written into CMs to it) and "rx_token" (its own).  ValueError for keys
+    that must be drawn again."""
+    if not local_key or not remote_key or local_key == remote_key:
+        raise ValueError("unusable keys")
+    d = 1 if local_key > remote_key else 0
+    lo, hi = min(local_key, remote_key), max(local_key, remote_key)
+    tx_token, rx_token = auth_token(remote_key), auth_token(local_key)
+    if not tx_token or not rx_token:
+        raise ValueError("a token is 0")
+
+    def mac_key(direction):
+        return (_kdf(lo, hi, 1, direction, 0), _kdf(lo, hi, 1, direction, 1))
+
+    return {"tx": mac_key(d), "rx": mac_key(1 - d), "tx_token": tx_token,
+            "rx_token": rx_token}
+
+
+def _check_v2_fields(addrs, xflags, ext):
+    if len(addrs) > MAX_ADDRS or not 0 <= xflags <= X_MASK or \
+            len(ext) > EXT_MAX or len(ext) % 4:
+        raise MPIPError(E_INVAL)
+
+
+def mac_input(counter, proto, token=0, session_id=0, path_id=0,
+              fb_path_id=0, timestamp_us=0, path_delay_us=0, flags=0,
+              addrs=(), xflags=0, ext=b""):
+    """The bytes a CM's MAC covers (security.rst, "MAC"): a canonical form
+    of its fields, not the trailer."""
+    addrs, ext = list(addrs), bytes(ext)
+    _check_v2_fields(addrs, xflags, ext)
+    if not 0 < counter <= _M64:
+        raise MPIPError(E_INVAL)
+    out = struct.pack("!BBBBQIHBBIIBBBB", MAGIC, VERSION2, 1, proto, counter,
+                      token, session_id, path_id, fb_path_id, timestamp_us,
+                      path_delay_us, flags, xflags << 4 | len(addrs),
+                      len(ext), 0)
+    return out + b"".join(socket.inet_aton(a) for a in addrs) + ext
+
+
+def cm_mac(key, counter, proto, **fields):
+    """The 64-bit MAC of a CM under key, a (k0, k1) pair."""
+    return siphash24(key[0], key[1], mac_input(counter, proto, **fields))
+
+
+def seal(key, counter, proto, **fields):
+    """The 12-byte auth block of a CM: the counter's low 32 bits, then the
+    MAC, big-endian."""
+    return struct.pack("!IQ", counter & 0xFFFFFFFF,
+                       cm_mac(key, counter, proto, **fields))
+
+
+# ---- wire format v2: the trailer -----------------------------------------
+
+def write_v2(auth, token=0, session_id=0, path_id=0, fb_path_id=0,
+             timestamp_us=0, path_delay_us=0, flags=0, addrs=(), xflags=0,
+             ext=b""):
+    """Bytes of a v2 trailer with the auth block given as it is (12
+    bytes); encode_v2() computes it."""
+    addrs, ext, auth = list(addrs), bytes(ext), bytes(auth)
+    _check_v2_fields(addrs, xflags, ext)
+    if len(auth) != AUTH_LEN:
+        raise MPIPError(E_INVAL)
+    t = MIN_LEN2 + 4 * len(addrs) + len(ext)
+    raw = bytearray(struct.pack("!IHBBII", token, session_id, path_id,
+                                fb_path_id, timestamp_us, path_delay_us))
+    for a in addrs:
+        raw += socket.inet_aton(a)
+    raw += ext + auth
+    raw += struct.pack("!HBBBBHI", 0, flags, len(addrs) | xflags << 4, MAGIC,
+                       VERSION2, t, 0)
+    raw[t - 4:] = struct.pack("!I", trailer_check(raw))
+    raw[t - 12:t - 10] = struct.pack("!H", trailer_adjust(raw))
+    return bytes(raw)
+
+
+def encode_v2(key, counter, proto, **fields):
+    """Bytes of a v2 trailer: the MAC under key (a (k0, k1) pair) over the
+    fields, counter (1..2^64-1) and IP protocol first, then the trailer,
+    then check and adjustment over all of it.  Fields as for write_v2(),
+    token where v1 has node_id."""
+    return write_v2(seal(key, counter, proto, **fields), **fields)
+
+
+def peek_v2(tail, avail):
+    """v2 trailer length from the last 8 bytes of an avail-byte payload,
+    or a negative error code."""
+    if avail < MIN_LEN2 or len(tail) < TAIL_LEN:
+        return E_SHORT
+    tail = bytes(tail[-TAIL_LEN:])
+    if tail[0] != MAGIC:
+        return E_MAGIC
+    if tail[1] != VERSION2:
+        return E_VERSION
+    t = struct.unpack("!H", tail[2:4])[0]
+    if t < MIN_LEN2 or t > MAX_LEN2 or t % 4 or t > avail:
+        return E_LENGTH
+    return t
+
+
+def peek_any(tail, avail):
+    """Trailer length of either version, or a negative error code."""
+    if avail < MIN_LEN or len(tail) < TAIL_LEN:
+        return E_SHORT
+    tail = bytes(tail[-TAIL_LEN:])
+    if tail[0] != MAGIC:
+        return E_MAGIC
+    if tail[1] == VERSION:
+        return peek(tail, avail)
+    if tail[1] == VERSION2:
+        return peek_v2(tail, avail)
+    return E_VERSION
+
+
+def _v2_sizes(raw):
+    """(N, E) of the v2 trailer raw, or a negative error code."""
+    t = len(raw)
+    n = raw[t - 9] & 0x0F
+    if n > MAX_ADDRS or 4 * n > t - MIN_LEN2:
+        return E_ADDRS
+    e = t - MIN_LEN2 - 4 * n
+    if e > EXT_MAX:
+        return E_EXT
+    return n, e
+
+
+def validate_v2(raw):
+    """0 if raw is exactly one valid v2 trailer, else a negative error
+    code.  The MAC is not checked (verify_v2())."""
+    raw = bytes(raw)
+    t = len(raw)
+    if t < MIN_LEN2:
+        return E_SHORT
+    r = peek_v2(raw[-TAIL_LEN:], t)
+    if r < 0:
+        return r
+    if r != t:
+        return E_LENGTH
+    sizes = _v2_sizes(raw)
+    if not isinstance(sizes, tuple):
+        return sizes
+    if struct.unpack("!I", raw[t - 4:])[0] != trailer_check(raw):
+        return E_CHECK
+    if raw[t - 12:t - 10] == b"\0\0" or ones_sum(raw) != CSUM_SUM:
+        return E_CHECK
+    return 0
+
+
+def validate_any(raw):
+    """0 if raw is exactly one valid trailer of either version."""
+    raw = bytes(raw)
+    if len(raw) < MIN_LEN:
+        return E_SHORT
+    r = peek_any(raw[-TAIL_LEN:], len(raw))
+    if r < 0:
+        return r
+    return validate_v2(raw) if raw[-7] == VERSION2 else validate(raw)
+
+
+def decode_v2(raw):
+    """Field values of the v2 trailer raw as a dict (token, ..., ext as
+    bytes, auth, counter_lo, mac); raises MPIPError.  The MAC is not
+    checked."""
+    err = validate_v2(raw)
+    if err:
+        raise MPIPError(err)
+    return MPIPTrailerV2(bytes(raw)).to_dict()
+
+
+def verify_v2(key, raw, counter, proto):
+    """Whether the v2 trailer raw is valid and its auth block is that of
+    its fields under key, with counter as the full 64-bit counter (its low
+    32 bits must be those on the wire) and proto as the IP protocol."""
+    if validate_v2(raw) or not 0 < counter <= _M64:
+        return False
+    d = decode_v2(raw)
+    fields = {k: d[k] for k in V2_FIELDS}
+    return counter & 0xFFFFFFFF == d["counter_lo"] and \
+        seal(key, counter, proto, **fields) == bytes(raw)[-24:-12]
+
+
+# The keyword arguments of write_v2(), encode_v2() and mac_input().
+V2_FIELDS = ("token", "session_id", "path_id", "fb_path_id", "timestamp_us",
+             "path_delay_us", "flags", "addrs", "xflags", "ext")
+
+
+class _AddrListV2Field(FieldListField):
+    """The v2 address list: N from the count byte 9 bytes before the end,
+    never more addresses than the bytes before the auth block and the
+    footer hold."""
+
+    def __init__(self, name, default):
+        super().__init__(name, default, IPField("", "0.0.0.0"))
+
+    def getfield(self, pkt, s):
+        room = max(0, (len(s) - AUTH_LEN - FOOTER_LEN) // 4)
+        n = min(s[-9] & 0x0F, room) if len(s) >= 9 else 0
+        addrs = [socket.inet_ntoa(s[4 * i:4 * i + 4]) for i in range(n)]
+        return s[4 * n:], addrs
+
+
+class _ExtField(StrField):
+    """The extension: whatever lies between the address list and the auth
+    block (E = T - 40 - 4 N)."""
+
+    def getfield(self, pkt, s):
+        e = max(0, len(s) - AUTH_LEN - FOOTER_LEN)
+        return s[e:], s[:e]
+
+
+class MPIPTrailerV2(Packet):
+    """The v2 CM trailer.  Fields left as None (naddrs, length, check,
+    csum_adjust) are computed when the packet is built; counter_lo and mac
+    are taken as they are: MPIPTrailerV2.sealed() computes them."""
+
+    name = "MPIP CM trailer v2"
+    fields_desc = [
+        XIntField("token", 0),
+        ShortField("session_id", 0),
+        ByteField("path_id", 0),
+        ByteField("fb_path_id", 0),
+        IntField("timestamp_us", 0),
+        IntField("path_delay_us", 0),
+        _AddrListV2Field("addrs", []),
+        _ExtField("ext", b""),
+        XIntField("counter_lo", 0),
+        XLongField("mac", 0),
+        XShortField("csum_adjust", None),
+        FlagsField("flags", 0, 8, FLAG_NAMES),
+        BitField("xflags", 0, 4),
+        BitField("naddrs", None, 4),
+        XByteField("magic", MAGIC),
+        ByteField("version", VERSION2),
+        ShortField("length", None),
+        XIntField("check", None),
+    ]
+
+    @classmethod
+    def sealed(cls, key, counter, proto, **fields):
+        """The trailer of fields with the auth block of counter and proto
+        under key (a (k0, k1) pair)."""
+        pkt = cls(**fields)
+        d = cls(bytes(pkt)).to_dict()
+        blk = seal(key, counter, proto, **{k: d[k] for k in V2_FIELDS})
+        pkt.counter_lo, pkt.mac = struct.unpack("!IQ", blk)
+        return pkt
+
+    def post_build(self, p, pay):
+        p = bytearray(p)
+        t = len(p)
+        if self.naddrs is None:
+            p[t - 9] = (p[t - 9] & 0xF0) | len(self.addrs)
+        if self.length is None:
+            p[t - 6:t - 4] = struct.pack("!H", t)
+        if self.check is None:
+            p[t - 4:] = struct.pack("!I", trailer_check(p))
+        if self.csum_adjust is None:
+            p[t - 12:t - 10] = struct.pack("!H", trailer_adjust(p))
+        return bytes(p) + pay
+
+    def extract_padding(self, s):
+        return b"", s
+
+    def flag_names(self):
+        """Names of the set flag bits, lowest bit first."""
+        v = int(self.flags)
+        return [FLAG_NAMES[i] for i in range(8) if v & (1 << i)]
+
+    def to_dict(self):
+        """Field values as plain python values (flags as an int, ext and
+        auth as bytes)."""
+        raw = bytes(self)
+        built = MPIPTrailerV2(raw)
+        return {
+            "token": built.token,
+            "session_id": built.session_id,
+            "path_id": built.path_id,
+            "fb_path_id": built.fb_path_id,
+            "timestamp_us": built.timestamp_us,
+            "path_delay_us": built.path_delay_us,
+            "flags": int(built.flags),
+            "xflags": built.xflags,
+            "naddrs": built.naddrs,
+            "addrs": list(built.addrs),
+            "ext": bytes(built.ext),
+            "counter_lo": built.counter_lo,
+            "mac": built.mac,
+            "auth": raw[len(raw) - 24:len(raw) - 12],
+            "length": built.length,
+            "csum_adjust": built.csum_adjust,
+            "check": built.check,
+        }
+
+    def mysummary(self):
+        return self.sprintf("MPIP v2 token=%token% sess=%session_id% "
+                            "path=%path_id% ctr=%counter_lo% flags=%flags%")
+
+
 __all__ = [
     "MPIPTrailer", "MPIPError", "encode", "decode", "validate", "peek",
     "crc32c", "ones_sum", "find_trailer", "strip", "add", "l4_checksum_ok",
     "udp_confirmation", "control_packet",
+    "MPIPTrailerV2", "siphash24", "auth_token", "auth_derive", "mac_input",
+    "cm_mac", "seal", "write_v2", "encode_v2", "peek_v2", "peek_any",
+    "validate_v2", "validate_any", "decode_v2", "verify_v2",
 ]

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Tests of the python CM trailer layer against the C encoder.
+"""Tests of the python CM trailer layer against the C encoders (v1 and
+v2, with the MAC of kernel/core/auth.c).
 
 Run from the repository root:  /usr/bin/python3 tests/scapy/run.py
 (or python3 -m unittest discover -s tests/scapy)
@@ -8,6 +9,7 @@ Run from the repository root:  /usr/bin/python3 tests/scapy/run.py
 import json
 import os
 import random
+import re
 import struct
 import subprocess
 import sys
@@ -27,25 +29,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 UNIT = os.path.join(ROOT, "tests", "unit")
 VECTORS = os.path.join(UNIT, "build", "cm_vectors")
+WIRE_FORMAT = os.path.join(ROOT, "Documentation", "wire-format.rst")
 
 FIELDS = ("node_id", "session_id", "path_id", "fb_path_id", "timestamp_us",
           "path_delay_us", "flags", "xflags", "naddrs", "addrs", "length",
           "csum_adjust", "check")
 
 
-def c_vectors():
-    """The C encoder's vectors; builds tests/unit/build/cm_vectors if
-    needed.  Raises if it cannot be built or run: these tests are the only
-    check that the layer matches the kernel's encoder, so they fail rather
-    than skip."""
-    if not os.access(VECTORS, os.X_OK):
-        r = subprocess.run(["make", "-s", "-C", UNIT, "build/cm_vectors"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           check=False)
-        if r.returncode or not os.access(VECTORS, os.X_OK):
-            raise RuntimeError("cannot build %s:\n%s"
-                               % (VECTORS, r.stdout.decode(errors="replace")))
-    out = subprocess.run([VECTORS], stdout=subprocess.PIPE, check=True)
+def c_vectors(name="cm_vectors"):
+    """The JSON lines of a vectors program of tests/unit (cm_vectors,
+    cm2_vectors, auth_vectors); builds it if needed (make keeps it up to
+    date with the C sources).  Raises if it cannot be built or run: these
+    tests are the only check that the layer matches the kernel's code, so
+    they fail rather than skip."""
+    prog = os.path.join(UNIT, "build", name)
+    r = subprocess.run(["make", "-s", "-C", UNIT, "build/" + name],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       check=False)
+    if r.returncode or not os.access(prog, os.X_OK):
+        raise RuntimeError("cannot build %s:\n%s"
+                           % (prog, r.stdout.decode(errors="replace")))
+    out = subprocess.run([prog], stdout=subprocess.PIPE, check=True)
     return [json.loads(line) for line in out.stdout.decode().splitlines()]
 
 
@@ -355,6 +359,411 @@ class DecodePcapTest(unittest.TestCase):
                           t["timestamp_us"], t["path_delay_us"],
                           t["length"]), (3, 2, 1, 5, 6, 32))
         self.assertEqual(len(text.stdout.decode().splitlines()), 2)
+
+
+# ---- wire format v2 --------------------------------------------------------
+
+REF_KEY = (0x0706050403020100, 0x0F0E0D0C0B0A0908)
+
+
+def v2_args(v):
+    """write_v2()/encode_v2() keyword arguments of a C vector."""
+    args = {f: v[f] for f in m.V2_FIELDS if f != "ext"}
+    args["ext"] = bytes.fromhex(v["ext"])
+    return args
+
+
+def random_v2(rng, naddrs=None, ext_len=None):
+    f = random_fields(rng, naddrs)
+    f["token"] = f.pop("node_id")
+    if ext_len is None:
+        ext_len = 4 * rng.randrange(m.EXT_MAX // 4 + 1)
+    f["ext"] = bytes(rng.getrandbits(8) for _ in range(ext_len))
+    return f
+
+
+def refix(raw):
+    """raw with check and adjustment made right for its bytes as they
+    are."""
+    raw = bytearray(raw)
+    t = len(raw)
+    raw[t - 4:] = struct.pack("!I", m.trailer_check(raw))
+    raw[t - 12:t - 10] = struct.pack("!H", m.trailer_adjust(raw))
+    return bytes(raw)
+
+
+class SipHashTest(unittest.TestCase):
+    # SipHash-2-4 of 00 01 .. (n-1) under the key 00 01 .. 0f: the
+    # reference implementation's vectors (tests/unit/test_auth.c has all
+    # 64 as bytes).
+    REF = {0: 0x726FDB47DD0E0E31, 1: 0x74F839C593DC67FD,
+           7: 0xAB0200F58B01D137, 8: 0x93F5F5799A932462,
+           9: 0x9E0082DF0BA9E4B0, 15: 0xA129CA6149BE45E5,
+           16: 0x3F2ACC7F57C29BDB, 31: 0x32D892FAD841C342,
+           32: 0x7127512F72F27CCE, 63: 0x958A324CEB064572}
+
+    def test_reference_vectors(self):
+        for n, want in self.REF.items():
+            self.assertEqual(m.siphash24(REF_KEY[0], REF_KEY[1],
+                                         bytes(range(n))), want, n)
+
+    def test_tokens_and_derivation(self):
+        self.assertEqual(m.auth_token(0x0123456789ABCDEF), 0x23DDAAE7)
+        self.assertEqual(m.auth_token(0xFEDCBA9876543210), 0x3E2D80D3)
+        self.assertEqual(m.auth_token(0), 0)
+        a = m.auth_derive(0x0123456789ABCDEF, 0xFEDCBA9876543210)
+        b = m.auth_derive(0xFEDCBA9876543210, 0x0123456789ABCDEF)
+        self.assertEqual(a["tx"], (0x23C0DE22ACFD24E4, 0x78867F4563B83683))
+        self.assertEqual((a["tx"], a["rx"]), (b["rx"], b["tx"]))
+        self.assertEqual((a["tx_token"], a["rx_token"]),
+                         (b["rx_token"], b["tx_token"]))
+        for bad in ((0, 1), (1, 0), (5, 5)):
+            with self.assertRaises(ValueError):
+                m.auth_derive(*bad)
+
+
+class AuthVectorTest(unittest.TestCase):
+    """The python MAC against tests/unit/build/auth_vectors."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.vectors = c_vectors("auth_vectors")
+
+    def test_derive(self):
+        derives = [v for v in self.vectors if v["kind"] == "derive"]
+        self.assertGreaterEqual(len(derives), 3)
+        for v in derives:
+            ka, kb = int(v["key_a"], 16), int(v["key_b"], 16)
+            a = m.auth_derive(ka, kb)
+            self.assertEqual(a["tx"], tuple(int(x, 16) for x in v["a_tx"]))
+            self.assertEqual(a["rx"], tuple(int(x, 16) for x in v["a_rx"]))
+            self.assertEqual((a["rx_token"], a["tx_token"]),
+                             (v["token_a"], v["token_b"]))
+
+    def test_mac(self):
+        macs = [v for v in self.vectors if v["kind"] == "mac"]
+        self.assertGreaterEqual(len(macs), 10)
+        for v in macs:
+            key = tuple(int(x, 16) for x in v["key"])
+            ctr = int(v["counter"], 16)
+            args = v2_args(v)
+            with self.subTest(input=v["input"]):
+                self.assertEqual(m.mac_input(ctr, v["proto"], **args).hex(),
+                                 v["input"])
+                self.assertEqual(m.cm_mac(key, ctr, v["proto"], **args),
+                                 int(v["mac"], 16))
+                self.assertEqual(m.seal(key, ctr, v["proto"], **args).hex(),
+                                 v["block"])
+
+
+class V2VectorTest(unittest.TestCase):
+    """The python v2 layer against tests/unit/build/cm2_vectors: the same
+    bytes from the same keys and fields, the same codes for the same
+    malformed trailers."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.vectors = c_vectors("cm2_vectors")
+        cls.encodes = [v for v in cls.vectors if v["kind"] == "encode"]
+        cls.rejects = [v for v in cls.vectors if v["kind"] == "reject"]
+
+    def test_have_vectors(self):
+        self.assertGreaterEqual(len(self.encodes), 13)
+        self.assertEqual({v["naddrs"] for v in self.encodes},
+                         set(range(m.MAX_ADDRS + 1)))
+        self.assertEqual({len(v["ext"]) // 2 for v in self.encodes},
+                         set(range(0, m.EXT_MAX + 1, 4)))
+        self.assertEqual({v["error"] for v in self.rejects},
+                         {m.E_SHORT, m.E_MAGIC, m.E_VERSION, m.E_LENGTH,
+                          m.E_ADDRS, m.E_EXT, m.E_CHECK})
+
+    def test_keys(self):
+        keys = [v for v in self.vectors if v["kind"] == "keys"]
+        self.assertEqual(len(keys), 1)
+        v = keys[0]
+        a = m.auth_derive(int(v["key_a"], 16), int(v["key_b"], 16))
+        self.assertEqual(a["tx"], tuple(int(x, 16) for x in v["a_tx"]))
+        self.assertEqual(a["tx_token"], v["token_b"])
+
+    def test_python_encodes_like_c(self):
+        for v in self.encodes:
+            key = tuple(int(x, 16) for x in v["key"])
+            ctr = int(v["counter"], 16)
+            args = v2_args(v)
+            with self.subTest(hex=v["hex"]):
+                raw = m.encode_v2(key, ctr, v["proto"], **args)
+                self.assertEqual(raw.hex(), v["hex"])
+                self.assertEqual(len(raw), v["length"])
+                self.assertEqual(m.seal(key, ctr, v["proto"], **args).hex(),
+                                 v["auth"])
+                pkt = m.MPIPTrailerV2.sealed(key, ctr, v["proto"], **args)
+                self.assertEqual(bytes(pkt).hex(), v["hex"])
+                self.assertEqual(m.write_v2(bytes.fromhex(v["auth"]),
+                                            **args).hex(), v["hex"])
+
+    def test_layer_decodes_c_vectors(self):
+        for v in self.encodes:
+            raw = bytes.fromhex(v["hex"])
+            key = tuple(int(x, 16) for x in v["key"])
+            ctr = int(v["counter"], 16)
+            with self.subTest(hex=v["hex"]):
+                self.assertEqual(m.validate_v2(raw), 0)
+                self.assertEqual(m.validate_any(raw), 0)
+                self.assertEqual(m.peek_any(raw[-8:], len(raw) + 100),
+                                 len(raw))
+                d = m.decode_v2(raw)
+                for f in ("token", "session_id", "path_id", "fb_path_id",
+                          "timestamp_us", "path_delay_us", "flags",
+                          "xflags", "naddrs", "addrs", "length",
+                          "csum_adjust", "check"):
+                    self.assertEqual(d[f], v[f], f)
+                self.assertEqual(d["ext"].hex(), v["ext"])
+                self.assertEqual(d["auth"].hex(), v["auth"])
+                self.assertEqual(d["counter_lo"], ctr & 0xFFFFFFFF)
+                self.assertEqual(m.MPIPTrailerV2(raw).to_dict(), d)
+                self.assertTrue(m.verify_v2(key, raw, ctr, v["proto"]))
+                self.assertFalse(m.verify_v2(key, raw, ctr + (1 << 32),
+                                             v["proto"]))
+                self.assertFalse(m.verify_v2(key, raw, ctr,
+                                             v["proto"] ^ 0x17))
+                # the v1 layer never takes it
+                self.assertEqual(m.validate(raw), m.E_VERSION)
+
+    def test_same_rejections_as_c(self):
+        for v in self.rejects:
+            raw = bytes.fromhex(v["hex"])
+            with self.subTest(why=v["why"]):
+                self.assertEqual(m.validate_v2(raw), v["error"])
+                with self.assertRaises(m.MPIPError) as cm:
+                    m.decode_v2(raw)
+                self.assertEqual(cm.exception.code, v["error"])
+
+
+class V2DocTest(unittest.TestCase):
+    """The v2 examples pinned in Documentation/wire-format.rst: each
+    ".. cm2-vector: K" comment names the cm2_vectors line K (0 for the
+    first "encode" line) whose bytes the literal block after it shows."""
+
+    def test_pinned_vectors(self):
+        encodes = [v for v in c_vectors("cm2_vectors")
+                   if v["kind"] == "encode"]
+        with open(WIRE_FORMAT) as f:
+            lines = f.read().splitlines()
+        pinned = 0
+        for i, line in enumerate(lines):
+            mark = re.match(r"\.\. cm2-vector: (\d+)$", line)
+            if not mark:
+                continue
+            j = i + 1
+            while not lines[j].endswith("::"):
+                j += 1
+            j += 1
+            shown = []
+            while j < len(lines) and (not lines[j] or
+                                      lines[j].startswith("   ")):
+                for tok in lines[j].split():
+                    if not re.fullmatch(r"[0-9a-f]{2}", tok):
+                        break  # the label at the end of the line
+                    shown.append(tok)
+                j += 1
+            with self.subTest(vector=mark.group(1)):
+                self.assertEqual("".join(shown),
+                                 encodes[int(mark.group(1))]["hex"])
+            pinned += 1
+        self.assertGreaterEqual(pinned, 2)
+
+
+class V2CodecTest(unittest.TestCase):
+    def test_round_trip_every_n_and_e(self):
+        rng = random.Random(20)
+        for n in range(m.MAX_ADDRS + 1):
+            for e in range(0, m.EXT_MAX + 1, 4):
+                f = random_v2(rng, n, e)
+                ctr = rng.getrandbits(rng.randrange(1, 65)) or 1
+                proto = rng.choice((6, 17))
+                raw = m.encode_v2(REF_KEY, ctr, proto, **f)
+                self.assertEqual(len(raw), 40 + 4 * n + e)
+                self.assertEqual(m.validate_v2(raw), 0)
+                self.assertEqual(m.ones_sum(raw), m.CSUM_SUM)
+                self.assertEqual(m.ones_sum(b"\0" + raw), 0x0040)
+                d = m.decode_v2(raw)
+                for k, val in f.items():
+                    self.assertEqual(d[k], val, k)
+                self.assertEqual(d["naddrs"], n)
+                self.assertEqual(raw[-24:-12], m.seal(REF_KEY, ctr, proto,
+                                                      **f))
+                self.assertEqual(bytes(m.MPIPTrailerV2(raw)), raw)
+                self.assertEqual(m.write_v2(d["auth"], **f), raw)
+                self.assertTrue(m.verify_v2(REF_KEY, raw, ctr, proto))
+
+    def test_layout(self):
+        raw = m.encode_v2(REF_KEY, 0x1122334455667788, 17,
+                          token=0x01020304, session_id=0x0506, path_id=7,
+                          fb_path_id=8, timestamp_us=0x090A0B0C,
+                          path_delay_us=0x0D0E0F10, flags=0xA5, xflags=9,
+                          addrs=["64.65.66.67"], ext=bytes(range(8)))
+        t = len(raw)
+        self.assertEqual(t, 40 + 4 + 8)
+        self.assertEqual(raw[:16].hex(), "0102030405060708090a0b0c0d0e0f10")
+        self.assertEqual(raw[16:20], bytes([64, 65, 66, 67]))
+        self.assertEqual(raw[20:28], bytes(range(8)))
+        self.assertEqual(raw[t - 24:t - 20].hex(), "55667788")
+        self.assertEqual(raw[t - 10:t - 4].hex(), "a591d7020034")
+
+    def test_limits_and_refusals(self):
+        for val in (0, 0xFFFFFFFF):
+            f = {"token": val, "session_id": val & 0xFFFF,
+                 "path_id": val & 0xFF, "fb_path_id": val & 0xFF,
+                 "timestamp_us": val, "path_delay_us": val,
+                 "flags": val & 0xFF, "xflags": val & 0xF}
+            for n in (0, m.MAX_ADDRS):
+                for e in (0, m.EXT_MAX):
+                    raw = m.encode_v2(REF_KEY, (1 << 64) - 1, 255,
+                                      addrs=["255.255.255.255"] * n,
+                                      ext=b"\xff" * e, **f)
+                    self.assertEqual(m.validate_v2(raw), 0)
+        bad = [{"addrs": ["1.2.3.4"] * 9}, {"xflags": 16},
+               {"ext": bytes(36)}, {"ext": bytes(3)}, {"ext": bytes(30)}]
+        for kw in bad:
+            with self.assertRaises(m.MPIPError):
+                m.encode_v2(REF_KEY, 1, 17, **kw)
+        with self.assertRaises(m.MPIPError):
+            m.encode_v2(REF_KEY, 0, 17)
+        with self.assertRaises(m.MPIPError):
+            m.encode_v2(REF_KEY, 1 << 64, 17)
+        with self.assertRaises(m.MPIPError):
+            m.write_v2(bytes(11))
+
+    def test_every_length_and_count(self):
+        rng = random.Random(21)
+        valid = 0
+        for t in range(40, 105, 4):
+            for v in range(256):
+                raw = bytearray(rng.getrandbits(8) for _ in range(t))
+                raw[t - 9] = v
+                raw[t - 8:t - 4] = struct.pack("!BBH", m.MAGIC, 2, t)
+                raw = refix(raw)
+                n = v & 0xF
+                if n > 8 or 4 * n > t - 40:
+                    want = m.E_ADDRS
+                elif t - 40 - 4 * n > 32:
+                    want = m.E_EXT
+                else:
+                    want = 0
+                self.assertEqual(m.validate_v2(raw), want, (t, v))
+                if not want:
+                    valid += 1
+                    d = m.decode_v2(raw)
+                    self.assertEqual(len(d["ext"]), t - 40 - 4 * n)
+                    self.assertEqual(d["naddrs"], n)
+        self.assertEqual(valid, 81 * 16)
+
+    def test_every_bit_flip_rejected(self):
+        rng = random.Random(22)
+        for n, e in ((0, 0), (1, 8), (3, 32), (8, 0), (8, 32), (5, 12)):
+            raw = bytearray(m.encode_v2(REF_KEY, 5, 17,
+                                        **random_v2(rng, n, e)))
+            t = len(raw)
+            for i in range(t):
+                for bit in range(8):
+                    raw[i] ^= 1 << bit
+                    if i == t - 9 and bit < 4:
+                        n2 = n ^ (1 << bit)
+                        want = m.E_ADDRS if n2 > 8 or 4 * n2 > t - 40 \
+                            else m.E_EXT if t - 40 - 4 * n2 > 32 \
+                            else m.E_CHECK
+                    else:
+                        want = {t - 8: m.E_MAGIC, t - 7: m.E_VERSION,
+                                t - 6: m.E_LENGTH,
+                                t - 5: m.E_LENGTH}.get(i, m.E_CHECK)
+                    self.assertEqual(m.validate_v2(raw), want, (n, e, i, bit))
+                    raw[i] ^= 1 << bit
+
+    def test_short_and_lengths(self):
+        raw = m.encode_v2(REF_KEY, 1, 17, ext=bytes(8))
+        for k in range(40):
+            self.assertEqual(m.validate_v2(raw[-k:] if k else b""),
+                             m.E_SHORT)
+        self.assertEqual(m.validate_v2(b"\0\0\0\0" + raw), m.E_LENGTH)
+        self.assertEqual(m.peek_v2(raw[-8:], len(raw) - 4), m.E_LENGTH)
+        self.assertEqual(m.peek_v2(raw[-8:], 39), m.E_SHORT)
+        self.assertEqual(m.peek_any(raw[-8:], 39), m.E_SHORT)
+        self.assertEqual(m.peek_any(raw[-8:], 27), m.E_SHORT)
+        for length in range(0x10000):
+            tail = struct.pack("!BBH", m.MAGIC, 2, length) + bytes(4)
+            want = length if 40 <= length <= 104 and length % 4 == 0 \
+                else m.E_LENGTH
+            self.assertEqual(m.peek_v2(tail, 1500), want)
+            self.assertEqual(m.peek_any(tail, 1500), want)
+
+    def test_dispatch(self):
+        v1 = m.encode(node_id=7, addrs=["10.0.0.1"])
+        v2 = m.encode_v2(REF_KEY, 9, 6, token=7, addrs=["10.0.0.1"])
+        self.assertEqual(m.validate_any(v1), 0)
+        self.assertEqual(m.validate_any(v2), 0)
+        self.assertEqual(m.peek_any(v1[-8:], 100), len(v1))
+        self.assertEqual(m.peek_any(v2[-8:], 100), len(v2))
+        self.assertEqual(m.validate(v2), m.E_VERSION)
+        self.assertEqual(m.validate_v2(v1), m.E_SHORT)
+        self.assertEqual(m.validate_v2(bytes(12) + v1), m.E_VERSION)
+        for version in (0, 3, 255):
+            raw = bytearray(v2)
+            raw[-7] = version
+            self.assertEqual(m.validate_any(refix(raw)), m.E_VERSION)
+
+    def test_mac_covers_everything(self):
+        rng = random.Random(23)
+        f = random_v2(rng, 2, 8)
+        raw = m.encode_v2(REF_KEY, 1000, 17, **f)
+        for k in f:
+            g = dict(f)
+            if k == "addrs":
+                g[k] = f[k][:1] + ["1.2.3.4"]
+            elif k == "ext":
+                g[k] = f[k][:4] + bytes(4)
+            elif k == "xflags":
+                g[k] = f[k] ^ 1
+            else:
+                g[k] = f[k] ^ 1
+            forged = m.write_v2(raw[-24:-12], **g)
+            self.assertEqual(m.validate_v2(forged), 0)
+            self.assertFalse(m.verify_v2(REF_KEY, forged, 1000, 17), k)
+        other = (REF_KEY[0], REF_KEY[1] ^ 1)
+        self.assertFalse(m.verify_v2(other, raw, 1000, 17))
+        self.assertTrue(m.verify_v2(REF_KEY, raw, 1000, 17))
+
+    def test_between_peers(self):
+        a = m.auth_derive(0x0123456789ABCDEF, 0xFEDCBA9876543210)
+        b = m.auth_derive(0xFEDCBA9876543210, 0x0123456789ABCDEF)
+        raw = m.encode_v2(a["tx"], 1, 6, token=a["tx_token"],
+                          session_id=0x1235, path_id=3, fb_path_id=2,
+                          timestamp_us=0x80000000, path_delay_us=0x7FFFFFFF,
+                          flags=m.F_ORIG)
+        d = m.decode_v2(raw)
+        self.assertEqual(d["token"], b["rx_token"])
+        self.assertTrue(m.verify_v2(b["rx"], raw, 1, 6))
+        self.assertFalse(m.verify_v2(a["rx"], raw, 1, 6))  # reflected
+
+    def test_packet_class(self):
+        p = m.MPIPTrailerV2.sealed(REF_KEY, 12345, 6, token=0xCAFEF00D,
+                                   session_id=42, path_id=1, fb_path_id=1,
+                                   timestamp_us=1000000, path_delay_us=250,
+                                   flags="HB+CTRL", xflags=m.X_SOLE,
+                                   addrs=["10.4.0.1"],
+                                   ext=bytes(range(0xE0, 0xE8)))
+        raw = bytes(p)
+        self.assertEqual(len(raw), 52)
+        q = m.MPIPTrailerV2(raw)
+        self.assertEqual(q.flag_names(), ["CTRL", "HB"])
+        self.assertEqual((q.naddrs, q.length, q.version), (1, 52, 2))
+        self.assertEqual(q.ext, bytes(range(0xE0, 0xE8)))
+        self.assertEqual(q.counter_lo, 12345)
+        self.assertTrue(m.verify_v2(REF_KEY, raw, 12345, 6))
+        self.assertIn("token=", q.mysummary())
+        # in a UDP surplus area, as a v2 peer would send it
+        ip = m.add(IP(src="10.0.1.1", dst="10.0.2.1") /
+                   UDP(sport=1, dport=2) / Raw(b"x"), p)
+        self.assertEqual(bytes(ip)[-52:], raw)
 
 
 if __name__ == "__main__":
