@@ -435,8 +435,11 @@ check_main() {
 	: >"$out/boot.txt"
 	for v in "${vms[@]}"; do
 		set +e
+		# (the debug kernel's guest starts its command after 4-5 min
+		# under load: a boot watchdog of vm.sh's default would be too short)
 		# shellcheck disable=SC2086 # $v: one or more test files
 		"$REPO/tools/vm.sh" --kernel-tree "$tree" --mem "${MPIP_DEBUGK_MEM:-4G}" \
+			--boot-timeout 2400 \
 			--timeout "${VM_TIMEOUT:-21600}" --console-log "$out/console.part" -- \
 			tools/debug-kernel.sh guest "$ko" "${TEST_TIMEOUT:-3600}" $v 2>&1 |
 			tee "$out/run.part"

@@ -29,6 +29,10 @@
 #                   kernel of tools/debug-kernel.sh
 #   --timeout SECS  kill the VM after SECS (default 3600, 0 = never);
 #                   exit status 124 on timeout
+#   --boot-timeout SECS  if the guest has not started COMMAND SECS after
+#                   launch, kill it and boot once more (default 900, 0 =
+#                   never; also $MPIP_VM_BOOT_TIMEOUT); a guest that hangs
+#                   at boot twice gives exit status 124.  Needs --timeout.
 #   --accel A       kvm | tcg | auto (default auto; also $MPIP_VM_ACCEL)
 #   --console-log FILE  write the guest's full kernel log (serial console,
 #                   all levels) to FILE on the host, so that an oops or panic
@@ -69,10 +73,12 @@ usage() {
 
 # ---------------------------------------------------------------- guest side
 # Invoked by the host side as the guest's script:
-#   vm.sh --guest T0 QUIET -- COMMAND...
+#   vm.sh --guest T0 QUIET MARKER -- COMMAND...
+# MARKER: a file in the repository that tells the host the guest is up.
 guest_main() {
-	local t0=$1 quiet=$2 now up
-	shift 3
+	local t0=$1 quiet=$2 marker=$3 now up
+	shift 4
+	: >"$marker" 2>/dev/null || true
 	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	export HOME=/root MPIP_IN_VM=1
 	export TERM=${TERM:-dumb}
@@ -96,6 +102,7 @@ host_main() {
 	mem=2G
 	kver=
 	timeout_s=${MPIP_VM_TIMEOUT:-3600}
+	boot_timeout=${MPIP_VM_BOOT_TIMEOUT:-900}
 	accel=${MPIP_VM_ACCEL:-auto}
 	quiet=0
 	verbose=0
@@ -114,6 +121,8 @@ host_main() {
 		--kernel-tree=*) ktree=${1#*=}; shift ;;
 		--timeout) timeout_s=${2:?}; shift 2 ;;
 		--timeout=*) timeout_s=${1#*=}; shift ;;
+		--boot-timeout) boot_timeout=${2:?}; shift 2 ;;
+		--boot-timeout=*) boot_timeout=${1#*=}; shift ;;
 		--console-log) console_log=${2:?}; shift 2 ;;
 		--console-log=*) console_log=${1#*=}; shift ;;
 		--accel) accel=${2:?}; shift 2 ;;
@@ -128,6 +137,8 @@ host_main() {
 	(($#)) || { echo "vm.sh: no command given" >&2; usage; }
 	[[ $cpus =~ ^[1-9][0-9]*$ ]] || die "bad --cpus '$cpus'"
 	[[ $timeout_s =~ ^[0-9]+$ ]] || die "bad --timeout '$timeout_s'"
+	[[ $boot_timeout =~ ^[0-9]+$ ]] || die "bad --boot-timeout '$boot_timeout'"
+	((timeout_s > 0)) || boot_timeout=0
 	[[ $REPO != *[[:space:]]* ]] || die "the repository path must not contain spaces: $REPO"
 
 	if [[ -n $ktree ]]; then
@@ -253,7 +264,9 @@ host_main() {
 		printf "'%s'" "${s//\'/\'\\\'\'}"
 	}
 	t0=$(date +%s.%N)
-	gcmd="$(q "$SELF") --guest $t0 $quiet --"
+	mkdir -p "$REPO/build/vm"
+	marker=$REPO/build/vm/started.$$
+	gcmd="$(q "$SELF") --guest $t0 $quiet $(q "$marker") --"
 	for a in "$@"; do
 		gcmd+=" $(q "$a")"
 	done
@@ -318,24 +331,59 @@ host_main() {
 		exec 4>&2
 	fi
 
-	set +e
-	if [[ -t 1 ]]; then
-		"${cmd[@]}" 2>&4
-		rc=$?
-	else
-		"${cmd[@]}" 2>&4 | cat
-		rc=${PIPESTATUS[0]}
-	fi
-	set -e
+	# A guest that hangs at boot (seen once in many: no console output
+	# after 17 min) is killed and booted again, once.
+	hung=0
+	for attempt in 1 2; do
+		vm_boot
+		((hung)) || break
+		echo "vm.sh: the guest did not start its command within" \
+			"${boot_timeout} s (attempt $attempt), killed" >&2
+	done
+	rm -f "$marker"
 	exec 4>&-
 	[[ -z $errpid ]] || wait "$errpid" 2>/dev/null || true
-	if ((rc == 124 && timeout_s > 0)); then
+	if ((hung)); then
+		rc=124
+	elif ((rc == 124 && timeout_s > 0)); then
 		echo "vm.sh: guest did not finish within ${timeout_s} s, killed" >&2
 	elif ((rc == 255)); then
 		echo "vm.sh: exit status 255: the guest may have crashed (kernel panic?);" \
 			"rerun with --console-log FILE or -v to see its console" >&2
 	fi
 	return "$rc"
+}
+
+# vm_boot: run "${cmd[@]}" (host_main's) once: rc its exit status; hung=1
+# if the guest had not started its command ($marker) boot_timeout s after
+# launch and was killed
+vm_boot() {
+	local pid waited=0
+	rm -f "$marker"
+	hung=0
+	set +e
+	if [[ -t 1 ]]; then
+		"${cmd[@]}" 2>&4 &
+	else
+		{
+			"${cmd[@]}" 2>&4 | cat
+			exit "${PIPESTATUS[0]}"
+		} &
+	fi
+	pid=$!
+	while ((boot_timeout > 0)) && [[ ! -e $marker ]] && kill -0 "$pid" 2>/dev/null; do
+		if ((waited >= boot_timeout)); then
+			hung=1
+			# timeout(1) passes the signal on to the guest's process group
+			pkill -TERM -x timeout -P "$pid" 2>/dev/null || kill -TERM "$pid"
+			break
+		fi
+		sleep 1
+		waited=$((waited + 1))
+	done
+	wait "$pid"
+	rc=$?
+	set -e
 }
 
 if [[ ${1:-} == --guest ]]; then
