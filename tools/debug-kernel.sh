@@ -41,6 +41,9 @@ FRAG=$REPO/tools/debug.config
 # (random_file in tests/selftests/lib.sh): its data path is tens of times
 # slower than the release kernel's, and the checks need the code paths
 DATA_DIV=8
+# ... and their waits (wait_for) this many times longer: iperf3 took over
+# 20 s to show progress there
+WAIT_SCALE=5
 DEBUGK_PKGS=(linux-source-6.1 flex bison libelf-dev libssl-dev bc cpio rsync xz-utils)
 # bump when the way the config is put together changes
 RECIPE=1
@@ -201,10 +204,11 @@ MODPROBE_CHECK=(veth bridge br_netfilter nf_conntrack nf_nat nf_conntrack_ftp
 guest_main() {
 	local ko=$1 tmo=$2 km=/sys/kernel/debug/kmemleak t name t0 rc bad=() m
 	shift 2
-	# test files of 1/DATA_DIV the size (tests/selftests/lib.sh: random_file)
-	export MPIP_TEST_DATA_DIV=$DATA_DIV
+	# test files of 1/DATA_DIV the size (tests/selftests/lib.sh: random_file),
+	# waits for something to happen WAIT_SCALE times longer (wait_for)
+	export MPIP_TEST_DATA_DIV=$DATA_DIV MPIP_TEST_WAIT_SCALE=$WAIT_SCALE
 	echo "debugk: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo)"
-	echo "debugk: test data divided by $MPIP_TEST_DATA_DIV"
+	echo "debugk: test data divided by $MPIP_TEST_DATA_DIV, waits multiplied by $MPIP_TEST_WAIT_SCALE"
 	for m in "${MODPROBE_CHECK[@]}"; do
 		modprobe -q "$m" 2>/dev/null || bad+=("$m")
 	done

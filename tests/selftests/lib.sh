@@ -201,9 +201,12 @@ in_ns() {
 	ip netns exec "$ns" "$@"
 }
 
-# wait_for TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds
+# wait_for TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds.
+# MPIP_TEST_WAIT_SCALE (default 1) multiplies TIMEOUT_S: the debug kernel
+# (tools/debug-kernel.sh) does everything many times slower.  A wait whose
+# bound is what the test asserts passes MPIP_TEST_WAIT_SCALE=1 itself.
 wait_for() {
-	local t=$1 end
+	local t=$(($1 * ${MPIP_TEST_WAIT_SCALE:-1})) end
 	shift
 	end=$(($(date +%s%N) + t * 1000000000))
 	while :; do

@@ -29,7 +29,7 @@ t_early() {
 	in_ns "$A" bash -c 'echo hello >/dev/udp/10.1.1.2/6300'
 	left=$(((t0 + 9000000000 - $(date +%s%N)) / 1000000000))
 	((left >= 1)) || fail "sending one datagram took over 8 s"
-	if ! wait_for "$left" all_up "$A" up 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
+	if ! MPIP_TEST_WAIT_SCALE=1 wait_for "$left" all_up "$A" up 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
 		! all_up "$B" up 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1; then
 		mpip_paths_show "$A" >&2 || true
 		mpip_paths_show "$B" >&2 || true
