@@ -114,10 +114,8 @@ static int mpip_icmp_translate(struct sk_buff *skb, unsigned int qoff,
 	struct iphdr *iph, *quoted;
 	struct icmphdr *ih;
 
-	if (skb_ensure_writable(skb, qoff + sizeof(struct iphdr)))
-		return -ENOMEM;
-	iph = ip_hdr(skb);
-	quoted = (struct iphdr *)(skb_network_header(skb) + qoff);
+	/* The quoted header's first 20 bytes are linear (mpip_icmp_rx()). */
+	quoted = (struct iphdr *)(skb->data + qoff);
 	if (skb_ensure_writable(skb, qoff + quoted->ihl * 4))
 		return -ENOMEM;
 	iph = ip_hdr(skb);
