@@ -81,12 +81,15 @@ PY
 	(($(mpip_stat "$A" rx_icmp_pmtu) == pmtu0)) || fail "a forged error was taken"
 }
 
-# The route of a path to 10.3.2.2 knows the smaller MTU.
+# The route of a path to 10.3.2.2 knows the smaller MTU: of the one (or
+# both) that carried a full-size segment before TCP, told by the
+# translated errors, made its segments smaller.
 t_route_mtu() {
 	local out
-	out=$(ip -n "$A" route get 10.3.2.2 from 10.2.1.1 oif eth1)
+	out=$(ip -n "$A" route get 10.3.2.2 from 10.2.1.1 oif eth1
+		ip -n "$A" route get 10.3.2.2 from 10.2.2.1 oif eth2)
 	echo "$out"
-	grep -Eq 'mtu 12[0-9][0-9]' <<<"$out" || fail "no MTU exception for the path to 10.3.2.2"
+	grep -Eq 'mtu 12[0-9][0-9]' <<<"$out" || fail "no MTU exception for a path to 10.3.2.2"
 	mpip_paths_in "$A" up "${PATHS_A[@]}" || fail "not every path of A is up"
 }
 
