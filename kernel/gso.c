@@ -117,11 +117,12 @@ bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
  * header back into the headroom copies nothing, where a fragment at the
  * tail would first cost a copy of the skb's head (skb_unclone()).  The
  * TCP header does not move: the pending checksum stays valid.  @cm is a
- * data CM without addresses: mpip_gso_keep() admits no other.
+ * data CM to node @n without addresses: mpip_gso_keep() admits no other.
  */
-int mpip_gso_encap(struct sk_buff *skb, const struct mpip_cm *cm)
+int mpip_gso_encap(struct sk_buff *skb, struct mpip_node *n,
+		   const struct mpip_cm *cm)
 {
-	unsigned int ihl = ip_hdrlen(skb), len = mpip_cm_len(cm);
+	unsigned int ihl = ip_hdrlen(skb), len = mpip_cm_wire_len(cm);
 	struct iphdr *iph;
 
 	if (skb_cow_head(skb, len))
@@ -129,7 +130,7 @@ int mpip_gso_encap(struct sk_buff *skb, const struct mpip_cm *cm)
 	skb_push(skb, len);
 	memmove(skb->data, skb->data + len, ihl);
 	skb_reset_network_header(skb);
-	if (mpip_cm_encode(cm, skb->data + ihl, len) != len)
+	if (mpip_cm_seal(n, cm, IPPROTO_TCP, skb->data + ihl, len) != len)
 		return -EINVAL;
 	iph = ip_hdr(skb);
 	iph->protocol = MPIP_GSO_PROTO;

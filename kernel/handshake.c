@@ -28,7 +28,7 @@ static struct sk_buff *mpip_ctrl_alloc(const struct dst_entry *dst,
 	unsigned int hh = LL_RESERVED_SPACE(dst->dev);
 	struct sk_buff *skb;
 
-	skb = alloc_skb(hh + hlen + MPIP_CM_MAX_LEN, GFP_ATOMIC);
+	skb = alloc_skb(hh + hlen + MPIP_CM_ANY_MAX_LEN, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hh);
@@ -38,14 +38,18 @@ static struct sk_buff *mpip_ctrl_alloc(const struct dst_entry *dst,
 	return skb;
 }
 
-static void mpip_ctrl_put_cm(struct sk_buff *skb, const struct mpip_cm *cm)
+/* Seal @cm for node @n at the end of @skb; false if it cannot be sent. */
+static bool mpip_ctrl_put_cm(struct sk_buff *skb, struct mpip_node *n,
+			     const struct mpip_cm *cm)
 {
-	unsigned int len = mpip_cm_len(cm);
+	unsigned int len = mpip_cm_wire_len(cm);
 	struct iphdr *iph = ip_hdr(skb);
 
-	mpip_cm_encode(cm, skb_put(skb, len), len);
+	if (mpip_cm_seal(n, cm, iph->protocol, skb_put(skb, len), len) != len)
+		return false;
 	iph->tot_len = htons(skb->len);
 	ip_send_check(iph);
+	return true;
 }
 
 /*
@@ -61,8 +65,8 @@ static void mpip_ctrl_untrack(struct sk_buff *skb)
 }
 
 /*
- * Send a TCP control packet with CM flags @flags (plus CTRL) next to the
- * outgoing segment @skb, from the POST_ROUTING hook.  It is a packet of
+ * Send a TCP control packet with CM flags @flags (plus CTRL) to node @n
+ * next to the outgoing segment @skb, from the POST_ROUTING hook.  It is a packet of
  * its own: it goes out through LOCAL_OUT on a reference to the segment's
  * route, never through the segment's okfn, whose contract belongs to
  * whoever runs this hook.  It is marked as already past POST_ROUTING
@@ -70,7 +74,7 @@ static void mpip_ctrl_untrack(struct sk_buff *skb)
  * built from headers that have been there.
  */
 void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
-			u8 flags)
+			struct mpip_node *n, u8 flags)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	unsigned int ihl = iph->ihl * 4, thl, hlen;
@@ -103,8 +107,11 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 	th->check = csum_tcpudp_magic(iph->saddr, iph->daddr, thl, IPPROTO_TCP,
 				      csum_partial(th, thl, 0));
 
-	mpip_cm_fill(mn, &cm, flags | MPIP_CM_F_CTRL, true);
-	mpip_ctrl_put_cm(nskb, &cm);
+	mpip_cm_fill(mn, &cm, flags | MPIP_CM_F_CTRL, READ_ONCE(n->verified));
+	if (!mpip_ctrl_put_cm(nskb, n, &cm)) {
+		kfree_skb(nskb);
+		return;
+	}
 
 	skb_dst_set(nskb, dst_clone(skb_dst(skb)));
 	nskb->mark = skb->mark;
@@ -115,14 +122,16 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 }
 
 /*
- * Send a UDP control datagram carrying @cm from (@saddr, @sport) to
- * (@daddr, @dport) over the route @rt, whose reference it takes.  The UDP
+ * Send a UDP control datagram carrying @cm to node @n from (@saddr,
+ * @sport) to (@daddr, @dport) over the route @rt, whose reference it
+ * takes.  The UDP
  * length covers the header only; the CM lies in the surplus area, and the
  * UDP checksum is wrong on purpose, so that hosts without MPIP drop it.
  */
 void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 			__be32 saddr, __be32 daddr, __be16 sport,
-			__be16 dport, const struct mpip_cm *cm)
+			__be16 dport, struct mpip_node *n,
+			const struct mpip_cm *cm)
 {
 	struct sk_buff *nskb;
 	struct udphdr *uh;
@@ -158,15 +167,22 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 	check ^= (__force __sum16)htons(0x8000);
 	uh->check = check ? check : (__force __sum16)htons(0x7fff);
 
-	mpip_ctrl_put_cm(nskb, cm);
+	if (!mpip_ctrl_put_cm(nskb, n, cm)) {
+		kfree_skb(nskb);
+		return;
+	}
 	mpip_ctrl_untrack(nskb);
 	ip_select_ident(mn->net, nskb, NULL);
 	ip_send_check(iph);
 	ip_local_out(mn->net, NULL, nskb);
 }
 
-/* Answer the UDP query @skb (received, not yet stripped) with ENABLED. */
-void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb)
+/*
+ * Answer the UDP query @skb (received, not yet stripped) from node @n with
+ * ENABLED; with our addresses only if @n proved that it holds the keys.
+ */
+void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
+			   struct mpip_node *n)
 {
 	const struct iphdr *qiph = ip_hdr(skb);
 	struct udphdr _quh, *quh;
@@ -188,8 +204,10 @@ void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb)
 	if (IS_ERR(rt))
 		return;
 
-	mpip_cm_fill(mn, &cm, MPIP_CM_F_ENABLED | MPIP_CM_F_CTRL, true);
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_ENABLED | MPIP_CM_F_CTRL,
+		     READ_ONCE(n->verified));
 	mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
+	mpip_touch(&n->last_tx);
 	mpip_udp_ctrl_xmit(mn, rt, fl4.saddr, fl4.daddr, fl4.fl4_sport,
-			   fl4.fl4_dport, &cm);
+			   fl4.fl4_dport, n, &cm);
 }

@@ -54,7 +54,7 @@ static void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
 	}
 	mpip_fb_pick(mn, n, cm);
 	mpip_udp_ctrl_xmit(mn, rt, saddr, daddr, htons(MPIP_CTRL_PORT),
-			   htons(MPIP_CTRL_PORT), cm);
+			   htons(MPIP_CTRL_PORT), n, cm);
 	if (p)
 		mpip_path_tx(p, 0);
 	mpip_touch(&n->last_tx);
@@ -89,6 +89,38 @@ static void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
 	mpip_ctrl_send(mn, n, p, 0, 0, &cm);
 	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+}
+
+/*
+ * Ask node @n, which proved that it holds the pair's keys, for its
+ * addresses, and tell it ours: an authenticated query to its control
+ * port at @daddr, answered with a confirmation that carries its list.
+ * At most once per MPIP_ADDR_QUERY_GAP.  Caller holds RCU.
+ */
+void mpip_addr_query(struct mpip_net *mn, struct mpip_node *n, __be32 saddr,
+		     __be32 daddr)
+{
+	unsigned long last = READ_ONCE(n->aq_stamp);
+	struct mpip_cm cm;
+
+	if (!mpip_node_keyed(n) || !READ_ONCE(n->verified))
+		return;
+	if (last && time_before(jiffies, last + MPIP_ADDR_QUERY_GAP))
+		return;
+	if (cmpxchg(&n->aq_stamp, last, jiffies | 1) != last)
+		return;
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_ENABLE, true);
+	mpip_ctrl_send(mn, n, NULL, saddr, daddr, &cm);
+	mpip_inc(mn, MPIP_STAT_TX_QUERY);
+}
+
+/* A node whose addresses we do not know yet asks again. */
+static void mpip_node_addrs_due(struct mpip_net *mn, struct mpip_node *n)
+{
+	__be32 daddr = READ_ONCE(n->ep[0].addr);
+
+	if (!READ_ONCE(n->naddrs) && READ_ONCE(n->nep))
+		mpip_addr_query(mn, n, 0, daddr);
 }
 
 static bool mpip_node_active(struct mpip_node *n)
@@ -163,8 +195,10 @@ static void mpip_tick_work(struct work_struct *work)
 			mpip_paths_tick(mn, n);
 			if (!mpip_node_active(n))
 				continue;
-			if (hb_due)
+			if (hb_due) {
+				mpip_node_addrs_due(mn, n);
 				mpip_node_probe(mn, n);
+			}
 			mpip_node_feedback(mn, n, period);
 		}
 		mpip_rcu_breather(b);
@@ -192,6 +226,8 @@ static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
 	struct mpip_cm cm;
 	unsigned int i;
 
+	if (!READ_ONCE(n->verified))
+		return;
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) == MPIP_PATH_NOROUTE)

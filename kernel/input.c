@@ -17,17 +17,6 @@
 
 #include "mpip.h"
 
-struct mpip_rx {
-	__be32 saddr;
-	__be16 sport;
-	__be16 dport;
-	u8 proto;
-	bool gso;		/* a GSO packet kept whole (gso.c) */
-	unsigned int cm_len;
-	struct mpip_cm cm;
-	struct mpip_node *node;		/* the sender, under RCU */
-	struct mpip_session *sess;	/* the packet's session, under RCU */
-};
 
 /* Transport header length and, for UDP, the UDP length. */
 static bool mpip_in_l4(const struct sk_buff *skb, unsigned int ihl, u8 proto,
@@ -104,7 +93,7 @@ static bool mpip_in_find_gso_cm(const struct sk_buff *skb, unsigned int ihl,
 
 	/* The decoder checks that the CM's own length is exactly @len. */
 	cmp = skb_header_pointer(skb, ihl, len, cmbuf);
-	if (!cmp || mpip_cm_decode(cmp, len, &rx->cm) != len)
+	if (!cmp || mpip_cm2_decode(cmp, len, &rx->c2) != len)
 		return false;
 	rx->proto = IPPROTO_TCP;
 	rx->cm_len = len;
@@ -116,7 +105,7 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	unsigned int ihl = iph->ihl * 4, l4hl, ulen, plen;
-	u8 tailbuf[MPIP_CM_TAIL_LEN], cmbuf[MPIP_CM_MAX_LEN];
+	u8 tailbuf[MPIP_CM_TAIL_LEN], cmbuf[MPIP_CM_ANY_MAX_LEN];
 	const u8 *tail, *cmp;
 	int len;
 
@@ -126,6 +115,7 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 	if (ip_is_fragment(iph) || skb->len < ihl)
 		return false;
 	rx->saddr = iph->saddr;
+	rx->daddr = iph->daddr;
 	rx->gso = mpip_gso_is_kept(skb);
 	if (rx->gso)
 		return mpip_in_find_gso_cm(skb, ihl, rx);
@@ -145,7 +135,7 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 				  MPIP_CM_TAIL_LEN, tailbuf);
 	if (!tail)
 		return false;
-	len = mpip_cm_peek(tail, plen - l4hl);
+	len = mpip_cm_peek_any(tail, plen - l4hl);
 	if (len < 0)
 		return false;
 	/* A UDP trailer lies exactly in the surplus area. */
@@ -153,7 +143,7 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 		return false;
 
 	cmp = skb_header_pointer(skb, skb->len - len, len, cmbuf);
-	if (!cmp || mpip_cm_decode(cmp, len, &rx->cm) != len)
+	if (!cmp || mpip_cm_decode_any(cmp, len, &rx->c2) != len)
 		return false;
 	if (rx->proto == IPPROTO_TCP && !mpip_in_tcp_csum_ok(skb, ihl, len))
 		return false;
@@ -161,26 +151,54 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 	return true;
 }
 
-/* Learn from a valid CM: the sender runs MPIP.  Caller holds RCU. */
+/*
+ * Record node @n as the one flows from (@addr, @port) belong to, and as
+ * the one our own queries to @addr go to (the entry of port 0,
+ * mpip_node_for_query()).  An entry moves from one node to another on an
+ * authenticated CM; on a query, which anyone can send, only away from a
+ * node that never proved itself or went silent (a peer that restarted
+ * and shakes hands anew).
+ */
+static struct mpip_avail *mpip_in_avail(struct mpip_net *mn,
+					const struct mpip_rx *rx, __be16 port)
+{
+	struct mpip_node *n = rx->node, *cur;
+	struct mpip_avail *e;
+	u32 id;
+
+	e = mpip_avail_get(mn, rx->saddr, port, rx->proto);
+	if (!e)
+		return NULL;
+	id = READ_ONCE(e->node_id);
+	if (id != n->id && !rx->authed) {
+		cur = id ? mpip_node_lookup(mn, id) : NULL;
+		if (cur && READ_ONCE(cur->verified) &&
+		    time_before(jiffies, READ_ONCE(cur->tn.stamp) +
+					 READ_ONCE(mn->peer_timeout_j)))
+			return NULL;
+	}
+	if (id != n->id)
+		WRITE_ONCE(e->node_id, n->id);
+	mpip_touch(&e->tn.stamp);
+	return e;
+}
+
+/* Learn from a CM: the sender runs MPIP.  Caller holds RCU. */
 static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 			  const struct mpip_rx *rx)
 {
-	const struct mpip_cm *cm = &rx->cm;
+	const struct mpip_cm *cm = &rx->c2.cm;
 	struct mpip_avail *e;
 
-	e = mpip_avail_get(mn, ip_hdr(skb)->saddr, rx->sport, rx->proto);
-	if (e) {
-		if (READ_ONCE(e->state) != MPIP_AVAIL_YES)
-			WRITE_ONCE(e->state, MPIP_AVAIL_YES);
-		if (READ_ONCE(e->node_id) != cm->node_id)
-			WRITE_ONCE(e->node_id, cm->node_id);
-		mpip_touch(&e->tn.stamp);
-	}
+	e = mpip_in_avail(mn, rx, rx->sport);
+	if (e && READ_ONCE(e->state) != MPIP_AVAIL_YES)
+		WRITE_ONCE(e->state, MPIP_AVAIL_YES);
+	mpip_in_avail(mn, rx, 0);
 
 	if (cm->flags & MPIP_CM_F_ENABLE) {
 		mpip_inc(mn, MPIP_STAT_RX_QUERY);
 		if (rx->proto == IPPROTO_UDP)
-			mpip_udp_confirm_send(mn, skb);
+			mpip_udp_confirm_send(mn, skb, rx->node);
 		else if (e)
 			set_bit(MPIP_AVF_CONFIRM, &e->flags);
 	}
@@ -192,7 +210,7 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 static void mpip_in_paths(struct mpip_net *mn, struct mpip_node *n,
 			  const struct sk_buff *skb, const struct mpip_rx *rx)
 {
-	const struct mpip_cm *cm = &rx->cm;
+	const struct mpip_cm *cm = &rx->c2.cm;
 	const struct iphdr *iph = ip_hdr(skb);
 
 	mpip_fb_record(n, cm->path_id, cm->timestamp_us);
@@ -220,11 +238,11 @@ static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
 	const struct iphdr *iph = ip_hdr(skb);
 	struct mpip_session *s;
 
-	s = mpip_session_by_id(mn, n->id, rx->cm.session_id);
+	s = mpip_session_by_id(mn, n->id, rx->c2.cm.session_id);
 	if (s && s->t.proto == rx->proto && s->t.rport == rx->sport &&
 	    s->t.lport == rx->dport)
 		return s;
-	if (!(rx->cm.flags & MPIP_CM_F_ORIG))
+	if (!(rx->c2.cm.flags & MPIP_CM_F_ORIG))
 		return NULL;
 	/*
 	 * A session is created, or one holding its ID replaced, only from
@@ -234,7 +252,7 @@ static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
 	 */
 	if (!mpip_path_to(n, iph->saddr))
 		return NULL;
-	s = mpip_session_rx(mn, n, rx->cm.session_id, rx->proto, iph->daddr,
+	s = mpip_session_rx(mn, n, rx->c2.cm.session_id, rx->proto, iph->daddr,
 			    rx->dport, iph->saddr, rx->sport);
 	if (s)
 		WRITE_ONCE(s->confirmed, true);
@@ -252,16 +270,16 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 	struct mpip_session *s;
 	bool moved;
 
-	if (rx->cm.flags & MPIP_CM_F_CTRL) {
+	if (rx->c2.cm.flags & MPIP_CM_F_CTRL) {
 		/* A heartbeat naming a session confirms it. */
-		s = mpip_session_by_id(mn, n->id, rx->cm.session_id);
+		s = mpip_session_by_id(mn, n->id, rx->c2.cm.session_id);
 		if (s && !READ_ONCE(s->confirmed))
 			WRITE_ONCE(s->confirmed, true);
 		return true;
 	}
 	s = mpip_in_session_get(mn, n, skb, rx);
 	if (!s) {
-		if (rx->cm.flags & MPIP_CM_F_ORIG)
+		if (rx->c2.cm.flags & MPIP_CM_F_ORIG)
 			return true;
 		mpip_inc(mn, MPIP_STAT_DROP_SESSION);
 		return false;
@@ -285,7 +303,7 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 	mpip_touch(&s->stamp);
 	atomic64_inc(&s->rx_pkts);
 	/* The sender waits for us: tell it we know the session. */
-	if ((rx->cm.flags & MPIP_CM_F_NEW) && rx->proto == IPPROTO_UDP)
+	if ((rx->c2.cm.flags & MPIP_CM_F_NEW) && rx->proto == IPPROTO_UDP)
 		mpip_heartbeat_session(mn, n, s);
 
 	if (!moved)
@@ -316,7 +334,7 @@ static bool mpip_in_learn_due(const struct mpip_net *mn,
 	unsigned int lost;
 	u32 ms;
 
-	if (!s || (rx->cm.flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
+	if (!s || (rx->c2.cm.flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
 		return true;
 	lost = READ_ONCE(rx->node->avail_lost);
 	if (time_before(now, READ_ONCE(s->learn_due)) &&
@@ -328,38 +346,64 @@ static bool mpip_in_learn_due(const struct mpip_net *mn,
 	return true;
 }
 
+/* Authenticate the CM of @rx; false (counted) if the packet goes. */
+static bool mpip_in_open(struct mpip_net *mn, struct mpip_rx *rx)
+{
+	int err = mpip_cm_open(mn, rx);
+
+	if (!err) {
+		if (rx->replayed)
+			mpip_inc(mn, MPIP_STAT_RX_REPLAY);
+		return true;
+	}
+	if (err == MPIP_AUTH_E_DUP || err == MPIP_AUTH_E_OLD)
+		mpip_inc(mn, MPIP_STAT_RX_REPLAY);
+	else if (err == -ENOMEM)
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+	else
+		mpip_inc(mn, MPIP_STAT_RX_AUTH_FAIL);
+	return false;
+}
+
 /*
- * Everything a valid CM tells us.  Returns false if the packet must be
- * dropped.  Caller holds RCU.
+ * Everything an authenticated CM tells us.  Returns false if the packet
+ * must be dropped.  Caller holds RCU.
+ */
+static bool mpip_in_authed(struct mpip_net *mn, struct sk_buff *skb,
+			   struct mpip_rx *rx)
+{
+	const struct mpip_cm *cm = &rx->c2.cm;
+	struct mpip_node *n = rx->node;
+
+	if (!rx->replayed) {
+		mpip_node_learn(mn, n, rx->saddr, rx->sport, cm);
+		mpip_in_paths(mn, n, skb, rx);
+		/* A new peer: tell it our addresses, ask for its. */
+		if (!READ_ONCE(n->naddrs))
+			mpip_addr_query(mn, n, rx->daddr, rx->saddr);
+	}
+	if (cm->session_id && !mpip_in_session(mn, n, skb, rx))
+		return false;
+	if (!rx->replayed && mpip_in_learn_due(mn, rx))
+		mpip_in_learn(mn, skb, rx);
+	return true;
+}
+
+/*
+ * Everything a CM tells us, once it is authenticated; a query that is
+ * not (a first query) is only answered.  Returns false if the packet
+ * must be dropped.  Caller holds RCU.
  */
 static bool mpip_in_process(struct mpip_net *mn, struct sk_buff *skb,
 			    struct mpip_rx *rx)
 {
-	const struct mpip_cm *cm = &rx->cm;
-	struct mpip_node *n;
-	bool ok = true;
-
 	rx->sess = NULL;
-	n = mpip_node_learn(mn, cm->node_id, ip_hdr(skb)->saddr, rx->sport,
-			    cm);
-	rx->node = n;
-	if (n) {
-		mpip_in_paths(mn, n, skb, rx);
-		if (cm->session_id)
-			ok = mpip_in_session(mn, n, skb, rx);
-	} else if (cm->session_id && !(cm->flags & (MPIP_CM_F_ORIG |
-						    MPIP_CM_F_CTRL))) {
-		/*
-		 * A packet of a session under a path's addresses from a node
-		 * we could not take in (full table): it cannot be restored,
-		 * and must not be delivered with the path's addresses.
-		 */
-		mpip_inc(mn, MPIP_STAT_RX_SPOOFED);
+	if (!mpip_in_open(mn, rx))
 		return false;
-	}
-	if (ok && mpip_in_learn_due(mn, rx))
-		mpip_in_learn(mn, skb, rx);
-	return ok;
+	if (rx->authed || rx->replayed)
+		return mpip_in_authed(mn, skb, rx);
+	mpip_in_learn(mn, skb, rx);
+	return true;
 }
 
 /* Remove the trailer; the transport checksum is valid without it. */
@@ -391,7 +435,7 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 	}
 	if (!mpip_in_process(mn, skb, rx))
 		return NF_DROP;
-	if (rx->cm.flags & MPIP_CM_F_CTRL) {
+	if (rx->c2.cm.flags & MPIP_CM_F_CTRL) {
 		mpip_inc(mn, MPIP_STAT_RX_CTRL);
 		consume_skb(skb);
 		return NF_STOLEN;
@@ -414,7 +458,7 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 	 */
 	if (rx->proto == IPPROTO_TCP && rx->sess && rx->node &&
 	    !mpip_skb_bridged(skb))
-		return mpip_reorder_rx(mn, rx->sess, rx->node, skb, &rx->cm,
+		return mpip_reorder_rx(mn, rx->sess, rx->node, skb, &rx->c2.cm,
 				       okfn);
 	return NF_ACCEPT;
 }
@@ -480,6 +524,11 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 	}
 	if (!mpip_in_find_cm(skb, &rx))
 		return NF_ACCEPT;
+	/* A peer that does not authenticate its CMs is not one. */
+	if (rx.c2.version != MPIP_CM2_VERSION) {
+		mpip_inc(mn, MPIP_STAT_RX_V1);
+		return NF_ACCEPT;
+	}
 	if (!mpip_in_is_local(state->net, skb)) {
 		mpip_inc(mn, MPIP_STAT_RX_NOT_LOCAL);
 		return NF_ACCEPT;

@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 #include <linux/jhash.h>
+#include <linux/siphash.h>
 #include <linux/spinlock.h>
 #include <linux/rculist.h>
 #include <linux/rhashtable.h>
@@ -24,13 +25,21 @@
 
 #include "uapi/mpip.h"
 #include "core/cm.h"
+#include "core/auth.h"
 #include "core/path.h"
 #include "core/reorder.h"
 
 #define MPIP_VERSION		"0.1.0"
 
-/* Room every TCP segment must leave for a data trailer. */
-#define MPIP_DATA_CM_LEN	MPIP_CM_MIN_LEN
+/* Room every TCP segment must leave for a data trailer (v2, no list). */
+#define MPIP_DATA_CM_LEN	MPIP_CM2_MIN_LEN
+/*
+ * Extension of a handshake CM (a query or a confirmation): the sender's
+ * key for the peer pair and the high half of its counter (keys.c).
+ */
+#define MPIP_HS_EXT_LEN		12
+/* An unverified node asks for the peer's addresses at most this often. */
+#define MPIP_ADDR_QUERY_GAP	HZ
 
 /*
  * Entries are per remote (address, port): a receiver of many flows has
@@ -191,10 +200,31 @@ struct mpip_rxpath {
 	unsigned long fresh;	/* 1: samples arrived since the last report */
 };
 
-/* Node table entry (paper Table 3): what we know about one remote node. */
+/*
+ * The keys of a peer pair, once both are known (keys.c).  Published in
+ * the node under RCU; replaced (new handshake) under the node's lock.
+ */
+struct mpip_keys {
+	struct rcu_head rcu;
+	u64 rkey;			/* the peer's key */
+	struct mpip_auth_peer ap;	/* derived MAC keys and tokens */
+	spinlock_t lock;		/* protects win */
+	struct mpip_replay win;		/* counters of CMs from the peer */
+};
+
+/*
+ * Node table entry (paper Table 3): what we know about one remote node,
+ * that is, one peer pair of keys.  Keyed by our own token of the pair
+ * (@id), which the peer writes into every CM to us.
+ */
 struct mpip_node {
-	struct mpip_tnode tn;	/* stamp: last heard from */
-	u32 id;
+	struct mpip_tnode tn;	/* stamp: last heard from (authenticated) */
+	u32 id;			/* our token: mpip_auth_token(@lkey) */
+	u64 lkey;		/* our key for the pair, never changes */
+	struct mpip_keys __rcu *keys;	/* NULL until the peer's key is known */
+	atomic64_t tx_ctr;	/* counter of the last CM sent to the node */
+	bool verified;		/* an authenticated CM arrived; READ/WRITE_ONCE */
+	unsigned long aq_stamp;	/* jiffies: last address query sent */
 	unsigned int avail_lost;	/* its entries downgraded here; READ/WRITE_ONCE */
 	spinlock_t lock;	/* protects the arrays below, path slots, dead */
 	bool dead;		/* unlinked: its paths are gone for good */
@@ -275,7 +305,8 @@ struct mpip_net {
 	bool enabled;		/* READ/WRITE_ONCE */
 	bool hooked;		/* hooks registered; under hook_lock */
 	struct mutex hook_lock;	/* enabling and disabling */
-	u32 node_id;
+	u32 node_id;		/* a local label only: never sent since v2 */
+	siphash_key_t secret;	/* responder keys from query keys (keys.c) */
 	struct mpip_config cfg;	/* fields READ/WRITE_ONCE; written under cfg_lock */
 	struct mutex cfg_lock;	/* settings changes, with what derives from them */
 	/* cfg values the packet path needs in jiffies: mpip_cfg_update() */
@@ -426,9 +457,24 @@ static inline struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 	return NULL;
 }
 
-struct mpip_node *mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr,
-				  __be16 port, const struct mpip_cm *cm);
+struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
+				   struct mpip_keys *k);
+void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
+		     __be16 port, const struct mpip_cm *cm);
 void mpip_node_release(struct mpip_tnode *tn);
+struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
+				      struct mpip_avail *e);
+
+/* keys.c: per-peer keys, sealing and opening CMs */
+int mpip_key_new(struct mpip_net *mn, u64 *key);
+struct mpip_keys *mpip_keys_make(u64 lkey, u64 rkey);
+bool mpip_node_keyed(const struct mpip_node *n);
+unsigned int mpip_cm_wire_len(const struct mpip_cm *cm);
+int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm, u8 proto,
+		 u8 *buf, unsigned int len);
+struct mpip_rx;
+int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx);
+bool mpip_sid_parity(const struct mpip_node *n);
 
 /* session.c */
 int mpip_sessions_init(struct mpip_sessions *st);
@@ -448,7 +494,7 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 				     struct mpip_node *n, u16 sid, u8 proto,
 				     __be32 laddr, __be16 lport,
 				     __be32 raddr, __be16 rport);
-bool mpip_sid_is_ours(const struct mpip_net *mn, u32 peer, u16 sid);
+bool mpip_sid_is_ours(const struct mpip_node *n, u16 sid);
 
 /* paths.c: paths to remote nodes, routing and weights */
 bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
@@ -548,6 +594,8 @@ void mpip_tick_stop(struct mpip_net *mn);
 void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_session *s);
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n);
+void mpip_addr_query(struct mpip_net *mn, struct mpip_node *n, __be32 saddr,
+		     __be32 daddr);
 void mpip_addrs_changed(struct net *net);
 int mpip_notify_register(void);
 void mpip_notify_unregister(void);
@@ -555,7 +603,8 @@ void mpip_notify_unregister(void);
 /* gso.c: GSO packets kept whole where no wire follows */
 bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
 		   const struct dst_entry *dst, unsigned int cm_len);
-int mpip_gso_encap(struct sk_buff *skb, const struct mpip_cm *cm);
+int mpip_gso_encap(struct sk_buff *skb, struct mpip_node *n,
+		   const struct mpip_cm *cm);
 int mpip_gso_decap(struct sk_buff *skb, unsigned int len);
 bool mpip_gso_is_kept(const struct sk_buff *skb);
 void mpip_gso_devs_changed(void);
@@ -594,17 +643,39 @@ unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
 			      unsigned int max);
 void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 		  bool with_addrs);
-int mpip_skb_add_cm(struct sk_buff *skb, const struct mpip_cm *cm);
+int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
+		    const struct mpip_cm *cm);
 unsigned int mpip_skb_room(const struct sk_buff *skb);
 
 /* handshake.c: control packets */
 void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
-			u8 flags);
-void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb);
+			struct mpip_node *n, u8 flags);
+void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
+			   struct mpip_node *n);
 void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 			__be32 saddr, __be32 daddr, __be16 sport,
-			__be16 dport, const struct mpip_cm *cm);
+			__be16 dport, struct mpip_node *n,
+			const struct mpip_cm *cm);
 u32 mpip_now_us(void);
+
+/*
+ * A received packet with a CM, as the input hook sees it.  @cm is
+ * @c2.cm; @node, @authed and @replayed are what mpip_cm_open() found.
+ */
+struct mpip_rx {
+	__be32 saddr;
+	__be32 daddr;
+	__be16 sport;
+	__be16 dport;
+	u8 proto;
+	bool gso;		/* a GSO packet kept whole (gso.c) */
+	bool authed;		/* the MAC verified: @node sent it */
+	bool replayed;		/* a data CM seen before: deliver, learn nothing */
+	unsigned int cm_len;
+	struct mpip_cm2 c2;
+	struct mpip_node *node;		/* the sender, under RCU */
+	struct mpip_session *sess;	/* the packet's session, under RCU */
+};
 
 /* output.c / input.c: netfilter hooks */
 unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,

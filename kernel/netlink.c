@@ -298,6 +298,9 @@ static int mpip_nl_put_avail(struct sk_buff *skb, struct netlink_callback *cb,
 	struct nlattr *nest;
 	void *hdr;
 
+	/* The entries of port 0 are an index of ours (node.c), no peer's. */
+	if (!e->port)
+		return 0;
 	hdr = mpip_nl_dump_hdr(skb, cb, MPIP_CMD_GET_AVAIL);
 	if (!hdr)
 		return -EMSGSIZE;
@@ -351,6 +354,7 @@ static int mpip_nl_put_eps(struct sk_buff *skb, const struct mpip_node *n)
 static int mpip_nl_put_node(struct sk_buff *skb, struct netlink_callback *cb,
 			    struct mpip_node *n)
 {
+	const struct mpip_keys *k = rcu_dereference(n->keys);
 	struct nlattr *nest;
 	void *hdr;
 	int err;
@@ -361,6 +365,8 @@ static int mpip_nl_put_node(struct sk_buff *skb, struct netlink_callback *cb,
 	nest = nla_nest_start(skb, MPIP_A_NODE);
 	if (!nest ||
 	    nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
+	    nla_put_u32(skb, MPIP_NODE_A_PEER_ID, k ? k->ap.tx_token : 0) ||
+	    nla_put_u8(skb, MPIP_NODE_A_VERIFIED, READ_ONCE(n->verified)) ||
 	    nla_put_u32(skb, MPIP_NODE_A_AGE_MS, mpip_age_ms(n->tn.stamp)))
 		goto err;
 	spin_lock_bh(&n->lock);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mpip node table (paper Table 3): remote node ID -> the (address, port)
- * endpoints its MPIP packets came from and the addresses it advertised.
- * An RCU hash table (table.c) keyed by node ID; each entry's arrays are
- * guarded by the entry's lock.
+ * mpip node table (paper Table 3): one entry per peer pair of keys
+ * (keys.c), with the (address, port) endpoints its authenticated CMs came
+ * from and the addresses it advertised.  An RCU hash table (table.c)
+ * keyed by our token of the pair; each entry's arrays are guarded by the
+ * entry's lock.
  */
 #include <linux/slab.h>
 
@@ -16,22 +17,32 @@ static bool mpip_node_same(const struct mpip_tnode *a,
 	       container_of(b, struct mpip_node, tn)->id;
 }
 
-static struct mpip_node *mpip_node_get(struct mpip_net *mn, u32 id)
+/*
+ * Make the node of our key @lkey, with the pair's keys @k if known (the
+ * node takes them over), or return the one another CPU just added with
+ * the same ID.  Caller holds rcu_read_lock(); returns NULL when the table
+ * is full or memory is short.
+ */
+struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
+				   struct mpip_keys *k)
 {
-	struct mpip_node *n = mpip_node_lookup(mn, id);
+	u32 id = mpip_auth_token(lkey);
 	struct mpip_tnode *in;
+	struct mpip_node *n;
 
 	BUILD_BUG_ON(offsetof(struct mpip_node, tn));
-	if (n)
-		return n;
-	if (!mpip_table_has_room(mn, &mn->nodes))
-		return NULL;
+	if (!id || !mpip_table_has_room(mn, &mn->nodes))
+		goto err;
 	n = kzalloc(sizeof(*n), GFP_ATOMIC);
 	if (!n) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
-		return NULL;
+		goto err;
 	}
 	n->id = id;
+	n->lkey = lkey;
+	RCU_INIT_POINTER(n->keys, k);
+	/* Above every counter a former node of the same pair used. */
+	atomic64_set(&n->tx_ctr, ktime_get_boottime_ns());
 	spin_lock_init(&n->lock);
 	n->tn.stamp = jiffies;
 	n->w_stamp = jiffies;
@@ -41,10 +52,49 @@ static struct mpip_node *mpip_node_get(struct mpip_net *mn, u32 id)
 			       mpip_node_same);
 	if (in != &n->tn) {
 		kfree(n);
+		kfree(k);
 		return container_of(in, struct mpip_node, tn);
 	}
 	mpip_gc_kick(mn);
 	mpip_tick_kick(mn);
+	return n;
+err:
+	kfree(k);
+	return NULL;
+}
+
+/*
+ * The node a query to @e's (address, port) goes to: @e's own, or the one
+ * an earlier query to the same address made (found through the entry of
+ * port 0, which no flow has), or a new one with a fresh key of ours.  So
+ * all flows to one address share one pair of keys.  Caller holds RCU.
+ */
+struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
+				      struct mpip_avail *e)
+{
+	struct mpip_avail *a;
+	struct mpip_node *n;
+	u32 id = READ_ONCE(e->node_id);
+	u64 key;
+
+	n = id ? mpip_node_lookup(mn, id) : NULL;
+	if (n)
+		return n;
+	a = mpip_avail_get(mn, e->addr, 0, 0);
+	if (!a)
+		return NULL;
+	mpip_touch(&a->tn.stamp);
+	id = READ_ONCE(a->node_id);
+	n = id ? mpip_node_lookup(mn, id) : NULL;
+	if (!n) {
+		if (mpip_key_new(mn, &key))
+			return NULL;
+		n = mpip_node_create(mn, key, NULL);
+		if (!n)
+			return NULL;
+		WRITE_ONCE(a->node_id, n->id);
+	}
+	WRITE_ONCE(e->node_id, n->id);
 	return n;
 }
 
@@ -112,30 +162,31 @@ static bool mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm *cm)
 void mpip_node_release(struct mpip_tnode *tn)
 {
 	struct mpip_node *n = container_of(tn, struct mpip_node, tn);
+	struct mpip_keys *k;
 
 	mpip_paths_release(n);
+	/* Dead (mpip_paths_release()): nobody installs keys any more. */
+	k = rcu_dereference_protected(n->keys, READ_ONCE(n->dead));
+	if (k)
+		kfree_rcu(k, rcu);
 	kfree_rcu(n, tn.rcu);
 }
 
 /*
- * Record that a valid CM from node @id arrived from (@addr, @port), and
- * the address list it carried, if any: a new list rebuilds the node's
- * paths, and paths it adds are probed at once rather than at the next
- * heartbeat, so that a new peer's paths come up within a round trip.
- * Caller holds rcu_read_lock().  Returns the node, or NULL if it is not
- * in the table (table full, no memory).
+ * Record that an authenticated CM from node @n arrived from (@addr,
+ * @port), and the address list it carried, if any: a new list rebuilds
+ * the node's paths, and paths it adds are probed at once rather than at
+ * the next heartbeat, so that a new peer's paths come up within a round
+ * trip.  Caller holds rcu_read_lock().
  */
-struct mpip_node *mpip_node_learn(struct mpip_net *mn, u32 id, __be32 addr,
-				  __be16 port, const struct mpip_cm *cm)
+void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
+		     __be16 port, const struct mpip_cm *cm)
 {
-	struct mpip_node *n = mpip_node_get(mn, id);
-
-	if (!n)
-		return NULL;
 	mpip_touch(&n->tn.stamp);
+	if (!READ_ONCE(n->verified))
+		WRITE_ONCE(n->verified, true);
 	if (!mpip_node_has_ep(n, addr, port))
 		mpip_node_add_ep(n, addr, port);
 	if (cm->naddrs && mpip_node_set_addrs(n, cm) && mpip_paths_sync(mn, n))
 		mpip_node_probe(mn, n);
-	return n;
 }

@@ -137,11 +137,12 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
  * Resolve a pending partial checksum, then append @cm.  (A GSO packet
  * kept whole keeps its partial checksum: its CM goes in front, gso.c.)
  */
-static int mpip_out_add_cm(struct sk_buff *skb, const struct mpip_cm *cm)
+static int mpip_out_add_cm(struct sk_buff *skb, struct mpip_node *n,
+			   const struct mpip_cm *cm)
 {
 	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))
 		return -EINVAL;
-	return mpip_skb_add_cm(skb, cm);
+	return mpip_skb_add_cm(skb, n, cm);
 }
 
 /*
@@ -164,6 +165,7 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 			   struct sk_buff *skb)
 {
 	u32 limit = READ_ONCE(mn->cfg.query_threshold);
+	struct mpip_node *n;
 	struct mpip_cm cm;
 
 	if (atomic_read(&e->queries) >= limit) {
@@ -176,22 +178,25 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 		return;
 	}
 
+	n = mpip_node_for_query(mn, e);
+	if (!n)
+		return;
 	if (ip_hdr(skb)->protocol == IPPROTO_TCP) {
 		if (atomic_inc_return(&e->queries) > limit)
 			return;
-		mpip_tcp_ctrl_send(mn, skb, MPIP_CM_F_ENABLE);
+		mpip_tcp_ctrl_send(mn, skb, n, MPIP_CM_F_ENABLE);
 		mpip_inc(mn, MPIP_STAT_TX_QUERY);
 		return;
 	}
 
 	if (skb_is_gso(skb))
 		return;
-	mpip_cm_fill(mn, &cm, MPIP_CM_F_ENABLE, true);
-	if (mpip_skb_room(skb) < mpip_cm_len(&cm))
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_ENABLE, READ_ONCE(n->verified));
+	if (mpip_skb_room(skb) < mpip_cm_wire_len(&cm))
 		return;
 	if (atomic_inc_return(&e->queries) > limit)
 		return;
-	if (mpip_out_add_cm(skb, &cm))
+	if (mpip_out_add_cm(skb, n, &cm))
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 	else
 		mpip_inc(mn, MPIP_STAT_TX_QUERY);
@@ -336,7 +341,8 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 	cm->path_delay_us = 0;
 	if (pk->node)
 		mpip_fb_pick(mn, pk->node, cm);
-	err = kept ? mpip_gso_encap(skb, cm) : mpip_out_add_cm(skb, cm);
+	err = kept ? mpip_gso_encap(skb, pk->node, cm) :
+		     mpip_out_add_cm(skb, pk->node, cm);
 	if (err) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return -ENOMEM;
@@ -445,7 +451,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 		return NF_ACCEPT;
 	}
 	path = mpip_out_prepare(mn, skb, pk, &cm);
-	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_len(&cm))) {
+	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_wire_len(&cm))) {
 		if (mpip_out_finish(mn, skb, pk, path, &cm, true))
 			return NF_DROP;
 		mpip_inc(mn, MPIP_STAT_TX_GSO_KEPT);
@@ -597,10 +603,14 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		p.node = mpip_node_lookup(mn, READ_ONCE(e->node_id));
 		if (tcp && mpip_peer_lost(mn, e, p.node))
 			goto out_probe;
+		/* Without the pair's keys, no CM can be sent: ask again. */
+		if ((!p.node || !mpip_node_keyed(p.node)) &&
+		    mpip_peer_lost(mn, e, NULL))
+			goto out_probe;
 		/* A plain read first: no locked operation per packet. */
 		if (tcp && test_bit(MPIP_AVF_CONFIRM, &e->flags) &&
 		    test_and_clear_bit(MPIP_AVF_CONFIRM, &e->flags)) {
-			mpip_tcp_ctrl_send(mn, skb, MPIP_CM_F_ENABLED);
+			mpip_tcp_ctrl_send(mn, skb, p.node, MPIP_CM_F_ENABLED);
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 		}
 		mpip_out_session(mn, skb, &p);

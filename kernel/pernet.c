@@ -206,6 +206,7 @@ static int __net_init mpip_net_init(struct net *net)
 		return -ENOMEM;
 	mn->net = net;
 	mn->node_id = mpip_new_node_id();
+	get_random_bytes(&mn->secret, sizeof(mn->secret));
 	mpip_nf_ops_init(mn);
 	mn->cfg = mpip_config_default;
 	mpip_cfg_update(mn);

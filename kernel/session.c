@@ -205,10 +205,10 @@ struct mpip_session *mpip_session_by_id(struct mpip_net *mn, u32 node_id,
 	return rhashtable_lookup(&mn->sessions.by_id, &k, mpip_id_params);
 }
 
-/* Does this node pick @sid for sessions with node @peer? */
-bool mpip_sid_is_ours(const struct mpip_net *mn, u32 peer, u16 sid)
+/* Does this host pick @sid for sessions with node @n?  Caller holds RCU. */
+bool mpip_sid_is_ours(const struct mpip_node *n, u16 sid)
 {
-	return (mn->node_id < peer) == (sid & 1);
+	return mpip_sid_parity(n) == (sid & 1);
 }
 
 /*
@@ -218,7 +218,7 @@ bool mpip_sid_is_ours(const struct mpip_net *mn, u32 peer, u16 sid)
  */
 static u16 mpip_session_new_sid(struct mpip_net *mn, struct mpip_node *n)
 {
-	u16 mine = mpip_sid_is_ours(mn, n->id, 1) ? 1 : 0;
+	u16 mine = mpip_sid_is_ours(n, 1) ? 1 : 0;
 	unsigned int tries;
 	u16 sid;
 
@@ -382,7 +382,7 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 	other = mpip_session_find(mn, &t);
 	if (other) {
 		if (other->id.node_id == n->id &&
-		    !(mpip_sid_is_ours(mn, n->id, other->id.sid) &&
+		    !(mpip_sid_is_ours(n, other->id.sid) &&
 		      (other->id.sid & 1) && !(sid & 1)) &&
 		    !mpip_session_rekey(st, other, sid)) {
 			spin_unlock_bh(&st->lock);

@@ -59,7 +59,6 @@ void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 	unsigned int i, n;
 
 	memset(cm, 0, sizeof(*cm));
-	cm->node_id = mn->node_id;
 	cm->timestamp_us = mpip_now_us();
 	cm->flags = flags;
 	if (!with_addrs)
@@ -116,22 +115,27 @@ static void *mpip_skb_tail_room(struct sk_buff *skb, unsigned int len)
 }
 
 /*
- * Append the trailer for @cm to an IPv4 packet whose transport checksum is
- * already final (not CHECKSUM_PARTIAL), and fix the IP header.
+ * Append the trailer for @cm, a CM to node @n, to an IPv4 packet whose
+ * transport checksum is already final (not CHECKSUM_PARTIAL), and fix the
+ * IP header.
  */
-int mpip_skb_add_cm(struct sk_buff *skb, const struct mpip_cm *cm)
+int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
+		    const struct mpip_cm *cm)
 {
-	unsigned int len = mpip_cm_len(cm);
+	unsigned int len = mpip_cm_wire_len(cm);
+	u8 buf[MPIP_CM_ANY_MAX_LEN];
 	struct iphdr *iph;
 	void *p;
+
+	if (mpip_cm_seal(n, cm, ip_hdr(skb)->protocol, buf, len) != len)
+		return -EINVAL;
 
 	if (skb_ensure_writable(skb, ip_hdrlen(skb)))
 		return -ENOMEM;
 	p = mpip_skb_tail_room(skb, len);
 	if (!p)
 		return -ENOMEM;
-	if (mpip_cm_encode(cm, p, len) != len)
-		return -EINVAL;
+	memcpy(p, buf, len);
 
 	iph = ip_hdr(skb);
 	iph->tot_len = htons(ntohs(iph->tot_len) + len);

@@ -78,6 +78,9 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_TX_POLICY_KEPT]	= "tx_policy_kept",
 	[MPIP_STAT_RX_ICMP_PMTU]	= "rx_icmp_pmtu",
 	[MPIP_STAT_RX_SPOOFED]		= "rx_spoofed",
+	[MPIP_STAT_RX_AUTH_FAIL]	= "rx_auth_fail",
+	[MPIP_STAT_RX_REPLAY]		= "rx_replay",
+	[MPIP_STAT_RX_V1]		= "rx_v1",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

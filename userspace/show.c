@@ -199,6 +199,8 @@ static struct nla_policy node_policy[MPIP_NODE_A_MAX + 1] = {
 	[MPIP_NODE_A_ENDPOINTS]	= { .type = NLA_NESTED },
 	[MPIP_NODE_A_ADDRS]	= { .type = NLA_NESTED },
 	[MPIP_NODE_A_AGE_MS]	= { .type = NLA_U32 },
+	[MPIP_NODE_A_PEER_ID]	= { .type = NLA_U32 },
+	[MPIP_NODE_A_VERIFIED]	= { .type = NLA_U8 },
 };
 
 static struct nla_policy ep_policy[MPIP_EP_A_MAX + 1] = {
@@ -290,9 +292,10 @@ static int node_addrs(struct nlattr *addrs, char **s, struct json *j)
 static int node_entry(struct nlattr **top, void *arg)
 {
 	struct nlattr *tb[MPIP_NODE_A_MAX + 1];
-	char *eps = NULL, *addrs = NULL, idbuf[16];
+	char *eps = NULL, *addrs = NULL, idbuf[16], peerbuf[16];
 	struct out *o = arg;
-	uint32_t age;
+	uint32_t age, peer;
+	bool verified;
 	int ret;
 
 	if (!top[MPIP_A_NODE] ||
@@ -301,6 +304,10 @@ static int node_entry(struct nlattr **top, void *arg)
 	    !tb[MPIP_NODE_A_ID])
 		return -1;
 	fmt_node_id(nla_get_u32(tb[MPIP_NODE_A_ID]), idbuf, sizeof(idbuf));
+	peer = get_u32(tb[MPIP_NODE_A_PEER_ID]);
+	fmt_node_id(peer, peerbuf, sizeof(peerbuf));
+	verified = tb[MPIP_NODE_A_VERIFIED] &&
+		   nla_get_u8(tb[MPIP_NODE_A_VERIFIED]);
 	age = get_u32(tb[MPIP_NODE_A_AGE_MS]);
 
 	if (o->json) {
@@ -311,6 +318,13 @@ static int node_entry(struct nlattr **top, void *arg)
 		json_obj_begin(&o->j);
 		json_key(&o->j, "node_id");
 		json_str(&o->j, idbuf);
+		json_key(&o->j, "peer_id");
+		if (peer)
+			json_str(&o->j, peerbuf);
+		else
+			json_null(&o->j);
+		json_key(&o->j, "verified");
+		json_bool(&o->j, verified);
 		json_key(&o->j, "endpoints");
 		if (node_endpoints(tb[MPIP_NODE_A_ENDPOINTS], NULL, &o->j) < 0)
 			return -1;
@@ -327,6 +341,8 @@ static int node_entry(struct nlattr **top, void *arg)
 	if (node_endpoints(tb[MPIP_NODE_A_ENDPOINTS], &eps, NULL) == 0 &&
 	    node_addrs(tb[MPIP_NODE_A_ADDRS], &addrs, NULL) == 0) {
 		table_cell(&o->t, "%s", idbuf);
+		table_cell(&o->t, "%s", peer ? peerbuf : "-");
+		table_cell(&o->t, "%s", verified ? "yes" : "no");
 		table_cell(&o->t, "%s", eps ? eps : "-");
 		table_cell(&o->t, "%s", addrs ? addrs : "-");
 		table_cell(&o->t, "%u.%03us", age / 1000, age % 1000);
@@ -608,8 +624,9 @@ static const struct table_def {
 	{ "avail", MPIP_CMD_GET_AVAIL, avail_entry, 7, "lrllrlr",
 	  { "ADDRESS", "PORT", "PROTO", "STATE", "QUERIES", "NODE-ID",
 	    "AGE" } },
-	{ "nodes", MPIP_CMD_GET_NODES, node_entry, 4, "lllr",
-	  { "NODE-ID", "ENDPOINTS", "ADDRESSES", "AGE" } },
+	{ "nodes", MPIP_CMD_GET_NODES, node_entry, 6, "lllllr",
+	  { "NODE-ID", "PEER-ID", "VERIFIED", "ENDPOINTS", "ADDRESSES",
+	    "AGE" } },
 	{ "sessions", MPIP_CMD_GET_SESSIONS, session_entry, 9, "lrllllrrr",
 	  { "NODE", "ID", "PROTO", "LOCAL", "REMOTE", "CONFIRMED", "AGE",
 	    "TX_PKTS", "RX_PKTS" } },

@@ -155,6 +155,9 @@ enum mpip_avail_attr {
  *	advertised in the address list of its control messages
  * @MPIP_NODE_A_ADDR: be32, one advertised address
  * @MPIP_NODE_A_AGE_MS: u32, milliseconds since the last packet from it
+ * @MPIP_NODE_A_PEER_ID: u32, the peer's token for the pair: the node ID
+ *	the peer has for this host (0 while the peer's key is unknown)
+ * @MPIP_NODE_A_VERIFIED: u8, 1 once an authenticated CM from it arrived
  */
 enum mpip_node_attr {
 	MPIP_NODE_A_UNSPEC,
@@ -164,6 +167,8 @@ enum mpip_node_attr {
 	MPIP_NODE_A_ADDRS,
 	MPIP_NODE_A_ADDR,
 	MPIP_NODE_A_AGE_MS,
+	MPIP_NODE_A_PEER_ID,
+	MPIP_NODE_A_VERIFIED,
 
 	__MPIP_NODE_A_MAX,
 };
@@ -363,6 +368,14 @@ enum mpip_path_attr {
  *	session of a node from a pair of addresses that is none of the
  *	node's paths, or came from an unknown node with the addresses of a
  *	path, not the flow's own
+ * @MPIP_STAT_RX_AUTH_FAIL: CMs dropped because their token named no node
+ *	or their MAC did not verify (forged, corrupted, or from a peer
+ *	that restarted)
+ * @MPIP_STAT_RX_REPLAY: CMs whose counter was seen already or is too
+ *	old: control CMs are dropped, data packets delivered without
+ *	learning anything from their CM
+ * @MPIP_STAT_RX_V1: packets with a wire format v1 trailer, taken for
+ *	plain packets (a peer that does not authenticate is legacy)
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -409,6 +422,9 @@ enum mpip_stat {
 	MPIP_STAT_TX_POLICY_KEPT,
 	MPIP_STAT_RX_ICMP_PMTU,
 	MPIP_STAT_RX_SPOOFED,
+	MPIP_STAT_RX_AUTH_FAIL,
+	MPIP_STAT_RX_REPLAY,
+	MPIP_STAT_RX_V1,
 
 	__MPIP_STAT_MAX,
 };

@@ -52,6 +52,19 @@ mpip_node_id() {
 	mpipctl_in "$1" -j status | jq -er '.node_id | strings'
 }
 
+# mpip_peer_node NS PEER_NS: the ID of NS's node for PEER_NS (node IDs are
+# per peer pair: NS's node whose peer ID is the ID of a node of PEER_NS
+# whose peer ID is NS's node's); fails (prints nothing) if there is none
+mpip_peer_node() {
+	local mine theirs
+	mine=$(mpipctl_in "$1" -j show nodes) || return 1
+	theirs=$(mpipctl_in "$2" -j show nodes) || return 1
+	jq -ner --argjson a "$mine" --argjson b "$theirs" '
+		[$a[] as $n | $b[] |
+		 select(.node_id == $n.peer_id and .peer_id == $n.node_id) |
+		 $n.node_id] | first // empty'
+}
+
 # mpip_avail_state NS ADDR PORT: state of one availability entry, or "none"
 mpip_avail_state() {
 	mpipctl_in "$1" -j show avail |

@@ -36,7 +36,7 @@ t_avail_b() {
 # node_ok NS PEER_NS PEER_ADDR1 PEER_ADDR2 PORT
 node_ok() {
 	local ns=$1 peer=$2 a1=$3 a2=$4 port=$5 id
-	id=$(mpip_node_id "$peer")
+	id=$(mpip_peer_node "$ns" "$peer")
 	[[ $id =~ ^0x[0-9a-f]{8}$ ]] || fail "bad node id '$id'"
 	mpipctl_in "$ns" -j show nodes | jq -c '.[]'
 	mpipctl_in "$ns" -j show nodes | jq -e --arg id "$id" \

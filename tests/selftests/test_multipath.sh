@@ -35,7 +35,7 @@ t_setup() {
 # cross pairs noroute and unused
 twolink_paths() {
 	local ns=$1 peer=$2 l1=$3 l2=$4 r1=$5 r2=$6 id paths
-	id=$(mpip_node_id "$peer")
+	id=$(mpip_peer_node "$ns" "$peer")
 	paths=$(mpip_paths "$ns")
 	jq -c '.[]' <<<"$paths"
 	jq -e --arg id "$id" --arg l1 "$l1" --arg l2 "$l2" \
@@ -58,7 +58,7 @@ t_paths() {
 }
 
 # For each flow of the transfers above, A holds one session (found by a
-# port) and B the mirror one: same ID, both confirmed, each naming the
+# port) and B the mirror one: same ID, both confirmed, each naming its
 # other's node, the original addresses and ports swapped, packets counted
 # as sent by the sender ($out: A sends) and received by the receiver.
 # shellcheck disable=SC2016
@@ -91,8 +91,8 @@ t_sessions() {
 	sb=$(mpip_sessions "$B")
 	jq -c '.[]' <<<"$sa" | sed 's/^/A: /'
 	jq -c '.[]' <<<"$sb" | sed 's/^/B: /'
-	bad=$(jq -nr --argjson a "$sa" --argjson b "$sb" --arg na "$(mpip_node_id "$A")" \
-		--arg nb "$(mpip_node_id "$B")" "$SESSIONS_CHECK")
+	bad=$(jq -nr --argjson a "$sa" --argjson b "$sb" --arg na "$(mpip_peer_node "$B" "$A")" \
+		--arg nb "$(mpip_peer_node "$A" "$B")" "$SESSIONS_CHECK")
 	[[ -z $bad ]] || fail "$bad"
 }
 

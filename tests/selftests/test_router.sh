@@ -36,7 +36,7 @@ t_setup() {
 # all used
 four_paths() {
 	local id paths
-	id=$(mpip_node_id "$2")
+	id=$(mpip_peer_node "$1" "$2")
 	paths=$(mpip_paths "$1")
 	jq -r --arg ns "$1" '.[] | "\($ns): \(.saddr) -> \(.daddr) \(.dev) \(.state) w=\(.weight) tx=\(.tx_pkts) rx=\(.rx_pkts)"' <<<"$paths"
 	jq -e --arg id "$id" '

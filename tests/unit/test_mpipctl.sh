@@ -555,6 +555,8 @@ static void build_nodes(void)
 		nla_put_u32(m, MPIP_NODE_A_ADDR, ip("10.0.2.2"));
 	nla_nest_end(m, l);
 	nla_put_u32(m, MPIP_NODE_A_AGE_MS, 380);
+	nla_put_u32(m, MPIP_NODE_A_PEER_ID, 0x11223344);
+	nla_put_u8(m, MPIP_NODE_A_VERIFIED, 1);
 	nla_nest_end(m, n);
 	add(m);
 	/* Empty lists: a node that sent nothing yet. */
@@ -564,6 +566,8 @@ static void build_nodes(void)
 	nla_nest_end(m, nest(m, MPIP_NODE_A_ENDPOINTS));
 	nla_nest_end(m, nest(m, MPIP_NODE_A_ADDRS));
 	nla_put_u32(m, MPIP_NODE_A_AGE_MS, 1);
+	nla_put_u32(m, MPIP_NODE_A_PEER_ID, 0);
+	nla_put_u8(m, MPIP_NODE_A_VERIFIED, 0);
 	nla_nest_end(m, n);
 	add(m);
 }
@@ -939,12 +943,12 @@ AVAIL_JSON='[{"addr":"10.0.1.2","port":5201,"proto":"tcp","state":"yes","queries
 AVAIL_MIN_TEXT='ADDRESS   PORT  PROTO  STATE  QUERIES  NODE-ID     AGE
 10.0.9.9     1  tcp    no           0  -        0.000s'
 AVAIL_MIN_JSON='[{"addr":"10.0.9.9","port":1,"proto":"tcp","state":"no","queries":0,"node_id":null,"age_ms":0}]'
-NODES_TEXT='NODE-ID     ENDPOINTS                     ADDRESSES             AGE
-0x7d01e3b8  10.0.1.2:5201,10.0.2.2:40000  10.0.1.2,10.0.2.2  0.380s
-0xffffffff  -                             -                  0.001s'
-NODES_JSON='[{"node_id":"0x7d01e3b8","endpoints":[{"addr":"10.0.1.2","port":5201},{"addr":"10.0.2.2","port":40000}],"addrs":["10.0.1.2","10.0.2.2"],"age_ms":380},{"node_id":"0xffffffff","endpoints":[],"addrs":[],"age_ms":1}]'
-NODES_MIN_TEXT='NODE-ID     ENDPOINTS  ADDRESSES     AGE
-0x00000002  -          -          0.000s'
+NODES_TEXT='NODE-ID     PEER-ID     VERIFIED  ENDPOINTS                     ADDRESSES             AGE
+0x7d01e3b8  0x11223344  yes       10.0.1.2:5201,10.0.2.2:40000  10.0.1.2,10.0.2.2  0.380s
+0xffffffff  -           no        -                             -                  0.001s'
+NODES_JSON='[{"node_id":"0x7d01e3b8","peer_id":"0x11223344","verified":true,"endpoints":[{"addr":"10.0.1.2","port":5201},{"addr":"10.0.2.2","port":40000}],"addrs":["10.0.1.2","10.0.2.2"],"age_ms":380},{"node_id":"0xffffffff","peer_id":null,"verified":false,"endpoints":[],"addrs":[],"age_ms":1}]'
+NODES_MIN_TEXT='NODE-ID     PEER-ID  VERIFIED  ENDPOINTS  ADDRESSES     AGE
+0x00000002  -        no        -          -          0.000s'
 STATUS_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"'$VERSION'","avail":2,"nodes":1,"sessions":3,"paths":4}'
 STATUS_MIN_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"'$VERSION'","avail":2,"nodes":1}'
 STATUS_TEXT="mpip:           enabled
@@ -954,7 +958,7 @@ avail entries:  2
 node entries:   1
 sessions:       3
 paths:          4"
-STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"stat_200":1099511627776}'
+STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"stat_200":1099511627776}'
 CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180}'
 
 have_cc() {
@@ -1108,9 +1112,9 @@ fcheck "show nodes table" expect_fake full "$NODES_TEXT" show nodes
 fcheck "-j show nodes" expect_fake full "$NODES_JSON" -j show nodes
 fcheck "show nodes, optional attributes absent" expect_fake min "$NODES_MIN_TEXT" show nodes
 fcheck "-j show nodes, optional attributes absent" expect_fake min \
-	'[{"node_id":"0x00000002","endpoints":[],"addrs":[],"age_ms":0}]' -j show nodes
+	'[{"node_id":"0x00000002","peer_id":null,"verified":false,"endpoints":[],"addrs":[],"age_ms":0}]' -j show nodes
 fcheck "show nodes, empty: header only" expect_fake empty \
-	"NODE-ID  ENDPOINTS  ADDRESSES  AGE" show nodes
+	"NODE-ID  PEER-ID  VERIFIED  ENDPOINTS  ADDRESSES  AGE" show nodes
 fcheck "-j show nodes, empty" expect_fake empty "[]" -j show nodes
 fcheck "show nodes, address of the wrong size" expect_malformed bad-len show nodes
 fcheck "-j show nodes, address of the wrong size" expect_malformed bad-len -j show nodes

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip per-peer keys: wire format v2 in the module.
+ *
+ * Every CM is sealed (kernel/core/auth.h): it carries the receiver's
+ * token instead of a node ID, a counter and a 64-bit MAC under the MAC
+ * key of its direction.  A handshake CM (a query, flag ENABLE, or a
+ * confirmation, ENABLED) also carries the sender's key for the pair and
+ * the high half of its counter in a 12-byte extension.
+ *
+ * Keys.  An initiator draws a random key per peer node (its token, the
+ * node's ID here, unique in the table) and sends it in its queries; until
+ * the peer's key arrives, a query has token 0 and a zero MAC.  A
+ * responder derives its key from the initiator's and a per-namespace
+ * secret, so that every query carrying the same key finds the same node
+ * without another index, and answers with an authenticated confirmation.
+ * Whoever learns both keys (one from its own draw or derivation, one from
+ * an authenticated handshake CM) installs them; a handshake CM whose key
+ * differs from the one installed re-keys the node if its MAC verifies
+ * under the new pair, which only a holder of our key can compute (a peer
+ * that restarted).
+ *
+ * Counters.  A node's counter starts at the boot-time clock in
+ * nanoseconds when the node is made, so a node made again for the same
+ * pair (the responder's derivation gives it the same key) continues above
+ * every counter it used before.  The receiver of a handshake CM takes the
+ * full counter from it and so follows such a jump; all other CMs carry
+ * the low half only (auth.h).
+ */
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <asm/unaligned.h>
+
+#include "mpip.h"
+
+/* A key of ours, drawn at random, whose token no node here has yet. */
+int mpip_key_new(struct mpip_net *mn, u64 *key)
+{
+	unsigned int tries;
+	u32 tok;
+
+	for (tries = 0; tries < 8; tries++) {
+		*key = get_random_u64();
+		tok = mpip_auth_token(*key);
+		if (*key && tok && !mpip_node_lookup(mn, tok))
+			return 0;
+	}
+	return -EEXIST;
+}
+
+/* The keys of the pair (@lkey, @rkey), or NULL (no memory, bad keys). */
+struct mpip_keys *mpip_keys_make(u64 lkey, u64 rkey)
+{
+	struct mpip_keys *k = kzalloc(sizeof(*k), GFP_ATOMIC);
+
+	if (!k)
+		return NULL;
+	if (mpip_auth_derive(&k->ap, lkey, rkey)) {
+		kfree(k);
+		return NULL;
+	}
+	k->rkey = rkey;
+	spin_lock_init(&k->lock);
+	mpip_replay_init(&k->win);
+	return k;
+}
+
+bool mpip_node_keyed(const struct mpip_node *n)
+{
+	return rcu_access_pointer(n->keys);
+}
+
+/* Session IDs of parity 1 are picked by the holder of the lower key. */
+bool mpip_sid_parity(const struct mpip_node *n)
+{
+	const struct mpip_keys *k = rcu_dereference(n->keys);
+
+	return k && n->lkey < k->rkey;
+}
+
+static bool mpip_cm_is_hs(const struct mpip_cm *cm)
+{
+	return cm->flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED);
+}
+
+/* Bytes the v2 trailer of @cm takes. */
+unsigned int mpip_cm_wire_len(const struct mpip_cm *cm)
+{
+	return MPIP_CM2_MIN_LEN + 4 * cm->naddrs +
+	       (mpip_cm_is_hs(cm) ? MPIP_HS_EXT_LEN : 0);
+}
+
+/*
+ * Write the v2 trailer of @cm, a CM to node @n of a flow of protocol
+ * @proto, into @buf (@len bytes, at least mpip_cm_wire_len()).  Returns
+ * the length written or a negative error: a node without keys can only
+ * be sent a query.  Caller holds RCU.
+ */
+int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm, u8 proto,
+		 u8 *buf, unsigned int len)
+{
+	const struct mpip_keys *k = rcu_dereference(n->keys);
+	struct mpip_cm2 c2 = { .cm = *cm };
+	u64 ctr;
+
+	if (!k && !(cm->flags & MPIP_CM_F_ENABLE))
+		return -ENOKEY;
+	ctr = atomic64_inc_return(&n->tx_ctr);
+	if (mpip_cm_is_hs(cm)) {
+		put_unaligned_be64(n->lkey, c2.ext);
+		put_unaligned_be32(ctr >> 32, c2.ext + 8);
+		c2.ext_len = MPIP_HS_EXT_LEN;
+	}
+	if (k) {
+		c2.cm.node_id = k->ap.tx_token;
+		return mpip_cm2_encode(&c2, &k->ap.tx, ctr, proto, buf, len);
+	}
+	/* A query before the handshake: token 0, no MAC. */
+	c2.cm.node_id = 0;
+	put_unaligned_be32((u32)ctr, c2.auth);
+	return mpip_cm2_write(&c2, buf, len);
+}
+
+/* The sender's key and full counter of a handshake CM. */
+static bool mpip_cm_hs_fields(const struct mpip_cm2 *c2, u64 *key, u64 *ctr)
+{
+	if (!mpip_cm_is_hs(&c2->cm) || c2->ext_len != MPIP_HS_EXT_LEN)
+		return false;
+	*key = get_unaligned_be64(c2->ext);
+	*ctr = (u64)get_unaligned_be32(c2->ext + 8) << 32 |
+	       get_unaligned_be32(c2->auth);
+	return *key && *ctr;
+}
+
+/* Does @c2's MAC verify under @k with counter @ctr? */
+static bool mpip_cm_mac_ok(const struct mpip_keys *k,
+			   const struct mpip_cm2 *c2, u8 proto, u64 ctr)
+{
+	struct mpip_auth_ctx ctx;
+	u64 mac;
+
+	mpip_cm2_auth_ctx(c2, proto, &ctx);
+	if (mpip_auth_mac(&k->ap.rx, &c2->cm, ctr, &ctx, &mac))
+		return false;
+	return !(mac ^ get_unaligned_be64(c2->auth + 4));
+}
+
+/* Accept counter @ctr into @k's window: 0 or an MPIP_AUTH_E_* error. */
+static int mpip_cm_commit(struct mpip_keys *k, u64 ctr)
+{
+	int err;
+
+	spin_lock_bh(&k->lock);
+	err = mpip_replay_commit(&k->win, ctr);
+	spin_unlock_bh(&k->lock);
+	return err;
+}
+
+/*
+ * Install @k on @n in place of whatever keys it had: a first handshake,
+ * or a new one.  False if another CPU got there first with other keys
+ * (then @k is freed).
+ */
+static bool mpip_node_set_keys(struct mpip_node *n, struct mpip_keys *k,
+			       const struct mpip_keys *seen)
+{
+	struct mpip_keys *old;
+	bool ok;
+
+	spin_lock_bh(&n->lock);
+	old = rcu_dereference_protected(n->keys, lockdep_is_held(&n->lock));
+	ok = old == seen && !n->dead;
+	if (ok)
+		rcu_assign_pointer(n->keys, k);
+	spin_unlock_bh(&n->lock);
+	if (!ok) {
+		kfree(k);
+		return false;
+	}
+	if (old)
+		kfree_rcu(old, rcu);
+	return true;
+}
+
+/*
+ * A handshake CM for our node @n, whose installed keys are @k (or none):
+ * the sender's key is @rkey and the counter @ctr.  Verified under the
+ * installed keys if the key is the same, else under the pair (ours,
+ * @rkey), which then replaces them.
+ */
+static int mpip_cm_open_hs(struct mpip_node *n, struct mpip_keys *k,
+			   const struct mpip_rx *rx, u64 rkey, u64 ctr)
+{
+	struct mpip_keys *nk;
+	int err;
+
+	if (k && k->rkey == rkey) {
+		if (!mpip_cm_mac_ok(k, &rx->c2, rx->proto, ctr))
+			return MPIP_AUTH_E_MAC;
+		return mpip_cm_commit(k, ctr);
+	}
+	nk = mpip_keys_make(n->lkey, rkey);
+	if (!nk)
+		return -ENOMEM;
+	if (!mpip_cm_mac_ok(nk, &rx->c2, rx->proto, ctr)) {
+		kfree(nk);
+		return MPIP_AUTH_E_MAC;
+	}
+	err = mpip_replay_commit(&nk->win, ctr);
+	if (err) {
+		kfree(nk);
+		return err;
+	}
+	return mpip_node_set_keys(n, nk, k) ? 0 : MPIP_AUTH_E_DUP;
+}
+
+/* Any other CM for our node @n: the counter is inferred (auth.h). */
+static int mpip_cm_open_plain(struct mpip_keys *k, const struct mpip_rx *rx)
+{
+	struct mpip_auth_ctx ctx;
+	u64 ctr;
+	int err;
+
+	if (!k)
+		return MPIP_AUTH_E_KEY;
+	mpip_cm2_auth_ctx(&rx->c2, rx->proto, &ctx);
+	err = mpip_auth_check(&k->ap.rx, &k->win, &rx->c2.cm, &ctx,
+			      rx->c2.auth, sizeof(rx->c2.auth), &ctr);
+	if (err)
+		return err;
+	return mpip_cm_commit(k, ctr);
+}
+
+/*
+ * Our own query to @addr, still unanswered, crossed the peer's: the node
+ * it made takes the peer's key, so that both exchanges end with the same
+ * pair and the hosts with one node each, not two.
+ */
+static struct mpip_node *mpip_crossed_node(struct mpip_net *mn, __be32 addr,
+					   u64 rkey)
+{
+	struct mpip_avail *a = mpip_avail_lookup(mn, addr, 0);
+	struct mpip_keys *nk;
+	struct mpip_node *n;
+	u32 id;
+
+	id = a ? READ_ONCE(a->node_id) : 0;
+	n = id ? mpip_node_lookup(mn, id) : NULL;
+	if (!n || mpip_node_keyed(n) || n->lkey == rkey)
+		return NULL;
+	nk = mpip_keys_make(n->lkey, rkey);
+	if (!nk || !mpip_node_set_keys(n, nk, NULL))
+		return NULL;
+	return n;
+}
+
+/*
+ * A responder's key for the initiator's @rkey: derived, so that the same
+ * @rkey always finds the same node.  A node whose token collides with
+ * one of another pair moves to the next derivation.  Returns the node
+ * (found or made) or NULL.  Caller holds RCU.
+ */
+static struct mpip_node *mpip_responder_node(struct mpip_net *mn, u64 rkey)
+{
+	struct mpip_keys *k, *nk;
+	struct mpip_node *n;
+	unsigned int i;
+	u64 lkey;
+
+	for (i = 0; i < 4; i++) {
+		lkey = siphash_2u64(rkey, i, &mn->secret);
+		if (!lkey || lkey == rkey || !mpip_auth_token(lkey))
+			continue;
+		n = mpip_node_lookup(mn, mpip_auth_token(lkey));
+		if (!n) {
+			nk = mpip_keys_make(lkey, rkey);
+			if (!nk)
+				return NULL;
+			n = mpip_node_create(mn, lkey, nk);
+			if (n && rcu_access_pointer(n->keys) != nk)
+				n = NULL;	/* made by another CPU */
+			return n;
+		}
+		k = rcu_dereference(n->keys);
+		if (n->lkey == lkey && k && k->rkey == rkey)
+			return n;
+	}
+	return NULL;
+}
+
+/*
+ * Authenticate the CM of @rx: find the node its token names and check
+ * its MAC and counter.  A query that names no node of ours (token 0, or
+ * a node this host no longer has) makes or finds a responder node and is
+ * taken unauthenticated: it may only be answered.  Sets rx->node,
+ * rx->authed and rx->replayed.  Returns 0 if the packet goes on, else a
+ * negative MPIP_AUTH_E_* or errno (the caller drops it).  Caller holds
+ * RCU.
+ */
+int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
+{
+	const struct mpip_cm *cm = &rx->c2.cm;
+	struct mpip_keys *k;
+	struct mpip_node *n;
+	u64 rkey, ctr;
+	bool hs;
+	int err = MPIP_AUTH_E_KEY;
+
+	rx->node = NULL;
+	rx->authed = false;
+	rx->replayed = false;
+	hs = mpip_cm_hs_fields(&rx->c2, &rkey, &ctr);
+	n = cm->node_id ? mpip_node_lookup(mn, cm->node_id) : NULL;
+	if (n) {
+		k = rcu_dereference(n->keys);
+		err = hs ? mpip_cm_open_hs(n, k, rx, rkey, ctr) :
+			   mpip_cm_open_plain(k, rx);
+		if (!err) {
+			rx->node = n;
+			rx->authed = true;
+			return 0;
+		}
+		/* A data packet seen before goes on, as plain IP would. */
+		if ((err == MPIP_AUTH_E_DUP || err == MPIP_AUTH_E_OLD) &&
+		    !(cm->flags & MPIP_CM_F_CTRL) && !hs) {
+			rx->node = n;
+			rx->replayed = true;
+			return 0;
+		}
+	}
+	if (hs && (cm->flags & MPIP_CM_F_ENABLE)) {
+		n = mpip_crossed_node(mn, rx->saddr, rkey);
+		if (!n)
+			n = mpip_responder_node(mn, rkey);
+		if (!n)
+			return -ENOMEM;
+		k = rcu_dereference(n->keys);
+		/* Its counter: a replayed query is not answered twice. */
+		err = k ? mpip_cm_commit(k, ctr) : MPIP_AUTH_E_KEY;
+		if (!err)
+			rx->node = n;
+	}
+	return err;
+}
