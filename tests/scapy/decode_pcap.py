@@ -73,6 +73,10 @@ def packet_info(index, pkt, show_all):
     }
     if tr is not None:
         d = tr.to_dict()
+        d["version"] = tr.version
+        for k in ("ext", "auth"):
+            if k in d:
+                d[k] = d[k].hex()
         d["flags_raw"] = d["flags"]
         d["flags"] = tr.flag_names()
         info["trailer"] = d

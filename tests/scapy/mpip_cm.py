@@ -331,14 +331,16 @@ def _ip_bytes(pkt):
 
 def _locate_gso(raw, ihl):
     """Length of the data CM behind the IP header of a kept GSO packet,
-    or 0 if there is none (it never has addresses)."""
-    head = raw[ihl:ihl + MIN_LEN]
-    if len(head) < MIN_LEN or peek(head[-TAIL_LEN:], len(raw) - ihl) \
-            != MIN_LEN or validate(head):
-        return 0
-    if len(raw) < ihl + MIN_LEN + 20:
-        return 0
-    return MIN_LEN
+    or 0 if there is none (it never has addresses; v1: 28 bytes, v2:
+    40)."""
+    for n in (MIN_LEN2, MIN_LEN):
+        head = raw[ihl:ihl + n]
+        if len(head) < n or len(raw) < ihl + n + 20:
+            continue
+        if peek_any(head[-TAIL_LEN:], len(raw) - ihl) == n \
+                and not validate_any(head):
+            return n
+    return 0
 
 
 def _cm_span(raw):
@@ -375,8 +377,8 @@ def _locate(raw):
     avail = len(payload)
     if avail < MIN_LEN:
         return 0
-    t = peek(payload[-TAIL_LEN:], avail)
-    if t < 0 or validate(payload[-t:]):
+    t = peek_any(payload[-TAIL_LEN:], avail)
+    if t < 0 or validate_any(payload[-t:]):
         return 0
     if proto == IPPROTO_UDP:
         if avail < 8 + t:
@@ -393,7 +395,8 @@ def _locate(raw):
 
 
 def find_trailer(pkt):
-    """The MPIPTrailer at the end of the IP datagram in pkt, or None.
+    """The MPIPTrailer or MPIPTrailerV2 at the end of the IP datagram in
+    pkt, or None.
 
     pkt may be bytes, an IP packet or any packet with an IP layer.  The
     trailer must be valid (magic, version, length, count, CRC32C, sum); for
@@ -405,7 +408,10 @@ def find_trailer(pkt):
     if raw is None:
         return None
     span = _cm_span(raw)
-    return MPIPTrailer(raw[span[0]:span[1]]) if span else None
+    if not span:
+        return None
+    cm = raw[span[0]:span[1]]
+    return MPIPTrailerV2(cm) if cm[-7] == VERSION2 else MPIPTrailer(cm)
 
 
 def _with_ip_len(raw, new_len):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_scapy.sh - the scapy layer (tests/scapy/mpip_cm.py) decodes MPIP
-# packets captured on the wire into the expected fields, and a crafted
-# query sent with scapy from a host with MPIP switched off is answered.
+# packets captured on the wire (wire format v2) into the expected fields,
+# and a crafted query sent with scapy from a host with MPIP switched off
+# is answered.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -31,28 +32,46 @@ t_capture() {
 	wc -l <"$T/cms.json"
 }
 
+# A's first datagram to B carries the query: wire format v2, token 0 (B's
+# key is not known yet), no MAC, no address list (nothing for strangers),
+# A's key and counter in the 12-byte extension
 t_udp_query_fields() {
-	local ida
-	ida=$(mpip_node_id "$A")
-	[[ $ida =~ ^0x[0-9a-f]{8}$ ]] || fail "bad node id '$ida'"
 	# (no `| head`: jq could die of SIGPIPE, failing the subtest)
 	jq -sc '[.[] | select(.proto == "udp" and .src == "10.1.1.1")][:2][]' "$T/cms.json"
-	jq -es --argjson id "$((ida))" '
+	jq -es '
 		[.[] | select(.proto == "udp" and .src == "10.1.1.1" and .sport == 7100
-		  and .dport == 6100 and (.trailer.flags | index("ENABLE"))
-		  and .trailer.node_id == $id and .trailer.length == 28 + 4 * .trailer.naddrs
-		  and (.trailer.addrs | index("10.1.1.1") and index("10.1.2.1"))
-		  and .l4_csum_ok == true)] | length >= 1' "$T/cms.json"
+		  and .dport == 6100 and .trailer.version == 2
+		  and (.trailer.flags | index("ENABLE"))
+		  and .trailer.token == 0 and .trailer.mac == 0
+		  and .trailer.naddrs == 0 and (.trailer.ext | length) == 24
+		  and .trailer.length == 52 and .l4_csum_ok == true)] | length >= 1' "$T/cms.json"
 }
 
+# B's answer: sealed, for A's node (its token, as A knows it), B's key
+# in the extension, no addresses either (A has not proved anything yet)
 t_udp_confirm_fields() {
-	local idb
-	idb=$(mpip_node_id "$B")
-	[[ $idb =~ ^0x[0-9a-f]{8}$ ]] || fail "bad node id '$idb'"
-	jq -es --argjson id "$((idb))" '
+	local ida
+	ida=$(mpip_peer_node "$A" "$B")
+	[[ $ida =~ ^0x[0-9a-f]{8}$ ]] || fail "bad node id '$ida'"
+	jq -es --argjson id "$((ida))" '
 		[.[] | select(.proto == "udp" and .src == "10.1.1.2" and .sport == 6100
 		  and .dport == 7100 and .trailer.flags == ["ENABLED", "CTRL"]
-		  and .trailer.node_id == $id and .l4_csum_ok == false)] | length >= 1' "$T/cms.json"
+		  and .trailer.version == 2 and .trailer.token == $id
+		  and .trailer.mac != 0 and .trailer.naddrs == 0
+		  and .l4_csum_ok == false)] | length >= 1' "$T/cms.json"
+}
+
+# Addresses travel only in sealed CMs between the control ports, once
+# the handshake is done: A's query and B's answer, each with its list
+t_addr_exchange_fields() {
+	jq -es '
+		[.[] | select(.proto == "udp" and .sport == 19792 and .dport == 19792
+		  and .trailer.mac != 0 and .trailer.token != 0
+		  and ((.trailer.flags == ["ENABLE", "CTRL"] and .src == "10.1.1.1"
+		        and (.trailer.addrs | index("10.1.1.1") and index("10.1.2.1"))) or
+		       (.trailer.flags == ["ENABLED", "CTRL"] and .src == "10.1.1.2"
+		        and (.trailer.addrs | index("10.1.1.2") and index("10.1.2.2")))))
+		  | .trailer.flags[0]] | unique == ["ENABLE", "ENABLED"]' "$T/cms.json"
 }
 
 t_tcp_ctrl_fields() {
@@ -67,8 +86,8 @@ t_tcp_ctrl_fields() {
 t_tcp_data_fields() {
 	jq -es '[.[] | select(.proto == "tcp" and (.dport == 5100 or .sport == 5100))
 		  | select((.trailer.flags - ["ORIG", "NEW"]) == []
-		  and .trailer.session_id > 0 and .trailer.length == 28
-		  and .l4_csum_ok == true)] | length >= 10' "$T/cms.json"
+		  and .trailer.session_id > 0 and .trailer.length == 40
+		  and .trailer.mac != 0 and .l4_csum_ok == true)] | length >= 10' "$T/cms.json"
 }
 
 t_tcp_gso_fields() {
@@ -76,33 +95,43 @@ t_tcp_gso_fields() {
 	jq -es '[.[] | select(.proto == "tcp-gso" and .src == "10.1.1.1"
 		  and .dport == 5100 and .ip_len > 1500
 		  and (.trailer.flags - ["ORIG", "NEW"]) == []
-		  and .trailer.session_id > 0 and .trailer.length == 28
+		  and .trailer.session_id > 0 and .trailer.length == 40
 		  and .l4_csum_ok == null)] | length >= 1' "$T/cms.json"
 }
 
+# A query crafted with scapy (v2: token 0, a key of its own, no MAC) is
+# answered: B makes a node for that key, whose peer ID is the key's token
 t_crafted_query() {
+	local tok
 	mpipctl_in "$A" disable
-	in_ns "$A" /usr/bin/python3 - "$REPO/tests/scapy" <<'PY'
-import sys
+	tok=$(in_ns "$A" /usr/bin/python3 - "$REPO/tests/scapy" <<'PY'
+import struct, sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
 from scapy.all import IP, UDP, Raw, send, conf
 conf.verb = 0
-t = mpip_cm.MPIPTrailer(node_id=0x11223344, flags=0x01, naddrs=1, addrs=["10.1.1.1"])
+key, ctr = 0x0123456789abcdef, 5 << 32 | 7
+t = mpip_cm.write_v2(struct.pack("!IQ", ctr & 0xffffffff, 0), flags=0x01,
+                     ext=struct.pack("!QI", key, ctr >> 32))
 pkt = IP(src="10.1.1.1", dst="10.1.1.2") / UDP(sport=7200, dport=6200) / Raw(b"hello")
 send(mpip_cm.add(pkt, t), iface="eth1")
+print("0x%08x" % mpip_cm.auth_token(key))
 PY
+)
 	mpipctl_in "$A" enable
 	wait_for 5 mpip_avail_is "$B" 10.1.1.1 7200 yes ||
 		fail "B did not learn the crafted query"
-	mpipctl_in "$B" -j show nodes | jq -e '[.[] | select(.node_id == "0x11223344")] | length == 1'
+	mpipctl_in "$B" -j show nodes | jq -c '.[]'
+	mpipctl_in "$B" -j show nodes | jq -e --arg t "$tok" \
+		'[.[] | select(.peer_id == $t and .verified == false)] | length == 1'
 }
 
 ktap_header
-ktap_plan 7
+ktap_plan 8
 ktap_run capture_handshake t_capture
 ktap_run decode_udp_query t_udp_query_fields
 ktap_run decode_udp_confirmation t_udp_confirm_fields
+ktap_run decode_address_exchange t_addr_exchange_fields
 ktap_run decode_tcp_query t_tcp_ctrl_fields
 ktap_run decode_tcp_data_trailers t_tcp_data_fields
 ktap_run decode_tcp_gso_kept t_tcp_gso_fields

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# test_spoof.sh - a stranger who knows a peer's node ID, a session's ID
-# and its ports (review C3) cannot use them.  Two MPIP hosts on two
-# links; a third host X (namespace ${P}r, mpip off) hangs off B on its
-# own link, 10.1.9.9, and is none of A's addresses.  With a UDP session
-# from A (10.1.1.1:7100) to B (10.1.1.2:6100) running, X sends B:
-# - data CMs naming A's node, the session and its ports, from its own
-#   address: before, B restored them to 10.1.1.1 and delivered them as
-#   if from A; now they are dropped (rx_spoofed) and the application
+# test_spoof.sh - a stranger who knows the token a peer writes into its
+# CMs, a session's ID and its ports (review C1, C3) cannot use them.  Two
+# MPIP hosts on two links; a third host X (namespace ${P}r, mpip off)
+# hangs off B on its own link, 10.1.9.9, and is none of A's addresses.
+# The test hands X the token as B knows it (an attacker on one of the
+# paths would see it); X cannot know the keys, so its MACs are random.
+# With a UDP session from A (10.1.1.1:7100) to B (10.1.1.2:6100) running,
+# X sends B:
+# - data CMs naming the session and its ports, from its own address:
+#   before wire format v2, B restored them to 10.1.1.1 and delivered them
+#   as if from A; now they are dropped (rx_auth_fail) and the application
 #   sees none;
 # - CMs with F_ORIG claiming the session's ID for another flow: before,
-#   B unlinked A's session; now it stays, and A's datagrams still arrive.
+#   B unlinked A's session; now it stays, and A's datagrams still arrive;
+# - IP_CHANGE with its own address as A's list, and delay reports: before,
+#   B made a path to X's address and sent A's traffic there; now B has no
+#   path to it and its paths to A stay as they were.
 # And session IDs are drawn at random, not counted up from 1.
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -81,26 +87,30 @@ t_setup() {
 	b_session
 }
 
-# forge FLAGS SPORT N: X sends N datagrams "EVIL" to 10.1.1.2:6100 from
-# its own address and port SPORT with a CM of A's node, the session's ID,
-# path 1, flags FLAGS
+# forge FLAGS SPORT N [ADDRS]: X sends N datagrams "EVIL" to
+# 10.1.1.2:6100 from its own address and port SPORT with a v2 CM for B's
+# node of A (its token), the session's ID, path 1, flags FLAGS, the
+# address list ADDRS (comma-separated) and a delay report for path 1;
+# counters and MACs at random
 forge() {
-	local node sid
-	node=$(mpip_node_id "$A")
+	local tok sid
+	tok=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
 	sid=$(b_session | jq -r '.id')
-	echo "forging node $node session $sid flags $1 from 10.1.9.9:$2"
-	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$node" "$sid" "$1" "$2" "$3" <<'PY'
-import sys, time
+	echo "forging token $tok session $sid flags $1 addrs '${4:-}' from 10.1.9.9:$2"
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$tok" "$sid" "$1" "$2" "$3" "${4:-}" <<'PY'
+import os, struct, sys, time
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
 from scapy.all import IP, UDP, Raw, send, conf
 conf.verb = 0
-node, sid, flags, sport, n = (int(sys.argv[2], 0), int(sys.argv[3]),
-                              int(sys.argv[4], 0), int(sys.argv[5]),
-                              int(sys.argv[6]))
+tok, sid, flags, sport, n = (int(sys.argv[2], 0), int(sys.argv[3]),
+                             int(sys.argv[4], 0), int(sys.argv[5]),
+                             int(sys.argv[6]))
+addrs = [a for a in sys.argv[7].split(",") if a]
 for i in range(n):
-    t = mpip_cm.MPIPTrailer(node_id=node, session_id=sid, path_id=1,
-                            flags=flags)
+    t = mpip_cm.write_v2(os.urandom(12), token=tok, session_id=sid,
+                         path_id=1, fb_path_id=1, path_delay_us=100,
+                         flags=flags, addrs=addrs)
     pkt = IP(src="10.1.9.9", dst="10.1.1.2") / UDP(sport=sport, dport=6100) / Raw(b"EVIL %d" % i)
     send(mpip_cm.add(pkt, t))
     time.sleep(0.01)
@@ -108,18 +118,18 @@ PY
 }
 
 t_inject() {
-	local spoofed0 rx0 srx0 srx
-	spoofed0=$(mpip_stat "$B" rx_spoofed)
+	local fail0 rx0 srx0 srx
+	fail0=$(mpip_stat "$B" rx_auth_fail)
 	rx0=$(rx_packets "$B" eth9)
 	srx0=$(b_session | jq .rx_pkts)
 	forge 0 7100 "$NFORGED"
 	sleep 1
 	srx=$(b_session | jq .rx_pkts)
-	echo "B: eth9 rx $rx0 -> $(rx_packets "$B" eth9), rx_spoofed $spoofed0 -> $(mpip_stat "$B" rx_spoofed), session rx_pkts $srx0 -> $srx"
+	echo "B: eth9 rx $rx0 -> $(rx_packets "$B" eth9), rx_auth_fail $fail0 -> $(mpip_stat "$B" rx_auth_fail), session rx_pkts $srx0 -> $srx"
 	grep EVIL "$T/rx" | head -n 3 || true
 	(($(rx_packets "$B" eth9) - rx0 >= NFORGED)) || fail "the forged datagrams did not reach B"
 	(($(count EVIL) == 0)) || fail "B's application got $(count EVIL) forged datagrams"
-	(($(mpip_stat "$B" rx_spoofed) - spoofed0 >= NFORGED)) || fail "rx_spoofed did not count them"
+	(($(mpip_stat "$B" rx_auth_fail) - fail0 >= NFORGED)) || fail "rx_auth_fail did not count them"
 	((srx == srx0)) || fail "the forged datagrams counted as the session's"
 }
 
@@ -135,6 +145,32 @@ t_unlink() {
 		fail "the session changed its ID"
 	! mpip_session_json "$B" udp 6100 40000 >/dev/null 2>&1 ||
 		fail "B made a session of X's flow"
+	good0=$(count GOOD)
+	send_good 20
+	wait_for 10 test "$(count GOOD)" -ge $((good0 + 20)) ||
+		fail "A's datagrams after the attack: $(($(count GOOD) - good0)) of 20"
+}
+
+# X claims that A's addresses are now its own, 10.1.9.9 (IP_CHANGE, on
+# CTRL packets and on data), with delay reports: B keeps A's list and
+# paths, makes none to 10.1.9.9, and A's datagrams still arrive
+t_addr_list() {
+	local fail0 before after good0
+	before=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	fail0=$(mpip_stat "$B" rx_auth_fail)
+	forge 0x0c 7100 20 10.1.9.9
+	forge 0x08 7100 20 10.1.9.9,10.1.1.1
+	sleep 1
+	after=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	echo "paths before: $before"
+	echo "paths after:  $after"
+	mpipctl_in "$B" -j show nodes | jq -c '.[]'
+	(($(mpip_stat "$B" rx_auth_fail) - fail0 >= 40)) || fail "rx_auth_fail did not count them"
+	! mpip_paths "$B" | jq -e '[.[] | select(.daddr == "10.1.9.9")] | length > 0' >/dev/null ||
+		fail "B made a path to X's address"
+	! mpipctl_in "$B" -j show nodes | jq -e '[.[] | select(.addrs | index("10.1.9.9"))] | length > 0' >/dev/null ||
+		fail "B took X's address into a node's list"
+	[[ $before == "$after" ]] || fail "B's paths changed"
 	good0=$(count GOOD)
 	send_good 20
 	wait_for 10 test "$(count GOOD)" -ge $((good0 + 20)) ||
@@ -163,10 +199,11 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 5
+	ktap_plan 6
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run stranger_cannot_unlink_session t_unlink
+	ktap_run stranger_cannot_change_address_list t_addr_list
 	ktap_run session_ids_random t_random_ids
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
