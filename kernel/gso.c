@@ -122,7 +122,7 @@ bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
 int mpip_gso_encap(struct sk_buff *skb, struct mpip_node *n,
 		   const struct mpip_cm *cm)
 {
-	unsigned int ihl = ip_hdrlen(skb), len = mpip_cm_wire_len(cm);
+	unsigned int ihl = ip_hdrlen(skb), len = mpip_cm_wire_len(cm, NULL);
 	struct iphdr *iph;
 
 	if (skb_cow_head(skb, len))
@@ -130,7 +130,7 @@ int mpip_gso_encap(struct sk_buff *skb, struct mpip_node *n,
 	skb_push(skb, len);
 	memmove(skb->data, skb->data + len, ihl);
 	skb_reset_network_header(skb);
-	if (mpip_cm_seal(n, cm, IPPROTO_TCP, skb->data + ihl, len) != len)
+	if (mpip_cm_seal(n, cm, NULL, IPPROTO_TCP, skb->data + ihl, len) != len)
 		return -EINVAL;
 	iph = ip_hdr(skb);
 	iph->protocol = MPIP_GSO_PROTO;

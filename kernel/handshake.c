@@ -40,12 +40,14 @@ static struct sk_buff *mpip_ctrl_alloc(const struct dst_entry *dst,
 
 /* Seal @cm for node @n at the end of @skb; false if it cannot be sent. */
 static bool mpip_ctrl_put_cm(struct sk_buff *skb, struct mpip_node *n,
-			     const struct mpip_cm *cm)
+			     const struct mpip_cm *cm,
+			     const struct mpip_cm_ext *ext)
 {
-	unsigned int len = mpip_cm_wire_len(cm);
+	unsigned int len = mpip_cm_wire_len(cm, ext);
 	struct iphdr *iph = ip_hdr(skb);
 
-	if (mpip_cm_seal(n, cm, iph->protocol, skb_put(skb, len), len) != len)
+	if (mpip_cm_seal(n, cm, ext, iph->protocol, skb_put(skb, len),
+			 len) != len)
 		return false;
 	iph->tot_len = htons(skb->len);
 	ip_send_check(iph);
@@ -108,7 +110,7 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 				      csum_partial(th, thl, 0));
 
 	mpip_cm_fill(mn, &cm, flags | MPIP_CM_F_CTRL, READ_ONCE(n->verified));
-	if (!mpip_ctrl_put_cm(nskb, n, &cm)) {
+	if (!mpip_ctrl_put_cm(nskb, n, &cm, NULL)) {
 		kfree_skb(nskb);
 		return;
 	}
@@ -131,7 +133,7 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 			__be32 saddr, __be32 daddr, __be16 sport,
 			__be16 dport, struct mpip_node *n,
-			const struct mpip_cm *cm)
+			const struct mpip_cm *cm, const struct mpip_cm_ext *ext)
 {
 	struct sk_buff *nskb;
 	struct udphdr *uh;
@@ -167,7 +169,7 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 	check ^= (__force __sum16)htons(0x8000);
 	uh->check = check ? check : (__force __sum16)htons(0x7fff);
 
-	if (!mpip_ctrl_put_cm(nskb, n, cm)) {
+	if (!mpip_ctrl_put_cm(nskb, n, cm, ext)) {
 		kfree_skb(nskb);
 		return;
 	}
@@ -209,5 +211,5 @@ void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
 	mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 	mpip_touch(&n->last_tx);
 	mpip_udp_ctrl_xmit(mn, rt, fl4.saddr, fl4.daddr, fl4.fl4_sport,
-			   fl4.fl4_dport, n, &cm);
+			   fl4.fl4_dport, n, &cm, NULL);
 }

@@ -27,10 +27,13 @@
 
 #include "mpip.h"
 
-/* Send a control CM to @n, on path @p if given, else from @saddr to @daddr. */
-static void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
-			   struct mpip_path *p, __be32 saddr, __be32 daddr,
-			   struct mpip_cm *cm)
+/*
+ * Send a control CM with extension @ext (or none) to @n, on path @p if
+ * given, else from @saddr to @daddr.
+ */
+void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
+		    struct mpip_path *p, __be32 saddr, __be32 daddr,
+		    struct mpip_cm *cm, const struct mpip_cm_ext *ext)
 {
 	struct flowi4 fl4 = {};
 	struct dst_entry *dst;
@@ -54,7 +57,7 @@ static void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
 	}
 	mpip_fb_pick(mn, n, cm);
 	mpip_udp_ctrl_xmit(mn, rt, saddr, daddr, htons(MPIP_CTRL_PORT),
-			   htons(MPIP_CTRL_PORT), n, cm);
+			   htons(MPIP_CTRL_PORT), n, cm, ext);
 	if (p)
 		mpip_path_tx(p, 0);
 	mpip_touch(&n->last_tx);
@@ -77,17 +80,21 @@ void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
 	cm.session_id = READ_ONCE(s->id.sid);
 	mpip_ctrl_send(mn, n, mpip_path_find(n, s->t.laddr, s->t.raddr),
-		       s->t.laddr, s->t.raddr, &cm);
+		       s->t.laddr, s->t.raddr, &cm, NULL);
 	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
 }
 
+/* A probe of @p, with its nonce while its remote address did not answer. */
 static void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_path *p)
 {
+	struct mpip_cm_ext ext;
 	struct mpip_cm cm;
 
+	if (!mpip_rr_probe_due(mn, p, &ext))
+		return;
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
-	mpip_ctrl_send(mn, n, p, 0, 0, &cm);
+	mpip_ctrl_send(mn, n, p, 0, 0, &cm, &ext);
 	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
 }
 
@@ -110,7 +117,7 @@ void mpip_addr_query(struct mpip_net *mn, struct mpip_node *n, __be32 saddr,
 	if (cmpxchg(&n->aq_stamp, last, jiffies | 1) != last)
 		return;
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_ENABLE, true);
-	mpip_ctrl_send(mn, n, NULL, saddr, daddr, &cm);
+	mpip_ctrl_send(mn, n, NULL, saddr, daddr, &cm, NULL);
 	mpip_inc(mn, MPIP_STAT_TX_QUERY);
 }
 
@@ -234,7 +241,7 @@ static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
 			continue;
 		mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE,
 			     true);
-		mpip_ctrl_send(mn, n, p, 0, 0, &cm);
+		mpip_ctrl_send(mn, n, p, 0, 0, &cm, NULL);
 		mpip_inc(mn, MPIP_STAT_TX_IP_CHANGE);
 	}
 }

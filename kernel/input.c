@@ -197,7 +197,11 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 
 	if (cm->flags & MPIP_CM_F_ENABLE) {
 		mpip_inc(mn, MPIP_STAT_RX_QUERY);
-		if (rx->proto == IPPROTO_UDP)
+		/* Whoever sends a query without a MAC gets no more back. */
+		if (rx->proto == IPPROTO_UDP && !rx->authed &&
+		    !__ratelimit(&mn->ctrl_rs))
+			mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
+		else if (rx->proto == IPPROTO_UDP)
 			mpip_udp_confirm_send(mn, skb, rx->node);
 		else if (e)
 			set_bit(MPIP_AVF_CONFIRM, &e->flags);
@@ -245,12 +249,13 @@ static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
 	if (!(rx->c2.cm.flags & MPIP_CM_F_ORIG))
 		return NULL;
 	/*
-	 * A session is created, or one holding its ID replaced, only from
-	 * an address of the node: a stranger who names the node could
-	 * otherwise unlink the node's sessions (review C3).  The packet
-	 * itself carries its own addresses and goes on.
+	 * A session is created, or one holding its ID replaced, only by a
+	 * CM of the node seen for the first time: its MAC proves the
+	 * sender, and a copy replayed from elsewhere must not unlink the
+	 * node's sessions (review C3).  The packet itself carries its own
+	 * addresses and goes on.
 	 */
-	if (!mpip_path_to(n, iph->saddr))
+	if (rx->replayed)
 		return NULL;
 	s = mpip_session_rx(mn, n, rx->c2.cm.session_id, rx->proto, iph->daddr,
 			    rx->dport, iph->saddr, rx->sport);
@@ -286,8 +291,8 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 	}
 	/*
 	 * Under other addresses than the session's own, only one of the
-	 * node's addresses, one we have a path to, may send its packets:
-	 * anyone else who names the node, the session and its ports must
+	 * node's addresses, one whose path answered from it (rr.c), may
+	 * send its packets: a copy of the node's CM from anywhere else must
 	 * neither be delivered as if from the peer nor keep the session
 	 * alive (review C3).  Any path to it will do: which of our addresses
 	 * the peer may use is its routing's business.
@@ -378,6 +383,7 @@ static bool mpip_in_authed(struct mpip_net *mn, struct sk_buff *skb,
 	if (!rx->replayed) {
 		mpip_node_learn(mn, n, rx->saddr, rx->sport, cm);
 		mpip_in_paths(mn, n, skb, rx);
+		mpip_rr_rx(mn, n, rx);
 		/* A new peer: tell it our addresses, ask for its. */
 		if (!READ_ONCE(n->naddrs))
 			mpip_addr_query(mn, n, rx->daddr, rx->saddr);

@@ -84,21 +84,25 @@ static bool mpip_cm_is_hs(const struct mpip_cm *cm)
 	return cm->flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED);
 }
 
-/* Bytes the v2 trailer of @cm takes. */
-unsigned int mpip_cm_wire_len(const struct mpip_cm *cm)
+/* Bytes the v2 trailer of @cm with extension @ext (or none) takes. */
+unsigned int mpip_cm_wire_len(const struct mpip_cm *cm,
+			      const struct mpip_cm_ext *ext)
 {
-	return MPIP_CM2_MIN_LEN + 4 * cm->naddrs +
-	       (mpip_cm_is_hs(cm) ? MPIP_HS_EXT_LEN : 0);
+	if (mpip_cm_is_hs(cm))
+		return MPIP_CM2_MIN_LEN + 4 * cm->naddrs + MPIP_HS_EXT_LEN;
+	return MPIP_CM2_MIN_LEN + 4 * cm->naddrs + (ext ? ext->len : 0);
 }
 
 /*
  * Write the v2 trailer of @cm, a CM to node @n of a flow of protocol
- * @proto, into @buf (@len bytes, at least mpip_cm_wire_len()).  Returns
- * the length written or a negative error: a node without keys can only
- * be sent a query.  Caller holds RCU.
+ * @proto, into @buf (@len bytes, at least mpip_cm_wire_len()).  A
+ * handshake CM carries our key, any other the extension @ext, if given.
+ * Returns the length written or a negative error: a node without keys
+ * can only be sent a query.  Caller holds RCU.
  */
-int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm, u8 proto,
-		 u8 *buf, unsigned int len)
+int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
+		 const struct mpip_cm_ext *ext, u8 proto, u8 *buf,
+		 unsigned int len)
 {
 	const struct mpip_keys *k = rcu_dereference(n->keys);
 	struct mpip_cm2 c2 = { .cm = *cm };
@@ -111,6 +115,9 @@ int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm, u8 proto,
 		put_unaligned_be64(n->lkey, c2.ext);
 		put_unaligned_be32(ctr >> 32, c2.ext + 8);
 		c2.ext_len = MPIP_HS_EXT_LEN;
+	} else if (ext && ext->len) {
+		memcpy(c2.ext, ext->b, ext->len);
+		c2.ext_len = ext->len;
 	}
 	if (k) {
 		c2.cm.node_id = k->ap.tx_token;

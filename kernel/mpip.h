@@ -183,6 +183,11 @@ struct mpip_path {
 	u32 q_round;
 	bool q_round_ok;
 	u64 feedback;
+	/* return routability (rr.c): the path's nonce, fixed for its life */
+	u64 nonce;
+	bool rr_ok;		/* the remote address echoed it; READ/WRITE_ONCE */
+	u8 rr_tries;		/* probes with the nonce sent; under lock */
+	unsigned long rr_next;	/* jiffies: next one due; under lock */
 	struct dst_cache dst;
 	struct mpip_path_pcpu __percpu *pcpu;
 };
@@ -323,6 +328,7 @@ struct mpip_net {
 	unsigned long hb_stamp;		/* jiffies of the last heartbeat round */
 	atomic_t ro_held;		/* segments in reorder buffers */
 	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
+	struct ratelimit_state ctrl_rs;	/* answers strangers can trigger */
 };
 
 /* pernet.c */
@@ -469,9 +475,22 @@ struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 int mpip_key_new(struct mpip_net *mn, u64 *key);
 struct mpip_keys *mpip_keys_make(u64 lkey, u64 rkey);
 bool mpip_node_keyed(const struct mpip_node *n);
-unsigned int mpip_cm_wire_len(const struct mpip_cm *cm);
-int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm, u8 proto,
-		 u8 *buf, unsigned int len);
+/*
+ * Extension bytes of a CM other than a handshake CM: return routability
+ * (rr.c), a nonce, or a nonce and an echo.
+ */
+#define MPIP_RR_NONCE_LEN	8
+#define MPIP_RR_ECHO_LEN	16
+struct mpip_cm_ext {
+	u8 len;
+	u8 b[MPIP_RR_ECHO_LEN];
+};
+
+unsigned int mpip_cm_wire_len(const struct mpip_cm *cm,
+			      const struct mpip_cm_ext *ext);
+int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
+		 const struct mpip_cm_ext *ext, u8 proto, u8 *buf,
+		 unsigned int len);
 struct mpip_rx;
 int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx);
 bool mpip_sid_parity(const struct mpip_node *n);
@@ -545,7 +564,10 @@ static inline struct mpip_path *mpip_path_find(struct mpip_node *n,
 	return NULL;
 }
 
-/* Does node @n have a path to its address @daddr?  Caller holds RCU. */
+/*
+ * Does node @n have a path to its address @daddr that answered from it
+ * (rr.c)?  Caller holds RCU.
+ */
 static inline bool mpip_path_to(struct mpip_node *n, __be32 daddr)
 {
 	struct mpip_path *p;
@@ -553,13 +575,14 @@ static inline bool mpip_path_to(struct mpip_node *n, __be32 daddr)
 
 	for (i = 0; i < mpip_path_slots(n); i++) {
 		p = rcu_dereference(n->paths[i]);
-		if (p && p->daddr == daddr)
+		if (p && p->daddr == daddr && READ_ONCE(p->rr_ok))
 			return true;
 	}
 	return false;
 }
 
 struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p);
+bool mpip_path_dev_up(struct net *net, int ifindex);
 
 /* icmp.c: "fragmentation needed" for packets on paths */
 #define MPIP_ICMP_PER_SEC	100
@@ -587,7 +610,20 @@ bool mpip_fb_pick(struct mpip_net *mn, struct mpip_node *n,
 		  struct mpip_cm *cm);
 bool mpip_fb_pending(struct mpip_node *n);
 
+/* rr.c: return routability of paths */
+#define MPIP_RR_TRIES		6	/* probes of an unverified path */
+#define MPIP_RR_PER_SEC		200	/* answers and confirmations, per netns */
+void mpip_rr_init(struct mpip_path *p);
+void mpip_rr_init_net(struct mpip_net *mn);
+bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_path *p,
+		       struct mpip_cm_ext *ext);
+void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
+		const struct mpip_rx *rx);
+
 /* heartbeat.c: the periodic tick, heartbeats, probes, address changes */
+void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
+		    struct mpip_path *p, __be32 saddr, __be32 daddr,
+		    struct mpip_cm *cm, const struct mpip_cm_ext *ext);
 void mpip_tick_init(struct mpip_net *mn);
 void mpip_tick_kick(struct mpip_net *mn);
 void mpip_tick_stop(struct mpip_net *mn);
@@ -655,7 +691,7 @@ void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
 void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 			__be32 saddr, __be32 daddr, __be16 sport,
 			__be16 dport, struct mpip_node *n,
-			const struct mpip_cm *cm);
+			const struct mpip_cm *cm, const struct mpip_cm_ext *ext);
 u32 mpip_now_us(void);
 
 /*

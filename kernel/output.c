@@ -192,7 +192,7 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 	if (skb_is_gso(skb))
 		return;
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_ENABLE, READ_ONCE(n->verified));
-	if (mpip_skb_room(skb) < mpip_cm_wire_len(&cm))
+	if (mpip_skb_room(skb) < mpip_cm_wire_len(&cm, NULL))
 		return;
 	if (atomic_inc_return(&e->queries) > limit)
 		return;
@@ -451,7 +451,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 		return NF_ACCEPT;
 	}
 	path = mpip_out_prepare(mn, skb, pk, &cm);
-	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_wire_len(&cm))) {
+	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_wire_len(&cm, NULL))) {
 		if (mpip_out_finish(mn, skb, pk, path, &cm, true))
 			return NF_DROP;
 		mpip_inc(mn, MPIP_STAT_TX_GSO_KEPT);

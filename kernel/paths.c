@@ -53,6 +53,7 @@ static struct mpip_path *mpip_path_alloc(u8 id, const struct mpip_laddr *la,
 	p->last_fb = jiffies;
 	spin_lock_init(&p->lock);
 	mpip_path_delay_init(&p->delay);
+	mpip_rr_init(p);
 	return p;
 
 err_pcpu:
@@ -124,7 +125,7 @@ static bool mpip_path_routable(struct net *net, const struct mpip_laddr *la,
 }
 
 /* Does a path's interface have a working link? */
-static bool mpip_path_dev_up(struct net *net, int ifindex)
+bool mpip_path_dev_up(struct net *net, int ifindex)
 {
 	struct net_device *dev;
 	bool up;
@@ -487,7 +488,9 @@ void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
 	switch (READ_ONCE(p->state)) {
 	case MPIP_PATH_PROBING:
 	case MPIP_PATH_DOWN:
-		if (mpip_path_dev_up(mn->net, p->ifindex))
+		/* Its remote address answered itself (rr.c). */
+		if (READ_ONCE(p->rr_ok) &&
+		    mpip_path_dev_up(mn->net, p->ifindex))
 			mpip_path_set_state(mn, n, p, MPIP_PATH_UP);
 		break;
 	}

@@ -220,6 +220,7 @@ static int __net_init mpip_net_init(struct net *net)
 	INIT_DELAYED_WORK(&mn->gc_work, mpip_gc_work);
 	mpip_tick_init(mn);
 	mpip_icmp_init(mn);
+	mpip_rr_init_net(mn);
 
 	mn->stats = alloc_percpu(struct mpip_stats);
 	if (!mn->stats) {

@@ -122,12 +122,12 @@ static void *mpip_skb_tail_room(struct sk_buff *skb, unsigned int len)
 int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
 		    const struct mpip_cm *cm)
 {
-	unsigned int len = mpip_cm_wire_len(cm);
+	unsigned int len = mpip_cm_wire_len(cm, NULL);
 	u8 buf[MPIP_CM_ANY_MAX_LEN];
 	struct iphdr *iph;
 	void *p;
 
-	if (mpip_cm_seal(n, cm, ip_hdr(skb)->protocol, buf, len) != len)
+	if (mpip_cm_seal(n, cm, NULL, ip_hdr(skb)->protocol, buf, len) != len)
 		return -EINVAL;
 
 	if (skb_ensure_writable(skb, ip_hdrlen(skb)))

@@ -81,6 +81,8 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_AUTH_FAIL]	= "rx_auth_fail",
 	[MPIP_STAT_RX_REPLAY]		= "rx_replay",
 	[MPIP_STAT_RX_V1]		= "rx_v1",
+	[MPIP_STAT_RR_VERIFIED]		= "rr_verified",
+	[MPIP_STAT_CTRL_LIMITED]	= "ctrl_limited",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

@@ -376,6 +376,10 @@ enum mpip_path_attr {
  *	learning anything from their CM
  * @MPIP_STAT_RX_V1: packets with a wire format v1 trailer, taken for
  *	plain packets (a peer that does not authenticate is legacy)
+ * @MPIP_STAT_RR_VERIFIED: paths whose remote address echoed the path's
+ *	nonce (return routability): only those carry data
+ * @MPIP_STAT_CTRL_LIMITED: answers to probes and confirmations of
+ *	unauthenticated queries not sent: over the per-namespace budget
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -425,6 +429,8 @@ enum mpip_stat {
 	MPIP_STAT_RX_AUTH_FAIL,
 	MPIP_STAT_RX_REPLAY,
 	MPIP_STAT_RX_V1,
+	MPIP_STAT_RR_VERIFIED,
+	MPIP_STAT_CTRL_LIMITED,
 
 	__MPIP_STAT_MAX,
 };

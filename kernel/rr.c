@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip return routability (issue 20, review C2).
+ *
+ * The addresses a peer advertises are its word only: a peer, or anyone
+ * who shook hands with us, could name a third party's address and make
+ * us send probes and data there.  So a path carries data only after a
+ * probe sent on it was answered *from its remote address*: the probe
+ * carries a random nonce of the path (8 extension bytes), and the answer,
+ * sent back from the address the probe reached to the address it came
+ * from, echoes it (16 bytes: the answerer's own nonce for that reverse
+ * path, or 0 if it is verified already, then the echo).  Only a host that
+ * receives at the address can echo; the MAC of the CM keeps others from
+ * forging one.
+ *
+ * Probes of a path not verified yet back off exponentially, from one
+ * heartbeat interval, and stop after MPIP_RR_TRIES; a new address list
+ * makes new paths, which start over.  Answers are sent only within a
+ * per-namespace budget (MPIP_RR_PER_SEC), as are confirmations of
+ * queries nobody authenticated: a stranger's packets never make us send
+ * more packets than it sent, to anyone.
+ */
+#include <linux/random.h>
+#include <asm/unaligned.h>
+
+#include "mpip.h"
+
+void mpip_rr_init(struct mpip_path *p)
+{
+	do {
+		p->nonce = get_random_u64();
+	} while (!p->nonce);
+}
+
+/*
+ * Is a probe of @p due now?  Fills @ext with the nonce of a path not
+ * verified yet, or leaves it empty.  Caller holds RCU.
+ */
+bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_path *p,
+		       struct mpip_cm_ext *ext)
+{
+	unsigned long hb = msecs_to_jiffies(READ_ONCE(mn->cfg.heartbeat_ms));
+	bool due = false;
+
+	ext->len = 0;
+	if (READ_ONCE(p->rr_ok))
+		return true;
+	spin_lock_bh(&p->lock);
+	if (p->rr_tries < MPIP_RR_TRIES &&
+	    (!p->rr_tries || !time_before(jiffies, p->rr_next))) {
+		p->rr_next = jiffies + (max(hb, 1UL) << p->rr_tries);
+		p->rr_tries++;
+		due = true;
+	}
+	spin_unlock_bh(&p->lock);
+	if (!due)
+		return false;
+	put_unaligned_be64(p->nonce, ext->b);
+	ext->len = MPIP_RR_NONCE_LEN;
+	return true;
+}
+
+/* @p answered from its remote address: it may carry data. */
+static void mpip_rr_verified(struct mpip_net *mn, struct mpip_node *n,
+			     struct mpip_path *p)
+{
+	int state;
+
+	if (READ_ONCE(p->rr_ok))
+		return;
+	WRITE_ONCE(p->rr_ok, true);
+	mpip_inc(mn, MPIP_STAT_RR_VERIFIED);
+	state = READ_ONCE(p->state);
+	if ((state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN) &&
+	    READ_ONCE(p->feedback) && mpip_path_dev_up(mn->net, p->ifindex))
+		mpip_path_set_state(mn, n, p, MPIP_PATH_UP);
+}
+
+/*
+ * Answer the nonce @nonce, which came from @rx's source address, on our
+ * path @p back to it if we have one (its ID tells the delay report).
+ */
+static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
+			   const struct mpip_rx *rx, struct mpip_path *p,
+			   u64 nonce)
+{
+	struct mpip_cm_ext ext = { .len = MPIP_RR_ECHO_LEN };
+	struct mpip_cm cm;
+
+	if (!__ratelimit(&mn->ctrl_rs)) {
+		mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
+		return;
+	}
+	put_unaligned_be64(p && !READ_ONCE(p->rr_ok) ? p->nonce : 0, ext.b);
+	put_unaligned_be64(nonce, ext.b + MPIP_RR_NONCE_LEN);
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
+	mpip_ctrl_send(mn, n, p, rx->daddr, rx->saddr, &cm, &ext);
+	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+}
+
+/*
+ * The return-routability part of an authenticated CM from node @n: an
+ * echo of one of our nonces verifies our path between the CM's
+ * addresses; a nonce of the peer is answered.  Caller holds RCU.
+ */
+void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
+		const struct mpip_rx *rx)
+{
+	const struct mpip_cm2 *c2 = &rx->c2;
+	struct mpip_path *p;
+	u64 nonce, echo = 0;
+
+	if (c2->ext_len != MPIP_RR_NONCE_LEN && c2->ext_len != MPIP_RR_ECHO_LEN)
+		return;
+	if (c2->cm.flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED))
+		return;
+	nonce = get_unaligned_be64(c2->ext);
+	if (c2->ext_len == MPIP_RR_ECHO_LEN)
+		echo = get_unaligned_be64(c2->ext + MPIP_RR_NONCE_LEN);
+	p = mpip_path_find(n, rx->daddr, rx->saddr);
+	if (echo && p && echo == p->nonce)
+		mpip_rr_verified(mn, n, p);
+	if (nonce)
+		mpip_rr_answer(mn, n, rx, p, nonce);
+}
+
+/* The budget of control packets that strangers' packets can trigger. */
+void mpip_rr_init_net(struct mpip_net *mn)
+{
+	ratelimit_state_init(&mn->ctrl_rs, HZ, MPIP_RR_PER_SEC);
+	ratelimit_set_flags(&mn->ctrl_rs, RATELIMIT_MSG_ON_RELEASE);
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# test_rr.sh - return routability (review C2): an address a peer
+# advertises carries data only after a probe sent to it was answered from
+# it, and an address that never answers is probed a few times, with
+# backoff, and then left alone.
+# Two MPIP hosts on two links.  B advertises 10.1.2.2 as usual, but an
+# nftables rule on B drops every control packet B sends from 10.1.2.2: as
+# if 10.1.2.2 were a third party's address that B named.  B still
+# receives A's probes there and reports their delays on link 1, which is
+# all it took before: A brought the path up and sent data to 10.1.2.2.
+# Now A's paths to 10.1.2.2 stay down, carry nothing, and A stops
+# probing them after MPIP_RR_TRIES (6) probes.
+# TIMEOUT: 300
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_setup_twolink rr
+RR_TRIES=6
+
+# probes_to ADDR: control packets B received for ADDR from A (nft counter)
+probes_to() {
+	ip netns exec "$B" nft -j list counter inet rrtest "probes_${1//./_}" |
+		jq -er '.nftables[] | select(.counter) | .counter.packets'
+}
+
+t_setup() {
+	ip netns exec "$B" nft -f - <<'NFT'
+table inet rrtest {
+	counter probes_10_1_1_2 { }
+	counter probes_10_1_2_2 { }
+	chain in {
+		type filter hook input priority -400;
+		ip daddr 10.1.1.2 udp dport 19792 counter name probes_10_1_1_2
+		ip daddr 10.1.2.2 udp dport 19792 counter name probes_10_1_2_2
+	}
+	chain out {
+		type filter hook output priority -400;
+		ip saddr 10.1.2.2 udp sport 19792 drop
+	}
+}
+NFT
+	cleanup_push ip netns exec "$B" nft delete table inet rrtest
+	probes_to 10.1.2.2 >/dev/null || fail "no nft counter"
+}
+
+t_transfer() {
+	head -c 2000000 /dev/urandom >"$T/f"
+	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/f" "$T/g"
+	sha256_equal "$T/f" "$T/g" || fail "TCP data differs"
+	wait_for 20 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up ||
+		fail "A's path over link 1 not up"
+	tcp_send_file "$A" "$B" 10.1.1.2 5001 "$T/f" "$T/g2"
+	sha256_equal "$T/f" "$T/g2" || fail "TCP data differs"
+}
+
+# A's path to 10.1.2.2 heard delay reports, but 10.1.2.2 never answered
+# from itself: never up, no data
+t_unverified_unused() {
+	local paths
+	paths=$(mpip_paths "$A")
+	jq -c '.[]' <<<"$paths"
+	jq -e '[.[] | select(.daddr == "10.1.2.2")] | length >= 1 and
+		all(.[]; .state != "up" and .tx_pkts == 0)' <<<"$paths" >/dev/null ||
+		fail "A used a path to an address that never answered"
+	jq -e '[.[] | select(.daddr == "10.1.1.2" and .state == "up")] | length >= 1' \
+		<<<"$paths" >/dev/null || fail "A has no path to 10.1.1.2 up"
+	(($(mpip_stat "$A" rr_verified) >= 1)) || fail "rr_verified did not count"
+}
+
+# At most RR_TRIES probes per path to 10.1.2.2 (one path routes there),
+# then none: the count stands still over the next 10 s
+t_probes_bounded() {
+	local c1 c2
+	# the backoff doubles from heartbeat_ms (300 ms): the 6th probe
+	# leaves about 10 s after the first
+	sleep 12
+	c1=$(probes_to 10.1.2.2)
+	sleep 10
+	c2=$(probes_to 10.1.2.2)
+	echo "probes to 10.1.2.2: $c1, 10 s later $c2; to 10.1.1.2: $(probes_to 10.1.1.2)"
+	((c1 >= 1)) || fail "A never probed 10.1.2.2"
+	((c1 <= RR_TRIES)) || fail "$c1 probes to an address that never answered"
+	((c2 == c1)) || fail "A kept probing 10.1.2.2"
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+main() {
+	ktap_header
+	ktap_plan 5
+	ktap_run setup_b_silent_on_link_2 t_setup
+	ktap_run transfers t_transfer
+	ktap_run unverified_path_carries_nothing t_unverified_unused
+	ktap_run probes_bounded_then_stop t_probes_bounded
+	ktap_run dmesg_clean t_dmesg
+	ktap_finish
+}
+main "$@"; exit
