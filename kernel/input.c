@@ -17,7 +17,6 @@
 
 #include "mpip.h"
 
-
 /* Transport header length and, for UDP, the UDP length. */
 static bool mpip_in_l4(const struct sk_buff *skb, unsigned int ihl, u8 proto,
 		       struct mpip_rx *rx, unsigned int *l4hl,

@@ -19,7 +19,8 @@ source "$(dirname "$0")/mpip_lib.sh"
 mpip_setup_twolink rr
 RR_TRIES=6
 
-# probes_to ADDR: control packets B received for ADDR from A (nft counter)
+# probes_to ADDR: control packets B received for ADDR from A (nft counter,
+# ahead of mpip's input hook, which consumes them)
 probes_to() {
 	ip netns exec "$B" nft -j list counter inet rrtest "probes_${1//./_}" |
 		jq -er '.nftables[] | select(.counter) | .counter.packets'
@@ -31,7 +32,7 @@ table inet rrtest {
 	counter probes_10_1_1_2 { }
 	counter probes_10_1_2_2 { }
 	chain in {
-		type filter hook input priority -400;
+		type filter hook prerouting priority -500;
 		ip daddr 10.1.1.2 udp dport 19792 counter name probes_10_1_1_2
 		ip daddr 10.1.2.2 udp dport 19792 counter name probes_10_1_2_2
 	}
@@ -56,13 +57,13 @@ t_transfer() {
 }
 
 # A's path to 10.1.2.2 heard delay reports, but 10.1.2.2 never answered
-# from itself: never up, no data
+# from itself: never up, no data (its probes count as packets of 0 bytes)
 t_unverified_unused() {
 	local paths
 	paths=$(mpip_paths "$A")
 	jq -c '.[]' <<<"$paths"
 	jq -e '[.[] | select(.daddr == "10.1.2.2")] | length >= 1 and
-		all(.[]; .state != "up" and .tx_pkts == 0)' <<<"$paths" >/dev/null ||
+		all(.[]; .state != "up" and .tx_bytes == 0)' <<<"$paths" >/dev/null ||
 		fail "A used a path to an address that never answered"
 	jq -e '[.[] | select(.daddr == "10.1.1.2" and .state == "up")] | length >= 1' \
 		<<<"$paths" >/dev/null || fail "A has no path to 10.1.1.2 up"
