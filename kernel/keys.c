@@ -328,15 +328,14 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 			rx->authed = true;
 			return 0;
 		}
-		/* A data packet seen before goes on, as plain IP would. */
-		if ((err == MPIP_AUTH_E_DUP || err == MPIP_AUTH_E_OLD) &&
-		    !(cm->flags & MPIP_CM_F_CTRL) && !hs) {
-			rx->node = n;
-			rx->replayed = true;
-			return 0;
-		}
 	}
-	if (hs && (cm->flags & MPIP_CM_F_ENABLE)) {
+	/*
+	 * A query for no node of ours, or one that does not verify (the
+	 * peer lost its node and our keys): a first query.  A copy of one
+	 * that did verify before is a replay, not a new handshake.
+	 */
+	if (hs && (cm->flags & MPIP_CM_F_ENABLE) &&
+	    (!n || err == MPIP_AUTH_E_MAC || err == MPIP_AUTH_E_KEY)) {
 		n = mpip_crossed_node(mn, rx->saddr, rkey);
 		if (!n)
 			n = mpip_responder_node(mn, rkey);
@@ -345,8 +344,20 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 		k = rcu_dereference(n->keys);
 		/* Its counter: a replayed query is not answered twice. */
 		err = k ? mpip_cm_commit(k, ctr) : MPIP_AUTH_E_KEY;
-		if (!err)
+		if (!err) {
 			rx->node = n;
+			return 0;
+		}
+	}
+	/*
+	 * A data packet seen before (a UDP query rides on one) goes on, as
+	 * plain IP would, but nothing is learned from its CM.
+	 */
+	if (n && (err == MPIP_AUTH_E_DUP || err == MPIP_AUTH_E_OLD) &&
+	    !(cm->flags & MPIP_CM_F_CTRL)) {
+		rx->node = n;
+		rx->replayed = true;
+		return 0;
 	}
 	return err;
 }

@@ -76,6 +76,13 @@
 
 /* A session's first packets all carry a CM, even on a sole path. */
 #define MPIP_BARE_CM_FIRST	4
+/*
+ * A node that never proved that it holds the pair's keys (our query not
+ * answered yet, or a stranger's query answered) lives this long: hosts
+ * without mpip and query floods must not fill the table for
+ * node_timeout_ms.
+ */
+#define MPIP_NODE_UNVERIFIED_TTL	(10 * HZ)
 /* A node we neither sent to nor heard from for this long is not probed. */
 #define MPIP_NODE_IDLE		(5 * HZ)
 
@@ -116,6 +123,9 @@ struct mpip_tnode {
 };
 
 typedef void (*mpip_release_t)(struct mpip_tnode *n);
+/* How long entry @n may stay unused, given the table's @ttl. */
+typedef unsigned long (*mpip_ttl_t)(const struct mpip_tnode *n,
+				    unsigned long ttl);
 
 /* An RCU hash table (table.c). */
 struct mpip_table {
@@ -126,6 +136,7 @@ struct mpip_table {
 	u32 seed;		/* of the bucket hash, random per table */
 	struct hlist_head *buckets;
 	mpip_release_t release;	/* frees an unlinked entry after a grace period */
+	mpip_ttl_t ttl;		/* an entry's own time to live, if set */
 };
 
 typedef bool (*mpip_same_t)(const struct mpip_tnode *a,
@@ -468,6 +479,7 @@ struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
 		     __be16 port, const struct mpip_cm *cm);
 void mpip_node_release(struct mpip_tnode *tn);
+unsigned long mpip_node_ttl(const struct mpip_tnode *tn, unsigned long ttl);
 struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 				      struct mpip_avail *e);
 

@@ -158,6 +158,16 @@ static bool mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm *cm)
 	return changed;
 }
 
+/* Table callback: an unverified node goes sooner than the others. */
+unsigned long mpip_node_ttl(const struct mpip_tnode *tn, unsigned long ttl)
+{
+	const struct mpip_node *n = container_of(tn, struct mpip_node, tn);
+
+	if (READ_ONCE(n->verified))
+		return ttl;
+	return min_t(unsigned long, ttl, MPIP_NODE_UNVERIFIED_TTL);
+}
+
 /* Table release callback: free the node and its paths after RCU. */
 void mpip_node_release(struct mpip_tnode *tn)
 {

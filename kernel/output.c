@@ -477,7 +477,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 }
 
 /*
- * Has TCP peer @n (@e's node) gone silent?  Every valid CM from a node
+ * Has peer @n (@e's node) gone silent?  Every authenticated CM from it
  * refreshes its stamp, so a peer that unloaded mpip, or went away, stops
  * doing so.  A node no longer in the table counts as silent.
  */
@@ -601,11 +601,14 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		goto out_probe;
 	case MPIP_AVAIL_YES:
 		p.node = mpip_node_lookup(mn, READ_ONCE(e->node_id));
-		if (tcp && mpip_peer_lost(mn, e, p.node))
+		/*
+		 * A silent peer may have lost our keys (it restarted): its
+		 * flows, UDP too, go plain and ask again.  A node without
+		 * the pair's keys can be sent no CM at all.
+		 */
+		if (mpip_peer_lost(mn, e, p.node))
 			goto out_probe;
-		/* Without the pair's keys, no CM can be sent: ask again. */
-		if ((!p.node || !mpip_node_keyed(p.node)) &&
-		    mpip_peer_lost(mn, e, NULL))
+		if (!mpip_node_keyed(p.node) && mpip_peer_lost(mn, e, NULL))
 			goto out_probe;
 		/* A plain read first: no locked operation per packet. */
 		if (tcp && test_bit(MPIP_AVF_CONFIRM, &e->flags) &&

@@ -86,7 +86,8 @@ void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all)
 		spin_lock_bh(&t->lock);
 		hlist_for_each_entry_safe(n, tmp, &t->buckets[i], hnode) {
 			if (!all &&
-			    !time_after(jiffies, READ_ONCE(n->stamp) + ttl))
+			    !time_after(jiffies, READ_ONCE(n->stamp) +
+					(t->ttl ? t->ttl(n, ttl) : ttl)))
 				continue;
 			hlist_del_rcu(&n->hnode);
 			WRITE_ONCE(t->count, t->count - 1);
