@@ -68,7 +68,8 @@ enum mpip_cmd {
  * enum mpip_attr - top-level attributes
  * @MPIP_A_UNSPEC: unused
  * @MPIP_A_ENABLED: u8, 1 when MPIP is on in this namespace
- * @MPIP_A_NODE_ID: u32, this namespace's random node ID (never 0)
+ * @MPIP_A_NODE_ID: u32, a random label of this namespace (never 0); not
+ *	sent on the wire: each peer knows this host by a token of its own
  * @MPIP_A_VERSION: string, module version
  * @MPIP_A_AVAIL_COUNT: u32, entries in the availability table
  * @MPIP_A_NODE_COUNT: u32, entries in the node table
@@ -126,7 +127,8 @@ enum mpip_avail_state {
  * @MPIP_AVAIL_A_PROTO: u8, IP protocol of the flow that created the entry
  * @MPIP_AVAIL_A_STATE: u8, enum mpip_avail_state
  * @MPIP_AVAIL_A_QUERIES: u32, queries sent to this destination
- * @MPIP_AVAIL_A_NODE_ID: u32, remote node ID, 0 while unknown
+ * @MPIP_AVAIL_A_NODE_ID: u32, ID of the node (MPIP_NODE_A_ID) the entry
+ *	belongs to, 0 while unknown
  * @MPIP_AVAIL_A_AGE_MS: u32, milliseconds since the entry was last used
  */
 enum mpip_avail_attr {
@@ -147,7 +149,8 @@ enum mpip_avail_attr {
 /**
  * enum mpip_node_attr - attributes nested in MPIP_A_NODE
  * @MPIP_NODE_A_UNSPEC: unused
- * @MPIP_NODE_A_ID: u32, remote node ID
+ * @MPIP_NODE_A_ID: u32, the node's ID: this host's token of the peer pair
+ *	(derived from its key), unique in the namespace
  * @MPIP_NODE_A_ENDPOINTS: nested; one MPIP_NODE_A_ENDPOINT per (address,
  *	port) that MPIP packets from this node were seen to come from
  * @MPIP_NODE_A_ENDPOINT: nested, enum mpip_ep_attr
@@ -194,7 +197,7 @@ enum mpip_ep_attr {
 /**
  * enum mpip_session_attr - attributes nested in MPIP_A_SESSION
  * @MPIP_SESSION_A_UNSPEC: unused
- * @MPIP_SESSION_A_NODE_ID: u32, remote node ID
+ * @MPIP_SESSION_A_NODE_ID: u32, ID of the session's node (MPIP_NODE_A_ID)
  * @MPIP_SESSION_A_ID: u16, session ID (the same on both nodes)
  * @MPIP_SESSION_A_PROTO: u8, IPPROTO_TCP or IPPROTO_UDP
  * @MPIP_SESSION_A_LADDR: be32, original local address
@@ -233,7 +236,8 @@ enum mpip_session_attr {
  * @MPIP_PATH_NOROUTE: no route leaves through the interface that owns the
  *	local address towards the peer address; never used
  * @MPIP_PATH_PROBING: new or recovering: probed, carries no data until
- *	the peer reports that packets arrive through it
+ *	the peer reports that packets arrive through it and the remote
+ *	address answered a probe from itself (return routability)
  * @MPIP_PATH_UP: confirmed; carries data in proportion to its weight
  * @MPIP_PATH_DOWN: no feedback within path_timeout_ms, or its interface
  *	went down; probed, carries no data
@@ -248,7 +252,7 @@ enum mpip_path_state {
 /**
  * enum mpip_path_attr - attributes nested in MPIP_A_PATH
  * @MPIP_PATH_A_UNSPEC: unused
- * @MPIP_PATH_A_NODE_ID: u32, remote node ID
+ * @MPIP_PATH_A_NODE_ID: u32, ID of the path's node (MPIP_NODE_A_ID)
  * @MPIP_PATH_A_ID: u8, path ID (1..16, per remote node, chosen locally)
  * @MPIP_PATH_A_SADDR: be32, local (source) address on the wire
  * @MPIP_PATH_A_DADDR: be32, remote (destination) address on the wire
@@ -364,10 +368,9 @@ enum mpip_path_attr {
  *	flow take the path the weights chose (see the design documentation)
  * @MPIP_STAT_RX_ICMP_PMTU: "fragmentation needed" errors about packets
  *	sent on a path, whose MTU was recorded on the path's route
- * @MPIP_STAT_RX_SPOOFED: data packets dropped because they named a
- *	session of a node from a pair of addresses that is none of the
- *	node's paths, or came from an unknown node with the addresses of a
- *	path, not the flow's own
+ * @MPIP_STAT_RX_SPOOFED: data packets of a session dropped because they
+ *	came, under other addresses than the session's own, from an
+ *	address none of whose paths answered from it
  * @MPIP_STAT_RX_AUTH_FAIL: CMs dropped because their token named no node
  *	or their MAC did not verify (forged, corrupted, or from a peer
  *	that restarted)

@@ -14,7 +14,7 @@ can be checked against each other.
     add(pkt, trailer)  the IP packet with a trailer appended
     udp_confirmation(...)  a UDP availability confirmation (ENABLED|CTRL)
 
-Version 2 (authenticated CMs; the module does not send them yet):
+Version 2 (authenticated CMs, what the module sends):
 
     siphash24(k0, k1, data)      SipHash-2-4, the key as two 64-bit words
     auth_token(key), auth_derive(local_key, remote_key)
