@@ -16,7 +16,15 @@
 # - IP_CHANGE with its own address as A's list, and delay reports: before,
 #   B made a path to X's address and sent A's traffic there; now B has no
 #   path to it and its paths to A stay as they were.
+# - copies of A's control messages (heartbeats, probes, address lists)
+#   taken off link 1 and sent again, A's addresses and all: counted as
+#   replays (rx_replay) and dropped; B's paths do not change;
+# - 20,000 queries, each with a key of its own, from random ports: B's
+#   tables stay within their limits, B answers at most 200 per second
+#   (ctrl_limited counts the rest: fewer packets out than in), the nodes
+#   they made expire after 10 s, and A's session goes on working.
 # And session IDs are drawn at random, not counted up from 1.
+# TIMEOUT: 600
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -177,6 +185,105 @@ t_addr_list() {
 		fail "A's datagrams after the attack: $(($(count GOOD) - good0)) of 20"
 }
 
+# An observer of link 1 sends B copies of A's control messages from X,
+# unchanged (A's source address): each is a replay
+t_replay() {
+	local rep0 before after n
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	capture_start "$B" eth1 ctl 'udp and src host 10.1.1.1 and dst port 19792'
+	send_good 40
+	sleep 2
+	n=$(capture_count ctl)
+	echo "captured $n control packets of A on link 1"
+	((n >= 3)) || fail "too few control packets to replay"
+	before=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	rep0=$(mpip_stat "$B" rx_replay)
+	in_ns "$X" /usr/bin/python3 - "$T/ctl.pcap" <<'PY'
+import sys
+from scapy.all import IP, rdpcap, send, conf
+conf.verb = 0
+pkts = [p[IP] for p in rdpcap(sys.argv[1]) if IP in p]
+for _ in range(3):
+    for p in pkts:
+        send(p)
+print("replayed", 3 * len(pkts))
+PY
+	sleep 1
+	after=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	echo "rx_replay $rep0 -> $(mpip_stat "$B" rx_replay)"
+	(($(mpip_stat "$B" rx_replay) - rep0 >= 3 * n)) || fail "rx_replay did not count every copy"
+	[[ $before == "$after" ]] || fail "B's paths changed"
+}
+
+# nodes_count NS / avail_count NS: entries in the tables (mpipctl status)
+nodes_count() { mpipctl_in "$1" -j status | jq -er '.nodes'; }
+avail_count() { mpipctl_in "$1" -j status | jq -er '.avail'; }
+
+# X floods B with 20,000 first queries, each with its own key, from
+# random ports; A's session is used before and after
+t_query_flood() {
+	local conf0 lim0 q0 t0 t1 sent conf lim nodes avail good0 secs rx0 rx
+	conf0=$(mpip_stat "$B" tx_confirm)
+	rx0=$(rx_packets "$B" eth9)
+	lim0=$(mpip_stat "$B" ctrl_limited)
+	q0=$(mpip_stat "$B" rx_query)
+	t0=$(date +%s)
+	sent=$(in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" 20000 <<'PY'
+import os, random, socket, struct, sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm
+n = int(sys.argv[2])
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+src, dst = socket.inet_aton("10.1.9.9"), socket.inet_aton("10.1.1.2")
+sent = 0
+for i in range(n):
+    key = random.getrandbits(64) | 1
+    t = mpip_cm.write_v2(struct.pack("!IQ", 1, 0), flags=0x01,
+                         ext=struct.pack("!QI", key, 0))
+    payload = b"flood"
+    udp = struct.pack("!HHHH", random.randint(1024, 65535), 6100,
+                      8 + len(payload), 0) + payload
+    tot = 20 + len(udp) + len(t)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, tot, i & 0xffff, 0, 64, 17,
+                     0, src, dst)
+    try:
+        s.sendto(ip + udp + t, ("10.1.1.2", 0))
+        sent += 1
+    except OSError:
+        pass
+print(sent)
+PY
+)
+	t1=$(date +%s)
+	secs=$((t1 - t0 + 1))
+	nodes=$(nodes_count "$B")
+	avail=$(avail_count "$B")
+	rx=$(($(rx_packets "$B" eth9) - rx0))
+	conf=$(($(mpip_stat "$B" tx_confirm) - conf0))
+	lim=$(($(mpip_stat "$B" ctrl_limited) - lim0))
+	echo "sent $sent queries in ${secs} s; B: eth9 rx $rx, rx_query +$(($(mpip_stat "$B" rx_query) - q0)), tx_confirm +$conf, ctrl_limited +$lim, nodes $nodes, avail $avail"
+	((sent >= 19000)) || fail "X sent only $sent queries"
+	((nodes <= 4096 && avail <= 16384)) || fail "tables beyond their limits"
+	((conf <= 200 * (secs + 1))) || fail "$conf confirmations in $secs s: more than 200 per second"
+	((conf < rx)) || fail "B answered as many packets as it got"
+	good0=$(count GOOD)
+	send_good 20
+	wait_for 10 test "$(count GOOD)" -ge $((good0 + 20)) ||
+		fail "A's datagrams during the flood's aftermath: $(($(count GOOD) - good0)) of 20"
+	b_session >/dev/null || fail "B lost A's session"
+	# the stranger's nodes never authenticated: gone 10 s after the last
+	# one came (GC runs every second); A's node stays
+	local i
+	for i in $(seq 12); do
+		nodes=$(nodes_count "$B")
+		echo "$((i * 5 - 5)) s later: nodes $nodes, avail $(avail_count "$B"), rx_query +$(($(mpip_stat "$B" rx_query) - q0))"
+		((nodes <= 2)) && break
+		sleep 5
+	done
+	((nodes <= 2)) || fail "B still holds $nodes nodes"
+	mpip_peer_node "$B" "$A" >/dev/null || fail "B lost its node for A"
+}
+
 # A opens 16 UDP flows to B: their session IDs are not a sequence
 t_random_ids() {
 	local ids
@@ -199,11 +306,13 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 6
+	ktap_plan 8
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run stranger_cannot_unlink_session t_unlink
 	ktap_run stranger_cannot_change_address_list t_addr_list
+	ktap_run replayed_control_messages_dropped t_replay
+	ktap_run query_flood_bounded t_query_flood
 	ktap_run session_ids_random t_random_ids
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
