@@ -119,8 +119,18 @@ t_long_transfer() {
 	mpip_stats_since "$B" "$T/b0" '.tx_bare > .tx_cm' ||
 		fail "B's ACKs carried CMs"
 	mpip_stats_since "$A" "$T/a0" '.rx_feedback > 20 and .peer_lost == 0 and
-		.path_down == 0' ||
+		.path_down == 0' || {
+		# every counter that moved, on both hosts, to find out why
+		local ns f
+		for ns in "$A:$T/a0" "$B:$T/b0"; do
+			f=${ns#*:}
+			mpipctl_in "${ns%%:*}" -j stats | jq -c --slurpfile b "$f" \
+				'with_entries(.value -= ($b[0][.key] // 0)) |
+				 with_entries(select(.value != 0))'
+		done
+		mpip_paths_show "$A"
 		fail "A lost track of B or its path during a long transfer"
+	}
 	mpip_stats_since "$B" "$T/b0" '.rx_feedback > 20 and .peer_lost == 0 and
 		.path_down == 0' ||
 		fail "B lost track of A or its path during a long transfer"
