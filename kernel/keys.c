@@ -145,12 +145,10 @@ static bool mpip_cm_mac_ok(const struct mpip_keys *k,
 			   const struct mpip_cm2 *c2, u8 proto, u64 ctr)
 {
 	struct mpip_auth_ctx ctx;
-	u64 mac;
 
 	mpip_cm2_auth_ctx(c2, proto, &ctx);
-	if (mpip_auth_mac(&k->ap.rx, &c2->cm, ctr, &ctx, &mac))
-		return false;
-	return !(mac ^ get_unaligned_be64(c2->auth + 4));
+	return !mpip_auth_mac_ok(&k->ap.rx, &c2->cm, ctr, &ctx, c2->auth,
+				 sizeof(c2->auth));
 }
 
 /* Accept counter @ctr into @k's window: 0 or an MPIP_AUTH_E_* error. */

@@ -168,6 +168,9 @@ int mpip_auth_mac(const struct mpip_auth_key *key, const struct mpip_cm *cm,
 		  u64 ctr, const struct mpip_auth_ctx *ctx, u64 *mac);
 int mpip_auth_seal(const struct mpip_auth_key *key, const struct mpip_cm *cm,
 		   u64 ctr, const struct mpip_auth_ctx *ctx, u8 *blk);
+int mpip_auth_mac_ok(const struct mpip_auth_key *key, const struct mpip_cm *cm,
+		     u64 ctr, const struct mpip_auth_ctx *ctx, const u8 *blk,
+		     unsigned int len);
 int mpip_auth_check(const struct mpip_auth_key *key,
 		    const struct mpip_replay *win, const struct mpip_cm *cm,
 		    const struct mpip_auth_ctx *ctx, const u8 *blk,

@@ -588,6 +588,31 @@ UNIT_TEST(auth_check_then_commit_once)
 	CHECK_EQ(mpip_replay_commit(&win, c2), MPIP_AUTH_E_DUP);
 }
 
+/*
+ * A handshake CM carries its full counter: the MAC is checked under it,
+ * and a counter with the same low half but another high half fails.
+ */
+UNIT_TEST(auth_mac_ok_explicit_counter)
+{
+	const u64 c = 0x500000123ULL;
+	u8 blk[MPIP_AUTH_BLOCK_LEN];
+	struct tcm t;
+
+	tcm_init(&t, ctx);
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, c, &t.ctx, blk), 0);
+	CHECK_EQ(mpip_auth_mac_ok(&ref_key, &t.cm, c, &t.ctx, blk,
+				  sizeof(blk)), 0);
+	CHECK_EQ(mpip_auth_mac_ok(&ref_key, &t.cm, c + 1, &t.ctx, blk,
+				  sizeof(blk)), MPIP_AUTH_E_MAC);
+	CHECK_EQ(mpip_auth_mac_ok(&ref_key, &t.cm, c - 0x100000000ULL, &t.ctx,
+				  blk, sizeof(blk)), MPIP_AUTH_E_MAC);
+	CHECK_EQ(mpip_auth_mac_ok(&ref_key, &t.cm, c, &t.ctx, blk,
+				  sizeof(blk) - 1), MPIP_AUTH_E_SHORT);
+	blk[sizeof(blk) - 1] ^= 1;
+	CHECK_EQ(mpip_auth_mac_ok(&ref_key, &t.cm, c, &t.ctx, blk,
+				  sizeof(blk)), MPIP_AUTH_E_MAC);
+}
+
 /* End to end across 2^32: the wire carries only the low half. */
 UNIT_TEST(auth_counter_crosses_2_32)
 {
