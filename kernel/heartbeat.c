@@ -182,12 +182,32 @@ static unsigned long mpip_tick_period(const struct mpip_net *mn)
 	return max_t(unsigned long, msecs_to_jiffies(ms), 1);
 }
 
+/* Queue the tick @period jiffies from now, unless it is queued already. */
+static void mpip_tick_queue(struct mpip_net *mn, unsigned long period)
+{
+	if (queue_delayed_work(system_power_efficient_wq, &mn->tick_work,
+			       period))
+		WRITE_ONCE(mn->tick_due, (jiffies + period) | 1);
+}
+
+/* How many jiffies after it was due the tick runs (0 if not known). */
+static unsigned long mpip_tick_late(struct mpip_net *mn)
+{
+	unsigned long due = READ_ONCE(mn->tick_due);
+
+	WRITE_ONCE(mn->tick_due, 0);
+	if (!due || !time_after(jiffies, due))
+		return 0;
+	return jiffies - due;
+}
+
 static void mpip_tick_work(struct work_struct *work)
 {
 	struct mpip_net *mn = container_of(to_delayed_work(work),
 					   struct mpip_net, tick_work);
 	unsigned long hb = msecs_to_jiffies(READ_ONCE(mn->cfg.heartbeat_ms));
 	unsigned long period = mpip_tick_period(mn);
+	unsigned long late = mpip_tick_late(mn);
 	struct mpip_node *n;
 	unsigned int b;
 	bool hb_due;
@@ -199,7 +219,7 @@ static void mpip_tick_work(struct work_struct *work)
 	rcu_read_lock();
 	for (b = 0; b < mn->nodes.size; b++) {
 		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
-			mpip_paths_tick(mn, n);
+			mpip_paths_tick(mn, n, late);
 			if (!mpip_node_active(n))
 				continue;
 			if (hb_due) {
@@ -214,16 +234,14 @@ static void mpip_tick_work(struct work_struct *work)
 
 	/* Without nodes there is nothing to do: kicked again by a new one. */
 	if (READ_ONCE(mn->enabled) && READ_ONCE(mn->nodes.count))
-		queue_delayed_work(system_power_efficient_wq, &mn->tick_work,
-				   period);
+		mpip_tick_queue(mn, period);
 }
 
 /* A node was added: make sure the tick runs (see mpip_gc_kick()). */
 void mpip_tick_kick(struct mpip_net *mn)
 {
 	if (!delayed_work_pending(&mn->tick_work))
-		queue_delayed_work(system_power_efficient_wq, &mn->tick_work,
-				   mpip_tick_period(mn));
+		mpip_tick_queue(mn, mpip_tick_period(mn));
 }
 
 /* Tell node @n our address list, on every path that may work. */

@@ -337,6 +337,7 @@ struct mpip_net {
 	struct delayed_work tick_work;	/* weights, timeouts, heartbeats */
 	struct work_struct addr_work;	/* local addresses changed */
 	unsigned long hb_stamp;		/* jiffies of the last heartbeat round */
+	unsigned long tick_due;		/* when tick_work should run; 0: unknown */
 	atomic_t ro_held;		/* segments in reorder buffers */
 	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
 	struct ratelimit_state ctrl_rs;	/* answers strangers can trigger */
@@ -613,7 +614,8 @@ void mpip_path_rx(struct mpip_node *n, __be32 saddr, __be32 daddr,
 		  unsigned int len);
 void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
 			u8 id, u32 delay_us);
-void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n);
+void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n,
+		     unsigned long late);
 unsigned int mpip_paths_count(struct mpip_net *mn);
 
 /* feedback.c: one-way delays measured here, reported back */

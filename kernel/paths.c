@@ -602,11 +602,46 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 }
 
 /*
- * Periodic work on one node: paths that carried data without a delay
- * report for path_timeout_ms go down; weights follow Algorithm 1 every
- * weight_interval_ms.  Caller holds RCU.
+ * Path @p's pending stamp, moved @late jiffies on: the time this host
+ * itself did not run (a stalled or suspended machine, a starved virtual
+ * CPU) does not count against the peer, whose reports may wait in our
+ * own receive queues.  Returns the stamp, or 0 if a report cleared it.
  */
-void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n)
+static unsigned long mpip_path_pending(struct mpip_path *p,
+				       unsigned long late)
+{
+	unsigned long old = READ_ONCE(p->pending);
+
+	if (!old || !late)
+		return old;
+	/* A report or a new stamp in between wins: then leave it. */
+	if (cmpxchg(&p->pending, old, (old + late) | 1) != old)
+		return READ_ONCE(p->pending);
+	return (old + late) | 1;
+}
+
+/*
+ * How long @p may carry data without a delay report: @timeout
+ * (path_timeout_ms) plus twice its queueing delay, as TCP's RTO grows
+ * with the RTT (a report comes back only after the data crossed the
+ * queue), at most 4 * @timeout.
+ */
+static unsigned long mpip_path_timeout(struct mpip_path *p,
+				       unsigned long timeout)
+{
+	unsigned long q = usecs_to_jiffies(READ_ONCE(p->qdelay));
+
+	return min(timeout + 2 * q, 4 * timeout);
+}
+
+/*
+ * Periodic work on one node: paths that carried data without a delay
+ * report for mpip_path_timeout() of this host's running time go down
+ * (the tick came @late jiffies after it was due); weights follow
+ * Algorithm 1 every weight_interval_ms.  Caller holds RCU.
+ */
+void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n,
+		     unsigned long late)
 {
 	unsigned long timeout, pending, interval, elapsed;
 	struct mpip_path *p;
@@ -617,8 +652,9 @@ void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n)
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
 			continue;
-		pending = READ_ONCE(p->pending);
-		if (pending && time_after(jiffies, pending + timeout))
+		pending = mpip_path_pending(p, late);
+		if (pending &&
+		    time_after(jiffies, pending + mpip_path_timeout(p, timeout)))
 			mpip_path_set_state(mn, n, p, MPIP_PATH_DOWN);
 	}
 

@@ -38,6 +38,10 @@
 #                   all levels) to FILE on the host, so that an oops or panic
 #                   that kills the guest can still be read (also
 #                   $MPIP_VM_CONSOLE_LOG); slows printk-heavy guests a little
+#   --stall EVERY:MS  once the guest runs COMMAND, stop the whole guest
+#                   (SIGSTOP to its QEMU process) for MS milliseconds every
+#                   EVERY seconds, as a loaded host or a laptop's suspend
+#                   does to a real machine (also $MPIP_VM_STALL); e.g. 4:700
 #   -q, --quiet     no timing line on stderr
 #   -v, --verbose   show vng's command and the guest's boot console on stderr
 #
@@ -108,6 +112,7 @@ host_main() {
 	verbose=0
 	console_log=${MPIP_VM_CONSOLE_LOG:-}
 	ktree=${MPIP_VM_KERNEL_TREE:-}
+	stall=${MPIP_VM_STALL:-}
 
 	while (($#)); do
 		case $1 in
@@ -127,6 +132,8 @@ host_main() {
 		--console-log=*) console_log=${1#*=}; shift ;;
 		--accel) accel=${2:?}; shift 2 ;;
 		--accel=*) accel=${1#*=}; shift ;;
+		--stall) stall=${2:?}; shift 2 ;;
+		--stall=*) stall=${1#*=}; shift ;;
 		-q | --quiet) quiet=1; shift ;;
 		-v | --verbose) verbose=1; shift ;;
 		-h | --help) usage 0 ;;
@@ -140,6 +147,8 @@ host_main() {
 	[[ $boot_timeout =~ ^[0-9]+$ ]] || die "bad --boot-timeout '$boot_timeout'"
 	((timeout_s > 0)) || boot_timeout=0
 	[[ $REPO != *[[:space:]]* ]] || die "the repository path must not contain spaces: $REPO"
+	[[ -z $stall || $stall =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] ||
+		die "bad --stall '$stall' (EVERY:MS, e.g. 4:700)"
 
 	if [[ -n $ktree ]]; then
 		[[ -z $kver ]] || die "--kernel and --kernel-tree exclude each other"
@@ -371,6 +380,11 @@ vm_boot() {
 		} &
 	fi
 	pid=$!
+	spid=
+	if [[ -n $stall ]]; then
+		stall_guest "$pid" "${stall%%:*}" "${stall#*:}" &
+		spid=$!
+	fi
 	while ((boot_timeout > 0)) && [[ ! -e $marker ]] && kill -0 "$pid" 2>/dev/null; do
 		if ((waited >= boot_timeout)); then
 			hung=1
@@ -383,7 +397,38 @@ vm_boot() {
 	done
 	wait "$pid"
 	rc=$?
+	[[ -z $spid ]] || { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; }
 	set -e
+}
+
+# descendants PID: every process below PID
+descendants() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		echo "$c"
+		descendants "$c"
+	done
+}
+
+# stall_guest PID EVERY MS: once the guest started its command ($marker),
+# stop the QEMU process below PID for MS ms every EVERY s, until PID ends
+stall_guest() {
+	local pid=$1 every=$2 ms=$3 q=
+	trap '[[ -z $q ]] || kill -CONT "$q" 2>/dev/null; exit 0' TERM
+	while [[ ! -e $marker ]]; do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 1
+	done
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep "$every"
+		q=$(descendants "$pid" | while read -r c; do
+			[[ $(ps -o comm= -p "$c" 2>/dev/null) == qemu-system* ]] && echo "$c"
+		done | head -n 1)
+		[[ -n $q ]] || continue
+		kill -STOP "$q" 2>/dev/null || continue
+		sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
+		kill -CONT "$q" 2>/dev/null || true
+	done
 }
 
 if [[ ${1:-} == --guest ]]; then
