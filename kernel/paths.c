@@ -621,24 +621,10 @@ static unsigned long mpip_path_pending(struct mpip_path *p,
 }
 
 /*
- * How long @p may carry data without a delay report: @timeout
- * (path_timeout_ms) plus twice its queueing delay, as TCP's RTO grows
- * with the RTT (a report comes back only after the data crossed the
- * queue), at most 4 * @timeout.
- */
-static unsigned long mpip_path_timeout(struct mpip_path *p,
-				       unsigned long timeout)
-{
-	unsigned long q = usecs_to_jiffies(READ_ONCE(p->qdelay));
-
-	return min(timeout + 2 * q, 4 * timeout);
-}
-
-/*
  * Periodic work on one node: paths that carried data without a delay
- * report for mpip_path_timeout() of this host's running time go down
- * (the tick came @late jiffies after it was due); weights follow
- * Algorithm 1 every weight_interval_ms.  Caller holds RCU.
+ * report for path_timeout_ms of this host's running time go down (the
+ * tick came @late jiffies after it was due); weights follow Algorithm 1
+ * every weight_interval_ms.  Caller holds RCU.
  */
 void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n,
 		     unsigned long late)
@@ -653,8 +639,7 @@ void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n,
 		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
 			continue;
 		pending = mpip_path_pending(p, late);
-		if (pending &&
-		    time_after(jiffies, pending + mpip_path_timeout(p, timeout)))
+		if (pending && time_after(jiffies, pending + timeout))
 			mpip_path_set_state(mn, n, p, MPIP_PATH_DOWN);
 	}
 
