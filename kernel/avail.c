@@ -17,18 +17,34 @@ static bool mpip_avail_same(const struct mpip_tnode *a,
 }
 
 /*
+ * Table callback: an entry that only strangers' queries named goes as
+ * soon as an unverified node does (a query flood from forged addresses
+ * must not hold the table for avail_timeout_ms).
+ */
+unsigned long mpip_avail_ttl(const struct mpip_tnode *tn, unsigned long ttl)
+{
+	const struct mpip_avail *e = container_of(tn, struct mpip_avail, tn);
+
+	if (!test_bit(MPIP_AVF_STRANGER, &e->flags))
+		return ttl;
+	return min_t(unsigned long, ttl, MPIP_NODE_UNVERIFIED_TTL);
+}
+
+/*
  * Create the entry for (@addr, @port), or return the one another CPU
- * just added.  New entries start in the probing state.  Caller holds
+ * just added.  New entries start in the probing state; one that only an
+ * unauthenticated CM asks for (@stranger) is marked so until an
+ * authenticated CM names it (mpip_avail_ttl()).  Caller holds
  * rcu_read_lock(); returns NULL when the table is full or memory is short.
  */
 struct mpip_avail *mpip_avail_create(struct mpip_net *mn, __be32 addr,
-				     __be16 port, u8 proto)
+				     __be16 port, u8 proto, bool stranger)
 {
 	struct mpip_avail *e;
 	struct mpip_tnode *in;
 
 	BUILD_BUG_ON(offsetof(struct mpip_avail, tn));
-	if (!mpip_table_has_room(mn, &mn->avail))
+	if (!mpip_table_has_room(mn, &mn->avail, stranger))
 		return NULL;
 	e = kzalloc(sizeof(*e), GFP_ATOMIC);
 	if (!e) {
@@ -40,6 +56,8 @@ struct mpip_avail *mpip_avail_create(struct mpip_net *mn, __be32 addr,
 	e->proto = proto;
 	e->state = MPIP_AVAIL_PROBING;
 	atomic_set(&e->queries, 0);
+	if (stranger)
+		__set_bit(MPIP_AVF_STRANGER, &e->flags);
 	e->tn.stamp = jiffies;
 
 	in = mpip_table_insert(&mn->avail, &e->tn, mpip_avail_hash(&mn->avail, addr, port),

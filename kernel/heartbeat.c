@@ -91,7 +91,7 @@ static void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
 	struct mpip_cm_ext ext;
 	struct mpip_cm cm;
 
-	if (!mpip_rr_probe_due(mn, p, &ext))
+	if (!mpip_rr_probe_due(mn, n, p, &ext))
 		return;
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
 	mpip_ctrl_send(mn, n, p, 0, 0, &cm, &ext);

@@ -165,9 +165,11 @@ static struct mpip_avail *mpip_in_avail(struct mpip_net *mn,
 	struct mpip_avail *e;
 	u32 id;
 
-	e = mpip_avail_get(mn, rx->saddr, port, rx->proto);
+	e = mpip_avail_get(mn, rx->saddr, port, rx->proto, !rx->authed);
 	if (!e)
 		return NULL;
+	if (rx->authed && test_bit(MPIP_AVF_STRANGER, &e->flags))
+		clear_bit(MPIP_AVF_STRANGER, &e->flags);
 	id = READ_ONCE(e->node_id);
 	if (id != n->id && !rx->authed) {
 		cur = id ? mpip_node_lookup(mn, id) : NULL;
@@ -364,7 +366,7 @@ static bool mpip_in_open(struct mpip_net *mn, struct mpip_rx *rx)
 		mpip_inc(mn, MPIP_STAT_RX_REPLAY);
 	else if (err == -ENOMEM)
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
-	else
+	else if (err != -ENOSPC)	/* no room: table_full counted it */
 		mpip_inc(mn, MPIP_STAT_RX_AUTH_FAIL);
 	return false;
 }

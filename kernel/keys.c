@@ -282,7 +282,7 @@ static struct mpip_node *mpip_responder_node(struct mpip_net *mn, u64 rkey)
 			nk = mpip_keys_make(lkey, rkey);
 			if (!nk)
 				return NULL;
-			n = mpip_node_create(mn, lkey, nk);
+			n = mpip_node_create(mn, lkey, nk, true);
 			if (n && rcu_access_pointer(n->keys) != nk)
 				n = NULL;	/* made by another CPU */
 			return n;
@@ -324,6 +324,7 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 		if (!err) {
 			rx->node = n;
 			rx->authed = true;
+			mpip_rr_earn(n);
 			return 0;
 		}
 	}
@@ -337,8 +338,9 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 		n = mpip_crossed_node(mn, rx->saddr, rkey);
 		if (!n)
 			n = mpip_responder_node(mn, rkey);
-		if (!n)
-			return -ENOMEM;
+		if (!n)	/* -ENOSPC: no room for a stranger's node */
+			return READ_ONCE(mn->nodes.count) >= mn->nodes.max / 2 ?
+			       -ENOSPC : -ENOMEM;
 		k = rcu_dereference(n->keys);
 		/* Its counter: a replayed query is not answered twice. */
 		err = k ? mpip_cm_commit(k, ctr) : MPIP_AUTH_E_KEY;

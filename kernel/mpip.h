@@ -156,6 +156,7 @@ struct mpip_avail {
 
 enum {
 	MPIP_AVF_CONFIRM,	/* a TCP confirmation is owed to this peer */
+	MPIP_AVF_STRANGER,	/* only unauthenticated CMs named it so far */
 };
 
 struct mpip_endpoint {
@@ -242,6 +243,7 @@ struct mpip_node {
 	bool verified;		/* an authenticated CM arrived; READ/WRITE_ONCE */
 	unsigned long aq_stamp;	/* jiffies: last address query sent */
 	unsigned int avail_lost;	/* its entries downgraded here; READ/WRITE_ONCE */
+	atomic_t rr_credit;	/* probes of unverified paths we may send (rr.c) */
 	spinlock_t lock;	/* protects the arrays below, path slots, dead */
 	bool dead;		/* unlinked: its paths are gone for good */
 	u8 nep;
@@ -410,7 +412,8 @@ static inline void mpip_touch(unsigned long *stamp)
 /* table.c */
 void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
 		     unsigned int size, unsigned int max);
-bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t);
+bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t,
+			 bool stranger);
 struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
 				     struct mpip_tnode *n, u32 b,
 				     mpip_same_t same);
@@ -445,16 +448,17 @@ static inline struct mpip_avail *mpip_avail_lookup(struct mpip_net *mn,
 }
 
 struct mpip_avail *mpip_avail_create(struct mpip_net *mn, __be32 addr,
-				     __be16 port, u8 proto);
+				     __be16 port, u8 proto, bool stranger);
+unsigned long mpip_avail_ttl(const struct mpip_tnode *tn, unsigned long ttl);
 
 /* Find or create the entry for (@addr, @port); NULL if none can be had. */
 static inline struct mpip_avail *mpip_avail_get(struct mpip_net *mn,
 						__be32 addr, __be16 port,
-						u8 proto)
+						u8 proto, bool stranger)
 {
 	struct mpip_avail *e = mpip_avail_lookup(mn, addr, port);
 
-	return e ? e : mpip_avail_create(mn, addr, port, proto);
+	return e ? e : mpip_avail_create(mn, addr, port, proto, stranger);
 }
 
 /* node.c */
@@ -476,7 +480,7 @@ static inline struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 }
 
 struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
-				   struct mpip_keys *k);
+				   struct mpip_keys *k, bool stranger);
 void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
 		     __be16 port, const struct mpip_cm *cm);
 void mpip_node_release(struct mpip_tnode *tn);
@@ -627,10 +631,14 @@ bool mpip_fb_pending(struct mpip_node *n);
 /* rr.c: return routability of paths */
 #define MPIP_RR_TRIES		6	/* probes of an unverified path */
 #define MPIP_RR_PER_SEC		200	/* answers and confirmations, per netns */
+#define MPIP_RR_CREDIT_INIT	4	/* a node's probes before its packets count */
+#define MPIP_RR_CREDIT_MAX	8	/* probes a node's packets can save up */
 void mpip_rr_init(struct mpip_path *p);
 void mpip_rr_init_net(struct mpip_net *mn);
-bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_path *p,
-		       struct mpip_cm_ext *ext);
+void mpip_rr_node_init(struct mpip_node *n);
+void mpip_rr_earn(struct mpip_node *n);
+bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
+		       struct mpip_path *p, struct mpip_cm_ext *ext);
 void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 		const struct mpip_rx *rx);
 

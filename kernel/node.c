@@ -20,18 +20,19 @@ static bool mpip_node_same(const struct mpip_tnode *a,
 /*
  * Make the node of our key @lkey, with the pair's keys @k if known (the
  * node takes them over), or return the one another CPU just added with
- * the same ID.  Caller holds rcu_read_lock(); returns NULL when the table
- * is full or memory is short.
+ * the same ID.  A stranger's query (@stranger) may fill only half of the
+ * table.  Caller holds rcu_read_lock(); returns NULL when the table is
+ * full or memory is short.
  */
 struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
-				   struct mpip_keys *k)
+				   struct mpip_keys *k, bool stranger)
 {
 	u32 id = mpip_auth_token(lkey);
 	struct mpip_tnode *in;
 	struct mpip_node *n;
 
 	BUILD_BUG_ON(offsetof(struct mpip_node, tn));
-	if (!id || !mpip_table_has_room(mn, &mn->nodes))
+	if (!id || !mpip_table_has_room(mn, &mn->nodes, stranger))
 		goto err;
 	n = kzalloc(sizeof(*n), GFP_ATOMIC);
 	if (!n) {
@@ -44,6 +45,7 @@ struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 	/* Above every counter a former node of the same pair used. */
 	atomic64_set(&n->tx_ctr, ktime_get_boottime_ns());
 	spin_lock_init(&n->lock);
+	mpip_rr_node_init(n);
 	n->tn.stamp = jiffies;
 	n->w_stamp = jiffies;
 	n->ep_stamp = jiffies;
@@ -80,7 +82,7 @@ struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 	n = id ? mpip_node_lookup(mn, id) : NULL;
 	if (n)
 		return n;
-	a = mpip_avail_get(mn, e->addr, 0, 0);
+	a = mpip_avail_get(mn, e->addr, 0, 0, false);
 	if (!a)
 		return NULL;
 	mpip_touch(&a->tn.stamp);
@@ -89,7 +91,7 @@ struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 	if (!n) {
 		if (mpip_key_new(mn, &key))
 			return NULL;
-		n = mpip_node_create(mn, key, NULL);
+		n = mpip_node_create(mn, key, NULL, false);
 		if (!n)
 			return NULL;
 		WRITE_ONCE(a->node_id, n->id);

@@ -591,7 +591,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	if (tcp && mpip_out_tcp_done(mn, skb, &p))
 		return NF_ACCEPT;
 
-	e = mpip_avail_get(mn, p.iph->daddr, p.dport, p.iph->protocol);
+	e = mpip_avail_get(mn, p.iph->daddr, p.dport, p.iph->protocol, false);
 	if (!e)
 		return NF_ACCEPT;
 	mpip_touch(&e->tn.stamp);

@@ -15,7 +15,11 @@
  *
  * Probes of a path not verified yet back off exponentially, from one
  * heartbeat interval, and stop after MPIP_RR_TRIES; a new address list
- * makes new paths, which start over.  Answers are sent only within a
+ * makes new paths, which start over.  All probes of a node's unverified
+ * paths also draw on one credit per node: a few to start with, one more
+ * for each authenticated packet from the node.  So a peer that names
+ * third parties' addresses gets at most one probe sent to them per
+ * packet of its own (beyond MPIP_RR_CREDIT_INIT).  Answers are sent only within a
  * per-namespace budget (MPIP_RR_PER_SEC), as are confirmations of
  * queries nobody authenticated: a stranger's packets never make us send
  * more packets than it sent, to anyone.
@@ -32,15 +36,32 @@ void mpip_rr_init(struct mpip_path *p)
 	} while (!p->nonce);
 }
 
+void mpip_rr_node_init(struct mpip_node *n)
+{
+	atomic_set(&n->rr_credit, MPIP_RR_CREDIT_INIT);
+}
+
 /*
- * Is a probe of @p due now?  Fills @ext with the nonce of a path not
- * verified yet, or leaves it empty.  Caller holds RCU.
+ * An authenticated packet came from @n: one more probe of its unverified
+ * paths may go.  (No write once the credit is full: this runs for every
+ * packet with a CM.)
  */
-bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_path *p,
-		       struct mpip_cm_ext *ext)
+void mpip_rr_earn(struct mpip_node *n)
+{
+	if (atomic_read(&n->rr_credit) < MPIP_RR_CREDIT_MAX)
+		atomic_inc(&n->rr_credit);
+}
+
+/*
+ * Is a probe of @p, a path of @n, due now?  Fills @ext with the nonce of
+ * a path not verified yet (such a probe spends one of @n's credits), or
+ * leaves it empty.  Caller holds RCU.
+ */
+bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
+		       struct mpip_path *p, struct mpip_cm_ext *ext)
 {
 	unsigned long hb = msecs_to_jiffies(READ_ONCE(mn->cfg.heartbeat_ms));
-	bool due = false;
+	bool due = false, held = false;
 
 	ext->len = 0;
 	if (READ_ONCE(p->rr_ok))
@@ -48,11 +69,17 @@ bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_path *p,
 	spin_lock_bh(&p->lock);
 	if (p->rr_tries < MPIP_RR_TRIES &&
 	    (!p->rr_tries || !time_before(jiffies, p->rr_next))) {
-		p->rr_next = jiffies + (max(hb, 1UL) << p->rr_tries);
-		p->rr_tries++;
-		due = true;
+		if (atomic_add_unless(&n->rr_credit, -1, 0)) {
+			p->rr_next = jiffies + (max(hb, 1UL) << p->rr_tries);
+			p->rr_tries++;
+			due = true;
+		} else {
+			held = true;
+		}
 	}
 	spin_unlock_bh(&p->lock);
+	if (held)
+		mpip_inc(mn, MPIP_STAT_RR_HELD);
 	if (!due)
 		return false;
 	put_unaligned_be64(p->nonce, ext->b);

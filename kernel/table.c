@@ -35,10 +35,15 @@ void mpip_table_release_kfree(struct mpip_tnode *n)
 	kfree_rcu(n, rcu);
 }
 
-/* May one more entry be added?  Counts a refusal. */
-bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t)
+/*
+ * May one more entry be added?  Counts a refusal.  Entries that only a
+ * stranger's unauthenticated packet asks for (@stranger) get half of the
+ * table: a flood of them leaves room for this host's own peers.
+ */
+bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t,
+			 bool stranger)
 {
-	if (READ_ONCE(t->count) < t->max)
+	if (READ_ONCE(t->count) < (stranger ? t->max / 2 : t->max))
 		return true;
 	mpip_inc(mn, MPIP_STAT_TABLE_FULL);
 	return false;

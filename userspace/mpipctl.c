@@ -83,6 +83,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_V1]		= "rx_v1",
 	[MPIP_STAT_RR_VERIFIED]		= "rr_verified",
 	[MPIP_STAT_CTRL_LIMITED]	= "ctrl_limited",
+	[MPIP_STAT_RR_HELD]		= "rr_held",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

@@ -383,6 +383,8 @@ enum mpip_path_attr {
  *	nonce (return routability): only those carry data
  * @MPIP_STAT_CTRL_LIMITED: answers to probes and confirmations of
  *	unauthenticated queries not sent: over the per-namespace budget
+ * @MPIP_STAT_RR_HELD: probes of unverified paths held back because
+ *	their node sent fewer authenticated packets than it got probes
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -434,6 +436,7 @@ enum mpip_stat {
 	MPIP_STAT_RX_V1,
 	MPIP_STAT_RR_VERIFIED,
 	MPIP_STAT_CTRL_LIMITED,
+	MPIP_STAT_RR_HELD,
 
 	__MPIP_STAT_MAX,
 };

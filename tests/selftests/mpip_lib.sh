@@ -59,8 +59,10 @@ mpip_peer_node() {
 	local mine theirs
 	mine=$(mpipctl_in "$1" -j show nodes) || return 1
 	theirs=$(mpipctl_in "$2" -j show nodes) || return 1
-	jq -ner --argjson a "$mine" --argjson b "$theirs" '
-		[$a[] as $n | $b[] |
+	# (a table of thousands of nodes is longer than one argument may be)
+	jq -ner --slurpfile a <(printf '%s' "$mine") \
+		--slurpfile b <(printf '%s' "$theirs") '
+		[$a[0][] as $n | $b[0][] |
 		 select(.node_id == $n.peer_id and .peer_id == $n.node_id) |
 		 $n.node_id] | first // empty'
 }

@@ -10,6 +10,14 @@
 # all it took before: A brought the path up and sent data to 10.1.2.2.
 # Now A's paths to 10.1.2.2 stay down, carry nothing, and A stops
 # probing them after MPIP_RR_TRIES (6) probes.
+# Then B names 6 more addresses (10.1.2.10-15: its list holds 8) where an nftables rule
+# drops A's probes before mpip sees them (as if B had named a third
+# party's addresses: B neither answers nor reports them), and goes quiet
+# but for a datagram every 2 s: A's probes to them are bounded by the
+# per-node budget, the credit saved up before (at most 8) plus one per
+# authenticated packet from B (before it, A sent every one of those
+# paths its 6 probes, 36 for a handful of packets), and rr_held counts
+# the probes held back.
 # TIMEOUT: 300
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -31,14 +39,16 @@ t_setup() {
 table inet rrtest {
 	counter probes_10_1_1_2 { }
 	counter probes_10_1_2_2 { }
+	counter probes_extra { }
 	chain in {
 		type filter hook prerouting priority -500;
 		ip daddr 10.1.1.2 udp dport 19792 counter name probes_10_1_1_2
 		ip daddr 10.1.2.2 udp dport 19792 counter name probes_10_1_2_2
+		ip daddr 10.1.2.10-10.1.2.15 udp dport 19792 counter name probes_extra drop
 	}
 	chain out {
 		type filter hook output priority -400;
-		ip saddr 10.1.2.2 udp sport 19792 drop
+		ip saddr 10.1.2.0/24 udp sport 19792 drop
 	}
 }
 NFT
@@ -86,15 +96,65 @@ t_probes_bounded() {
 	((c2 == c1)) || fail "A kept probing 10.1.2.2"
 }
 
+# B names 6 more addresses that never answer, then goes quiet but for a
+# datagram every 2 s (an nftables rule drops its control packets to A): A
+# probes them only as far as B's own authenticated packets pay for
+t_budget() {
+	local rx0 held0 p0 i rx held p spid
+	# B's node for A is idle: B sends A a datagram every 2 s, which keeps
+	# it active (an idle node is not told of new addresses nor probed)
+	in_ns "$B" /usr/bin/python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.1.2", 6300))
+for i in range(25):
+    s.sendto(b"still here", ("10.1.1.1", 6300))
+    time.sleep(2)' &
+	spid=$!
+	cleanup_push kill "$spid"
+	sleep 1
+	for i in $(seq 10 15); do
+		ip -n "$B" addr add "10.1.2.$i/24" dev eth2
+	done
+	wait_for 20 a_has_path_to 10.1.2.15 || fail "A made no paths to B's new addresses"
+	ip netns exec "$B" nft add rule inet rrtest out \
+		ip daddr '{ 10.1.1.1, 10.1.2.1 }' udp sport 19792 drop
+	p0=$(probes_extra)
+	rx0=$(($(mpip_stat "$A" rx_cm) + $(mpip_stat "$A" rx_ctrl)))
+	held0=$(mpip_stat "$A" rr_held || echo 0)
+	sleep 20
+	p=$(($(probes_extra) - p0))
+	rx=$(($(mpip_stat "$A" rx_cm) + $(mpip_stat "$A" rx_ctrl) - rx0))
+	held=$(($(mpip_stat "$A" rr_held || echo 0) - held0))
+	echo "A: $(mpip_paths "$A" | jq length) paths; probes to the 6 new addresses $p0 before B went quiet, $p in the next 20 s; CMs from B in them $rx; rr_held +$held"
+	((p0 + p >= 1)) || fail "A never probed B's new addresses"
+	# credit saved up before (at most MPIP_RR_CREDIT_MAX, 8) plus one
+	# per CM from B
+	((p <= 8 + rx)) || fail "$p probes for $rx CMs from B: more than the budget (8 + one per CM)"
+	((held > 0)) || fail "no probe was held back (rr_held)"
+}
+
+# a_has_path_to ADDR: A has a path to B's ADDR
+a_has_path_to() {
+	mpip_paths "$A" | jq -e --arg d "$1" 'any(.[]; .daddr == $d)' >/dev/null
+}
+
+# probes_extra: A's probes to 10.1.2.10-15
+probes_extra() {
+	ip netns exec "$B" nft -j list counter inet rrtest probes_extra |
+		jq -er '.nftables[] | select(.counter) | .counter.packets'
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 5
+	ktap_plan 6
 	ktap_run setup_b_silent_on_link_2 t_setup
 	ktap_run transfers t_transfer
 	ktap_run unverified_path_carries_nothing t_unverified_unused
 	ktap_run probes_bounded_then_stop t_probes_bounded
+	ktap_run probes_within_node_budget t_budget
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
 }

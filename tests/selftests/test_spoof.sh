@@ -19,10 +19,13 @@
 # - copies of A's control messages (heartbeats, probes, address lists)
 #   taken off link 1 and sent again, A's addresses and all: counted as
 #   replays (rx_replay) and dropped; B's paths do not change;
-# - 20,000 queries, each with a key of its own, from random ports: B's
-#   tables stay within their limits, B answers at most 200 per second
-#   (ctrl_limited counts the rest: fewer packets out than in), the nodes
-#   they made expire after 10 s, and A's session goes on working.
+# - 20,000 queries, each with a key of its own, from random ports: they
+#   fill at most half of B's node and availability tables (the rest is
+#   for peers B itself talks to: while the flood runs, B shakes hands with
+#   a new peer Y, namespace ${P}y on a link of its own, 10.1.8.8), B
+#   answers at most 200 per second (ctrl_limited counts the rest: fewer
+#   packets out than in), the nodes and availability entries they made
+#   expire after 10 s, and A's session goes on working.
 # And session IDs are drawn at random, not counted up from 1.
 # TIMEOUT: 600
 # shellcheck disable=SC2317
@@ -33,6 +36,7 @@ source "$(dirname "$0")/mpip_lib.sh"
 /usr/bin/python3 -c 'import scapy' 2>/dev/null || ktap_skip_all "missing python3-scapy"
 mpip_setup_twolink sp
 X=${P}r
+Y=${P}y
 NFORGED=50
 
 # receiver NS ADDR PORT OUT: log every datagram to ADDR:PORT in NS as
@@ -68,6 +72,15 @@ PY
 # count WORD: datagrams received with WORD in them
 count() { grep -c "$1" "$T/rx" || true; }
 
+# a_still_delivers WHEN: 20 more datagrams from A all reach B
+a_still_delivers() {
+	local good0
+	good0=$(count GOOD)
+	send_good 20
+	wait_for 10 test "$(count GOOD)" -ge $((good0 + 20)) ||
+		fail "A's datagrams $1: $(($(count GOOD) - good0)) of 20"
+}
+
 # b_session: B's session of the flow (JSON), or fail
 b_session() {
 	mpip_session_json "$B" udp 6100 7100
@@ -86,6 +99,16 @@ t_setup() {
 	ip netns exec "$B" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 		net.ipv4.conf.eth9.rp_filter=0
 	mpipctl_in "$X" disable
+	# Y: an MPIP host on a link of its own to B
+	ip netns add "$Y"
+	cleanup_push ip netns del "$Y"
+	ip link add eth8 netns "$B" type veth peer name eth0 netns "$Y"
+	ip -n "$B" addr add 10.1.8.2/24 dev eth8
+	ip -n "$Y" addr add 10.1.8.8/24 dev eth0
+	ip -n "$B" link set eth8 up
+	ip -n "$Y" link set eth0 up
+	ip -n "$Y" link set lo up
+	ip -n "$Y" route add default via 10.1.8.2
 	wait_for 20 in_ns "$X" ping -q -n -c 1 -W 1 10.1.1.2 >/dev/null ||
 		fail "X cannot reach B"
 	receiver "$B" 0.0.0.0 6100 "$T/rx"
@@ -142,7 +165,7 @@ t_inject() {
 }
 
 t_unlink() {
-	local before after good0
+	local before after
 	before=$(b_session)
 	forge 0x40 40000 20
 	sleep 1
@@ -153,17 +176,14 @@ t_unlink() {
 		fail "the session changed its ID"
 	! mpip_session_json "$B" udp 6100 40000 >/dev/null 2>&1 ||
 		fail "B made a session of X's flow"
-	good0=$(count GOOD)
-	send_good 20
-	wait_for 10 test "$(count GOOD)" -ge $((good0 + 20)) ||
-		fail "A's datagrams after the attack: $(($(count GOOD) - good0)) of 20"
+	a_still_delivers "after the attack"
 }
 
 # X claims that A's addresses are now its own, 10.1.9.9 (IP_CHANGE, on
 # CTRL packets and on data), with delay reports: B keeps A's list and
 # paths, makes none to 10.1.9.9, and A's datagrams still arrive
 t_addr_list() {
-	local fail0 before after good0
+	local fail0 before after
 	before=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
 	fail0=$(mpip_stat "$B" rx_auth_fail)
 	forge 0x0c 7100 20 10.1.9.9
@@ -179,10 +199,7 @@ t_addr_list() {
 	! mpipctl_in "$B" -j show nodes | jq -e '[.[] | select(.addrs | index("10.1.9.9"))] | length > 0' >/dev/null ||
 		fail "B took X's address into a node's list"
 	[[ $before == "$after" ]] || fail "B's paths changed"
-	good0=$(count GOOD)
-	send_good 20
-	wait_for 10 test "$(count GOOD)" -ge $((good0 + 20)) ||
-		fail "A's datagrams after the attack: $(($(count GOOD) - good0)) of 20"
+	a_still_delivers "after the attack"
 }
 
 # An observer of link 1 sends B copies of A's control messages from X,
@@ -219,16 +236,21 @@ PY
 nodes_count() { mpipctl_in "$1" -j status | jq -er '.nodes'; }
 avail_count() { mpipctl_in "$1" -j status | jq -er '.avail'; }
 
-# X floods B with 20,000 first queries, each with its own key, from
-# random ports; A's session is used before and after
-t_query_flood() {
-	local conf0 lim0 q0 t0 t1 sent conf lim nodes avail good0 secs rx0 rx
-	conf0=$(mpip_stat "$B" tx_confirm)
-	rx0=$(rx_packets "$B" eth9)
-	lim0=$(mpip_stat "$B" ctrl_limited)
-	q0=$(mpip_stat "$B" rx_query)
-	t0=$(date +%s)
-	sent=$(in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" 20000 <<'PY'
+# nodes_at_least NS N: NS holds N nodes or more
+nodes_at_least() { (($(nodes_count "$1") >= $2)); }
+
+# B's node for Y, if it has one that verified
+b_node_for_y() {
+	local id
+	id=$(mpip_peer_node "$B" "$Y") && [[ -n $id ]] || return 1
+	mpipctl_in "$B" -j show nodes |
+		jq -e --arg id "$id" 'any(.[]; .node_id == $id and .verified)' >/dev/null
+}
+
+# the flood: N queries from X to B, each with a key of its own, from
+# random ports; prints how many went out
+flood() {
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" <<'PY'
 import os, random, socket, struct, sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
@@ -253,7 +275,53 @@ for i in range(n):
         pass
 print(sent)
 PY
-)
+}
+
+# X floods B with 20,000 first queries; B shakes hands with Y meanwhile;
+# A's session is used before and after
+t_query_flood() {
+	local conf0 lim0 q0 t0 t1 sent conf lim nodes avail avail0 secs
+	local rx0 rx fpid i
+	conf0=$(mpip_stat "$B" tx_confirm)
+	rx0=$(rx_packets "$B" eth9)
+	lim0=$(mpip_stat "$B" ctrl_limited)
+	q0=$(mpip_stat "$B" rx_query)
+	avail0=$(avail_count "$B")
+	t0=$(date +%s)
+	flood 20000 >"$T/flood.out" &
+	fpid=$!
+	cleanup_push kill "$fpid"
+	# once the flood's nodes fill their half of B's table, B talks to Y
+	wait_for 60 nodes_at_least "$B" 2000 ||
+		fail "the flood made only $(nodes_count "$B") nodes on B"
+	in_ns "$Y" /usr/bin/python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.8.8", 6200))
+s.settimeout(30)
+s.recvfrom(100)' &
+	local ypid=$!
+	in_ns "$B" /usr/bin/python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(40):
+    s.sendto(b"hello Y", ("10.1.8.8", 6200))
+    time.sleep(0.1)' &
+	wait_for 15 b_node_for_y || {
+		echo "B's entry for Y: $(mpip_avail_state "$B" 10.1.8.8 6200)"
+		mpipctl_in "$B" -j show nodes |
+			jq -c '.[] | select(any(.endpoints[]; .addr == "10.1.8.8"))'
+		mpipctl_in "$Y" -j show nodes | jq -c '.[]'
+		mpipctl_in "$B" -j stats | jq -c '{tx_query, rx_confirm, table_full, rx_auth_fail, drop_nomem}'
+		mpipctl_in "$Y" -j stats | jq -c '{rx_query, tx_confirm, ctrl_limited, rx_auth_fail}'
+		fail "B did not shake hands with Y during the flood"
+	}
+	nodes=$(nodes_count "$B")
+	kill -0 "$fpid" 2>/dev/null || fail "the flood ended before B reached Y: not a test"
+	echo "B's node for Y verified while the flood ran, B holding $nodes nodes"
+	wait "$ypid" || fail "Y got no datagram from B"
+	wait "$fpid" || fail "the flood failed"
+	sent=$(cat "$T/flood.out")
 	t1=$(date +%s)
 	secs=$((t1 - t0 + 1))
 	nodes=$(nodes_count "$B")
@@ -261,27 +329,28 @@ PY
 	rx=$(($(rx_packets "$B" eth9) - rx0))
 	conf=$(($(mpip_stat "$B" tx_confirm) - conf0))
 	lim=$(($(mpip_stat "$B" ctrl_limited) - lim0))
-	echo "sent $sent queries in ${secs} s; B: eth9 rx $rx, rx_query +$(($(mpip_stat "$B" rx_query) - q0)), tx_confirm +$conf, ctrl_limited +$lim, nodes $nodes, avail $avail"
+	echo "sent $sent queries in ${secs} s; B: eth9 rx $rx, rx_query +$(($(mpip_stat "$B" rx_query) - q0)), tx_confirm +$conf, ctrl_limited +$lim, nodes $nodes, avail $avail (before: $avail0)"
 	((sent >= 19000)) || fail "X sent only $sent queries"
-	((nodes <= 4096 && avail <= 16384)) || fail "tables beyond their limits"
+	# the strangers' half (2048 nodes, 8192 entries) and ours: A, Y
+	((nodes <= 2048 + 2)) || fail "strangers' queries made $nodes nodes: more than half the table"
+	((avail <= 8192 + avail0 + 16)) || fail "strangers' queries made $avail availability entries: more than half the table"
 	((conf <= 200 * (secs + 1))) || fail "$conf confirmations in $secs s: more than 200 per second"
 	((conf < rx)) || fail "B answered as many packets as it got"
-	good0=$(count GOOD)
-	send_good 20
-	wait_for 10 test "$(count GOOD)" -ge $((good0 + 20)) ||
-		fail "A's datagrams during the flood's aftermath: $(($(count GOOD) - good0)) of 20"
+	a_still_delivers "during the flood's aftermath"
 	b_session >/dev/null || fail "B lost A's session"
-	# the stranger's nodes never authenticated: gone 10 s after the last
-	# one came (GC runs every second); A's node stays
-	local i
+	# the stranger's nodes and entries never authenticated: gone 10 s
+	# after the last one came (GC runs every second); A's and Y's stay
 	for i in $(seq 12); do
 		nodes=$(nodes_count "$B")
-		echo "$((i * 5 - 5)) s later: nodes $nodes, avail $(avail_count "$B"), rx_query +$(($(mpip_stat "$B" rx_query) - q0))"
-		((nodes <= 2)) && break
+		avail=$(avail_count "$B")
+		echo "$((i * 5 - 5)) s later: nodes $nodes, avail $avail, rx_query +$(($(mpip_stat "$B" rx_query) - q0))"
+		((nodes <= 3 && avail <= avail0 + 16)) && break
 		sleep 5
 	done
-	((nodes <= 2)) || fail "B still holds $nodes nodes"
+	((nodes <= 3)) || fail "B still holds $nodes nodes"
+	((avail <= avail0 + 16)) || fail "B still holds $avail availability entries (before the flood: $avail0)"
 	mpip_peer_node "$B" "$A" >/dev/null || fail "B lost its node for A"
+	b_node_for_y || fail "B lost its node for Y"
 }
 
 # A opens 16 UDP flows to B: their session IDs are not a sequence
