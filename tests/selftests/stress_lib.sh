@@ -35,12 +35,20 @@ held() { mpip_stat "$1" reorder_held; }
 # holding NS BEFORE: NS held more segments since its count was BEFORE
 holding() { (($(held "$1") > $2)); }
 
-# flowing NS DEV: NS's DEV receives more than 500 kB within 20 s
+# flowing NS DEV: NS's DEV receives more than 500 kB within 20 s; if not,
+# both hosts' paths and the counters that tell why are printed
 flowing() {
-	local before
+	local before ns
 	before=$(rx_bytes "$1" "$2")
-	wait_for 20 dev_rx_grew "$1" "$2" "$before" 500000 ||
+	wait_for 20 dev_rx_grew "$1" "$2" "$before" 500000 || {
+		for ns in "$A" "$B"; do
+			mpip_paths_show "$ns" || true
+			mpipctl_in "$ns" -j stats | jq -c --arg ns "$ns" '{ns: $ns,
+				peer_lost, path_up, path_down, rr_verified, rr_held,
+				rx_auth_fail, rx_replay, tx_query, rx_confirm}' || true
+		done
 		fail "$1 $2: less than 500 kB arrived within 20 s"
+	}
 }
 
 # wait_holding NS: NS holds segments again (the stress meets held ones)
