@@ -86,29 +86,28 @@ b_session() {
 	mpip_session_json "$B" udp 6100 7100
 }
 
+# hang_off_b NS DEV N: namespace NS on a veth link of its own to B, B's
+# end DEV with 10.1.N.2, NS's end eth0 with 10.1.N.N, B its gateway
+hang_off_b() {
+	ip netns add "$1"
+	cleanup_push ip netns del "$1"
+	ip link add "$2" netns "$B" type veth peer name eth0 netns "$1"
+	ip -n "$B" addr add "10.1.$3.2/24" dev "$2"
+	ip -n "$1" addr add "10.1.$3.$3/24" dev eth0
+	ip -n "$B" link set "$2" up
+	ip -n "$1" link set eth0 up
+	ip -n "$1" link set lo up
+	ip -n "$1" route add default via "10.1.$3.2"
+}
+
 t_setup() {
 	mpip_twolink_warm_up
-	ip netns add "$X"
-	ip link add eth9 netns "$B" type veth peer name eth0 netns "$X"
-	ip -n "$B" addr add 10.1.9.2/24 dev eth9
-	ip -n "$X" addr add 10.1.9.9/24 dev eth0
-	ip -n "$B" link set eth9 up
-	ip -n "$X" link set eth0 up
-	ip -n "$X" link set lo up
-	ip -n "$X" route add default via 10.1.9.2
+	hang_off_b "$X" eth9 9
 	ip netns exec "$B" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 		net.ipv4.conf.eth9.rp_filter=0
 	mpipctl_in "$X" disable
 	# Y: an MPIP host on a link of its own to B
-	ip netns add "$Y"
-	cleanup_push ip netns del "$Y"
-	ip link add eth8 netns "$B" type veth peer name eth0 netns "$Y"
-	ip -n "$B" addr add 10.1.8.2/24 dev eth8
-	ip -n "$Y" addr add 10.1.8.8/24 dev eth0
-	ip -n "$B" link set eth8 up
-	ip -n "$Y" link set eth0 up
-	ip -n "$Y" link set lo up
-	ip -n "$Y" route add default via 10.1.8.2
+	hang_off_b "$Y" eth8 8
 	wait_for 20 in_ns "$X" ping -q -n -c 1 -W 1 10.1.1.2 >/dev/null ||
 		fail "X cannot reach B"
 	receiver "$B" 0.0.0.0 6100 "$T/rx"
