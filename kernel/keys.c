@@ -339,7 +339,7 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 		if (!n)
 			n = mpip_responder_node(mn, rkey);
 		if (!n)	/* -ENOSPC: no room for a stranger's node */
-			return READ_ONCE(mn->nodes.count) >= mn->nodes.max / 2 ?
+			return mpip_table_full(&mn->nodes, true) ?
 			       -ENOSPC : -ENOMEM;
 		k = rcu_dereference(n->keys);
 		/* Its counter: a replayed query is not answered twice. */

@@ -414,6 +414,13 @@ void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
 		     unsigned int size, unsigned int max);
 bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t,
 			 bool stranger);
+
+/* Is @t full, for an entry only a stranger asks for (half the table)? */
+static inline bool mpip_table_full(const struct mpip_table *t, bool stranger)
+{
+	return READ_ONCE(t->count) >= (stranger ? t->max / 2 : t->max);
+}
+
 struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
 				     struct mpip_tnode *n, u32 b,
 				     mpip_same_t same);

@@ -43,7 +43,7 @@ void mpip_table_release_kfree(struct mpip_tnode *n)
 bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t,
 			 bool stranger)
 {
-	if (READ_ONCE(t->count) < (stranger ? t->max / 2 : t->max))
+	if (!mpip_table_full(t, stranger))
 		return true;
 	mpip_inc(mn, MPIP_STAT_TABLE_FULL);
 	return false;
