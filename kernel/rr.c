@@ -19,10 +19,10 @@
  * paths also draw on one credit per node: a few to start with, one more
  * for each authenticated packet from the node.  So a peer that names
  * third parties' addresses gets at most one probe sent to them per
- * packet of its own (beyond MPIP_RR_CREDIT_INIT).  Answers are sent only within a
- * per-namespace budget (MPIP_RR_PER_SEC), as are confirmations of
- * queries nobody authenticated: a stranger's packets never make us send
- * more packets than it sent, to anyone.
+ * packet of its own (beyond MPIP_RR_CREDIT_INIT).  Answers are sent
+ * only within a per-namespace budget (MPIP_RR_PER_SEC), as are
+ * confirmations of queries nobody authenticated: a stranger's packets
+ * never make us send more packets than it sent, to anyone.
  */
 #include <linux/random.h>
 #include <asm/unaligned.h>
