@@ -19,9 +19,11 @@
  * them before conntrack.
  *
  * A change of local addresses or links re-evaluates every node's paths
- * and tells the nodes the new address list (IP_CHANGE).
+ * and tells the nodes the new address list (IP_CHANGE), a few times over,
+ * and tells nodes that were idle then when they are active again.
  */
 #include <linux/inetdevice.h>
+#include <linux/jhash.h>
 #include <linux/netdevice.h>
 #include <net/route.h>
 
@@ -132,7 +134,8 @@ static void mpip_node_addrs_due(struct mpip_net *mn, struct mpip_node *n)
 
 static bool mpip_node_active(struct mpip_node *n)
 {
-	return time_before(jiffies, READ_ONCE(n->last_tx) + MPIP_NODE_IDLE) ||
+	return time_before(jiffies,
+			   READ_ONCE(n->last_data_tx) + MPIP_NODE_IDLE) ||
 	       time_before(jiffies,
 			   READ_ONCE(n->last_data_rx) + MPIP_NODE_IDLE);
 }
@@ -172,6 +175,59 @@ static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
 			break;
 		mpip_probe_path(mn, n, p);
 	}
+}
+
+/*
+ * Tell node @n our address list, on every path that may work: not those
+ * without a route, nor those to an address that never answered a probe.
+ */
+static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
+{
+	struct mpip_path *p;
+	struct mpip_cm cm;
+	unsigned int i;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (!p || READ_ONCE(p->state) == MPIP_PATH_NOROUTE ||
+		    mpip_rr_gave_up(p))
+			continue;
+		mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE,
+			     true);
+		mpip_ctrl_send(mn, n, p, 0, 0, &cm, NULL);
+		mpip_inc(mn, MPIP_STAT_TX_IP_CHANGE);
+	}
+}
+
+/*
+ * Tell active node @n our address list if it has not heard the current
+ * one, in MPIP_ADDR_ROUNDS rounds 1, 2 and 4 s apart: nothing acknowledges
+ * IP_CHANGE, and a lost one would leave the node with our old list for as
+ * long as the pair lasts.  A node that is not verified yet (it gets no
+ * list), or idle when the addresses change, is told when it is verified
+ * and active.  The address work and the tick both call this: the
+ * cmpxchg()s give each round to one of them.  Caller holds RCU.
+ */
+static void mpip_node_addrs_tell(struct mpip_net *mn, struct mpip_node *n)
+{
+	u32 gen = READ_ONCE(mn->addr_digest);
+	u32 told = READ_ONCE(n->addr_told);
+	unsigned int sends = READ_ONCE(n->addr_sends);
+
+	if (!READ_ONCE(n->verified))
+		return;
+	if (told != gen) {
+		if (cmpxchg(&n->addr_told, told, gen) != told)
+			return;
+		WRITE_ONCE(n->addr_sends, 1);
+		sends = 0;
+	} else if (sends >= MPIP_ADDR_ROUNDS ||
+		   time_before(jiffies, READ_ONCE(n->addr_due)) ||
+		   cmpxchg(&n->addr_sends, sends, sends + 1) != sends) {
+		return;
+	}
+	WRITE_ONCE(n->addr_due, jiffies + (HZ << sends));
+	mpip_notify_node(mn, n);
 }
 
 static unsigned long mpip_tick_period(const struct mpip_net *mn)
@@ -222,6 +278,7 @@ static void mpip_tick_work(struct work_struct *work)
 			mpip_paths_tick(mn, n, late);
 			if (!mpip_node_active(n))
 				continue;
+			mpip_node_addrs_tell(mn, n);
 			if (hb_due) {
 				mpip_node_addrs_due(mn, n);
 				mpip_node_probe(mn, n);
@@ -244,24 +301,20 @@ void mpip_tick_kick(struct mpip_net *mn)
 		mpip_tick_queue(mn, mpip_tick_period(mn));
 }
 
-/* Tell node @n our address list, on every path that may work. */
-static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
+/*
+ * Note what our address list is now: a digest of the list mpip_cm_fill()
+ * puts in CMs.  Link events that leave it as it was tell nobody anything.
+ */
+void mpip_addrs_note(struct mpip_net *mn)
 {
-	struct mpip_path *p;
-	struct mpip_cm cm;
-	unsigned int i;
+	struct mpip_laddr la[MPIP_CM_MAX_ADDRS];
+	u32 a[MPIP_CM_MAX_ADDRS];
+	unsigned int i, n;
 
-	if (!READ_ONCE(n->verified))
-		return;
-	for (i = 0; i < MPIP_MAX_PATHS; i++) {
-		p = rcu_dereference(n->paths[i]);
-		if (!p || READ_ONCE(p->state) == MPIP_PATH_NOROUTE)
-			continue;
-		mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE,
-			     true);
-		mpip_ctrl_send(mn, n, p, 0, 0, &cm, NULL);
-		mpip_inc(mn, MPIP_STAT_TX_IP_CHANGE);
-	}
+	n = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
+	for (i = 0; i < n; i++)
+		a[i] = (__force u32)la[i].addr;
+	WRITE_ONCE(mn->addr_digest, jhash2(a, n, n));
 }
 
 static void mpip_addr_work(struct work_struct *work)
@@ -270,12 +323,13 @@ static void mpip_addr_work(struct work_struct *work)
 	struct mpip_node *n;
 	unsigned int b;
 
+	mpip_addrs_note(mn);
 	rcu_read_lock();
 	for (b = 0; b < mn->nodes.size; b++) {
 		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
 			mpip_paths_sync(mn, n);
 			if (mpip_node_active(n))
-				mpip_notify_node(mn, n);
+				mpip_node_addrs_tell(mn, n);
 		}
 		mpip_rcu_breather(b);
 	}

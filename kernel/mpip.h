@@ -40,6 +40,7 @@
 #define MPIP_HS_EXT_LEN		12
 /* An unverified node asks for the peer's addresses at most this often. */
 #define MPIP_ADDR_QUERY_GAP	HZ
+#define MPIP_ADDR_ROUNDS	4	/* IP_CHANGE rounds per change */
 
 /*
  * Entries are per remote (address, port): a receiver of many flows has
@@ -83,7 +84,11 @@
  * node_timeout_ms.
  */
 #define MPIP_NODE_UNVERIFIED_TTL	(10 * HZ)
-/* A node we neither sent to nor heard from for this long is not probed. */
+/*
+ * A node we neither sent data to nor had data from for this long is idle:
+ * not probed, not told of new addresses (what keeps it active is traffic
+ * between the hosts, never mpip's own control packets).
+ */
 #define MPIP_NODE_IDLE		(5 * HZ)
 
 struct mpip_stats {
@@ -198,7 +203,7 @@ struct mpip_path {
 	/* return routability (rr.c): the path's nonce, fixed for its life */
 	u64 nonce;
 	bool rr_ok;		/* the remote address echoed it; READ/WRITE_ONCE */
-	u8 rr_tries;		/* probes with the nonce sent; under lock */
+	u8 rr_tries;		/* probes with the nonce sent; written under lock */
 	unsigned long rr_next;	/* jiffies: next one due; under lock */
 	struct dst_cache dst;
 	struct mpip_path_pcpu __percpu *pcpu;
@@ -242,6 +247,10 @@ struct mpip_node {
 	atomic64_t tx_ctr;	/* counter of the last CM sent to the node */
 	bool verified;		/* an authenticated CM arrived; READ/WRITE_ONCE */
 	unsigned long aq_stamp;	/* jiffies: last address query sent */
+	/* our address list told to the node: heartbeat.c, READ/WRITE_ONCE */
+	u32 addr_told;		/* digest of the list it last heard */
+	unsigned int addr_sends;	/* IP_CHANGE rounds sent for it */
+	unsigned long addr_due;	/* jiffies: the next round */
 	unsigned int avail_lost;	/* its entries downgraded here; READ/WRITE_ONCE */
 	atomic_t rr_credit;	/* probes of unverified paths we may send (rr.c) */
 	spinlock_t lock;	/* protects the arrays below, path slots, dead */
@@ -253,6 +262,7 @@ struct mpip_node {
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
 	unsigned long last_tx;	/* jiffies: last packet sent to the node */
+	unsigned long last_data_tx;	/* jiffies: last data trailer to it */
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	unsigned long w_stamp;	/* jiffies: last weight adjustment */
 	struct mpip_wboost w_boost;	/* the weight round's own */
@@ -338,6 +348,7 @@ struct mpip_net {
 	struct delayed_work gc_work;
 	struct delayed_work tick_work;	/* weights, timeouts, heartbeats */
 	struct work_struct addr_work;	/* local addresses changed */
+	u32 addr_digest;	/* of our address list: heartbeat.c, READ/WRITE_ONCE */
 	unsigned long hb_stamp;		/* jiffies of the last heartbeat round */
 	unsigned long tick_due;		/* when tick_work should run; 0: unknown */
 	atomic_t ro_held;		/* segments in reorder buffers */
@@ -644,6 +655,7 @@ void mpip_rr_init(struct mpip_path *p);
 void mpip_rr_init_net(struct mpip_net *mn);
 void mpip_rr_node_init(struct mpip_node *n);
 void mpip_rr_earn(struct mpip_node *n);
+bool mpip_rr_gave_up(const struct mpip_path *p);
 bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
 		       struct mpip_path *p, struct mpip_cm_ext *ext);
 void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
@@ -662,6 +674,7 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n);
 void mpip_addr_query(struct mpip_net *mn, struct mpip_node *n, __be32 saddr,
 		     __be32 daddr);
 void mpip_addrs_changed(struct net *net);
+void mpip_addrs_note(struct mpip_net *mn);
 int mpip_notify_register(void);
 void mpip_notify_unregister(void);
 

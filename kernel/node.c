@@ -49,6 +49,9 @@ struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 	n->tn.stamp = jiffies;
 	n->w_stamp = jiffies;
 	n->ep_stamp = jiffies;
+	/* the handshake's address exchange carries the current list */
+	n->addr_told = READ_ONCE(mn->addr_digest);
+	n->addr_sends = MPIP_ADDR_ROUNDS;
 
 	in = mpip_table_insert(&mn->nodes, &n->tn, mpip_node_hash(&mn->nodes, id),
 			       mpip_node_same);

@@ -122,6 +122,8 @@ int mpip_set_enabled(struct mpip_net *mn, bool on)
 
 	mutex_lock(&mn->hook_lock);
 	if (on) {
+		/* before any node: they start out told (node.c) */
+		mpip_addrs_note(mn);
 		err = mpip_hooks_set(mn, true);
 		if (!err)
 			WRITE_ONCE(mn->enabled, true);

@@ -71,7 +71,7 @@ bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
 	    (!p->rr_tries || !time_before(jiffies, p->rr_next))) {
 		if (atomic_add_unless(&n->rr_credit, -1, 0)) {
 			p->rr_next = jiffies + (max(hb, 1UL) << p->rr_tries);
-			p->rr_tries++;
+			WRITE_ONCE(p->rr_tries, p->rr_tries + 1);
 			due = true;
 		} else {
 			held = true;
@@ -85,6 +85,15 @@ bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
 	put_unaligned_be64(p->nonce, ext->b);
 	ext->len = MPIP_RR_NONCE_LEN;
 	return true;
+}
+
+/*
+ * Did @p's remote address leave all its probes unanswered?  Then nothing
+ * more goes there (a new address list makes new paths).
+ */
+bool mpip_rr_gave_up(const struct mpip_path *p)
+{
+	return !READ_ONCE(p->rr_ok) && READ_ONCE(p->rr_tries) >= MPIP_RR_TRIES;
 }
 
 /* @p answered from its remote address: it may carry data. */

@@ -10,7 +10,12 @@
 #    address the connection uses): B tells A (IP_CHANGE), both rebuild
 #    their paths, the paths to and from the new address come up and carry
 #    data, nothing refers to the old address any more, and the session
-#    keeps its ID.
+#    keeps its ID;
+#  - after the transfer, B's eth2 address changes again while every
+#    control packet from B to A is dropped: B's first IP_CHANGE is lost,
+#    and A learns the new address from the rounds that follow;
+#  - then B adds an address while its node for A is idle (nothing sent
+#    to A): A learns it when B sends again.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -197,10 +202,95 @@ t_counters() {
 	((bad == 0)) || fail "path transitions not counted"
 }
 
+# b_chatter SECONDS: B sends A a datagram every 0.5 s for SECONDS (in the
+# background), which keeps B's node for A active
+b_chatter() {
+	in_ns "$B" /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.1.2", 6300))
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    s.sendto(b"still here", ("10.1.1.1", 6300))
+    time.sleep(0.5)' "$1" &
+	CHATTER=$!
+	cleanup_push kill "$CHATTER"
+}
+
+# a_has_path_to ADDR: A has a path to B's ADDR
+a_has_path_to() {
+	mpip_paths "$A" | jq -e --arg d "$1" 'any(.[]; .daddr == $d)' >/dev/null
+}
+
+# B's first IP_CHANGE is lost (A drops every control packet from B until
+# B counted one sent): A learns the address from a later round
+t_lost_change() {
+	local tx rx rx1
+	b_chatter 30
+	sleep 2
+	ip netns exec "$A" nft -f - <<'NFT'
+table inet fotest {
+	chain in {
+		type filter hook prerouting priority -500;
+		ip saddr 10.1.0.0/16 udp sport 19792 udp dport 19792 drop
+	}
+}
+NFT
+	tx=$(mpip_stat "$B" tx_ip_change)
+	rx=$(mpip_stat "$A" rx_ip_change)
+	ip -n "$B" -batch - <<-EOF
+		addr del 10.1.2.22/24 dev eth2
+		addr add 10.1.2.23/24 dev eth2
+	EOF
+	wait_for 10 mpip_stat_ge "$B" tx_ip_change $((tx + 1)) || {
+		ip netns exec "$A" nft delete table inet fotest
+		fail "B sent no IP_CHANGE within 10 s"
+	}
+	rx1=$(mpip_stat "$A" rx_ip_change)
+	ip netns exec "$A" nft delete table inet fotest
+	((rx1 == rx)) || fail "A received an IP_CHANGE through the drop rule"
+	wait_for 15 a_has_path_to 10.1.2.23 || {
+		mpip_paths_show "$A"
+		fail "A never learned 10.1.2.23: the lost IP_CHANGE was not sent again"
+	}
+	echo "B: tx_ip_change +$(($(mpip_stat "$B" tx_ip_change) - tx)); A: rx_ip_change +$(($(mpip_stat "$A" rx_ip_change) - rx))"
+	kill "$CHATTER" 2>/dev/null || true
+}
+
+# b_tx: all that B's mpip counted sent (every tx_ counter)
+b_tx() {
+	mpipctl_in "$B" -j stats |
+		jq -er '[to_entries[] | select(.key | startswith("tx_")) | .value] | add'
+}
+
+# b_quiet SECONDS: B's mpip sent nothing for SECONDS
+b_quiet() {
+	local t0
+	t0=$(b_tx)
+	sleep "$1"
+	(($(b_tx) == t0))
+}
+
+# B adds an address while its node for A is idle: A learns it when B
+# sends to it again
+t_idle_change() {
+	# B sent A nothing for longer than a node stays active (5 s)
+	wait_for 60 b_quiet 6 || fail "B's mpip did not go quiet for 6 s"
+	ip -n "$B" addr add 10.1.2.24/24 dev eth2
+	sleep 2
+	! a_has_path_to 10.1.2.24 || echo "(A knew 10.1.2.24 before B sent again)"
+	b_chatter 20
+	wait_for 15 a_has_path_to 10.1.2.24 || {
+		mpip_paths_show "$A"
+		fail "A never learned 10.1.2.24, added while B's node for A was idle"
+	}
+	kill "$CHATTER" 2>/dev/null || true
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 12
+ktap_plan 14
 ktap_run shaped_links_paths_up t_setup
 ktap_run transfer_uses_both_links t_start
 ktap_run link2_down_paths_down t_down
@@ -212,5 +302,7 @@ ktap_run new_address_carries_data t_new_path_used
 ktap_run transfer_intact t_intact
 ktap_run session_kept_its_id t_session_kept
 ktap_run path_counters t_counters
+ktap_run lost_ip_change_sent_again t_lost_change
+ktap_run address_added_while_idle_told_later t_idle_change
 ktap_run dmesg_clean t_dmesg
 ktap_finish

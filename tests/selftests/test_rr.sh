@@ -91,6 +91,7 @@ t_probes_bounded() {
 	sleep 10
 	c2=$(probes_to 10.1.2.2)
 	echo "probes to 10.1.2.2: $c1, 10 s later $c2; to 10.1.1.2: $(probes_to 10.1.1.2)"
+	mpipctl_in "$A" -j stats | jq -c '{tx_heartbeat, tx_ip_change, tx_query, tx_confirm, rr_held, rr_verified, peer_lost}'
 	((c1 >= 1)) || fail "A never probed 10.1.2.2"
 	((c1 <= RR_TRIES)) || fail "$c1 probes to an address that never answered"
 	((c2 == c1)) || fail "A kept probing 10.1.2.2"
