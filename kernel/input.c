@@ -355,11 +355,38 @@ static bool mpip_in_learn_due(const struct mpip_net *mn,
 	return true;
 }
 
-/* Authenticate the CM of @rx; false (counted) if the packet goes. */
+/*
+ * A data packet whose CM did not open goes on as plain IP would, trailer
+ * stripped and nothing learned from it, if it was sent with its flow's
+ * own addresses (ORIG, or a query: queries are never moved to a path).
+ * Its sender lost our keys (this host flushed its tables or reloaded
+ * mpip: the peer goes on with the old ones until it finds us lost), or
+ * its query found no room here: dropping it cost the flow its packets
+ * for seconds.  Anyone may send plain IP; a packet moved to a path would
+ * reach no socket under its path's addresses.
+ */
+static bool mpip_in_plain(struct mpip_net *mn, struct mpip_rx *rx)
+{
+	u8 flags = rx->c2.cm.flags;
+
+	if ((flags & MPIP_CM_F_CTRL) ||
+	    !(flags & (MPIP_CM_F_ORIG | MPIP_CM_F_ENABLE)))
+		return false;
+	rx->node = NULL;
+	rx->plain = true;
+	mpip_inc(mn, MPIP_STAT_RX_PLAIN);
+	return true;
+}
+
+/*
+ * Authenticate the CM of @rx; false (counted) if the packet goes, true
+ * if it goes on, as plain IP if rx->plain.
+ */
 static bool mpip_in_open(struct mpip_net *mn, struct mpip_rx *rx)
 {
 	int err = mpip_cm_open(mn, rx);
 
+	rx->plain = false;
 	if (!err) {
 		if (rx->replayed)
 			mpip_inc(mn, MPIP_STAT_RX_REPLAY);
@@ -371,7 +398,7 @@ static bool mpip_in_open(struct mpip_net *mn, struct mpip_rx *rx)
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 	else if (err != -ENOSPC)	/* no room: table_full counted it */
 		mpip_inc(mn, MPIP_STAT_RX_AUTH_FAIL);
-	return false;
+	return mpip_in_plain(mn, rx);
 }
 
 /*
@@ -410,6 +437,8 @@ static bool mpip_in_process(struct mpip_net *mn, struct sk_buff *skb,
 	rx->sess = NULL;
 	if (!mpip_in_open(mn, rx))
 		return false;
+	if (rx->plain)
+		return true;
 	if (rx->authed || rx->replayed)
 		return mpip_in_authed(mn, skb, rx);
 	mpip_in_learn(mn, skb, rx);
@@ -454,7 +483,8 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return NF_DROP;
 	}
-	mpip_inc(mn, MPIP_STAT_RX_CM);
+	if (!rx->plain)
+		mpip_inc(mn, MPIP_STAT_RX_CM);
 	if (rx->gso) {
 		mpip_inc(mn, MPIP_STAT_RX_GSO_KEPT);
 	} else if (rx->proto == IPPROTO_TCP) {

@@ -749,6 +749,7 @@ struct mpip_rx {
 	bool gso;		/* a GSO packet kept whole (gso.c) */
 	bool authed;		/* the MAC verified: @node sent it */
 	bool replayed;		/* a data CM seen before: deliver, learn nothing */
+	bool plain;		/* a data CM that did not open: plain IP */
 	unsigned int cm_len;
 	struct mpip_cm2 c2;
 	struct mpip_node *node;		/* the sender, under RCU */

@@ -84,6 +84,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RR_VERIFIED]		= "rr_verified",
 	[MPIP_STAT_CTRL_LIMITED]	= "ctrl_limited",
 	[MPIP_STAT_RR_HELD]		= "rr_held",
+	[MPIP_STAT_RX_PLAIN]		= "rx_plain",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

@@ -385,6 +385,9 @@ enum mpip_path_attr {
  *	unauthenticated queries not sent: over the per-namespace budget
  * @MPIP_STAT_RR_HELD: probes of unverified paths held back because
  *	their node sent fewer authenticated packets than it got probes
+ * @MPIP_STAT_RX_PLAIN: data packets whose CM did not authenticate (a
+ *	peer that lost our keys, or a query there was no room for)
+ *	delivered as plain IP: trailer stripped, nothing learned
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -437,6 +440,7 @@ enum mpip_stat {
 	MPIP_STAT_RR_VERIFIED,
 	MPIP_STAT_CTRL_LIMITED,
 	MPIP_STAT_RR_HELD,
+	MPIP_STAT_RX_PLAIN,
 
 	__MPIP_STAT_MAX,
 };

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # test_handshake.sh - two MPIP hosts discover each other (paper §3.2):
 # after one TCP and one UDP exchange each marks the other available and
-# holds the other's node ID, endpoints and advertised addresses.
+# holds the other's node ID, endpoints and advertised addresses.  A peer
+# that flushed its tables no longer knows the keys of the CMs it gets:
+# the datagrams that carry them, sent with their flow's own addresses,
+# are delivered as plain IP until a new handshake, none lost.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -91,10 +94,37 @@ t_peer_lost() {
 	mpipctl_in "$A" set peer_timeout_ms 3000
 }
 
+# a_sent BEFORE N: A's eth1 sent N packets more than BEFORE
+a_sent() { (($(tx_packets "$A" eth1) - $1 >= $2)); }
+
+# A sends B 300 checked datagrams over one path (link 2 down: every one
+# carries its flow's own addresses), 20 ms apart; 1 s in, B flushes its
+# tables (the flow's packets carry a CM every bare_cm_gap_ms: one path
+# only).  Until A finds B lost (peer_timeout_ms, 3 s) and shakes hands
+# again, A's CMs name keys B no longer has: B delivers those datagrams as
+# plain IP (rx_plain), and all 300 arrive.  (Before, B dropped them:
+# 3 s of the flow lost.)
+t_flush_plain() {
+	local pid p0 tx0 rc=0
+	"$TOPO" down "$A" eth2
+	p0=$(mpip_stat "$B" rx_plain || echo 0)
+	tx0=$(tx_packets "$A" eth1)
+	udp_exchange "$A" "$B" 10.1.1.2 6001 300 7001 20000 &
+	pid=$!
+	# 50 datagrams out: the flow runs, and has 250 to go
+	wait_for 60 a_sent "$tx0" 50 || fail "A sent no datagrams"
+	mpipctl_in "$B" flush
+	wait "$pid" || rc=$?
+	"$TOPO" up "$A" eth2
+	echo "B: rx_plain +$(($(mpip_stat "$B" rx_plain || echo 0) - p0))"
+	((rc == 0)) || fail "datagrams lost or damaged across B's flush"
+	(($(mpip_stat "$B" rx_plain) > p0)) || fail "rx_plain did not count the datagrams B had no keys for"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 ktap_run tcp_and_udp_exchange t_exchange
 ktap_run a_marks_b_available t_avail_a
 ktap_run b_marks_a_available t_avail_b
@@ -103,5 +133,6 @@ ktap_run b_holds_a_node t_nodes_b
 ktap_run node_ids_random_per_namespace t_node_ids_differ
 ktap_run handshake_counters t_counters
 ktap_run peer_lost_then_back t_peer_lost
+ktap_run peer_flush_loses_no_datagram t_flush_plain
 ktap_run dmesg_clean t_dmesg
 ktap_finish

@@ -12,7 +12,9 @@
 #   as if from A; now they are dropped (rx_auth_fail) and the application
 #   sees none;
 # - CMs with F_ORIG claiming the session's ID for another flow: before,
-#   B unlinked A's session; now it stays, and A's datagrams still arrive;
+#   B unlinked A's session; now it stays, and A's datagrams still arrive
+#   (X's datagrams reach B's application as plain IP would deliver them,
+#   from X's own address, never as if from A);
 # - IP_CHANGE with its own address as A's list, and delay reports: before,
 #   B made a path to X's address and sent A's traffic there; now B has no
 #   path to it and its paths to A stay as they were.
@@ -175,6 +177,9 @@ t_unlink() {
 		fail "the session changed its ID"
 	! mpip_session_json "$B" udp 6100 40000 >/dev/null 2>&1 ||
 		fail "B made a session of X's flow"
+	echo "X's datagrams B's application got: $(count EVIL), from $(grep EVIL "$T/rx" | cut -d' ' -f1 | sort -u | tr '\n' ' ')"
+	! grep EVIL "$T/rx" | grep -qv '^10\.1\.9\.9 ' ||
+		fail "a forged datagram reached B's application under another address than X's"
 	a_still_delivers "after the attack"
 }
 
