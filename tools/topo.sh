@@ -23,6 +23,32 @@
 #       as a laptop with two uplinks would.  Without mpip, traffic then
 #       leaves through eth1 whatever its source address.
 #
+#   topo.sh nat [--link1 SPEC] [--link2 SPEC] [--prefix P] [--double]
+#               [--udp-blocked] [--short-timeouts] [--wan-mtu N] [--random]
+#       ${P}a behind two masquerading NAT routers, ${P}b public:
+#         ${P}a eth1 192.168.1.2/24 <-> ${P}n1 lan 192.168.1.1/24
+#           ${P}n1 wan 198.18.1.1/24 <-> ${P}r w1 198.18.1.254/24
+#         ${P}a eth2 192.168.2.2/24 <-> ${P}n2 lan 192.168.2.1/24
+#           ${P}n2 wan 198.18.2.1/24 <-> ${P}r w2 198.18.2.254/24
+#         ${P}b eth1 198.18.3.2/24 <-> ${P}r b1 198.18.3.254/24
+#         ${P}b eth2 198.18.4.2/24 <-> ${P}r b2 198.18.4.254/24
+#       Hosts route by source address as in the router topology.  Each NAT
+#       is strict: conntrack verifies checksums (nf_conntrack_checksum=1)
+#       and tracks TCP windows (tcp_loose=0, be_liberal=0), forwards only
+#       established/related traffic inwards and drops INVALID packets
+#       (nft counter "ct_invalid" in table inet natlab) and new TCP that is
+#       not a SYN ("newtcp_nonsyn").  ${P}r, the internet, has no route to
+#       private addresses and drops (counter "leak" in table inet natlab)
+#       any packet with a private source (10/8, 172.16/12, 192.168/16,
+#       100.64/10).  Shaping: --link1 on A eth1, n1 lan and wan, r w1 and
+#       B eth1; --link2 likewise.
+#       --double: link 2 crosses a second NAT, ${P}c (CGNAT): n2 wan
+#       100.64.2.1/24 <-> c lan 100.64.2.254/24, c wan 198.18.2.1/24.
+#       --udp-blocked: n2 forwards no UDP (but DNS).  --short-timeouts:
+#       UDP mappings expire after 10 s on both NATs (udp_timeout 5,
+#       udp_timeout_stream 10).  --wan-mtu N: the NATs' wan links have
+#       MTU N.  --random: masquerade with random source ports.
+#
 #   topo.sh down|up NS DEV          set a link down/up
 #   topo.sh netem NS DEV SPEC       change shaping of NS/DEV's egress live
 #   topo.sh clean [--prefix P]      delete ${P}a ${P}b ${P}r (kills their processes)
@@ -197,7 +223,7 @@ parse_common() {
 }
 
 clean_prefix() {
-	ns_del "${1}a" "${1}b" "${1}r"
+	ns_del "${1}a" "${1}b" "${1}r" "${1}n1" "${1}n2" "${1}c"
 }
 
 cmd_twolink() {
@@ -270,6 +296,130 @@ cmd_router() {
 	b_flush
 }
 
+# nat_rules NS LAN WAN: the strict NAT's ruleset and conntrack settings
+# (the ruleset first: it loads conntrack, whose sysctls exist only then)
+nat_rules() {
+	local udp_drop='' masq=masquerade
+	[[ ${nat_udp_blocked:-0} == 1 && $1 == "${prefix}n2" ]] &&
+		udp_drop='meta l4proto udp udp dport != 53 counter name "udp_blocked" drop'
+	((nat_random)) && masq="masquerade random"
+	run_batch ip netns exec "$1" nft -f - <<-EOF
+		table inet natlab {
+			counter ct_invalid { }
+			counter newtcp_nonsyn { }
+			counter udp_blocked { }
+			chain filt {
+				type filter hook forward priority filter; policy drop;
+				ct state invalid counter name "ct_invalid" drop
+				$udp_drop
+				ct state established,related accept
+				iifname "$2" tcp flags & (syn | ack | fin | rst) != syn ct state new counter name "newtcp_nonsyn" drop
+				iifname "$2" ct state new accept
+			}
+			chain postnat {
+				type nat hook postrouting priority srcnat; policy accept;
+				oifname "$3" $masq
+			}
+		}
+	EOF
+	run ip netns exec "$1" sysctl -qw net.ipv4.ip_forward=1 \
+		net.netfilter.nf_conntrack_checksum=1 \
+		net.netfilter.nf_conntrack_tcp_loose=0 \
+		net.netfilter.nf_conntrack_tcp_be_liberal=0
+	if ((nat_short)); then
+		run ip netns exec "$1" sysctl -qw \
+			net.netfilter.nf_conntrack_udp_timeout=5 \
+			net.netfilter.nf_conntrack_udp_timeout_stream=10
+	fi
+}
+
+cmd_nat() {
+	local A B R N1 N2 C args=() double=0 mtu=
+	nat_udp_blocked=0 nat_short=0 nat_random=0
+	while (($#)); do
+		case $1 in
+		--double) double=1; shift ;;
+		--udp-blocked) nat_udp_blocked=1; shift ;;
+		--short-timeouts) nat_short=1; shift ;;
+		--random) nat_random=1; shift ;;
+		--wan-mtu) mtu=${2:?--wan-mtu needs a value}; shift 2 ;;
+		--wan-mtu=*) mtu=${1#*=}; shift ;;
+		*) args+=("$1"); shift ;;
+		esac
+	done
+	[[ -z $mtu || $mtu =~ ^[0-9]+$ ]] || die "bad MTU '$mtu'"
+	parse_common "${args[@]}"
+	A=${prefix}a B=${prefix}b R=${prefix}r N1=${prefix}n1 N2=${prefix}n2 C=${prefix}c
+	clean_prefix "$prefix"
+	b_ns "$A"
+	b_ns "$B"
+	b_ns "$R"
+	b_ns "$N1"
+	b_ns "$N2"
+	B_SYSCTL[$R]+=" net.ipv4.ip_forward=1"
+	b_veth "$A" eth1 "$N1" lan
+	b_veth "$A" eth2 "$N2" lan
+	b_veth "$N1" wan "$R" w1
+	b_veth "$B" eth1 "$R" b1
+	b_veth "$B" eth2 "$R" b2
+	b_addr "$A" eth1 192.168.1.2/24
+	b_addr "$A" eth2 192.168.2.2/24
+	b_addr "$N1" lan 192.168.1.1/24
+	b_addr "$N2" lan 192.168.2.1/24
+	b_addr "$N1" wan 198.18.1.1/24
+	b_addr "$R" w1 198.18.1.254/24
+	b_addr "$R" w2 198.18.2.254/24
+	b_addr "$R" b1 198.18.3.254/24
+	b_addr "$R" b2 198.18.4.254/24
+	b_addr "$B" eth1 198.18.3.2/24
+	b_addr "$B" eth2 198.18.4.2/24
+	B_IP[$N1]+="route add default via 198.18.1.254"$'\n'
+	if ((double)); then
+		b_ns "$C"
+		b_veth "$N2" wan "$C" lan
+		b_veth "$C" wan "$R" w2
+		b_addr "$N2" wan 100.64.2.1/24
+		b_addr "$C" lan 100.64.2.254/24
+		b_addr "$C" wan 198.18.2.1/24
+		B_IP[$N2]+="route add default via 100.64.2.254"$'\n'
+		B_IP[$C]+="route add default via 198.18.2.254"$'\n'
+	else
+		b_veth "$N2" wan "$R" w2
+		b_addr "$N2" wan 198.18.2.1/24
+		B_IP[$N2]+="route add default via 198.18.2.254"$'\n'
+	fi
+	if [[ -n $mtu ]]; then
+		B_IP[$N1]+="link set wan mtu $mtu"$'\n'
+		B_IP[$N2]+="link set wan mtu $mtu"$'\n'
+		B_IP[$R]+="link set w1 mtu $mtu"$'\n'"link set w2 mtu $mtu"$'\n'
+	fi
+	b_host_policy "$A" 192.168.1.2 192.168.1.1 192.168.1.0/24 192.168.2.2 192.168.2.1 192.168.2.0/24
+	b_host_policy "$B" 198.18.3.2 198.18.3.254 198.18.3.0/24 198.18.4.2 198.18.4.254 198.18.4.0/24
+	b_shape "$A" eth1 "$link1"
+	b_shape "$N1" lan "$link1"
+	b_shape "$N1" wan "$link1"
+	b_shape "$R" w1 "$link1"
+	b_shape "$B" eth1 "$link1"
+	b_shape "$A" eth2 "$link2"
+	b_shape "$N2" lan "$link2"
+	b_shape "$N2" wan "$link2"
+	b_shape "$R" w2 "$link2"
+	b_shape "$B" eth2 "$link2"
+	b_flush
+	nat_rules "$N1" lan wan
+	nat_rules "$N2" lan wan
+	((double)) && nat_rules "$C" lan wan
+	run_batch ip netns exec "$R" nft -f - <<-'EOF'
+		table inet natlab {
+			counter leak { }
+			chain filt {
+				type filter hook forward priority filter; policy accept;
+				ip saddr { 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10 } counter name "leak" drop
+			}
+		}
+	EOF
+}
+
 need_ns() {
 	ns_exists "$1" || die "no namespace '$1'"
 }
@@ -282,6 +432,7 @@ main() {
 	case $sub in
 	twolink) cmd_twolink "$@" ;;
 	router) cmd_router "$@" ;;
+	nat) cmd_nat "$@" ;;
 	down | up)
 		[[ $# == 2 ]] || usage
 		need_ns "$1"

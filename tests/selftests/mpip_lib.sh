@@ -126,7 +126,8 @@ tcp_send_file() {
 # udp_exchange NS_SRC NS_DST DST_ADDR PORT COUNT [SPORT [GAP_US]]: send COUNT
 # checked datagrams, GAP_US (default 200) microseconds apart; succeeds when
 # exactly COUNT good ones arrive, each once.  UDP_NO_DF=1: sent without the
-# don't-fragment bit.
+# don't-fragment bit.  UDP_RECV_TIMEOUT: how long the receiver waits for
+# missing datagrams (default 120 s).
 udp_exchange() {
 	local src=$1 dst=$2 addr=$3 port=$4 count=$5 sport=${6:-0} gap=${7:-200}
 	local ready res err rpid rc=0 opt=()
@@ -137,7 +138,7 @@ udp_exchange() {
 	rm -f "$ready" "$res"
 	# output to files, $! the receiver itself: see tcp_send_file
 	ip netns exec "$dst" python3 "$REPO/tests/selftests/udpcheck.py" recv \
-		"$port" "$count" --timeout 120 --linger 1 --ready "$ready" \
+		"$port" "$count" --timeout "${UDP_RECV_TIMEOUT:-120}" --linger 1 --ready "$ready" \
 		</dev/null >"$res" 2>"$err" &
 	rpid=$!
 	if ! wait_for 60 test -e "$ready"; then
