@@ -118,8 +118,14 @@ t_long_transfer() {
 		fail "A's data carried CMs"
 	mpip_stats_since "$B" "$T/b0" '.tx_bare > .tx_cm' ||
 		fail "B's ACKs carried CMs"
+	# One path_down is allowed: a guest stalled on a loaded host for
+	# path_timeout_ms (500 ms) misses reports for real (in a full run
+	# beside other VMs both hosts once saw one, and the path came back).
+	# Bare packets that starved the reports would take the path down
+	# again after every probe that brought it up, over the 7 s transfer,
+	# and leave it down at the end (checked below).
 	mpip_stats_since "$A" "$T/a0" '.rx_feedback > 20 and .peer_lost == 0 and
-		.path_down == 0' || {
+		.path_down <= 1' || {
 		# every counter that moved, on both hosts, to find out why
 		local ns f
 		for ns in "$A:$T/a0" "$B:$T/b0"; do
@@ -132,7 +138,7 @@ t_long_transfer() {
 		fail "A lost track of B or its path during a long transfer"
 	}
 	mpip_stats_since "$B" "$T/b0" '.rx_feedback > 20 and .peer_lost == 0 and
-		.path_down == 0' ||
+		.path_down <= 1' ||
 		fail "B lost track of A or its path during a long transfer"
 	mpip_path_is "$A" 10.1.1.1 10.1.1.2 up || fail "A's path over link 1 not up"
 	mpip_path_is "$B" 10.1.1.2 10.1.1.1 up || fail "B's path over link 1 not up"
