@@ -45,8 +45,9 @@ static bool mpip_ctrl_put_cm(struct sk_buff *skb, struct mpip_node *n,
 {
 	unsigned int len = mpip_cm_wire_len(cm, ext);
 	struct iphdr *iph = ip_hdr(skb);
+	unsigned int off = skb->len - iph->ihl * 4;
 
-	if (mpip_cm_seal(n, cm, ext, iph->protocol, skb_put(skb, len),
+	if (mpip_cm_seal(n, cm, ext, iph->protocol, off, skb_put(skb, len),
 			 len) != len)
 		return false;
 	iph->tot_len = htons(skb->len);

@@ -92,7 +92,7 @@ static bool mpip_in_find_gso_cm(const struct sk_buff *skb, unsigned int ihl,
 
 	/* The decoder checks that the CM's own length is exactly @len. */
 	cmp = skb_header_pointer(skb, ihl, len, cmbuf);
-	if (!cmp || mpip_cm2_decode(cmp, len, &rx->c2) != len)
+	if (!cmp || mpip_cm2_decode(cmp, len, 0, &rx->c2) != len)
 		return false;
 	rx->proto = IPPROTO_TCP;
 	rx->cm_len = len;
@@ -142,7 +142,9 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 		return false;
 
 	cmp = skb_header_pointer(skb, skb->len - len, len, cmbuf);
-	if (!cmp || mpip_cm_decode_any(cmp, len, &rx->c2) != len)
+	if (!cmp || mpip_cm_decode_any(cmp, len,
+				       mpip_cm2_sum(rx->proto, plen - len, len),
+				       &rx->c2) != len)
 		return false;
 	if (rx->proto == IPPROTO_TCP && !mpip_in_tcp_csum_ok(skb, ihl, len))
 		return false;

@@ -95,14 +95,15 @@ unsigned int mpip_cm_wire_len(const struct mpip_cm *cm,
 
 /*
  * Write the v2 trailer of @cm, a CM to node @n of a flow of protocol
- * @proto, into @buf (@len bytes, at least mpip_cm_wire_len()).  A
+ * @proto, into @buf (@len bytes, at least mpip_cm_wire_len()), which
+ * lies @off bytes from the transport header (mpip_cm2_sum()).  A
  * handshake CM carries our key, any other the extension @ext, if given.
  * Returns the length written or a negative error: a node without keys
  * can only be sent a query.  Caller holds RCU.
  */
 int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
-		 const struct mpip_cm_ext *ext, u8 proto, u8 *buf,
-		 unsigned int len)
+		 const struct mpip_cm_ext *ext, u8 proto, unsigned int off,
+		 u8 *buf, unsigned int len)
 {
 	const struct mpip_keys *k = rcu_dereference(n->keys);
 	struct mpip_cm2 c2 = { .cm = *cm };
@@ -119,6 +120,7 @@ int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
 		memcpy(c2.ext, ext->b, ext->len);
 		c2.ext_len = ext->len;
 	}
+	c2.sum = mpip_cm2_sum(proto, off, mpip_cm2_len(&c2));
 	if (k) {
 		c2.cm.node_id = k->ap.tx_token;
 		return mpip_cm2_encode(&c2, &k->ap.tx, ctr, proto, buf, len);

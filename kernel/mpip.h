@@ -524,8 +524,8 @@ struct mpip_cm_ext {
 unsigned int mpip_cm_wire_len(const struct mpip_cm *cm,
 			      const struct mpip_cm_ext *ext);
 int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
-		 const struct mpip_cm_ext *ext, u8 proto, u8 *buf,
-		 unsigned int len);
+		 const struct mpip_cm_ext *ext, u8 proto, unsigned int off,
+		 u8 *buf, unsigned int len);
 struct mpip_rx;
 int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx);
 bool mpip_sid_parity(const struct mpip_node *n);

@@ -123,11 +123,13 @@ int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
 		    const struct mpip_cm *cm)
 {
 	unsigned int len = mpip_cm_wire_len(cm, NULL);
+	unsigned int off = skb->len - ip_hdrlen(skb);
 	u8 buf[MPIP_CM_ANY_MAX_LEN];
 	struct iphdr *iph;
 	void *p;
 
-	if (mpip_cm_seal(n, cm, NULL, ip_hdr(skb)->protocol, buf, len) != len)
+	if (mpip_cm_seal(n, cm, NULL, ip_hdr(skb)->protocol, off, buf,
+			 len) != len)
 		return -EINVAL;
 
 	if (skb_ensure_writable(skb, ip_hdrlen(skb)))

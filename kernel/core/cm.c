@@ -122,13 +122,18 @@ static u16 cm_sum(const u8 *buf, unsigned int len)
 }
 
 /*
- * Adjustment that makes the sum of the whole trailer MPIP_CM_CSUM_SUM,
- * given the sum @s of the trailer with a zero adjustment.  Never 0: the
- * trailer always has a non-zero sum, so 0x4000 + ~s folds to 1..0xffff.
+ * Adjustment that makes the sum of the whole trailer @target (not 0),
+ * given the sum @s of the trailer with a zero adjustment.  Never 0:
+ * target + ~s is at least 1, and folds to 1..0xffff.
  */
+static u16 cm_adjust_to(u16 target, u16 s)
+{
+	return cm_fold((u32)target + (u16)~s);
+}
+
 static u16 cm_adjust(u16 s)
 {
-	return cm_fold((u32)MPIP_CM_CSUM_SUM + (u16)~s);
+	return cm_adjust_to(MPIP_CM_CSUM_SUM, s);
 }
 
 static void cm_put_body(const struct mpip_cm *cm, u8 *buf)
@@ -194,8 +199,11 @@ int mpip_cm_peek(const u8 *tail, unsigned int avail)
 	return (int)t;
 }
 
-/* Both integrity checks; @t is a length that passed mpip_cm_peek(). */
-static int cm_verify(const u8 *buf, unsigned int t)
+/*
+ * Both integrity checks, the words summing to @sum; @t is a length that
+ * passed mpip_cm_peek().
+ */
+static int cm_verify_sum(const u8 *buf, unsigned int t, u16 sum)
 {
 	const u8 *foot = buf + t - MPIP_CM_FOOTER_LEN;
 
@@ -204,9 +212,14 @@ static int cm_verify(const u8 *buf, unsigned int t)
 	/* An encoder never sends 0, the second zero of ones' complement. */
 	if (!cm_get16(foot + CM_FOOT_ADJUST))
 		return MPIP_CM_E_CHECK;
-	if (cm_sum(buf, t) != MPIP_CM_CSUM_SUM)
+	if (cm_sum(buf, t) != sum)
 		return MPIP_CM_E_CHECK;
 	return 0;
+}
+
+static int cm_verify(const u8 *buf, unsigned int t)
+{
+	return cm_verify_sum(buf, t, MPIP_CM_CSUM_SUM);
 }
 
 static void cm_get_fields(const u8 *buf, unsigned int t, struct mpip_cm *cm)
@@ -275,7 +288,9 @@ static int cm2_put(const struct mpip_cm2 *cm2, const u8 *blk, u8 *buf)
 	memcpy(ext + cm2->ext_len, blk, MPIP_CM2_AUTH_LEN);
 	cm_put_footer(&cm2->cm, foot, t, MPIP_CM2_VERSION);
 	cm_put32(foot + CM_FOOT_CHECK, cm_check(buf, t));
-	cm_put16(foot + CM_FOOT_ADJUST, cm_adjust(cm_sum(buf, t)));
+	cm_put16(foot + CM_FOOT_ADJUST,
+		 cm_adjust_to(cm2->sum ? cm2->sum : MPIP_CM_CSUM_SUM,
+			      cm_sum(buf, t)));
 	return (int)t;
 }
 
@@ -379,6 +394,8 @@ int mpip_cm2_peek(const u8 *tail, unsigned int avail)
  * mpip_cm2_decode() - decode a v2 trailer
  * @buf: the trailer
  * @len: its length: exactly the T that mpip_cm2_peek() returned
+ * @sum: what its words must sum to: mpip_cm2_sum() of its place (0 is
+ *       taken as MPIP_CM_CSUM_SUM)
  * @cm2: filled in on success (version 2)
  *
  * Checks, in this order: @len, the tail (as mpip_cm2_peek()), T equal to
@@ -391,7 +408,8 @@ int mpip_cm2_peek(const u8 *tail, unsigned int avail)
  * Return: @len, or the first failing check's negative enum mpip_cm_err
  * (@cm2 is then in an unspecified state).
  */
-int mpip_cm2_decode(const u8 *buf, unsigned int len, struct mpip_cm2 *cm2)
+int mpip_cm2_decode(const u8 *buf, unsigned int len, u16 sum,
+		    struct mpip_cm2 *cm2)
 {
 	unsigned int n, e;
 	const u8 *ext;
@@ -412,7 +430,9 @@ int mpip_cm2_decode(const u8 *buf, unsigned int len, struct mpip_cm2 *cm2)
 	if (e > MPIP_CM2_EXT_MAX)
 		return MPIP_CM_E_EXT;
 
-	ret = cm_verify(buf, len);
+	if (!sum)
+		sum = MPIP_CM_CSUM_SUM;
+	ret = cm_verify_sum(buf, len, sum);
 	if (ret < 0)
 		return ret;
 
@@ -423,6 +443,7 @@ int mpip_cm2_decode(const u8 *buf, unsigned int len, struct mpip_cm2 *cm2)
 	memcpy(cm2->ext, ext, e);
 	memcpy(cm2->auth, ext + e, MPIP_CM2_AUTH_LEN);
 	cm2->version = MPIP_CM2_VERSION;
+	cm2->sum = sum == MPIP_CM_CSUM_SUM ? 0 : sum;
 	return (int)len;
 }
 
@@ -456,6 +477,8 @@ int mpip_cm_peek_any(const u8 *tail, unsigned int avail)
  * mpip_cm_decode_any() - decode a v1 or v2 trailer
  * @buf: the trailer
  * @len: its length: exactly the T that mpip_cm_peek_any() returned
+ * @sum: for a v2 trailer, as mpip_cm2_decode() (a v1 trailer always sums
+ *       to MPIP_CM_CSUM_SUM)
  * @cm2: filled in on success; @cm2->version says which version it was.
  *       A v1 CM has no extension and an all-zero auth block, and
  *       @cm2->cm.node_id is the sender's node ID, not a token
@@ -464,7 +487,7 @@ int mpip_cm_peek_any(const u8 *tail, unsigned int avail)
  * MPIP_CM_E_MAGIC or MPIP_CM_E_VERSION as mpip_cm_peek_any(), otherwise
  * what mpip_cm_decode() or mpip_cm2_decode() returns.
  */
-int mpip_cm_decode_any(const u8 *buf, unsigned int len,
+int mpip_cm_decode_any(const u8 *buf, unsigned int len, u16 sum,
 		       struct mpip_cm2 *cm2)
 {
 	int ret;
@@ -475,7 +498,7 @@ int mpip_cm_decode_any(const u8 *buf, unsigned int len,
 	if (ret < 0)
 		return ret;
 	if (buf[len - MPIP_CM_TAIL_LEN + CM_TAIL_VERSION] == MPIP_CM2_VERSION)
-		return mpip_cm2_decode(buf, len, cm2);
+		return mpip_cm2_decode(buf, len, sum, cm2);
 	memset(cm2, 0, sizeof(*cm2));
 	ret = mpip_cm_decode(buf, len, &cm2->cm);
 	if (ret >= 0)

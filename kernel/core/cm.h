@@ -164,7 +164,9 @@ int mpip_cm_decode(const u8 *buf, unsigned int len, struct mpip_cm *cm);
  *
  * E is not on the wire: a receiver takes E = T - 40 - 4*N, with N from the
  * footer.  Check and adjustment are computed as in v1, over all T bytes,
- * the auth block included.  The decoder verifies them, not the MAC: that
+ * the auth block included, but the adjustment's target depends on where
+ * the trailer is (mpip_cm2_sum(): a UDP trailer's keeps the datagram's
+ * checksum valid for a NAT).  The decoder verifies them, not the MAC: that
  * needs the key of the peer the token names (mpip_cm2_auth_ctx(), then
  * mpip_auth_check()).  Documentation/wire-format.rst, "Version 2".
  */
@@ -190,6 +192,10 @@ struct mpip_auth_ctx;
  *        writes it as it is, mpip_cm2_encode() computes it instead
  * @version: set by the decoders, 1 or 2; the encoders write 2 whatever
  *           it holds
+ * @sum: what the ones'-complement sum of the trailer's 16-bit words is
+ *       (the checksum adjustment's target): 0 for MPIP_CM_CSUM_SUM, or
+ *       mpip_cm2_sum() of the trailer's place.  The encoders write it,
+ *       the decoders set it to the sum they checked
  */
 struct mpip_cm2 {
 	struct mpip_cm cm;
@@ -197,7 +203,27 @@ struct mpip_cm2 {
 	u8 ext[MPIP_CM2_EXT_MAX];
 	u8 auth[MPIP_CM2_AUTH_LEN];
 	u8 version;
+	u16 sum;
 };
+
+/*
+ * The sum of a v2 trailer of @t bytes at offset @off from its transport
+ * header, in a packet of IP protocol @proto.  TCP (and the CM of a kept
+ * GSO packet): MPIP_CM_CSUM_SUM, which makes the checksum of the whole
+ * segment fail.  UDP: the trailer lies beyond the UDP length, and a NAT's
+ * conntrack verifies the UDP checksum over the whole IP payload (with
+ * the pseudo-header length T bytes longer): the trailer's words then add
+ * up to -T, byte-swapped when @off is odd, so that the checksum is valid
+ * both over the UDP length and over the whole payload.
+ */
+static inline u16 mpip_cm2_sum(u8 proto, unsigned int off, unsigned int t)
+{
+	u16 s = (u16)(0xffff - t);
+
+	if (proto != 17)	/* IPPROTO_UDP */
+		return MPIP_CM_CSUM_SUM;
+	return off & 1 ? (u16)(s << 8 | s >> 8) : s;
+}
 
 /* Bytes the v2 trailer for @cm2 takes on the wire. */
 static inline unsigned int mpip_cm2_len(const struct mpip_cm2 *cm2)
@@ -210,9 +236,10 @@ int mpip_cm2_encode(const struct mpip_cm2 *cm2,
 		    u8 *buf, unsigned int len);
 int mpip_cm2_write(const struct mpip_cm2 *cm2, u8 *buf, unsigned int len);
 int mpip_cm2_peek(const u8 *tail, unsigned int avail);
-int mpip_cm2_decode(const u8 *buf, unsigned int len, struct mpip_cm2 *cm2);
+int mpip_cm2_decode(const u8 *buf, unsigned int len, u16 sum,
+		    struct mpip_cm2 *cm2);
 int mpip_cm_peek_any(const u8 *tail, unsigned int avail);
-int mpip_cm_decode_any(const u8 *buf, unsigned int len,
+int mpip_cm_decode_any(const u8 *buf, unsigned int len, u16 sum,
 		       struct mpip_cm2 *cm2);
 void mpip_cm2_auth_ctx(const struct mpip_cm2 *cm2, u8 proto,
 		       struct mpip_auth_ctx *ctx);

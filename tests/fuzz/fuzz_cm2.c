@@ -226,11 +226,11 @@ static int decode_all(const u8 *src, unsigned int len, struct mpip_cm2 *out)
 	int r2, ra, r1, want;
 	u8 *b = exact(src, len);
 
-	r2 = mpip_cm2_decode(b, len, out);
+	r2 = mpip_cm2_decode(b, len, 0, out);
 	want = model_v2(src, len);
 	if (r2 != want)
 		fail("mpip_cm2_decode", r2, want);
-	ra = mpip_cm_decode_any(b, len, &any);
+	ra = mpip_cm_decode_any(b, len, 0, &any);
 	want = model_any(src, len);
 	if (ra != want)
 		fail("mpip_cm_decode_any", ra, want);

@@ -154,12 +154,39 @@ def trailer_check(raw):
     return crc32c(bytes(raw[:t - 12]) + b"\0\0" + bytes(raw[t - 10:t - 4]))
 
 
-def trailer_adjust(raw):
-    """The checksum adjustment for trailer bytes raw (check filled in)."""
+def trailer_adjust(raw, target=CSUM_SUM):
+    """The checksum adjustment for trailer bytes raw (check filled in)
+    that makes its words sum to target."""
     t = len(raw)
     s = ones_sum(bytes(raw[:t - 12]) + b"\0\0" + bytes(raw[t - 10:]))
-    a = (CSUM_SUM - s) % 0xFFFF
+    a = (target - s) % 0xFFFF
     return a if a else 0xFFFF
+
+
+def udp_sum(t, off):
+    """What the words of a v2 trailer of t bytes at offset off from its
+    UDP header sum to: -t, byte-swapped at an odd offset, so that the UDP
+    checksum also verifies over the whole IP payload (as a NAT's conntrack
+    checks it)."""
+    s = 0xFFFF - t
+    return ((s << 8) | (s >> 8)) & 0xFFFF if off & 1 else s
+
+
+def trailer_sum(proto, off, t, version=VERSION2):
+    """The sum a trailer's words must have at its place: udp_sum() for a
+    v2 trailer of a UDP datagram, CSUM_SUM otherwise."""
+    if proto == IPPROTO_UDP and version == VERSION2:
+        return udp_sum(t, off)
+    return CSUM_SUM
+
+
+def resum(raw, target):
+    """Trailer bytes raw with the adjustment that makes them sum to
+    target (the check does not cover the adjustment)."""
+    raw = bytearray(raw)
+    t = len(raw)
+    raw[t - 12:t - 10] = struct.pack("!H", trailer_adjust(raw, target))
+    return bytes(raw)
 
 
 # ---- plain encode / decode -----------------------------------------------
@@ -378,7 +405,8 @@ def _locate(raw):
     if avail < MIN_LEN:
         return 0
     t = peek_any(payload[-TAIL_LEN:], avail)
-    if t < 0 or validate_any(payload[-t:]):
+    if t < 0 or validate_any(payload[-t:],
+                             trailer_sum(proto, avail - t, t)):
         return 0
     if proto == IPPROTO_UDP:
         if avail < 8 + t:
@@ -444,11 +472,15 @@ def add(pkt, trailer):
     pkt is built first, so its transport checksum is that of the packet
     without the trailer; the IP total length and header checksum then
     account for the trailer.  For UDP the trailer lands in the surplus
-    area, for TCP it becomes part of the segment."""
+    area (a v2 trailer gets the adjustment of udp_sum() there), for TCP it
+    becomes part of the segment."""
     raw = _ip_bytes(pkt)
     if raw is None:
         raise ValueError("not an IPv4 packet")
     tb = bytes(trailer)
+    if raw[9] == IPPROTO_UDP and len(tb) >= TAIL_LEN and tb[-7] == VERSION2:
+        ihl = (raw[0] & 0xF) * 4
+        tb = resum(tb, udp_sum(len(tb), len(raw) - ihl))
     return IP(_with_ip_len(raw + tb, len(raw) + len(tb)))
 
 
@@ -697,9 +729,10 @@ def _v2_sizes(raw):
     return n, e
 
 
-def validate_v2(raw):
-    """0 if raw is exactly one valid v2 trailer, else a negative error
-    code.  The MAC is not checked (verify_v2())."""
+def validate_v2(raw, target=CSUM_SUM):
+    """0 if raw is exactly one valid v2 trailer whose words sum to target
+    (trailer_sum() of its place), else a negative error code.  The MAC is
+    not checked (verify_v2())."""
     raw = bytes(raw)
     t = len(raw)
     if t < MIN_LEN2:
@@ -714,20 +747,21 @@ def validate_v2(raw):
         return sizes
     if struct.unpack("!I", raw[t - 4:])[0] != trailer_check(raw):
         return E_CHECK
-    if raw[t - 12:t - 10] == b"\0\0" or ones_sum(raw) != CSUM_SUM:
+    if raw[t - 12:t - 10] == b"\0\0" or ones_sum(raw) != target:
         return E_CHECK
     return 0
 
 
-def validate_any(raw):
-    """0 if raw is exactly one valid trailer of either version."""
+def validate_any(raw, target=CSUM_SUM):
+    """0 if raw is exactly one valid trailer of either version (a v2 one
+    summing to target, a v1 one to CSUM_SUM)."""
     raw = bytes(raw)
     if len(raw) < MIN_LEN:
         return E_SHORT
     r = peek_any(raw[-TAIL_LEN:], len(raw))
     if r < 0:
         return r
-    return validate_v2(raw) if raw[-7] == VERSION2 else validate(raw)
+    return validate_v2(raw, target) if raw[-7] == VERSION2 else validate(raw)
 
 
 def decode_v2(raw):

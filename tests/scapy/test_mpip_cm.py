@@ -760,10 +760,25 @@ class V2CodecTest(unittest.TestCase):
         self.assertEqual(q.counter_lo, 12345)
         self.assertTrue(m.verify_v2(REF_KEY, raw, 12345, 6))
         self.assertIn("token=", q.mysummary())
-        # in a UDP surplus area, as a v2 peer would send it
-        ip = m.add(IP(src="10.0.1.1", dst="10.0.2.1") /
-                   UDP(sport=1, dport=2) / Raw(b"x"), p)
-        self.assertEqual(bytes(ip)[-52:], raw)
+        # in a UDP surplus area, as a v2 peer would send it: the same
+        # trailer but for the adjustment, which makes it sum to
+        # udp_sum(T, UDP length), so that the UDP checksum verifies over
+        # the whole IP payload too (as conntrack checks it), at an odd
+        # and at an even offset
+        for data in (b"x", b"xy"):
+            ip = m.add(IP(src="10.0.1.1", dst="10.0.2.1") /
+                       UDP(sport=1, dport=2) / Raw(data), p)
+            tb = bytes(ip)[-52:]
+            self.assertEqual(tb[:40] + tb[42:], raw[:40] + raw[42:])
+            self.assertEqual(m.ones_sum(tb), m.udp_sum(52, 8 + len(data)))
+            self.assertIsNotNone(m.find_trailer(ip))
+            self.assertTrue(m.l4_checksum_ok(ip))
+            whole = bytes(ip)[20:]
+            pseudo = bytes(ip)[12:20] + struct.pack("!BBH", 0, 17, len(whole))
+            self.assertEqual(m.ones_sum(pseudo + whole), 0xFFFF)
+            # with the TCP sum there, conntrack finds the checksum wrong
+            ip2 = IP(bytes(ip)[:-52] + raw)
+            self.assertIsNone(m.find_trailer(ip2))
 
 
 if __name__ == "__main__":

@@ -264,9 +264,11 @@ src, dst = socket.inet_aton("10.1.9.9"), socket.inet_aton("10.1.1.2")
 sent = 0
 for i in range(n):
     key = random.getrandbits(64) | 1
+    payload = b"flood"
     t = mpip_cm.write_v2(struct.pack("!IQ", 1, 0), flags=0x01,
                          ext=struct.pack("!QI", key, 0))
-    payload = b"flood"
+    # the sum a UDP trailer has (wire-format.rst)
+    t = mpip_cm.resum(t, mpip_cm.udp_sum(len(t), 8 + len(payload)))
     udp = struct.pack("!HHHH", random.randint(1024, 65535), 6100,
                       8 + len(payload), 0) + payload
     tot = 20 + len(udp) + len(t)
@@ -360,6 +362,9 @@ for i in range(40):
 # A opens 16 UDP flows to B: their session IDs are not a sequence
 t_random_ids() {
 	local ids
+	# B heard from just now: after peer_timeout_ms of silence A's next
+	# datagram would be a query, and its flow would have no session
+	a_still_delivers "before the flows"
 	in_ns "$A" /usr/bin/python3 - <<'PY'
 import socket
 for port in range(7200, 7216):

@@ -209,7 +209,7 @@ static void reject(const u8 *b, unsigned int t, const char *why)
 	struct mpip_cm2 out;
 
 	printf("{\"kind\": \"reject\", \"error\": %d, \"why\": \"%s\", ",
-	       mpip_cm2_decode(b, t, &out), why);
+	       mpip_cm2_decode(b, t, 0, &out), why);
 	hex("hex", b, t);
 	printf("}\n");
 }
