@@ -134,8 +134,7 @@ static void mpip_node_addrs_due(struct mpip_net *mn, struct mpip_node *n)
 
 static bool mpip_node_active(struct mpip_node *n)
 {
-	return time_before(jiffies,
-			   READ_ONCE(n->last_data_tx) + MPIP_NODE_IDLE) ||
+	return time_before(jiffies, READ_ONCE(n->last_tx) + MPIP_NODE_IDLE) ||
 	       time_before(jiffies,
 			   READ_ONCE(n->last_data_rx) + MPIP_NODE_IDLE);
 }

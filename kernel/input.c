@@ -206,9 +206,6 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 			mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
 		else if (rx->proto == IPPROTO_UDP)
 			mpip_udp_confirm_send(mn, skb, rx->node);
-		/* a first query rides on a flow's datagram: traffic */
-		if (!(cm->flags & MPIP_CM_F_CTRL))
-			mpip_touch(&rx->node->last_data_rx);
 		else if (e)
 			set_bit(MPIP_AVF_CONFIRM, &e->flags);
 	}

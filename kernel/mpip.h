@@ -85,9 +85,9 @@
  */
 #define MPIP_NODE_UNVERIFIED_TTL	(10 * HZ)
 /*
- * A node we neither sent data to nor had data from for this long is idle:
- * not probed, not told of new addresses (what keeps it active is traffic
- * between the hosts, never mpip's own control packets).
+ * A node we neither sent to nor had data from for this long is idle: not
+ * probed, not told of new addresses.  (Our own probes keep it active: a
+ * path that went down comes back up while the hosts are quiet.)
  */
 #define MPIP_NODE_IDLE		(5 * HZ)
 
@@ -262,7 +262,6 @@ struct mpip_node {
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
 	unsigned long last_tx;	/* jiffies: last packet sent to the node */
-	unsigned long last_data_tx;	/* jiffies: last data trailer to it */
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	unsigned long w_stamp;	/* jiffies: last weight adjustment */
 	struct mpip_wboost w_boost;	/* the weight round's own */

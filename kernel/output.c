@@ -181,8 +181,6 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 	n = mpip_node_for_query(mn, e);
 	if (!n)
 		return;
-	/* the flow's packet goes to the node: it has traffic (heartbeat.c) */
-	mpip_touch(&n->last_data_tx);
 	if (ip_hdr(skb)->protocol == IPPROTO_TCP) {
 		if (atomic_inc_return(&e->queries) > limit)
 			return;
@@ -325,7 +323,6 @@ static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
 		if (path)
 			cm->path_id = path->id;
 		mpip_touch(&pk->node->last_tx);
-		mpip_touch(&pk->node->last_data_tx);
 	}
 	return path;
 }
