@@ -175,8 +175,8 @@ mpip_setup_twolink() {
 }
 
 # mpip_setup_router_globals TAG: what mpip_setup_twolink does, for the
-# router topology, without building it (its test does, with the options
-# it needs): P, A, B, R (the router), T and MARK.
+# router and nat topologies, without building them (their tests do, with
+# the options they need): P, A, B, R (the router), T and MARK.
 # shellcheck disable=SC2034
 mpip_setup_router_globals() {
 	mpip_require

@@ -20,14 +20,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
-mpip_require
-P=$(unique_prefix nat)
-A=${P}a
-B=${P}b
-R=${P}r
-T=$(tmpdir)
-cleanup_push "$TOPO" clean --prefix "$P"
-MARK=$(dmesg_mark)
+# P, A, B, R (the internet router), T, MARK; the NATs are ${P}n1, ${P}n2
+mpip_setup_router_globals nat
 
 # nat_counter NS NAME: packets counted by counter NAME of table inet natlab
 nat_counter() {
