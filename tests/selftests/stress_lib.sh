@@ -35,18 +35,26 @@ held() { mpip_stat "$1" reorder_held; }
 # holding NS BEFORE: NS held more segments since its count was BEFORE
 holding() { (($(held "$1") > $2)); }
 
+# stress_why: both hosts' paths and the counters that tell why traffic
+# did not do what a check waited for
+stress_why() {
+	local ns
+	for ns in "$A" "$B"; do
+		mpip_paths_show "$ns" || true
+		mpipctl_in "$ns" -j stats | jq -c --arg ns "$ns" '{ns: $ns,
+			peer_lost, path_up, path_down, rr_verified, rr_held,
+			rx_auth_fail, rx_replay, rx_plain, tx_query, rx_confirm,
+			reorder_held, reorder_timeout}' || true
+	done
+}
+
 # flowing NS DEV: NS's DEV receives more than 500 kB within 20 s; if not,
-# both hosts' paths and the counters that tell why are printed
+# stress_why
 flowing() {
-	local before ns
+	local before
 	before=$(rx_bytes "$1" "$2")
 	wait_for 20 dev_rx_grew "$1" "$2" "$before" 500000 || {
-		for ns in "$A" "$B"; do
-			mpip_paths_show "$ns" || true
-			mpipctl_in "$ns" -j stats | jq -c --arg ns "$ns" '{ns: $ns,
-				peer_lost, path_up, path_down, rr_verified, rr_held,
-				rx_auth_fail, rx_replay, tx_query, rx_confirm}' || true
-		done
+		stress_why
 		fail "$1 $2: less than 500 kB arrived within 20 s"
 	}
 }
@@ -55,7 +63,10 @@ flowing() {
 wait_holding() {
 	local h
 	h=$(held "$1")
-	wait_for 30 holding "$1" "$h" || fail "$1 held no segment within 30 s"
+	wait_for 30 holding "$1" "$h" || {
+		stress_why
+		fail "$(date +%T) $1 held no segment within 30 s"
+	}
 }
 
 # t_start: both runs going, both hosts holding segments
