@@ -306,14 +306,10 @@ void mpip_tick_kick(struct mpip_net *mn)
  */
 void mpip_addrs_note(struct mpip_net *mn)
 {
-	struct mpip_laddr la[MPIP_CM_MAX_ADDRS];
-	u32 a[MPIP_CM_MAX_ADDRS];
-	unsigned int i, n;
+	struct mpip_cm cm;
 
-	n = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
-	for (i = 0; i < n; i++)
-		a[i] = (__force u32)la[i].addr;
-	WRITE_ONCE(mn->addr_digest, jhash2(a, n, n));
+	mpip_cm_fill(mn, &cm, 0, true);
+	WRITE_ONCE(mn->addr_digest, jhash2(cm.addrs, cm.naddrs, cm.naddrs));
 }
 
 static void mpip_addr_work(struct work_struct *work)
