@@ -12,8 +12,11 @@
  */
 #include "mpip.h"
 
-/* A trailer from @n's path @path_id, sent at @ts_us, arrived now. */
-void mpip_fb_record(struct mpip_node *n, u8 path_id, u32 ts_us)
+/*
+ * A trailer from @n's path @path_id, sent at @ts_us, arrived now; it wants
+ * a delay report unless @quiet (MPIP_CM_X_QUIET).
+ */
+void mpip_fb_record(struct mpip_node *n, u8 path_id, u32 ts_us, bool quiet)
 {
 	struct mpip_rxpath *rx;
 
@@ -26,7 +29,7 @@ void mpip_fb_record(struct mpip_node *n, u8 path_id, u32 ts_us)
 	/* pairs with the barrier in mpip_ro_head_lost() */
 	smp_wmb();
 	mpip_touch(&rx->last_rx);
-	if (!READ_ONCE(rx->fresh))
+	if (!quiet && !READ_ONCE(rx->fresh))
 		WRITE_ONCE(rx->fresh, 1);
 }
 

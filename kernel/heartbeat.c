@@ -13,7 +13,9 @@
  *  - on every tick, if delay samples from the node wait to be reported
  *    and nothing was sent to it for a tick period, heartbeats carry them
  *    back: a one-way flow's sender then gets a report per path at least
- *    once per weight interval, as Algorithm 1 needs.
+ *    once per weight interval, as Algorithm 1 needs.  These say
+ *    MPIP_CM_X_QUIET: they want no report themselves, so two idle nodes
+ *    stop once the reports they owe are sent.
  * Control packets are UDP datagrams between MPIP_CTRL_PORT on both sides
  * with the CM in the surplus area (handshake.c); the receiver consumes
  * them before conntrack.
@@ -61,7 +63,7 @@ void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
 	mpip_udp_ctrl_xmit(mn, rt, saddr, daddr, htons(MPIP_CTRL_PORT),
 			   htons(MPIP_CTRL_PORT), n, cm, ext);
 	if (p)
-		mpip_path_tx(p, 0);
+		mpip_path_tx(p, 0, cm->xflags & MPIP_CM_X_QUIET);
 	mpip_touch(&n->last_tx);
 }
 
@@ -86,9 +88,12 @@ void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
 }
 
-/* A probe of @p, with its nonce while its remote address did not answer. */
+/*
+ * A probe of @p, with its nonce while its remote address did not answer;
+ * @quiet if it only carries delay reports back (MPIP_CM_X_QUIET).
+ */
 static void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
-			    struct mpip_path *p)
+			    struct mpip_path *p, bool quiet)
 {
 	struct mpip_cm_ext ext;
 	struct mpip_cm cm;
@@ -96,6 +101,8 @@ static void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
 	if (!mpip_rr_probe_due(mn, n, p, &ext))
 		return;
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
+	if (quiet)
+		cm.xflags |= MPIP_CM_X_QUIET;
 	mpip_ctrl_send(mn, n, p, 0, 0, &cm, &ext);
 	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
 }
@@ -152,7 +159,7 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 			continue;
 		state = READ_ONCE(p->state);
 		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN)
-			mpip_probe_path(mn, n, p);
+			mpip_probe_path(mn, n, p, false);
 	}
 }
 
@@ -172,7 +179,7 @@ static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
 		p = mpip_path_pick(mn, n, false);
 		if (!p)
 			break;
-		mpip_probe_path(mn, n, p);
+		mpip_probe_path(mn, n, p, true);
 	}
 }
 

@@ -630,7 +630,7 @@ bool mpip_policy_path_ok(struct net *net, const struct sk_buff *skb,
 			 const struct mpip_path *p, struct dst_entry *dst);
 void mpip_path_set_state(struct mpip_net *mn, struct mpip_node *n,
 			 struct mpip_path *p, int state);
-void mpip_path_tx(struct mpip_path *p, unsigned int len);
+void mpip_path_tx(struct mpip_path *p, unsigned int len, bool quiet);
 void mpip_path_rx(struct mpip_node *n, __be32 saddr, __be32 daddr,
 		  unsigned int len);
 void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
@@ -640,7 +640,7 @@ void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n,
 unsigned int mpip_paths_count(struct mpip_net *mn);
 
 /* feedback.c: one-way delays measured here, reported back */
-void mpip_fb_record(struct mpip_node *n, u8 path_id, u32 ts_us);
+void mpip_fb_record(struct mpip_node *n, u8 path_id, u32 ts_us, bool quiet);
 bool mpip_fb_pick(struct mpip_net *mn, struct mpip_node *n,
 		  struct mpip_cm *cm);
 bool mpip_fb_pending(struct mpip_node *n);

@@ -353,7 +353,7 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 	}
 	mpip_inc(mn, MPIP_STAT_TX_CM);
 	if (path)
-		mpip_path_tx(path, skb->len);
+		mpip_path_tx(path, skb->len, false);
 	return 0;
 }
 
@@ -410,7 +410,7 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 		return false;
 	mpip_touch(&s->stamp);
 	atomic64_inc(&s->tx_pkts);
-	mpip_path_tx(orig, skb->len);
+	mpip_path_tx(orig, skb->len, false);
 	mpip_inc(mn, MPIP_STAT_TX_BARE);
 	return true;
 }

@@ -441,10 +441,13 @@ static void mpip_path_count(struct mpip_path *p, bool rx, unsigned int len)
 	put_cpu_ptr(p->pcpu);
 }
 
-/* Account one packet of @len bytes sent on @p. */
-void mpip_path_tx(struct mpip_path *p, unsigned int len)
+/*
+ * Account one packet of @len bytes sent on @p; unless @quiet, it waits for
+ * a delay report (the path's timeout runs from the first such packet).
+ */
+void mpip_path_tx(struct mpip_path *p, unsigned int len, bool quiet)
 {
-	if (!READ_ONCE(p->pending))
+	if (!quiet && !READ_ONCE(p->pending))
 		WRITE_ONCE(p->pending, jiffies | 1);
 	mpip_path_count(p, false, len);
 }

@@ -80,6 +80,13 @@
  * segment that comes without it.
  */
 #define MPIP_CM_X_SOLE		0x01
+/*
+ * MPIP_CM_X_QUIET: the sender expects no delay report for this CM (a
+ * heartbeat that only carries reports back).  The receiver keeps its
+ * sample but owes no report for it: two idle peers do not answer each
+ * other's reports for ever.
+ */
+#define MPIP_CM_X_QUIET		0x02
 #define MPIP_CM_X_MASK		0x0f
 
 /* Decoder results (negative); 0 or a positive length means success. */

@@ -95,9 +95,10 @@ def text_line(info):
                        tr["node_id"], tr["session_id"], tr["path_id"],
                        tr["fb_path_id"], tr["timestamp_us"],
                        tr["path_delay_us"],
-                       "|".join(tr["flags"] + (
-                           ["SOLE"] if tr["xflags"] & mpip_cm.X_SOLE
-                           else [])) or "0",
+                       "|".join(tr["flags"] + [
+                           name for bit, name in ((mpip_cm.X_SOLE, "SOLE"),
+                                                  (mpip_cm.X_QUIET, "QUIET"))
+                           if tr["xflags"] & bit]) or "0",
                        ", ".join(tr["addrs"]), tr["length"]))
 
 

@@ -255,7 +255,20 @@ ping_avg_ms() {
 
 # tcp_listening NS PORT: true if something listens on TCP PORT in NS
 tcp_listening() {
-	in_ns "$1" ss -Htln "sport = :$2" | grep -q .
+	local out
+	out=$(in_ns "$1" ss -Htln "sport = :$2") && [[ -n $out ]]
+}
+
+# chain_counted NS FAMILY TABLE CHAIN: true if a counter of that nftables
+# chain counted a packet; prints the chain when none did.  (Not `nft list
+# | grep -q`: grep leaving early kills nft with SIGPIPE, which pipefail
+# takes for a failure.)
+chain_counted() {
+	local chain
+	chain=$(in_ns "$1" nft list chain "$2" "$3" "$4") || return 1
+	grep -Eq 'packets [1-9]' <<<"$chain" && return 0
+	echo "$chain"
+	return 1
 }
 
 # iperf3_server_start NS [PORT]: start a daemonised iperf3 server in NS

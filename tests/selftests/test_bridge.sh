@@ -112,7 +112,7 @@ t_host_untouched() {
 	mpipctl_in "$H" -j show avail | jq -e 'length == 0' >/dev/null ||
 		fail "the bridge host learned availability from bridged traffic"
 	# and the frames did go through the IPv4 forward hook
-	in_ns "$H" nft list chain ip brt brfwd | grep -Eq 'packets [1-9]' ||
+	chain_counted "$H" ip brt brfwd ||
 		fail "bridged frames never ran the IPv4 hooks: the test proves nothing"
 }
 

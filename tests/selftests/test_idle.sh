@@ -4,7 +4,8 @@
 # while it knows peers, and its collector only while a table has entries.
 # The function tracer counts calls of both work functions, in every
 # namespace, over a few seconds: none while the lab is idle, some while
-# two hosts exchange datagrams, none again after a flush.
+# two hosts exchange datagrams, none again after a flush.  Two peers
+# whose traffic ended stop sending heartbeats.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -58,6 +59,31 @@ t_busy() {
 	((gc >= 1)) || fail "the collector did not run while tables have entries"
 }
 
+# hb_pair: both hosts' tx_heartbeat, as "A B"
+hb_pair() {
+	echo "$(mpip_stat "$A" tx_heartbeat) $(mpip_stat "$B" tx_heartbeat)"
+}
+
+# Two peers whose traffic ended stop sending each other heartbeats: a
+# heartbeat that carries reports back wants none itself (QUIET), so the
+# reports they owe each other run out.  The module before the flag sent
+# one heartbeat per tick each way for as long as the pair lived.
+t_peers_quiet() {
+	local end=$(($(date +%s) + 40)) a0 b0 a1 b1
+	udp_exchange "$A" "$B" 10.1.1.2 6601 50 7601
+	udp_exchange "$B" "$A" 10.1.1.1 6602 50 7602
+	while (($(date +%s) < end)); do
+		read -r a0 b0 <<<"$(hb_pair)"
+		sleep 3
+		read -r a1 b1 <<<"$(hb_pair)"
+		echo "heartbeats sent in 3 s: A $((a1 - a0)), B $((b1 - b0))"
+		((a1 == a0 && b1 == b0)) && return 0
+	done
+	mpipctl_in "$A" show paths
+	mpipctl_in "$B" show paths
+	fail "two idle peers keep sending each other heartbeats"
+}
+
 # Switched off, the hosts forget each other and learn nothing more.  (A
 # flush alone is not enough: packets on the way, and the other host's
 # probes until its own flush, teach each host the other again, and a
@@ -74,9 +100,10 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 4
+	ktap_plan 5
 	ktap_run idle_lab_runs_no_work t_idle
 	ktap_run peers_run_tick_and_collector t_busy
+	ktap_run idle_peers_stop_heartbeats t_peers_quiet
 	ktap_run disabled_lab_runs_no_work t_idle_again
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
