@@ -410,7 +410,8 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 		return false;
 	mpip_touch(&s->stamp);
 	atomic64_inc(&s->tx_pkts);
-	mpip_path_tx(orig, skb->len, false);
+	/* no sample for the peer to report: the CMs between arm the timeout */
+	mpip_path_tx(orig, skb->len, true);
 	mpip_inc(mn, MPIP_STAT_TX_BARE);
 	return true;
 }

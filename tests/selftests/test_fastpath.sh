@@ -94,6 +94,13 @@ t_one_path() {
 		.path_down == 0' || fail "A lost its delay reports, path or peer"
 	mpip_stats_since "$B" "$T/b0" '.rx_feedback > 0 and .peer_lost == 0 and
 		.path_down == 0' || fail "B lost its delay reports, path or peer"
+	# The transfer's last packets go bare; none may leave a path waiting
+	# for a report that cannot come (one path_timeout_ms and a second on)
+	sleep 3
+	for h in "$A" "$B"; do
+		mpip_stats_since "$h" "$T/${h: -1}0" '.path_down == 0' ||
+			fail "$h: its path went down after the transfer ended"
+	done
 }
 
 # 2000 datagrams from A to B on the one path: all arrive, once and intact
