@@ -84,7 +84,7 @@ static struct mpip_session *mpip_icmp_session(struct mpip_net *mn,
 	memcpy(ra, n->addrs, nra * sizeof(ra[0]));
 	spin_unlock_bh(&n->lock);
 	ra[nra++] = p->daddr;
-	nla = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
+	nla = mpip_local_addrs(mn, la, ARRAY_SIZE(la), true);
 	for (i = 0; i < nla; i++) {
 		for (j = 0; j < nra; j++) {
 			s = mpip_session_lookup(mn, proto, la[i].addr, lport,

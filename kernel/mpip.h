@@ -12,6 +12,7 @@
 #include <linux/rculist.h>
 #include <linux/rhashtable.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <linux/percpu.h>
 #include <linux/skbuff.h>
 #include <linux/netfilter.h>
@@ -353,6 +354,7 @@ struct mpip_net {
 	atomic_t ro_held;		/* segments in reorder buffers */
 	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
 	struct ratelimit_state ctrl_rs;	/* answers strangers can trigger */
+	struct xarray links;	/* ifindex -> MPIP_LINK_F_* (links.c) */
 };
 
 /* pernet.c */
@@ -677,6 +679,16 @@ void mpip_addrs_note(struct mpip_net *mn);
 int mpip_notify_register(void);
 void mpip_notify_unregister(void);
 
+/* links.c: per-interface settings */
+#define MPIP_LINK_F_NO_ADVERTISE	0x1	/* neither advertised nor used */
+u32 mpip_link_flags(struct mpip_net *mn, int ifindex);
+bool mpip_link_advertised(struct mpip_net *mn, int ifindex);
+int mpip_link_set(struct mpip_net *mn, int ifindex, u32 mask, u32 flags,
+		  struct netlink_ext_ack *extack);
+void mpip_link_forget(struct net_device *dev);
+void mpip_links_init(struct mpip_net *mn);
+void mpip_links_destroy(struct mpip_net *mn);
+
 /* gso.c: GSO packets kept whole where no wire follows */
 bool mpip_gso_keep(struct mpip_net *mn, struct sk_buff *skb,
 		   const struct dst_entry *dst, unsigned int cm_len);
@@ -716,8 +728,8 @@ struct mpip_laddr {
 };
 
 /* trailer.c: CM trailers on socket buffers */
-unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
-			      unsigned int max);
+unsigned int mpip_local_addrs(struct mpip_net *mn, struct mpip_laddr *la,
+			      unsigned int max, bool all);
 void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 		  bool with_addrs);
 int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,

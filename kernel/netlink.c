@@ -94,9 +94,17 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_QUEUE_STEER] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_bool),
 };
 
+static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
+	[MPIP_LINK_A_IFINDEX] = NLA_POLICY_MIN(NLA_U32, 1),
+	/* names are for people; requests name the interface by index */
+	[MPIP_LINK_A_NAME] = { .type = NLA_REJECT },
+	[MPIP_LINK_A_ADVERTISE] = NLA_POLICY_MAX(NLA_U8, 1),
+};
+
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
 	[MPIP_A_ENABLED] = NLA_POLICY_MAX(NLA_U8, 1),
 	[MPIP_A_CONFIG] = NLA_POLICY_NESTED(mpip_cfg_policy),
+	[MPIP_A_LINK] = NLA_POLICY_NESTED(mpip_link_policy),
 };
 
 static struct mpip_net *mpip_nl_net(struct genl_info *info)
@@ -649,6 +657,75 @@ out:
 	return skb->len;
 }
 
+static int mpip_nl_put_link(struct sk_buff *skb, struct netlink_callback *cb,
+			    struct mpip_net *mn, const struct net_device *dev)
+{
+	struct nlattr *nest;
+	void *hdr;
+
+	hdr = mpip_nl_dump_hdr(skb, cb, MPIP_CMD_GET_LINKS);
+	if (!hdr)
+		return -EMSGSIZE;
+	nest = nla_nest_start(skb, MPIP_A_LINK);
+	if (!nest ||
+	    nla_put_u32(skb, MPIP_LINK_A_IFINDEX, dev->ifindex) ||
+	    nla_put_string(skb, MPIP_LINK_A_NAME, dev->name) ||
+	    nla_put_u8(skb, MPIP_LINK_A_ADVERTISE,
+		       mpip_link_advertised(mn, dev->ifindex))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* One message per interface but loopback; cb->args[0]: those sent. */
+static int mpip_nl_dump_links(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
+	struct net_device *dev;
+	long i = 0;
+
+	rcu_read_lock();
+	for_each_netdev_rcu(mn->net, dev) {
+		if (dev->flags & IFF_LOOPBACK || i++ < cb->args[0])
+			continue;
+		if (mpip_nl_put_link(skb, cb, mn, dev)) {
+			i--;
+			break;
+		}
+	}
+	cb->args[0] = i;
+	rcu_read_unlock();
+	return skb->len;
+}
+
+static int mpip_nl_set_link(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *tb[MPIP_LINK_A_MAX + 1];
+	u32 mask = 0, flags = 0;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, MPIP_A_LINK))
+		return -EINVAL;
+	err = nla_parse_nested(tb, MPIP_LINK_A_MAX, info->attrs[MPIP_A_LINK],
+			       mpip_link_policy, info->extack);
+	if (err)
+		return err;
+	if (NL_REQ_ATTR_CHECK(info->extack, info->attrs[MPIP_A_LINK], tb,
+			      MPIP_LINK_A_IFINDEX))
+		return -EINVAL;
+	if (tb[MPIP_LINK_A_ADVERTISE]) {
+		mask |= MPIP_LINK_F_NO_ADVERTISE;
+		if (!nla_get_u8(tb[MPIP_LINK_A_ADVERTISE]))
+			flags |= MPIP_LINK_F_NO_ADVERTISE;
+	}
+	return mpip_link_set(mpip_nl_net(info),
+			     nla_get_u32(tb[MPIP_LINK_A_IFINDEX]), mask, flags,
+			     info->extack);
+}
+
 static const struct genl_ops mpip_genl_ops[] = {
 	{
 		.cmd = MPIP_CMD_GET_STATUS,
@@ -694,6 +771,15 @@ static const struct genl_ops mpip_genl_ops[] = {
 	{
 		.cmd = MPIP_CMD_GET_PATHS,
 		.dumpit = mpip_nl_dump_paths,
+	},
+	{
+		.cmd = MPIP_CMD_GET_LINKS,
+		.dumpit = mpip_nl_dump_links,
+	},
+	{
+		.cmd = MPIP_CMD_SET_LINK,
+		.doit = mpip_nl_set_link,
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 };
 

@@ -36,6 +36,9 @@ static int mpip_netdev_event(struct notifier_block *nb, unsigned long ev,
 	case NETDEV_CHANGE:
 		mpip_addrs_changed(dev_net(dev));
 		break;
+	case NETDEV_UNREGISTER:
+		mpip_link_forget(dev);
+		break;
 	}
 	return NOTIFY_DONE;
 }

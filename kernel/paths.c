@@ -270,7 +270,7 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 	bool probe = false;
 	int slot;
 
-	nla = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
+	nla = mpip_local_addrs(mn, la, ARRAY_SIZE(la), false);
 
 	spin_lock_bh(&n->lock);
 	if (n->dead) {

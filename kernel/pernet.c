@@ -225,6 +225,7 @@ static int __net_init mpip_net_init(struct net *net)
 	mpip_tick_init(mn);
 	mpip_icmp_init(mn);
 	mpip_rr_init_net(mn);
+	mpip_links_init(mn);
 
 	mn->stats = alloc_percpu(struct mpip_stats);
 	if (!mn->stats) {
@@ -267,6 +268,7 @@ static void __net_exit mpip_net_exit(struct net *net)
 	mpip_sessions_destroy(&mn->sessions);
 	kvfree(mn->avail.buckets);
 	free_percpu(mn->stats);
+	mpip_links_destroy(mn);
 	mutex_destroy(&mn->cfg_lock);
 	mutex_destroy(&mn->hook_lock);
 }

@@ -19,12 +19,13 @@ u32 mpip_now_us(void)
 
 /*
  * Collect up to @max IPv4 addresses of the namespace, with their
- * interfaces: not loopback, not host scope.  Addresses on interfaces that
- * are down count too: their paths stay, in state down, and come back up
- * with the link.
+ * interfaces: not loopback, not host scope, and unless @all, not on an
+ * interface set not to be advertised (links.c).  Addresses on interfaces
+ * that are down count too: their paths stay, in state down, and come
+ * back up with the link.
  */
-unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
-			      unsigned int max)
+unsigned int mpip_local_addrs(struct mpip_net *mn, struct mpip_laddr *la,
+			      unsigned int max, bool all)
 {
 	const struct in_ifaddr *ifa;
 	struct in_device *in_dev;
@@ -32,8 +33,10 @@ unsigned int mpip_local_addrs(struct net *net, struct mpip_laddr *la,
 	unsigned int n = 0;
 
 	rcu_read_lock();
-	for_each_netdev_rcu(net, dev) {
+	for_each_netdev_rcu(mn->net, dev) {
 		if (dev->flags & IFF_LOOPBACK)
+			continue;
+		if (!all && !mpip_link_advertised(mn, dev->ifindex))
 			continue;
 		in_dev = __in_dev_get_rcu(dev);
 		if (!in_dev)
@@ -63,7 +66,7 @@ void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 	cm->flags = flags;
 	if (!with_addrs)
 		return;
-	n = mpip_local_addrs(mn->net, la, ARRAY_SIZE(la));
+	n = mpip_local_addrs(mn, la, ARRAY_SIZE(la), false);
 	for (i = 0; i < n; i++)
 		cm->addrs[i] = (__force u32)la[i].addr;
 	cm->naddrs = n;

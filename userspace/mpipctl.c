@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
@@ -526,6 +527,127 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 	return ret;
 }
 
+/* link set dev IF SETTING VALUE... */
+
+#define LINK_USAGE "usage: mpipctl link set dev IF advertise on|off"
+
+/* "on" 1, "off" 0, anything else -1 */
+static int parse_on_off(const char *s)
+{
+	if (strcmp(s, "on") == 0)
+		return 1;
+	if (strcmp(s, "off") == 0)
+		return 0;
+	return -1;
+}
+
+struct link_req {
+	const char *dev;
+	int advertise;		/* -1: not given */
+};
+
+/* The name/value pairs after "link set"; prints why when they are bad. */
+static int link_parse(int argc, char **argv, struct link_req *r)
+{
+	int i;
+
+	r->dev = NULL;
+	r->advertise = -1;
+	for (i = 0; i < argc; i += 2) {
+		bool dev = strcmp(argv[i], "dev") == 0;
+		bool adv = strcmp(argv[i], "advertise") == 0;
+
+		if (!dev && !adv) {
+			err_msg("link set: unknown setting '%s' (" LINK_USAGE ")",
+				argv[i]);
+			return -1;
+		}
+		if (i + 1 == argc) {
+			err_msg("link set: missing value after '%s' (" LINK_USAGE ")",
+				argv[i]);
+			return -1;
+		}
+		if ((dev && r->dev) || (adv && r->advertise >= 0)) {
+			err_msg("link set: '%s' given twice", argv[i]);
+			return -1;
+		}
+		if (dev) {
+			r->dev = argv[i + 1];
+			continue;
+		}
+		r->advertise = parse_on_off(argv[i + 1]);
+		if (r->advertise < 0) {
+			err_msg("link set: advertise is on or off, not '%s'",
+				argv[i + 1]);
+			return -1;
+		}
+	}
+	if (!r->dev) {
+		err_msg("link set: missing dev IF (" LINK_USAGE ")");
+		return -1;
+	}
+	if (r->advertise < 0) {
+		err_msg("link set: nothing to change (" LINK_USAGE ")");
+		return -1;
+	}
+	if (!r->dev[0] || strlen(r->dev) >= IF_NAMESIZE) {
+		err_msg("link set: '%s' is not an interface name", r->dev);
+		return -1;
+	}
+	return 0;
+}
+
+static int link_send(struct ctx *c, const struct link_req *r)
+{
+	unsigned int ifindex;
+	struct nlattr *nest;
+	struct nl_msg *msg;
+
+	/* after mpip_open(): the name is looked up in the namespace of -n */
+	ifindex = if_nametoindex(r->dev);
+	if (!ifindex) {
+		err_msg("link set: no interface '%s'%s%s", r->dev,
+			c->netns ? " in network namespace " : "",
+			c->netns ? c->netns : "");
+		return EXIT_FAIL;
+	}
+	msg = mpip_req(c, MPIP_CMD_SET_LINK, 0);
+	if (!msg)
+		return EXIT_FAIL;
+	nest = nla_nest_start(msg, MPIP_A_LINK | NLA_F_NESTED);
+	if (!nest || nla_put_u32(msg, MPIP_LINK_A_IFINDEX, ifindex) < 0 ||
+	    nla_put_u8(msg, MPIP_LINK_A_ADVERTISE, r->advertise) < 0 ||
+	    nla_nest_end(msg, nest) < 0) {
+		nlmsg_free(msg);
+		err_msg("out of memory");
+		return EXIT_FAIL;
+	}
+	return mpip_run(c, msg, NULL, NULL);
+}
+
+static int cmd_link(struct ctx *c, int argc, char **argv)
+{
+	struct link_req r;
+	int ret;
+
+	if (argc < 2 || strcmp(argv[1], "set") != 0) {
+		if (argc < 2)
+			err_msg("link: missing 'set' (" LINK_USAGE ")");
+		else
+			err_msg("link: unknown subcommand '%s' (" LINK_USAGE "; the settings: mpipctl show links)",
+				argv[1]);
+		return EXIT_FAIL;
+	}
+	if (link_parse(argc - 2, argv + 2, &r) < 0)
+		return EXIT_FAIL;
+	ret = mpip_open(c);
+	if (ret != EXIT_OK)
+		return ret;
+	ret = link_send(c, &r);
+	mpip_close(c);
+	return ret;
+}
+
 /* Command table and dispatch. */
 
 static void usage(FILE *f);
@@ -560,7 +682,7 @@ static const struct cmd {
 	{ "disable", "", "switch MPIP off (also empties the tables)",
 	  0, true, false, cmd_disable },
 	{ "show", SHOW_TABLES,
-	  "list the availability, node, session or path table",
+	  "list a table: availability, nodes, sessions, paths, links",
 	  1, false, true, cmd_show },
 	{ "stats", "", "show the counters",
 	  0, true, true, cmd_stats },
@@ -570,6 +692,9 @@ static const struct cmd {
 	  2, false, false, cmd_set },
 	{ "flush", "", "empty the availability, node, session (and so path) tables",
 	  0, true, false, cmd_flush },
+	{ "link", "set dev IF advertise on|off",
+	  "advertise and use an interface's addresses, or not",
+	  9, false, false, cmd_link },
 	{ "help", "", "print this help",
 	  0, false, false, cmd_help },
 };
@@ -617,7 +742,7 @@ static void usage(FILE *f)
 	}
 	fprintf(f,
 		"\n"
-		"enable, disable, set and flush need CAP_NET_ADMIN.\n");
+		"enable, disable, set, flush and link set need CAP_NET_ADMIN.\n");
 }
 
 /* "-j", "--json", "--": an option, not a value such as "-5". */

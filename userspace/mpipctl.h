@@ -83,7 +83,7 @@ void table_print(const struct table *t, FILE *f);
 void table_free(struct table *t);
 
 /* show.c */
-#define SHOW_TABLES "avail|nodes|sessions|paths"
+#define SHOW_TABLES "avail|nodes|sessions|paths|links"
 
 int cmd_show(struct ctx *c, int argc, char **argv);
 

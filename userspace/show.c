@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mpipctl: "show avail", "show nodes", "show sessions" and "show paths",
- * dumps of the four tables.
+ * dumps of the four tables, and "show links", the interfaces' settings.
  *
  * Entries are collected into a table (text) or a memory stream (JSON) and
  * printed only once the dump completed, so a failure never leaves half a
@@ -613,6 +613,44 @@ static int path_entry(struct nlattr **top, void *arg)
 	return 0;
 }
 
+static struct nla_policy link_policy[MPIP_LINK_A_MAX + 1] = {
+	[MPIP_LINK_A_IFINDEX]	= { .type = NLA_U32 },
+	[MPIP_LINK_A_NAME]	= { .type = NLA_STRING },
+	[MPIP_LINK_A_ADVERTISE]	= { .type = NLA_U8 },
+};
+
+static int link_entry(struct nlattr **top, void *arg)
+{
+	struct nlattr *tb[MPIP_LINK_A_MAX + 1];
+	struct out *o = arg;
+	const char *name;
+	bool adv;
+
+	if (!top[MPIP_A_LINK] ||
+	    nla_parse_nested(tb, MPIP_LINK_A_MAX, top[MPIP_A_LINK],
+			     link_policy) < 0 ||
+	    !tb[MPIP_LINK_A_IFINDEX] || !tb[MPIP_LINK_A_NAME] ||
+	    !tb[MPIP_LINK_A_ADVERTISE])
+		return -1;
+	name = nla_get_string(tb[MPIP_LINK_A_NAME]);
+	adv = nla_get_u8(tb[MPIP_LINK_A_ADVERTISE]);
+	if (!o->json) {
+		table_cell(&o->t, "%s", name);
+		table_cell(&o->t, "%u", nla_get_u32(tb[MPIP_LINK_A_IFINDEX]));
+		table_cell(&o->t, "%s", adv ? "on" : "off");
+		return 0;
+	}
+	json_obj_begin(&o->j);
+	json_key(&o->j, "dev");
+	json_str(&o->j, name);
+	json_key(&o->j, "ifindex");
+	json_uint(&o->j, nla_get_u32(tb[MPIP_LINK_A_IFINDEX]));
+	json_key(&o->j, "advertise");
+	json_bool(&o->j, adv);
+	json_obj_end(&o->j);
+	return 0;
+}
+
 static const struct table_def {
 	const char *name;
 	uint8_t cmd;
@@ -634,6 +672,8 @@ static const struct table_def {
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
 	    "RX_BYTES", "FB", "FB_AGE" } },
+	{ "links", MPIP_CMD_GET_LINKS, link_entry, 3, "lrl",
+	  { "DEV", "IFINDEX", "ADVERTISE" } },
 };
 
 int cmd_show(struct ctx *c, int argc, char **argv)

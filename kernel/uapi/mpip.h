@@ -45,6 +45,13 @@
  *	nested MPIP_A_SESSION (enum mpip_session_attr).
  * @MPIP_CMD_GET_PATHS: dumpit.  One message per path, each with one nested
  *	MPIP_A_PATH (enum mpip_path_attr).
+ * @MPIP_CMD_GET_LINKS: dumpit.  One message per interface of the namespace
+ *	(loopback excepted), each with one nested MPIP_A_LINK (enum
+ *	mpip_link_attr): its index, name and settings.
+ * @MPIP_CMD_SET_LINK: doit, admin.  Request carries nested MPIP_A_LINK with
+ *	MPIP_LINK_A_IFINDEX and the settings to change; -ENODEV if the
+ *	namespace has no such interface.  Settings last as long as the
+ *	interface stays in the namespace.
  */
 enum mpip_cmd {
 	MPIP_CMD_UNSPEC,
@@ -58,6 +65,8 @@ enum mpip_cmd {
 	MPIP_CMD_FLUSH,
 	MPIP_CMD_GET_SESSIONS,
 	MPIP_CMD_GET_PATHS,
+	MPIP_CMD_GET_LINKS,
+	MPIP_CMD_SET_LINK,
 
 	__MPIP_CMD_MAX,
 };
@@ -83,6 +92,7 @@ enum mpip_cmd {
  * @MPIP_A_PATH: nested, enum mpip_path_attr
  * @MPIP_A_SESSION_COUNT: u32, entries in the session table
  * @MPIP_A_PATH_COUNT: u32, paths over all nodes
+ * @MPIP_A_LINK: nested, enum mpip_link_attr
  */
 enum mpip_attr {
 	MPIP_A_UNSPEC,
@@ -100,11 +110,33 @@ enum mpip_attr {
 	MPIP_A_PATH,
 	MPIP_A_SESSION_COUNT,
 	MPIP_A_PATH_COUNT,
+	MPIP_A_LINK,
 
 	__MPIP_A_MAX,
 };
 
 #define MPIP_A_MAX (__MPIP_A_MAX - 1)
+
+/**
+ * enum mpip_link_attr - attributes nested in MPIP_A_LINK
+ * @MPIP_LINK_A_UNSPEC: unused
+ * @MPIP_LINK_A_IFINDEX: u32, interface index
+ * @MPIP_LINK_A_NAME: string, interface name (in dumps only)
+ * @MPIP_LINK_A_ADVERTISE: u8, 1 (the default) if the interface's addresses
+ *	are advertised to peers and are the local ends of paths; 0 if they
+ *	are neither: peers never learn them, and only flows whose own
+ *	route uses the interface send from them
+ */
+enum mpip_link_attr {
+	MPIP_LINK_A_UNSPEC,
+	MPIP_LINK_A_IFINDEX,
+	MPIP_LINK_A_NAME,
+	MPIP_LINK_A_ADVERTISE,
+
+	__MPIP_LINK_A_MAX,
+};
+
+#define MPIP_LINK_A_MAX (__MPIP_LINK_A_MAX - 1)
 
 /**
  * enum mpip_avail_state - MPIP availability of a remote (address, port)

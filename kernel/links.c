@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip per-interface settings (mpipctl link set).
+ *
+ * Each namespace keeps an xarray from ifindex to a value entry holding
+ * MPIP_LINK_F_* bits; an interface without an entry has the defaults, all
+ * bits clear, so the array holds only the interfaces someone configured.
+ * Writers hold RTNL, as does the netdev notifier that drops the entry of
+ * an interface leaving the namespace: no setting outlives its interface
+ * to be inherited by a later one with the same index.  Readers, on the
+ * packet path and in the address work, need only RCU (xa_load()).
+ */
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <linux/xarray.h>
+
+#include "mpip.h"
+
+/* The MPIP_LINK_F_* bits of interface @ifindex. */
+u32 mpip_link_flags(struct mpip_net *mn, int ifindex)
+{
+	void *e = xa_load(&mn->links, ifindex);
+
+	return e ? xa_to_value(e) : 0;
+}
+
+/* Are the addresses of interface @ifindex ours to advertise and use? */
+bool mpip_link_advertised(struct mpip_net *mn, int ifindex)
+{
+	return !(mpip_link_flags(mn, ifindex) & MPIP_LINK_F_NO_ADVERTISE);
+}
+
+/*
+ * Set the bits @mask of interface @ifindex's settings to @flags.  Returns
+ * 0, -ENODEV if the namespace has no such interface (loopback counts as
+ * none: mpip never uses it) or -ENOMEM.  A change of what we advertise
+ * re-evaluates the paths and tells the peers, as an address change does.
+ */
+int mpip_link_set(struct mpip_net *mn, int ifindex, u32 mask, u32 flags,
+		  struct netlink_ext_ack *extack)
+{
+	struct net_device *dev;
+	u32 old, new;
+	int err = 0;
+
+	rtnl_lock();
+	dev = __dev_get_by_index(mn->net, ifindex);
+	if (!dev || dev->flags & IFF_LOOPBACK) {
+		NL_SET_ERR_MSG(extack, "no such interface in this namespace");
+		err = -ENODEV;
+		goto out;
+	}
+	old = mpip_link_flags(mn, ifindex);
+	new = (old & ~mask) | (flags & mask);
+	if (new == old)
+		goto out;
+	if (new)
+		err = xa_err(xa_store(&mn->links, ifindex, xa_mk_value(new),
+				      GFP_KERNEL));
+	else
+		xa_erase(&mn->links, ifindex);
+out:
+	rtnl_unlock();
+	if (!err && new != old)
+		mpip_addrs_changed(mn->net);
+	return err;
+}
+
+/* Interface @dev leaves its namespace: forget its settings.  RTNL held. */
+void mpip_link_forget(struct net_device *dev)
+{
+	struct mpip_net *mn = mpip_pernet(dev_net(dev));
+
+	ASSERT_RTNL();
+	xa_erase(&mn->links, dev->ifindex);
+}
+
+void mpip_links_init(struct mpip_net *mn)
+{
+	xa_init(&mn->links);
+}
+
+/* The namespace goes away; its interfaces are gone already. */
+void mpip_links_destroy(struct mpip_net *mn)
+{
+	xa_destroy(&mn->links);
+}
