@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip routing rules: checking, matching, table changes and reading a
+ * packet's keys (rule.h).  Portable: no kernel API.
+ */
+#include "rule.h"
+
+#define IPPROTO_TCP_	6
+#define IPPROTO_UDP_	17
+#define TCP_FIN_	0x01
+#define TCP_SYN_	0x02
+#define TCP_RST_	0x04
+#define TCP_ACK_	0x10
+
+static const char *const rule_errs[] = {
+	[-MPIP_RULE_E_MATCH] = "unknown match key",
+	[-MPIP_RULE_E_PLEN] = "prefix length over 32",
+	[-MPIP_RULE_E_HOSTBITS] = "address has bits set past its prefix length",
+	[-MPIP_RULE_E_RANGE] = "range ends below its start",
+	[-MPIP_RULE_E_PORTPROTO] = "ports need proto tcp or udp",
+	[-MPIP_RULE_E_ACKPROTO] = "pure-ack needs proto tcp",
+	[-MPIP_RULE_E_DSCP] = "DSCP over 63",
+	[-MPIP_RULE_E_MASK] = "fwmark mask is 0",
+	[-MPIP_RULE_E_MODE] = "unknown mode or fallback",
+	[-MPIP_RULE_E_COPIES] = "copies go with mode protected, 2 to 8",
+	[-MPIP_RULE_E_IFS] = "dev and nodev go with mode selected, up to 8 interfaces",
+	[-MPIP_RULE_E_EXIST] = "a rule has this preference",
+	[-MPIP_RULE_E_NOENT] = "no rule has this preference",
+	[-MPIP_RULE_E_FULL] = "the table is full",
+	[-MPIP_RULE_E_NOPREF] = "no preference left below the first rule's",
+};
+
+const char *mpip_rule_strerror(int err)
+{
+	if (err >= 0 || -err >= (int)ARRAY_SIZE(rule_errs))
+		return "unknown error";
+	return rule_errs[-err];
+}
+
+/* A big-endian address as a number, whatever the host's byte order. */
+static u32 addr_host(u32 wire)
+{
+	u8 b[4];
+
+	memcpy(b, &wire, 4);
+	return (u32)b[0] << 24 | (u32)b[1] << 16 | (u32)b[2] << 8 | b[3];
+}
+
+static u32 plen_mask(u8 plen)
+{
+	return plen ? ~(u32)0 << (32 - plen) : 0;
+}
+
+static int check_prefix(u32 addr, u8 plen)
+{
+	if (plen > 32)
+		return MPIP_RULE_E_PLEN;
+	if (addr_host(addr) & ~plen_mask(plen))
+		return MPIP_RULE_E_HOSTBITS;
+	return 0;
+}
+
+static int check_keys(const struct mpip_rule *r)
+{
+	bool tcp_udp = (r->match & MPIP_RM_PROTO) &&
+		       (r->proto == IPPROTO_TCP_ || r->proto == IPPROTO_UDP_);
+	int err;
+
+	if (r->match & ~(u32)MPIP_RM_ALL)
+		return MPIP_RULE_E_MATCH;
+	err = r->match & MPIP_RM_DST ? check_prefix(r->daddr, r->dplen) : 0;
+	if (!err && (r->match & MPIP_RM_SRC))
+		err = check_prefix(r->saddr, r->splen);
+	if (err)
+		return err;
+	if (((r->match & MPIP_RM_DPORT) && r->dport_lo > r->dport_hi) ||
+	    ((r->match & MPIP_RM_SPORT) && r->sport_lo > r->sport_hi) ||
+	    ((r->match & MPIP_RM_LEN) && r->len_lo > r->len_hi))
+		return MPIP_RULE_E_RANGE;
+	if ((r->match & (MPIP_RM_DPORT | MPIP_RM_SPORT)) && !tcp_udp)
+		return MPIP_RULE_E_PORTPROTO;
+	if ((r->match & MPIP_RM_PURE_ACK) &&
+	    (!(r->match & MPIP_RM_PROTO) || r->proto != IPPROTO_TCP_))
+		return MPIP_RULE_E_ACKPROTO;
+	if ((r->match & MPIP_RM_DSCP) && r->dscp > 63)
+		return MPIP_RULE_E_DSCP;
+	if ((r->match & MPIP_RM_MARK) && !r->mark_mask)
+		return MPIP_RULE_E_MASK;
+	return 0;
+}
+
+static int check_action(struct mpip_rule *r)
+{
+	unsigned int i;
+
+	if (r->mode >= MPIP_MODE_COUNT || r->fallback >= MPIP_FALLBACK_COUNT)
+		return MPIP_RULE_E_MODE;
+	if (r->mode == MPIP_MODE_PROTECTED && !r->copies)
+		r->copies = 2;
+	if ((r->copies && r->mode != MPIP_MODE_PROTECTED) ||
+	    (r->mode == MPIP_MODE_PROTECTED &&
+	     (r->copies < 2 || r->copies > MPIP_RULE_MAX_COPIES)))
+		return MPIP_RULE_E_COPIES;
+	if (r->nifs > MPIP_RULE_MAX_IFS || r->ifs_deny > 1 ||
+	    (r->ifs_deny && !r->nifs) ||
+	    (r->nifs && r->mode != MPIP_MODE_SELECTED) ||
+	    (r->mode == MPIP_MODE_SELECTED && !r->nifs))
+		return MPIP_RULE_E_IFS;
+	for (i = 0; i < r->nifs; i++)
+		if (r->ifs[i] <= 0)
+			return MPIP_RULE_E_IFS;
+	return 0;
+}
+
+int mpip_rule_check(struct mpip_rule *r)
+{
+	int err = check_keys(r);
+
+	return err ? err : check_action(r);
+}
+
+static bool prefix_match(u32 addr, u32 net, u8 plen)
+{
+	return !((addr_host(addr) ^ addr_host(net)) & plen_mask(plen));
+}
+
+static bool within(u16 v, u16 lo, u16 hi)
+{
+	return v >= lo && v <= hi;
+}
+
+bool mpip_rule_match(const struct mpip_rule *r, const struct mpip_rule_key *k)
+{
+	u32 m = r->match;
+
+	if ((m & MPIP_RM_PROTO) && k->proto != r->proto)
+		return false;
+	if ((m & MPIP_RM_DST) && !prefix_match(k->daddr, r->daddr, r->dplen))
+		return false;
+	if ((m & MPIP_RM_SRC) && !prefix_match(k->saddr, r->saddr, r->splen))
+		return false;
+	if ((m & (MPIP_RM_DPORT | MPIP_RM_SPORT | MPIP_RM_PURE_ACK)) &&
+	    !k->has_ports)
+		return false;
+	if ((m & MPIP_RM_DPORT) && !within(k->dport, r->dport_lo, r->dport_hi))
+		return false;
+	if ((m & MPIP_RM_SPORT) && !within(k->sport, r->sport_lo, r->sport_hi))
+		return false;
+	if ((m & MPIP_RM_LEN) && !within(k->len, r->len_lo, r->len_hi))
+		return false;
+	if ((m & MPIP_RM_DSCP) && k->dscp != r->dscp)
+		return false;
+	if ((m & MPIP_RM_MARK) && (k->mark & r->mark_mask) != r->mark)
+		return false;
+	if ((m & MPIP_RM_PURE_ACK) && !k->pure_ack)
+		return false;
+	return true;
+}
+
+const struct mpip_rule *mpip_rules_lookup(const struct mpip_rules *t,
+					  const struct mpip_rule_key *k)
+{
+	u32 i;
+
+	for (i = 0; t && i < t->n; i++)
+		if (mpip_rule_match(&t->r[i], k))
+			return &t->r[i];
+	return NULL;
+}
+
+/* Index of the first rule of @t with a pref of at least @pref. */
+static u32 rules_find(const struct mpip_rules *t, u32 pref)
+{
+	u32 lo = 0, hi = t->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (t->r[mid].pref < pref)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int mpip_rules_add(const struct mpip_rules *old, struct mpip_rule *r,
+		   bool replace, struct mpip_rules *out)
+{
+	bool same;
+	u32 i;
+
+	if (r->pref == MPIP_RULE_PREF_AUTO) {
+		if (!old->n)
+			r->pref = MPIP_RULE_PREF_FIRST;
+		else if (old->r[0].pref > 1)
+			r->pref = old->r[0].pref - 1;
+		else
+			return MPIP_RULE_E_NOPREF;
+	}
+	i = rules_find(old, r->pref);
+	same = i < old->n && old->r[i].pref == r->pref;
+	if (same && !replace)
+		return MPIP_RULE_E_EXIST;
+	if (!same && old->n >= MPIP_RULES_MAX)
+		return MPIP_RULE_E_FULL;
+	memcpy(out->r, old->r, i * sizeof(old->r[0]));
+	out->r[i] = *r;
+	if (same) {
+		out->r[i].pkts = old->r[i].pkts;
+		out->r[i].bytes = old->r[i].bytes;
+		i++;
+	}
+	memcpy(&out->r[i + !same], &old->r[i],
+	       (old->n - i) * sizeof(old->r[0]));
+	out->n = old->n + !same;
+	return 0;
+}
+
+int mpip_rules_del(const struct mpip_rules *old, u32 pref,
+		   struct mpip_rules *out)
+{
+	u32 i = rules_find(old, pref);
+
+	if (i == old->n || old->r[i].pref != pref)
+		return MPIP_RULE_E_NOENT;
+	memcpy(out->r, old->r, i * sizeof(old->r[0]));
+	memcpy(&out->r[i], &old->r[i + 1],
+	       (old->n - i - 1) * sizeof(old->r[0]));
+	out->n = old->n - 1;
+	return 0;
+}
+
+/* The transport part of mpip_rule_key_parse(): @l4 has @len bytes. */
+static void parse_l4(const u8 *l4, unsigned int len, unsigned int l4len,
+		     struct mpip_rule_key *k)
+{
+	unsigned int doff;
+	u8 flags;
+
+	if (len < 4)
+		return;
+	k->sport = (u16)(l4[0] << 8 | l4[1]);
+	k->dport = (u16)(l4[2] << 8 | l4[3]);
+	k->has_ports = 1;
+	if (k->proto != IPPROTO_TCP_ || len < 14)
+		return;
+	doff = (l4[12] >> 4) * 4;
+	flags = l4[13];
+	k->pure_ack = doff >= 20 && doff == l4len && (flags & TCP_ACK_) &&
+		      !(flags & (TCP_SYN_ | TCP_FIN_ | TCP_RST_));
+}
+
+int mpip_rule_key_parse(const u8 *pkt, unsigned int len, u32 mark,
+			struct mpip_rule_key *k)
+{
+	unsigned int ihl, tot;
+
+	memset(k, 0, sizeof(*k));
+	if (len < 20 || pkt[0] >> 4 != 4)
+		return -1;
+	ihl = (pkt[0] & 0x0f) * 4;
+	tot = (unsigned int)pkt[2] << 8 | pkt[3];
+	if (ihl < 20 || ihl > len || tot < ihl)
+		return -1;
+	k->dscp = pkt[1] >> 2;
+	k->len = (u16)tot;
+	k->proto = pkt[9];
+	memcpy(&k->saddr, pkt + 12, 4);
+	memcpy(&k->daddr, pkt + 16, 4);
+	k->mark = mark;
+	/* ports only in a first fragment (offset 0) of TCP or UDP */
+	if ((pkt[6] & 0x1f) || pkt[7])
+		return 0;
+	if (k->proto != IPPROTO_TCP_ && k->proto != IPPROTO_UDP_)
+		return 0;
+	parse_l4(pkt + ihl, (len < tot ? len : tot) - ihl, tot - ihl, k);
+	return 0;
+}
+
+bool mpip_rule_link_ok(const struct mpip_rule *r, int ifindex)
+{
+	unsigned int i;
+
+	if (r->mode != MPIP_MODE_SELECTED)
+		return true;
+	for (i = 0; i < r->nifs; i++)
+		if (r->ifs[i] == ifindex)
+			return !r->ifs_deny;
+	return r->ifs_deny;
+}
