@@ -212,7 +212,16 @@ t_replay() {
 	local rep0 before after n
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
 	capture_start "$B" eth1 ctl 'udp and src host 10.1.1.1 and dst port 19792'
-	send_good 40
+	# B's datagrams to A make A owe delay reports, which go back in
+	# heartbeats: A sends nothing else in the meantime
+	in_ns "$B" /usr/bin/python3 - <<'PY'
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.1.2", 6101))
+for i in range(100):
+    s.sendto(b"FROM B %d" % i, ("10.1.1.1", 7100))
+    time.sleep(0.02)
+PY
 	sleep 2
 	n=$(capture_count ctl)
 	echo "captured $n control packets of A on link 1"
