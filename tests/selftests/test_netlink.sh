@@ -147,9 +147,11 @@ t_many_sessions() {
 	local n=3000 got
 	mpipctl_in "$A" flush
 	mpipctl_in "$B" flush
-	# the first datagram to a peer only starts the handshake
+	# the first datagram to a peer only starts the handshake; the flows
+	# get sessions once it is done
 	many_udp "$A" 10.1.1.2 7 1
-	sleep 1
+	wait_for 15 mpip_avail_is "$A" 10.1.1.2 7 yes ||
+		fail "A does not know B as a peer: $(mpip_avail_state "$A" 10.1.1.2 7)"
 	many_udp "$A" 10.1.1.2 7 "$n"
 	got=$(mpipctl_in "$A" -j status | jq .sessions)
 	echo "sessions after $n flows: $got"
