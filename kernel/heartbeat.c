@@ -176,7 +176,7 @@ static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
 	if (!time_after(jiffies, READ_ONCE(n->last_tx) + quiet))
 		return;
 	for (i = 0; i < MPIP_MAX_PATHS && mpip_fb_pending(n); i++) {
-		p = mpip_path_pick(mn, n, false);
+		p = mpip_path_pick(mn, n, NULL, false);
 		if (!p)
 			break;
 		mpip_probe_path(mn, n, p, true);

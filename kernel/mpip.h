@@ -27,6 +27,7 @@
 #include "uapi/mpip.h"
 #include "core/cm.h"
 #include "core/auth.h"
+#include "core/rule.h"
 #include "core/path.h"
 #include "core/reorder.h"
 
@@ -355,6 +356,8 @@ struct mpip_net {
 	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
 	struct ratelimit_state ctrl_rs;	/* answers strangers can trigger */
 	struct xarray links;	/* ifindex -> MPIP_LINK_F_* (links.c) */
+	struct mpip_rule_table __rcu *rules;	/* NULL: none (rules.c) */
+	struct mutex rules_lock;	/* changes of @rules */
 };
 
 /* pernet.c */
@@ -555,6 +558,7 @@ bool mpip_sid_is_ours(const struct mpip_node *n, u16 sid);
 bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
 void mpip_paths_release(struct mpip_node *n);
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
+				 const struct mpip_rule *rule,
 				 bool tx);
 
 /*
@@ -678,6 +682,19 @@ void mpip_addrs_changed(struct net *net);
 void mpip_addrs_note(struct mpip_net *mn);
 int mpip_notify_register(void);
 void mpip_notify_unregister(void);
+
+/* rules.c: routing rules */
+struct mpip_rule_table;
+int mpip_rules_add_one(struct mpip_net *mn, struct mpip_rule *r, bool replace,
+		       struct netlink_ext_ack *extack);
+int mpip_rules_del_one(struct mpip_net *mn, u32 pref,
+		       struct netlink_ext_ack *extack);
+void mpip_rules_flush(struct mpip_net *mn);
+bool mpip_rules_get(struct mpip_net *mn, u32 i, struct mpip_rule *r);
+const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
+				      const struct sk_buff *skb);
+void mpip_rules_init(struct mpip_net *mn);
+void mpip_rules_destroy(struct mpip_net *mn);
 
 /* links.c: per-interface settings */
 #define MPIP_LINK_F_NO_ADVERTISE	0x1	/* neither advertised nor used */

@@ -101,10 +101,33 @@ static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_ADVERTISE] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
+static const struct nla_policy mpip_rule_policy[MPIP_RULE_A_MAX + 1] = {
+	[MPIP_RULE_A_PREF] = NLA_POLICY_MIN(NLA_U32, 1),
+	[MPIP_RULE_A_PROTO] = { .type = NLA_U8 },
+	[MPIP_RULE_A_DADDR] = { .type = NLA_BE32 },
+	[MPIP_RULE_A_DPLEN] = NLA_POLICY_MAX(NLA_U8, 32),
+	[MPIP_RULE_A_SADDR] = { .type = NLA_BE32 },
+	[MPIP_RULE_A_SPLEN] = NLA_POLICY_MAX(NLA_U8, 32),
+	[MPIP_RULE_A_DPORT] = NLA_POLICY_EXACT_LEN(sizeof(struct mpip_rule_range)),
+	[MPIP_RULE_A_SPORT] = NLA_POLICY_EXACT_LEN(sizeof(struct mpip_rule_range)),
+	[MPIP_RULE_A_LEN] = NLA_POLICY_EXACT_LEN(sizeof(struct mpip_rule_range)),
+	[MPIP_RULE_A_DSCP] = NLA_POLICY_MAX(NLA_U8, 63),
+	[MPIP_RULE_A_MARK] = { .type = NLA_U32 },
+	[MPIP_RULE_A_MARK_MASK] = NLA_POLICY_MIN(NLA_U32, 1),
+	[MPIP_RULE_A_PURE_ACK] = { .type = NLA_FLAG },
+	[MPIP_RULE_A_MODE] = NLA_POLICY_MAX(NLA_U8, MPIP_RULE_MODE_OFF),
+	[MPIP_RULE_A_FALLBACK] = NLA_POLICY_MAX(NLA_U8,
+						MPIP_RULE_FALLBACK_DROP),
+	[MPIP_RULE_A_IFS] = { .type = NLA_BINARY,
+			      .len = MPIP_RULE_MAX_IFS * sizeof(u32) },
+	[MPIP_RULE_A_IFS_DENY] = { .type = NLA_FLAG },
+};
+
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
 	[MPIP_A_ENABLED] = NLA_POLICY_MAX(NLA_U8, 1),
 	[MPIP_A_CONFIG] = NLA_POLICY_NESTED(mpip_cfg_policy),
 	[MPIP_A_LINK] = NLA_POLICY_NESTED(mpip_link_policy),
+	[MPIP_A_RULE] = NLA_POLICY_NESTED(mpip_rule_policy),
 };
 
 static struct mpip_net *mpip_nl_net(struct genl_info *info)
@@ -726,6 +749,234 @@ static int mpip_nl_set_link(struct sk_buff *skb, struct genl_info *info)
 			     info->extack);
 }
 
+/* A range attribute into @lo and @hi; sets @bit in @r->match. */
+static void mpip_nl_rule_range(const struct nlattr *a, struct mpip_rule *r,
+			       u32 bit, u16 *lo, u16 *hi)
+{
+	struct mpip_rule_range rg;
+
+	if (!a)
+		return;
+	nla_memcpy(&rg, a, sizeof(rg));
+	*lo = rg.start;
+	*hi = rg.end;
+	r->match |= bit;
+}
+
+/* An address/prefix-length pair; both or neither.  */
+static int mpip_nl_rule_prefix(struct nlattr **tb, int aa, int al,
+			       struct mpip_rule *r, u32 bit, u32 *addr,
+			       u8 *plen, struct netlink_ext_ack *extack)
+{
+	if (!tb[aa] && !tb[al])
+		return 0;
+	if (!tb[aa] || !tb[al]) {
+		NL_SET_ERR_MSG(extack, "an address goes with its prefix length");
+		return -EINVAL;
+	}
+	*addr = (__force u32)nla_get_in_addr(tb[aa]);
+	*plen = nla_get_u8(tb[al]);
+	r->match |= bit;
+	return 0;
+}
+
+/* The u32 array of MPIP_RULE_A_IFS (at most 8: the policy's limit). */
+static int mpip_nl_rule_ifs(const struct nlattr *a, struct mpip_rule *r,
+			    struct netlink_ext_ack *extack)
+{
+	u32 ifs[MPIP_RULE_MAX_IFS];
+	unsigned int i, len = nla_len(a);
+
+	if (!len || len % sizeof(u32)) {
+		NL_SET_ERR_MSG_ATTR(extack, a, "not an array of u32 indexes");
+		return -EINVAL;
+	}
+	nla_memcpy(ifs, a, len);
+	r->nifs = len / sizeof(u32);
+	for (i = 0; i < r->nifs; i++)
+		r->ifs[i] = ifs[i];
+	return 0;
+}
+
+/* The rule a request's nested MPIP_A_RULE describes (not checked yet). */
+static int mpip_nl_rule_parse(struct genl_info *info, struct mpip_rule *r)
+{
+	struct nlattr *tb[MPIP_RULE_A_MAX + 1];
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (GENL_REQ_ATTR_CHECK(info, MPIP_A_RULE))
+		return -EINVAL;
+	err = nla_parse_nested(tb, MPIP_RULE_A_MAX, info->attrs[MPIP_A_RULE],
+			       mpip_rule_policy, info->extack);
+	if (err)
+		return err;
+	if (tb[MPIP_RULE_A_PREF])
+		r->pref = nla_get_u32(tb[MPIP_RULE_A_PREF]);
+	if (tb[MPIP_RULE_A_PROTO]) {
+		r->proto = nla_get_u8(tb[MPIP_RULE_A_PROTO]);
+		r->match |= MPIP_RM_PROTO;
+	}
+	err = mpip_nl_rule_prefix(tb, MPIP_RULE_A_DADDR, MPIP_RULE_A_DPLEN, r,
+				  MPIP_RM_DST, &r->daddr, &r->dplen,
+				  info->extack) ?:
+	      mpip_nl_rule_prefix(tb, MPIP_RULE_A_SADDR, MPIP_RULE_A_SPLEN, r,
+				  MPIP_RM_SRC, &r->saddr, &r->splen,
+				  info->extack);
+	if (err)
+		return err;
+	mpip_nl_rule_range(tb[MPIP_RULE_A_DPORT], r, MPIP_RM_DPORT,
+			   &r->dport_lo, &r->dport_hi);
+	mpip_nl_rule_range(tb[MPIP_RULE_A_SPORT], r, MPIP_RM_SPORT,
+			   &r->sport_lo, &r->sport_hi);
+	mpip_nl_rule_range(tb[MPIP_RULE_A_LEN], r, MPIP_RM_LEN,
+			   &r->len_lo, &r->len_hi);
+	if (tb[MPIP_RULE_A_DSCP]) {
+		r->dscp = nla_get_u8(tb[MPIP_RULE_A_DSCP]);
+		r->match |= MPIP_RM_DSCP;
+	}
+	if (tb[MPIP_RULE_A_MARK]) {
+		r->mark = nla_get_u32(tb[MPIP_RULE_A_MARK]);
+		r->mark_mask = tb[MPIP_RULE_A_MARK_MASK] ?
+			       nla_get_u32(tb[MPIP_RULE_A_MARK_MASK]) : ~0U;
+		r->match |= MPIP_RM_MARK;
+	}
+	if (nla_get_flag(tb[MPIP_RULE_A_PURE_ACK]))
+		r->match |= MPIP_RM_PURE_ACK;
+	if (tb[MPIP_RULE_A_MODE])
+		r->mode = nla_get_u8(tb[MPIP_RULE_A_MODE]);
+	if (tb[MPIP_RULE_A_FALLBACK])
+		r->fallback = nla_get_u8(tb[MPIP_RULE_A_FALLBACK]);
+	r->ifs_deny = nla_get_flag(tb[MPIP_RULE_A_IFS_DENY]);
+	if (tb[MPIP_RULE_A_IFS])
+		return mpip_nl_rule_ifs(tb[MPIP_RULE_A_IFS], r, info->extack);
+	return 0;
+}
+
+static int mpip_nl_rule_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mpip_rule r;
+	int err = mpip_nl_rule_parse(info, &r);
+
+	if (err)
+		return err;
+	return mpip_rules_add_one(mpip_nl_net(info), &r,
+				  info->nlhdr->nlmsg_flags & NLM_F_REPLACE,
+				  info->extack);
+}
+
+static int mpip_nl_rule_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct mpip_rule r;
+	int err = mpip_nl_rule_parse(info, &r);
+
+	if (err)
+		return err;
+	if (!r.pref) {
+		NL_SET_ERR_MSG(info->extack, "which rule: its preference is missing");
+		return -EINVAL;
+	}
+	return mpip_rules_del_one(mpip_nl_net(info), r.pref, info->extack);
+}
+
+static int mpip_nl_rule_flush(struct sk_buff *skb, struct genl_info *info)
+{
+	mpip_rules_flush(mpip_nl_net(info));
+	return 0;
+}
+
+static int mpip_nl_put_range(struct sk_buff *skb, int type, u16 lo, u16 hi)
+{
+	struct mpip_rule_range rg = { .start = lo, .end = hi };
+
+	return nla_put(skb, type, sizeof(rg), &rg);
+}
+
+/* The attributes of @r's match keys. */
+static int mpip_nl_put_rule_keys(struct sk_buff *skb,
+				 const struct mpip_rule *r)
+{
+	u32 m = r->match;
+
+	if (((m & MPIP_RM_PROTO) &&
+	     nla_put_u8(skb, MPIP_RULE_A_PROTO, r->proto)) ||
+	    ((m & MPIP_RM_DST) &&
+	     (nla_put_in_addr(skb, MPIP_RULE_A_DADDR, (__force __be32)r->daddr) ||
+	      nla_put_u8(skb, MPIP_RULE_A_DPLEN, r->dplen))) ||
+	    ((m & MPIP_RM_SRC) &&
+	     (nla_put_in_addr(skb, MPIP_RULE_A_SADDR, (__force __be32)r->saddr) ||
+	      nla_put_u8(skb, MPIP_RULE_A_SPLEN, r->splen))) ||
+	    ((m & MPIP_RM_DPORT) &&
+	     mpip_nl_put_range(skb, MPIP_RULE_A_DPORT, r->dport_lo,
+			       r->dport_hi)) ||
+	    ((m & MPIP_RM_SPORT) &&
+	     mpip_nl_put_range(skb, MPIP_RULE_A_SPORT, r->sport_lo,
+			       r->sport_hi)) ||
+	    ((m & MPIP_RM_LEN) &&
+	     mpip_nl_put_range(skb, MPIP_RULE_A_LEN, r->len_lo, r->len_hi)) ||
+	    ((m & MPIP_RM_DSCP) &&
+	     nla_put_u8(skb, MPIP_RULE_A_DSCP, r->dscp)) ||
+	    ((m & MPIP_RM_MARK) &&
+	     (nla_put_u32(skb, MPIP_RULE_A_MARK, r->mark) ||
+	      nla_put_u32(skb, MPIP_RULE_A_MARK_MASK, r->mark_mask))) ||
+	    ((m & MPIP_RM_PURE_ACK) && nla_put_flag(skb, MPIP_RULE_A_PURE_ACK)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int mpip_nl_put_rule_ifs(struct sk_buff *skb,
+				const struct mpip_rule *r)
+{
+	u32 ifs[MPIP_RULE_MAX_IFS];
+	unsigned int i;
+
+	if (!r->nifs)
+		return 0;
+	for (i = 0; i < r->nifs; i++)
+		ifs[i] = r->ifs[i];
+	if (nla_put(skb, MPIP_RULE_A_IFS, r->nifs * sizeof(u32), ifs) ||
+	    (r->ifs_deny && nla_put_flag(skb, MPIP_RULE_A_IFS_DENY)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int mpip_nl_put_rule(struct sk_buff *skb, struct netlink_callback *cb,
+			    const struct mpip_rule *r)
+{
+	struct nlattr *nest;
+	void *hdr;
+
+	hdr = mpip_nl_dump_hdr(skb, cb, MPIP_CMD_GET_RULES);
+	if (!hdr)
+		return -EMSGSIZE;
+	nest = nla_nest_start(skb, MPIP_A_RULE);
+	if (!nest || nla_put_u32(skb, MPIP_RULE_A_PREF, r->pref) ||
+	    mpip_nl_put_rule_keys(skb, r) ||
+	    nla_put_u8(skb, MPIP_RULE_A_MODE, r->mode) ||
+	    nla_put_u8(skb, MPIP_RULE_A_FALLBACK, r->fallback) ||
+	    mpip_nl_put_rule_ifs(skb, r)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* One message per rule; cb->args[0]: rules sent. */
+static int mpip_nl_dump_rules(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
+	struct mpip_rule r;
+
+	while (mpip_rules_get(mn, cb->args[0], &r)) {
+		if (mpip_nl_put_rule(skb, cb, &r))
+			break;
+		cb->args[0]++;
+	}
+	return skb->len;
+}
+
 static const struct genl_ops mpip_genl_ops[] = {
 	{
 		.cmd = MPIP_CMD_GET_STATUS,
@@ -781,6 +1032,25 @@ static const struct genl_ops mpip_genl_ops[] = {
 		.doit = mpip_nl_set_link,
 		.flags = GENL_UNS_ADMIN_PERM,
 	},
+	{
+		.cmd = MPIP_CMD_RULE_ADD,
+		.doit = mpip_nl_rule_add,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = MPIP_CMD_RULE_DEL,
+		.doit = mpip_nl_rule_del,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = MPIP_CMD_RULE_FLUSH,
+		.doit = mpip_nl_rule_flush,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = MPIP_CMD_GET_RULES,
+		.dumpit = mpip_nl_dump_rules,
+	},
 };
 
 static struct genl_family mpip_genl_family __ro_after_init = {
@@ -795,6 +1065,18 @@ static struct genl_family mpip_genl_family __ro_after_init = {
 	.n_ops = ARRAY_SIZE(mpip_genl_ops),
 	.resv_start_op = MPIP_CMD_GET_STATUS,
 };
+
+/* The uapi enums and the core's are the same numbers. */
+#define MPIP_SAME(a, b)	((int)(a) == (int)(b))
+static_assert(MPIP_SAME(MPIP_RULE_MODE_ALL, MPIP_MODE_ALL) &&
+	      MPIP_SAME(MPIP_RULE_MODE_SINGLE, MPIP_MODE_SINGLE) &&
+	      MPIP_SAME(MPIP_RULE_MODE_SELECTED, MPIP_MODE_SELECTED) &&
+	      MPIP_SAME(MPIP_RULE_MODE_PROTECTED, MPIP_MODE_PROTECTED) &&
+	      MPIP_SAME(MPIP_RULE_MODE_ORIGINAL, MPIP_MODE_ORIGINAL) &&
+	      MPIP_SAME(MPIP_RULE_MODE_OFF + 1, MPIP_MODE_COUNT));
+static_assert(MPIP_SAME(MPIP_RULE_FALLBACK_ANY, MPIP_FALLBACK_ANY) &&
+	      MPIP_SAME(MPIP_RULE_FALLBACK_ORIGINAL, MPIP_FALLBACK_ORIGINAL) &&
+	      MPIP_SAME(MPIP_RULE_FALLBACK_DROP + 1, MPIP_FALLBACK_COUNT));
 
 int mpip_genl_register(void)
 {

@@ -31,6 +31,7 @@ struct mpip_pkt {
 	struct mpip_node *node;	/* the peer, if known */
 	struct mpip_session *sess;	/* the flow's session, if any */
 	struct mpip_path *orig;	/* the path of its own addresses, if any */
+	const struct mpip_rule *rule;	/* the routing rule it matches */
 	bool sole;		/* on the peer's only path, bare_cm_ms on */
 };
 
@@ -266,10 +267,39 @@ static bool mpip_out_draining(const struct mpip_net *mn,
 }
 
 /*
+ * The path for a packet of a confirmed session, as its rule says: any
+ * path up by weight (no rule, or mode all), its own (mode original), one
+ * of those the rule allows (mode selected), else its fallback: any path,
+ * its own, or ERR_PTR(-ENETUNREACH) to drop it.  NULL if no path is up.
+ */
+static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
+					    const struct mpip_pkt *pk)
+{
+	const struct mpip_rule *r = pk->rule;
+	struct mpip_path *p;
+
+	if (!r || r->mode == MPIP_MODE_ALL)
+		return mpip_path_pick(mn, pk->node, NULL, true);
+	if (r->mode == MPIP_MODE_ORIGINAL)
+		return pk->orig;
+	p = mpip_path_pick(mn, pk->node, r, true);
+	if (p)
+		return p;
+	switch (r->fallback) {
+	case MPIP_FALLBACK_ORIGINAL:
+		return pk->orig;
+	case MPIP_FALLBACK_DROP:
+		return ERR_PTR(-ENETUNREACH);
+	default:
+		return mpip_path_pick(mn, pk->node, NULL, true);
+	}
+}
+
+/*
  * Choose the path of one packet (a GSO packet goes whole) and set the
  * CM fields that depend on it.  A session the peer has not confirmed
  * keeps its original addresses.  Returns the path the packet takes, if
- * it is a known one.
+ * it is a known one, or ERR_PTR(-ENETUNREACH) if its rule drops it.
  */
 static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 					struct sk_buff *skb,
@@ -287,7 +317,9 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 	}
 	if (mpip_out_draining(mn, pk))
 		return orig;
-	p = mpip_path_pick(mn, pk->node, true);
+	p = mpip_out_rule_pick(mn, pk);
+	if (IS_ERR(p))
+		return p;
 	if (!p || p == orig)
 		return p ? p : orig;
 	if (!mpip_policy_flow_plain(mn->net, skb)) {
@@ -320,6 +352,8 @@ static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
 	}
 	if (pk->node) {
 		path = mpip_out_route(mn, skb, pk, cm);
+		if (IS_ERR(path))
+			return path;
 		if (path)
 			cm->path_id = path->id;
 		mpip_touch(&pk->node->last_tx);
@@ -373,6 +407,10 @@ static unsigned int mpip_out_data_one(struct mpip_net *mn,
 		return NF_ACCEPT;
 	}
 	path = mpip_out_prepare(mn, skb, pk, &cm);
+	if (IS_ERR(path)) {
+		mpip_inc(mn, MPIP_STAT_RULE_DROPPED);
+		return NF_DROP;
+	}
 	if (mpip_out_finish(mn, skb, pk, path, &cm, false))
 		return NF_DROP;
 	return NF_ACCEPT;
@@ -401,6 +439,9 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	if (!gap)
 		return false;
 	if (!orig || !mpip_path_sole(pk->node, orig))
+		return false;
+	/* a rule that keeps the flow off this path decides where it goes */
+	if (pk->rule && !mpip_rule_link_ok(pk->rule, orig->ifindex))
 		return false;
 	pk->sole = true;
 	mpip_touch(&s->sole_stamp);
@@ -452,6 +493,10 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 		return NF_ACCEPT;
 	}
 	path = mpip_out_prepare(mn, skb, pk, &cm);
+	if (IS_ERR(path)) {
+		mpip_inc(mn, MPIP_STAT_RULE_DROPPED);
+		return NF_DROP;
+	}
 	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_wire_len(&cm, NULL))) {
 		if (mpip_out_finish(mn, skb, pk, path, &cm, true))
 			return NF_DROP;
@@ -586,6 +631,9 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	p.sess = NULL;
 	p.orig = NULL;
 	p.sole = false;
+	p.rule = mpip_rule_for(mn, skb);
+	if (p.rule && p.rule->mode == MPIP_MODE_OFF)
+		return NF_ACCEPT;
 
 	p.iph = ip_hdr(skb);
 	tcp = p.iph->protocol == IPPROTO_TCP;

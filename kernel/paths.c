@@ -359,12 +359,13 @@ static unsigned int mpip_path_steer(struct mpip_net *mn,
 }
 
 /*
- * Choose a path for one packet, by weight among the paths up; for a data
- * packet (@tx) with queue_steer on, steered by the device queues here
- * (mpip_path_steer()).  Caller holds RCU.
+ * Choose a path for one packet, by weight among the paths up that @rule
+ * allows (all if NULL); for a data packet (@tx) with queue_steer on,
+ * steered by the device queues here (mpip_path_steer()).  NULL if none
+ * is up.  Caller holds RCU.
  */
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
-				 bool tx)
+				 const struct mpip_rule *rule, bool tx)
 {
 	struct mpip_path *cand[MPIP_MAX_PATHS], *p;
 	u32 w[MPIP_MAX_PATHS];
@@ -373,6 +374,8 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 	for (i = 0; i < mpip_path_slots(n); i++) {
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
+			continue;
+		if (rule && !mpip_rule_link_ok(rule, p->ifindex))
 			continue;
 		cand[k] = p;
 		w[k++] = READ_ONCE(p->weight);

@@ -226,6 +226,7 @@ static int __net_init mpip_net_init(struct net *net)
 	mpip_icmp_init(mn);
 	mpip_rr_init_net(mn);
 	mpip_links_init(mn);
+	mpip_rules_init(mn);
 
 	mn->stats = alloc_percpu(struct mpip_stats);
 	if (!mn->stats) {
@@ -247,6 +248,7 @@ err_sessions:
 err_stats:
 	free_percpu(mn->stats);
 err_avail:
+	mutex_destroy(&mn->rules_lock);
 	mutex_destroy(&mn->cfg_lock);
 	mutex_destroy(&mn->hook_lock);
 	kvfree(avail);
@@ -269,6 +271,7 @@ static void __net_exit mpip_net_exit(struct net *net)
 	kvfree(mn->avail.buckets);
 	free_percpu(mn->stats);
 	mpip_links_destroy(mn);
+	mpip_rules_destroy(mn);
 	mutex_destroy(&mn->cfg_lock);
 	mutex_destroy(&mn->hook_lock);
 }

@@ -86,6 +86,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_CTRL_LIMITED]	= "ctrl_limited",
 	[MPIP_STAT_RR_HELD]		= "rr_held",
 	[MPIP_STAT_RX_PLAIN]		= "rx_plain",
+	[MPIP_STAT_RULE_DROPPED]	= "rule_dropped",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
@@ -692,6 +693,9 @@ static const struct cmd {
 	  2, false, false, cmd_set },
 	{ "flush", "", "empty the availability, node, session (and so path) tables",
 	  0, true, false, cmd_flush },
+	{ "rule", "add|del|flush ...",
+	  "add or remove routing rules (list them: show rules)",
+	  64, false, false, cmd_rule },
 	{ "link", "set dev IF advertise on|off",
 	  "advertise and use an interface's addresses, or not",
 	  9, false, false, cmd_link },
@@ -742,7 +746,7 @@ static void usage(FILE *f)
 	}
 	fprintf(f,
 		"\n"
-		"enable, disable, set, flush and link set need CAP_NET_ADMIN.\n");
+		"enable, disable, set, flush, rule and link set need CAP_NET_ADMIN.\n");
 }
 
 /* "-j", "--json", "--": an option, not a value such as "-5". */

@@ -82,8 +82,13 @@ void table_cell(struct table *t, const char *fmt, ...)
 void table_print(const struct table *t, FILE *f);
 void table_free(struct table *t);
 
+/* rule.c */
+int cmd_rule(struct ctx *c, int argc, char **argv);
+int rule_describe(struct nlattr *nest, uint32_t *pref, char *text,
+		  size_t len);
+
 /* show.c */
-#define SHOW_TABLES "avail|nodes|sessions|paths|links"
+#define SHOW_TABLES "avail|nodes|sessions|paths|links|rules"
 
 int cmd_show(struct ctx *c, int argc, char **argv);
 

@@ -55,6 +55,7 @@ static struct nla_policy mpip_policy[MPIP_A_MAX + 1] = {
 	[MPIP_A_SESSION_COUNT]	= { .type = NLA_U32 },
 	[MPIP_A_PATH_COUNT]	= { .type = NLA_U32 },
 	[MPIP_A_LINK]		= { .type = NLA_NESTED },
+	[MPIP_A_RULE]		= { .type = NLA_NESTED },
 };
 
 /* Where "ip netns add" puts the named network namespaces. */

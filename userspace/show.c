@@ -651,6 +651,28 @@ static int link_entry(struct nlattr **top, void *arg)
 	return 0;
 }
 
+static int rule_entry(struct nlattr **top, void *arg)
+{
+	struct out *o = arg;
+	char text[512];
+	uint32_t pref;
+
+	if (rule_describe(top[MPIP_A_RULE], &pref, text, sizeof(text)) < 0)
+		return -1;
+	if (!o->json) {
+		table_cell(&o->t, "%u", pref);
+		table_cell(&o->t, "%s", text);
+		return 0;
+	}
+	json_obj_begin(&o->j);
+	json_key(&o->j, "pref");
+	json_uint(&o->j, pref);
+	json_key(&o->j, "rule");
+	json_str(&o->j, text);
+	json_obj_end(&o->j);
+	return 0;
+}
+
 static const struct table_def {
 	const char *name;
 	uint8_t cmd;
@@ -674,6 +696,8 @@ static const struct table_def {
 	    "RX_BYTES", "FB", "FB_AGE" } },
 	{ "links", MPIP_CMD_GET_LINKS, link_entry, 3, "lrl",
 	  { "DEV", "IFINDEX", "ADVERTISE" } },
+	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 2, "rl",
+	  { "PREF", "RULE" } },
 };
 
 int cmd_show(struct ctx *c, int argc, char **argv)

@@ -44,7 +44,7 @@
 /* Keys that differ between packets of one flow. */
 #define MPIP_RM_PER_PACKET	(MPIP_RM_LEN | MPIP_RM_PURE_ACK)
 
-enum mpip_rule_mode {
+enum mpip_rmode {
 	MPIP_MODE_ALL,		/* weighted over all paths up (paper: TF) */
 	MPIP_MODE_SINGLE,	/* one path, the lowest delay (paper: RF) */
 	MPIP_MODE_SELECTED,	/* weighted over the paths of listed links */
@@ -54,7 +54,7 @@ enum mpip_rule_mode {
 	MPIP_MODE_COUNT,
 };
 
-enum mpip_rule_fallback {
+enum mpip_rfallback {
 	MPIP_FALLBACK_ANY,	/* no path the rule allows is up: any path */
 	MPIP_FALLBACK_ORIGINAL,	/* ... the flow's own path */
 	MPIP_FALLBACK_DROP,	/* ... drop the packet */
@@ -90,8 +90,8 @@ struct mpip_rule {
 	u32 mark;
 	u32 mark_mask;		/* not 0 when MPIP_RM_MARK */
 	/* what to do with a packet that matches */
-	u8 mode;		/* enum mpip_rule_mode */
-	u8 fallback;		/* enum mpip_rule_fallback */
+	u8 mode;		/* enum mpip_rmode */
+	u8 fallback;		/* enum mpip_rfallback */
 	u8 copies;		/* MPIP_MODE_PROTECTED: 2..MPIP_RULE_MAX_COPIES */
 	u8 nifs;		/* MPIP_MODE_SELECTED: entries of @ifs */
 	u8 ifs_deny;		/* 1: @ifs lists the links not to use */

@@ -17,6 +17,8 @@
 #ifndef _UAPI_LINUX_MPIP_H
 #define _UAPI_LINUX_MPIP_H
 
+#include <linux/types.h>
+
 #define MPIP_GENL_NAME		"mpip"
 #define MPIP_GENL_VERSION	1
 
@@ -52,6 +54,15 @@
  *	MPIP_LINK_A_IFINDEX and the settings to change; -ENODEV if the
  *	namespace has no such interface.  Settings last as long as the
  *	interface stays in the namespace.
+ * @MPIP_CMD_RULE_ADD: doit, admin.  Request carries nested MPIP_A_RULE
+ *	(enum mpip_rule_attr): the rule's match keys and action.  With
+ *	NLM_F_REPLACE a rule of the same preference is replaced, else that
+ *	is -EEXIST.
+ * @MPIP_CMD_RULE_DEL: doit, admin.  Request carries nested MPIP_A_RULE
+ *	with MPIP_RULE_A_PREF; -ENOENT if no rule has it.
+ * @MPIP_CMD_RULE_FLUSH: doit, admin.  Removes every rule.
+ * @MPIP_CMD_GET_RULES: dumpit.  One message per rule, in preference
+ *	order, each with one nested MPIP_A_RULE.
  */
 enum mpip_cmd {
 	MPIP_CMD_UNSPEC,
@@ -67,6 +78,10 @@ enum mpip_cmd {
 	MPIP_CMD_GET_PATHS,
 	MPIP_CMD_GET_LINKS,
 	MPIP_CMD_SET_LINK,
+	MPIP_CMD_RULE_ADD,
+	MPIP_CMD_RULE_DEL,
+	MPIP_CMD_RULE_FLUSH,
+	MPIP_CMD_GET_RULES,
 
 	__MPIP_CMD_MAX,
 };
@@ -93,6 +108,7 @@ enum mpip_cmd {
  * @MPIP_A_SESSION_COUNT: u32, entries in the session table
  * @MPIP_A_PATH_COUNT: u32, paths over all nodes
  * @MPIP_A_LINK: nested, enum mpip_link_attr
+ * @MPIP_A_RULE: nested, enum mpip_rule_attr
  */
 enum mpip_attr {
 	MPIP_A_UNSPEC,
@@ -111,6 +127,7 @@ enum mpip_attr {
 	MPIP_A_SESSION_COUNT,
 	MPIP_A_PATH_COUNT,
 	MPIP_A_LINK,
+	MPIP_A_RULE,
 
 	__MPIP_A_MAX,
 };
@@ -137,6 +154,94 @@ enum mpip_link_attr {
 };
 
 #define MPIP_LINK_A_MAX (__MPIP_LINK_A_MAX - 1)
+
+/**
+ * enum mpip_rule_mode - what a rule does with the packets it matches
+ * @MPIP_RULE_MODE_ALL: spread over all paths up, by weight (the default)
+ * @MPIP_RULE_MODE_SINGLE: one path, the lowest delay (not built yet:
+ *	refused with -EOPNOTSUPP)
+ * @MPIP_RULE_MODE_SELECTED: spread over the paths whose local end is on
+ *	one of the listed interfaces (or, with MPIP_RULE_A_IFS_DENY, on none)
+ * @MPIP_RULE_MODE_PROTECTED: copies on distinct paths (not built yet)
+ * @MPIP_RULE_MODE_ORIGINAL: the flow's own addresses only, with trailers
+ * @MPIP_RULE_MODE_OFF: mpip leaves the packets alone: no query, no trailer
+ */
+enum mpip_rule_mode {
+	MPIP_RULE_MODE_ALL,
+	MPIP_RULE_MODE_SINGLE,
+	MPIP_RULE_MODE_SELECTED,
+	MPIP_RULE_MODE_PROTECTED,
+	MPIP_RULE_MODE_ORIGINAL,
+	MPIP_RULE_MODE_OFF,
+};
+
+/**
+ * enum mpip_rule_fallback - when no path a rule allows is up
+ * @MPIP_RULE_FALLBACK_ANY: any path up
+ * @MPIP_RULE_FALLBACK_ORIGINAL: the flow's own addresses
+ * @MPIP_RULE_FALLBACK_DROP: drop the packet (counter rule_dropped)
+ */
+enum mpip_rule_fallback {
+	MPIP_RULE_FALLBACK_ANY,
+	MPIP_RULE_FALLBACK_ORIGINAL,
+	MPIP_RULE_FALLBACK_DROP,
+};
+
+/**
+ * enum mpip_rule_attr - attributes nested in MPIP_A_RULE
+ * @MPIP_RULE_A_UNSPEC: unused
+ * @MPIP_RULE_A_PREF: u32, 1..0xffffffff, lower first; absent in an add:
+ *	one below the first rule's (32000 in an empty table)
+ * @MPIP_RULE_A_PROTO: u8, IP protocol to match
+ * @MPIP_RULE_A_DADDR: be32, destination prefix (with MPIP_RULE_A_DPLEN)
+ * @MPIP_RULE_A_DPLEN: u8, 0..32
+ * @MPIP_RULE_A_SADDR: be32, source prefix (with MPIP_RULE_A_SPLEN)
+ * @MPIP_RULE_A_SPLEN: u8, 0..32
+ * @MPIP_RULE_A_DPORT: struct mpip_rule_range, destination ports
+ * @MPIP_RULE_A_SPORT: struct mpip_rule_range, source ports
+ * @MPIP_RULE_A_LEN: struct mpip_rule_range, IP total length (no trailer)
+ * @MPIP_RULE_A_DSCP: u8, 0..63
+ * @MPIP_RULE_A_MARK: u32, fwmark (with MPIP_RULE_A_MARK_MASK, default
+ *	0xffffffff)
+ * @MPIP_RULE_A_MARK_MASK: u32, not 0
+ * @MPIP_RULE_A_PURE_ACK: flag: TCP segments with ACK and nothing else
+ * @MPIP_RULE_A_MODE: u8, enum mpip_rule_mode (default ALL)
+ * @MPIP_RULE_A_FALLBACK: u8, enum mpip_rule_fallback (default ANY)
+ * @MPIP_RULE_A_IFS: binary, an array of 1 to 8 u32 interface indexes
+ *	(host byte order); mode SELECTED only, and required there
+ * @MPIP_RULE_A_IFS_DENY: flag: MPIP_RULE_A_IFS lists the interfaces not
+ *	to use
+ */
+enum mpip_rule_attr {
+	MPIP_RULE_A_UNSPEC,
+	MPIP_RULE_A_PREF,
+	MPIP_RULE_A_PROTO,
+	MPIP_RULE_A_DADDR,
+	MPIP_RULE_A_DPLEN,
+	MPIP_RULE_A_SADDR,
+	MPIP_RULE_A_SPLEN,
+	MPIP_RULE_A_DPORT,
+	MPIP_RULE_A_SPORT,
+	MPIP_RULE_A_LEN,
+	MPIP_RULE_A_DSCP,
+	MPIP_RULE_A_MARK,
+	MPIP_RULE_A_MARK_MASK,
+	MPIP_RULE_A_PURE_ACK,
+	MPIP_RULE_A_MODE,
+	MPIP_RULE_A_FALLBACK,
+	MPIP_RULE_A_IFS,
+	MPIP_RULE_A_IFS_DENY,
+
+	__MPIP_RULE_A_MAX,
+};
+
+#define MPIP_RULE_A_MAX (__MPIP_RULE_A_MAX - 1)
+
+/* A range of u16 values, both ends included (host byte order). */
+struct mpip_rule_range {
+	__u16 start;
+	__u16 end;
+};
 
 /**
  * enum mpip_avail_state - MPIP availability of a remote (address, port)
@@ -420,6 +525,8 @@ enum mpip_path_attr {
  * @MPIP_STAT_RX_PLAIN: data packets whose CM did not authenticate (a
  *	peer that lost our keys, or a query there was no room for)
  *	delivered as plain IP: trailer stripped, nothing learned
+ * @MPIP_STAT_RULE_DROPPED: packets dropped by a rule's fallback drop: no
+ *	path the rule allows was up
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -473,6 +580,7 @@ enum mpip_stat {
 	MPIP_STAT_CTRL_LIMITED,
 	MPIP_STAT_RR_HELD,
 	MPIP_STAT_RX_PLAIN,
+	MPIP_STAT_RULE_DROPPED,
 
 	__MPIP_STAT_MAX,
 };

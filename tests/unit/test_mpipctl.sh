@@ -301,6 +301,21 @@ int fake_send_auto(struct nl_sock *sk, struct nl_msg *msg)
 				fprintf(f, " %d:%d=%u", nla_type(c), nla_len(c),
 					nla_len(c) == 1 ? nla_get_u8(c) :
 					nla_get_u32(c));
+		} else if (nla_type(a) == MPIP_A_RULE) {
+			fprintf(f, " rule%s",
+				a->nla_type & NLA_F_NESTED ? "(nested)" : "");
+			nla_for_each_nested(c, a, rem2) {
+				if (c->nla_type & NLA_F_NESTED)
+					fprintf(f, " %d(nested,%d)", nla_type(c),
+						nla_len(c));
+				else if (nla_len(c) == 0)
+					fprintf(f, " %d", nla_type(c));
+				else
+					fprintf(f, " %d:%d=%u", nla_type(c),
+						nla_len(c),
+						nla_len(c) == 1 ? nla_get_u8(c) :
+						nla_get_u32(c));
+			}
 		} else if (nla_type(a) == MPIP_A_ENABLED) {
 			fprintf(f, " enabled:%d=%u", nla_len(a), nla_get_u8(a));
 		} else {
@@ -706,6 +721,40 @@ static void put_link(const char *name, uint32_t ifindex, int advertise)
 	add(m);
 }
 
+static void build_rules(void)
+{
+	struct mpip_rule_range r22 = { 22, 22 }, l200 = { 0, 200 };
+	struct nl_msg *m;
+	struct nlattr *n;
+
+	if (is("empty"))
+		return;
+	m = reply(NLM_F_MULTI);
+	n = nest(m, MPIP_A_RULE);
+	nla_put_u32(m, MPIP_RULE_A_PREF, 100);
+	nla_put_u8(m, MPIP_RULE_A_PROTO, 6);
+	nla_put(m, MPIP_RULE_A_DPORT, sizeof(r22), &r22);
+	nla_put(m, MPIP_RULE_A_LEN, sizeof(l200), &l200);
+	if (!is("bad-missing"))
+		nla_put_u8(m, MPIP_RULE_A_MODE, MPIP_RULE_MODE_SINGLE);
+	nla_put_u8(m, MPIP_RULE_A_FALLBACK, 0);
+	nla_nest_end(m, n);
+	add(m);
+	m = reply(NLM_F_MULTI);
+	n = nest(m, MPIP_A_RULE);
+	nla_put_u32(m, MPIP_RULE_A_PREF, 32000);
+	nla_put_u32(m, MPIP_RULE_A_DADDR, inet_addr("192.168.1.2"));
+	nla_put_u8(m, MPIP_RULE_A_DPLEN, 32);
+	nla_put_u32(m, MPIP_RULE_A_MARK, 0x10);
+	nla_put_u32(m, MPIP_RULE_A_MARK_MASK, 0xf0);
+	nla_put_flag(m, MPIP_RULE_A_PURE_ACK);
+	nla_put_u8(m, MPIP_RULE_A_MODE, MPIP_RULE_MODE_SELECTED);
+	nla_put_u8(m, MPIP_RULE_A_FALLBACK, MPIP_RULE_FALLBACK_DROP);
+	nla_put_u32(m, MPIP_RULE_A_IFS, 1);
+	nla_nest_end(m, n);
+	add(m);
+}
+
 static void build_links(void)
 {
 	if (is("empty"))
@@ -782,6 +831,7 @@ int fake_recvmsgs(struct nl_sock *sk, struct nl_cb *cb)
 	case MPIP_CMD_GET_SESSIONS:	build_sessions(); break;
 	case MPIP_CMD_GET_PATHS:	build_paths(); break;
 	case MPIP_CMD_GET_LINKS:	build_links(); break;
+	case MPIP_CMD_GET_RULES:	build_rules(); break;
 	}
 	for (i = 0; i < nmsgs; i++) {
 		cb_valid(msgs[i], cb_arg);
@@ -836,7 +886,7 @@ t_fake_build() {
 	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/userspace" \
 		-I"$ROOT/kernel/uapi" $cflags -DFAKE_VERSION="\"$VERSION\"" \
 		-DNETNS_RUN_DIR="\"$TMP/netns\"" -o "$TMP/fake" "$TMP/fake.c" \
-		"$TMP/mpipctl_main.o" "$ROOT/userspace/show.c" \
+		"$TMP/mpipctl_main.o" "$ROOT/userspace/show.c" "$ROOT/userspace/rule.c" \
 		"$ROOT/userspace/json.c" "$ROOT/userspace/table.c" $libs \
 		>"$TMP/cc.log" 2>&1 ||
 		fail "cannot compile: $(head -c 600 "$TMP/cc.log")"
@@ -990,12 +1040,13 @@ avail entries:  2
 node entries:   1
 sessions:       3
 paths:          4"
-STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"stat_200":1099511627776}'
+STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"rule_dropped":50000,"stat_200":1099511627776}'
 CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180}'
 LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true},{"dev":"wlp0s20f3","ifindex":2147483647,"advertise":false}]'
 LINKS_TEXT='DEV           IFINDEX  ADVERTISE
 eth0                2  on
 wlp0s20f3  2147483647  off'
+RULES_JSON='[{"pref":100,"rule":"proto tcp dport 22-22 len 0-200 mode single"},{"pref":32000,"rule":"to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop"}]'
 
 have_cc() {
 	command -v "${CC:-cc}" >/dev/null 2>&1 && pkg-config --exists libnl-3.0 2>/dev/null
@@ -1006,7 +1057,7 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=210
+PLAN=229
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -1234,6 +1285,30 @@ fcheck "show links table" expect_fake full "$LINKS_TEXT" show links
 fcheck "-j show links, empty" expect_fake empty "[]" -j show links
 fcheck "show links, advertise missing" expect_malformed bad-missing show links
 fcheck "show links sends a GET_LINKS dump" expect_request "cmd=11 version=1 dump=1" "$LINKS_TEXT" show links
+check "rule without a subcommand exits 1" expect_usage_error "rule: missing add, del or flush" rule
+check "rule show points at show rules" expect_usage_error "rule: unknown subcommand 'show'" rule show
+check "rule add without a mode exits 1" expect_usage_error "rule add: missing mode" rule add proto tcp
+check "rule add with an unknown mode exits 1" expect_usage_error "rule add: invalid mode 'foo'" rule add mode foo
+check "rule add with a prefix over 32 exits 1" expect_usage_error "rule add: invalid prefix '10.1.1.0/33'" rule add to 10.1.1.0/33 mode all
+check "rule add with a port over 65535 exits 1" expect_usage_error "rule add: invalid port range '70000'" rule add proto tcp dport 70000 mode all
+check "rule add with DSCP 64 exits 1" expect_usage_error "rule add: invalid DSCP '64'" rule add dscp 64 mode all
+check "rule add with a fwmark mask of 0 exits 1" expect_usage_error "rule add: invalid fwmark '1/0'" rule add fwmark 1/0 mode all
+check "rule add with dev and nodev exits 1" expect_usage_error "rule add: dev and nodev do not mix" rule add mode selected dev lo nodev lo
+check "rule add with an unknown keyword exits 1" expect_usage_error "rule add: unknown keyword 'bogus'" rule add bogus 1 mode all
+check "rule add with a keyword but no value exits 1" expect_usage_error "rule add: missing value after 'fallback'" rule add mode all fallback
+check "rule del pref 0 exits 1" expect_usage_error "rule del: which rule?" rule del pref 0
+check "rule flush with an argument exits 1" expect_usage_error "rule flush: unexpected argument 'x'" rule flush x
+fcheck "rule add sends RULE_ADD with the keys and mode" expect_request \
+	"cmd=13 version=1 dump=0 rule(nested) 1:4=100 2:1=6 7:4=1441814 9:4=13107200 14:1=1" "" \
+	rule add pref 100 proto tcp dport 22 len 0-200 mode rf
+fcheck "rule add selected dev lo fallback drop" expect_request \
+	"cmd=13 version=1 dump=0 rule(nested) 14:1=2 15:1=2 16:4=1" "" \
+	rule add mode selected dev lo fallback drop
+fcheck "rule del sends RULE_DEL with the pref" expect_request \
+	"cmd=14 version=1 dump=0 rule(nested) 1:4=100" "" rule del pref 100
+fcheck "rule flush sends RULE_FLUSH" expect_request "cmd=15 version=1 dump=0" "" rule flush
+fcheck "-j show rules" expect_fake full "$RULES_JSON" -j show rules
+fcheck "show rules, mode missing" expect_malformed bad-missing show rules
 
 if [ "$n" -ne "$PLAN" ]; then
 	echo "# ran $n tests, planned $PLAN"
