@@ -267,10 +267,12 @@ static bool mpip_out_draining(const struct mpip_net *mn,
 }
 
 /*
- * The path for a packet of a confirmed session, as its rule says: any
- * path up by weight (no rule, or mode all), its own (mode original), one
- * of those the rule allows (mode selected), else its fallback: any path,
- * its own, or ERR_PTR(-ENETUNREACH) to drop it.  NULL if no path is up.
+ * The path for a packet of a confirmed session, as its rule says: its own
+ * (mode original), else one up by weight among those the rule allows
+ * (all of them without a rule or in mode all).  When a selected rule
+ * allows none that is up, its fallback: any path, its own, or
+ * ERR_PTR(-ENETUNREACH) to drop the packet (counted here).  NULL if no
+ * path is up.
  */
 static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
 					    const struct mpip_pkt *pk)
@@ -278,17 +280,16 @@ static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
 	const struct mpip_rule *r = pk->rule;
 	struct mpip_path *p;
 
-	if (!r || r->mode == MPIP_MODE_ALL)
-		return mpip_path_pick(mn, pk->node, NULL, true);
-	if (r->mode == MPIP_MODE_ORIGINAL)
+	if (r && r->mode == MPIP_MODE_ORIGINAL)
 		return pk->orig;
 	p = mpip_path_pick(mn, pk->node, r, true);
-	if (p)
+	if (p || !r || r->mode != MPIP_MODE_SELECTED)
 		return p;
 	switch (r->fallback) {
 	case MPIP_FALLBACK_ORIGINAL:
 		return pk->orig;
 	case MPIP_FALLBACK_DROP:
+		mpip_inc(mn, MPIP_STAT_RULE_DROPPED);
 		return ERR_PTR(-ENETUNREACH);
 	default:
 		return mpip_path_pick(mn, pk->node, NULL, true);
@@ -407,10 +408,8 @@ static unsigned int mpip_out_data_one(struct mpip_net *mn,
 		return NF_ACCEPT;
 	}
 	path = mpip_out_prepare(mn, skb, pk, &cm);
-	if (IS_ERR(path)) {
-		mpip_inc(mn, MPIP_STAT_RULE_DROPPED);
+	if (IS_ERR(path))
 		return NF_DROP;
-	}
 	if (mpip_out_finish(mn, skb, pk, path, &cm, false))
 		return NF_DROP;
 	return NF_ACCEPT;
@@ -493,10 +492,8 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 		return NF_ACCEPT;
 	}
 	path = mpip_out_prepare(mn, skb, pk, &cm);
-	if (IS_ERR(path)) {
-		mpip_inc(mn, MPIP_STAT_RULE_DROPPED);
+	if (IS_ERR(path))
 		return NF_DROP;
-	}
 	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_wire_len(&cm, NULL))) {
 		if (mpip_out_finish(mn, skb, pk, path, &cm, true))
 			return NF_DROP;

@@ -423,12 +423,9 @@ static void rule_text(struct nlattr **tb, char *s, size_t len)
 
 #define ADD(...) (o += (size_t)snprintf(s + o, o < len ? len - o : 0, __VA_ARGS__))
 	s[0] = '\0';
-	if (tb[MPIP_RULE_A_PROTO]) {
-		uint8_t p = nla_get_u8(tb[MPIP_RULE_A_PROTO]);
-
-		ADD("proto %s ", p == 6 ? "tcp" : p == 17 ? "udp" :
-		    (snprintf(nb, sizeof(nb), "%u", p), nb));
-	}
+	if (tb[MPIP_RULE_A_PROTO])
+		ADD("proto %s ", proto_name(nla_get_u8(tb[MPIP_RULE_A_PROTO]),
+					    nb, sizeof(nb)));
 	if (tb[MPIP_RULE_A_DADDR] && tb[MPIP_RULE_A_DPLEN])
 		ADD("to %s/%u ", fmt_addr(nla_get_u32(tb[MPIP_RULE_A_DADDR]), a, sizeof(a)),
 		    nla_get_u8(tb[MPIP_RULE_A_DPLEN]));

@@ -56,7 +56,7 @@ static const char *state_name(uint8_t state, char *buf, size_t len)
 	return buf;
 }
 
-static const char *proto_name(uint8_t proto, char *buf, size_t len)
+const char *proto_name(uint8_t proto, char *buf, size_t len)
 {
 	if (proto == IPPROTO_TCP)
 		return "tcp";
