@@ -146,9 +146,16 @@ static bool mpip_node_active(struct mpip_node *n)
 			   READ_ONCE(n->last_data_rx) + MPIP_NODE_IDLE);
 }
 
-/* Probe the paths of node @n that are not up.  Caller holds RCU. */
+/*
+ * Probe the paths of node @n that are not up.  While a rule of mode
+ * single sends to @n, probe those up too: the flows it keeps on one path
+ * leave the others without data, and so without fresh delays to compare
+ * (and without a timeout that would find them broken).  Caller holds RCU.
+ */
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
+	bool single = time_before(jiffies, READ_ONCE(n->single_used) +
+				  MPIP_NODE_IDLE);
 	struct mpip_path *p;
 	unsigned int i;
 	int state;
@@ -158,7 +165,8 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 		if (!p)
 			continue;
 		state = READ_ONCE(p->state);
-		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN)
+		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN ||
+		    (single && state == MPIP_PATH_UP))
 			mpip_probe_path(mn, n, p, false);
 	}
 }

@@ -92,6 +92,13 @@
  * path that went down comes back up while the hosts are quiet.)
  */
 #define MPIP_NODE_IDLE		(5 * HZ)
+/*
+ * Mode single (rules.c): another path takes a flow from its path only if
+ * its one-way delay is this much lower, and not within MPIP_SINGLE_DWELL
+ * of the flow's last move, unless the flow's path went down.
+ */
+#define MPIP_SINGLE_MARGIN_US	3000
+#define MPIP_SINGLE_DWELL	HZ
 
 struct mpip_stats {
 	unsigned long cnt[__MPIP_STAT_MAX];
@@ -198,6 +205,8 @@ struct mpip_path {
 	spinlock_t lock;	/* protects delay and feedback */
 	struct mpip_path_delay delay;
 	u32 qdelay;		/* delay.q for the packet path, READ/WRITE_ONCE */
+	u32 drt;		/* delay.d_rt for the packet path, READ/WRITE_ONCE */
+	bool drt_ok;		/* @drt is a measured delay; READ/WRITE_ONCE */
 	/* Q at the last weight round, if the path was up then (its own) */
 	u32 q_round;
 	bool q_round_ok;
@@ -265,6 +274,8 @@ struct mpip_node {
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
 	unsigned long last_tx;	/* jiffies: last packet sent to the node */
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
+	/* jiffies: last packet sent to it under a rule of mode single */
+	unsigned long single_used;
 	unsigned long w_stamp;	/* jiffies: last weight adjustment */
 	struct mpip_wboost w_boost;	/* the weight round's own */
 	u8 path_hi;		/* no path in slots from here on; READ/WRITE_ONCE */
@@ -309,6 +320,9 @@ struct mpip_session {
 	unsigned long hb_stamp;	/* jiffies of the last confirming heartbeat */
 	unsigned long cm_stamp;	/* jiffies of the last trailer sent */
 	unsigned long sole_stamp; /* jiffies it last went bare; 0: never */
+	/* mode single: the ID of its path, 0 if none; when it moved there */
+	u8 single_id;		/* READ/WRITE_ONCE */
+	unsigned long single_since;	/* READ/WRITE_ONCE */
 	unsigned long learn_due;  /* jiffies its packets next refresh avail */
 	unsigned int learn_lost;  /* its node's avail_lost at that refresh */
 	atomic64_t tx_pkts;
@@ -557,6 +571,8 @@ bool mpip_sid_is_ours(const struct mpip_node *n, u16 sid);
 /* paths.c: paths to remote nodes, routing and weights */
 bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
 void mpip_paths_release(struct mpip_node *n);
+struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
+				   struct mpip_session *s);
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 				 const struct mpip_rule *rule,
 				 bool tx);

@@ -121,6 +121,9 @@ static const struct nla_policy mpip_rule_policy[MPIP_RULE_A_MAX + 1] = {
 	[MPIP_RULE_A_IFS] = { .type = NLA_BINARY,
 			      .len = MPIP_RULE_MAX_IFS * sizeof(u32) },
 	[MPIP_RULE_A_IFS_DENY] = { .type = NLA_FLAG },
+	[MPIP_RULE_A_PAD] = { .type = NLA_REJECT },
+	[MPIP_RULE_A_PKTS] = { .type = NLA_REJECT },
+	[MPIP_RULE_A_BYTES] = { .type = NLA_REJECT },
 };
 
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
@@ -954,7 +957,11 @@ static int mpip_nl_put_rule(struct sk_buff *skb, struct netlink_callback *cb,
 	    mpip_nl_put_rule_keys(skb, r) ||
 	    nla_put_u8(skb, MPIP_RULE_A_MODE, r->mode) ||
 	    nla_put_u8(skb, MPIP_RULE_A_FALLBACK, r->fallback) ||
-	    mpip_nl_put_rule_ifs(skb, r)) {
+	    mpip_nl_put_rule_ifs(skb, r) ||
+	    nla_put_u64_64bit(skb, MPIP_RULE_A_PKTS, r->pkts,
+			      MPIP_RULE_A_PAD) ||
+	    nla_put_u64_64bit(skb, MPIP_RULE_A_BYTES, r->bytes,
+			      MPIP_RULE_A_PAD)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}

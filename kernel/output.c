@@ -268,8 +268,9 @@ static bool mpip_out_draining(const struct mpip_net *mn,
 
 /*
  * The path for a packet of a confirmed session, as its rule says: its own
- * (mode original), else one up by weight among those the rule allows
- * (all of them without a rule or in mode all).  When a selected rule
+ * (mode original), the one of lowest delay (mode single), else one up by
+ * weight among those the rule allows (all of them without a rule or in
+ * mode all).  When a selected rule
  * allows none that is up, its fallback: any path, its own, or
  * ERR_PTR(-ENETUNREACH) to drop the packet (counted here).  NULL if no
  * path is up.
@@ -282,6 +283,8 @@ static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
 
 	if (r && r->mode == MPIP_MODE_ORIGINAL)
 		return pk->orig;
+	if (r && r->mode == MPIP_MODE_SINGLE)
+		return mpip_path_single(mn, pk->node, pk->sess);
 	p = mpip_path_pick(mn, pk->node, r, true);
 	if (p || !r || r->mode != MPIP_MODE_SELECTED)
 		return p;

@@ -391,6 +391,47 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * The path of a packet of session @s under a rule of mode single: of the
+ * paths up, the one with the lowest one-way delay, with the hysteresis of
+ * core/path.c: mpip_single_index() and MPIP_SINGLE_DWELL.  The session
+ * remembers its path; concurrent senders of one session may both move
+ * it, and either move is right.  NULL if no path is up.  Caller holds
+ * RCU.
+ */
+struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
+				   struct mpip_session *s)
+{
+	struct mpip_path *cand[MPIP_MAX_PATHS], *p;
+	unsigned int i, k = 0, cur = MPIP_PATH_NONE, pick;
+	u8 id = READ_ONCE(s->single_id);
+	u32 d[MPIP_MAX_PATHS], have = 0;
+
+	mpip_touch(&n->single_used);
+	for (i = 0; i < mpip_path_slots(n); i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
+			continue;
+		if (p->id == id)
+			cur = k;
+		if (READ_ONCE(p->drt_ok))
+			have |= BIT(k);
+		d[k] = READ_ONCE(p->drt);
+		cand[k++] = p;
+	}
+	if (!k)
+		return NULL;
+	if (cur != MPIP_PATH_NONE &&
+	    time_before(jiffies, READ_ONCE(s->single_since) + MPIP_SINGLE_DWELL))
+		return cand[cur];
+	pick = mpip_single_index(d, have, k, cur, MPIP_SINGLE_MARGIN_US);
+	if (pick != cur) {
+		WRITE_ONCE(s->single_id, cand[pick]->id);
+		WRITE_ONCE(s->single_since, jiffies);
+	}
+	return cand[pick];
+}
+
+/*
  * A referenced route for the path's packets, through the interface that
  * owns its source address; NULL if there is none.
  */
@@ -485,6 +526,8 @@ void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
 	spin_lock_bh(&p->lock);
 	mpip_path_delay_sample(&p->delay, delay_us, shift);
 	WRITE_ONCE(p->qdelay, p->delay.q);
+	WRITE_ONCE(p->drt, p->delay.d_rt);
+	WRITE_ONCE(p->drt_ok, true);
 	p->feedback++;
 	spin_unlock_bh(&p->lock);
 	mpip_touch(&p->last_fb);

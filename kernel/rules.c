@@ -12,12 +12,26 @@
  * read.
  */
 #include <linux/ip.h>
+#include <linux/percpu.h>
 #include <linux/slab.h>
+#include <linux/u64_stats_sync.h>
 
 #include "mpip.h"
 
+/* Per CPU, per rule of a table: what matched it. */
+struct mpip_rule_pcpu {
+	u64_stats_t pkts;
+	u64_stats_t bytes;
+	struct u64_stats_sync syncp;
+};
+
+/*
+ * A published table.  The counters of its rules are the base in each
+ * struct mpip_rule (what earlier tables counted for it) plus @cnt.
+ */
 struct mpip_rule_table {
 	struct rcu_head rcu;
+	struct mpip_rule_pcpu __percpu *cnt;	/* @t.n entries per CPU */
 	struct mpip_rules t;	/* last: its rules follow */
 };
 
@@ -33,18 +47,93 @@ static struct mpip_rule_table *mpip_rule_table_alloc(u32 n)
 			mpip_rules_size(n), GFP_KERNEL);
 }
 
-/* Publish @w (NULL: no rules) and free the table it replaces. */
+static void mpip_rule_table_free(struct mpip_rule_table *w)
+{
+	if (w) {
+		free_percpu(w->cnt);
+		kvfree(w);
+	}
+}
+
+static void mpip_rule_table_free_rcu(struct rcu_head *head)
+{
+	mpip_rule_table_free(container_of(head, struct mpip_rule_table, rcu));
+}
+
+/* Give @w (its @t.n rules written) zeroed counters: 0 or -ENOMEM. */
+static int mpip_rule_table_counters(struct mpip_rule_table *w)
+{
+	struct mpip_rule_pcpu *c;
+	unsigned int cpu;
+	u32 i;
+
+	w->cnt = __alloc_percpu_gfp(w->t.n * sizeof(*c), __alignof__(*c),
+				    GFP_KERNEL);
+	if (!w->cnt)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(w->cnt, cpu);
+		for (i = 0; i < w->t.n; i++)
+			u64_stats_init(&c[i].syncp);
+	}
+	return 0;
+}
+
+/* What the CPUs counted for rule @i of @w, added to @r's counters. */
+static void mpip_rule_table_sum(const struct mpip_rule_table *w, u32 i,
+				struct mpip_rule *r)
+{
+	const struct mpip_rule_pcpu *c;
+	unsigned int cpu, start;
+	u64 pkts, bytes;
+
+	for_each_possible_cpu(cpu) {
+		c = per_cpu_ptr(w->cnt, cpu) + i;
+		do {
+			start = u64_stats_fetch_begin(&c->syncp);
+			pkts = u64_stats_read(&c->pkts);
+			bytes = u64_stats_read(&c->bytes);
+		} while (u64_stats_fetch_retry(&c->syncp, start));
+		r->pkts += pkts;
+		r->bytes += bytes;
+	}
+}
+
+/*
+ * Carry the counts of @old's rules into the rules of @w with the same
+ * preference (both tables are sorted by it).  What CPUs still count in
+ * @old until the grace period ends is lost.
+ */
+static void mpip_rule_table_carry(const struct mpip_rule_table *old,
+				  struct mpip_rule_table *w)
+{
+	u32 i = 0, j;
+
+	for (j = 0; j < w->t.n; j++) {
+		while (i < old->t.n && old->t.r[i].pref < w->t.r[j].pref)
+			i++;
+		if (i < old->t.n && old->t.r[i].pref == w->t.r[j].pref)
+			mpip_rule_table_sum(old, i, &w->t.r[j]);
+	}
+}
+
+/*
+ * Publish @w (NULL: no rules; @w's counters allocated) and free the
+ * table it replaces.
+ */
 static void mpip_rules_publish(struct mpip_net *mn, struct mpip_rule_table *w)
 {
 	struct mpip_rule_table *old = mpip_rules_cur(mn);
 
 	if (w && !w->t.n) {
-		kvfree(w);
+		mpip_rule_table_free(w);
 		w = NULL;
 	}
+	if (w && old)
+		mpip_rule_table_carry(old, w);
 	rcu_assign_pointer(mn->rules, w);
 	if (old)
-		kvfree_rcu(old, rcu);
+		call_rcu(&old->rcu, mpip_rule_table_free_rcu);
 }
 
 /* The core's message for @err: static strings, as extack wants them. */
@@ -80,8 +169,8 @@ int mpip_rules_add_one(struct mpip_net *mn, struct mpip_rule *r, bool replace,
 	struct mpip_rule_table *cur, *w;
 	int err;
 
-	if (r->mode == MPIP_MODE_SINGLE || r->mode == MPIP_MODE_PROTECTED) {
-		NL_SET_ERR_MSG(extack, "modes single and protected are not built yet");
+	if (r->mode == MPIP_MODE_PROTECTED) {
+		NL_SET_ERR_MSG(extack, "mode protected is not built yet");
 		return -EOPNOTSUPP;
 	}
 	err = mpip_rule_check(r);
@@ -96,11 +185,18 @@ int mpip_rules_add_one(struct mpip_net *mn, struct mpip_rule *r, bool replace,
 		err = -ENOMEM;
 		goto out;
 	}
+	r->pkts = 0;
+	r->bytes = 0;
 	err = mpip_rules_add(cur ? &cur->t : &empty, r, replace, &w->t);
 	if (err) {
 		mpip_rule_msg(extack, err);
 		kvfree(w);
 		err = mpip_rule_errno(err);
+		goto out;
+	}
+	err = mpip_rule_table_counters(w);
+	if (err) {
+		kvfree(w);
 		goto out;
 	}
 	mpip_rules_publish(mn, w);
@@ -131,6 +227,13 @@ int mpip_rules_del_one(struct mpip_net *mn, u32 pref,
 		err = mpip_rule_errno(err);
 		goto out_noent;
 	}
+	if (w->t.n) {
+		err = mpip_rule_table_counters(w);
+		if (err) {
+			kvfree(w);
+			goto out;
+		}
+	}
 	mpip_rules_publish(mn, w);
 	goto out;
 out_noent:
@@ -148,8 +251,8 @@ void mpip_rules_flush(struct mpip_net *mn)
 }
 
 /*
- * Copy the @i-th rule into @r; false past the last.  For dumps: the
- * table may change between two calls.
+ * Copy the @i-th rule, with its counters, into @r; false past the last.
+ * For dumps: the table may change between two calls.
  */
 bool mpip_rules_get(struct mpip_net *mn, u32 i, struct mpip_rule *r)
 {
@@ -160,6 +263,7 @@ bool mpip_rules_get(struct mpip_net *mn, u32 i, struct mpip_rule *r)
 	w = rcu_dereference(mn->rules);
 	if (w && i < w->t.n) {
 		*r = w->t.r[i];
+		mpip_rule_table_sum(w, i, r);
 		ok = true;
 	}
 	rcu_read_unlock();
@@ -167,13 +271,35 @@ bool mpip_rules_get(struct mpip_net *mn, u32 i, struct mpip_rule *r)
 }
 
 /*
- * The rule for outgoing packet @skb, or NULL (mode all).  The rule stays
- * valid for as long as the caller's RCU read-side section.
+ * Count @skb (its segments, if GSO) for rule @i of @w, in this CPU's
+ * block.  Senders run in process context as well as in soft-IRQs: see
+ * mpip_path_count() in paths.c for the _irqsave.
+ */
+static void mpip_rule_count(struct mpip_rule_table *w, u32 i,
+			    const struct sk_buff *skb)
+{
+	unsigned int segs = skb_is_gso(skb) ? skb_shinfo(skb)->gso_segs : 1;
+	struct mpip_rule_pcpu *c = get_cpu_ptr(w->cnt);
+	unsigned long flags;
+
+	c += i;
+	flags = u64_stats_update_begin_irqsave(&c->syncp);
+	u64_stats_add(&c->pkts, max(segs, 1U));
+	u64_stats_add(&c->bytes, skb->len);
+	u64_stats_update_end_irqrestore(&c->syncp, flags);
+	put_cpu_ptr(w->cnt);
+}
+
+/*
+ * The rule for outgoing packet @skb, counted there, or NULL (mode all).
+ * The rule stays valid for as long as the caller's RCU read-side
+ * section.
  */
 const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 				      const struct sk_buff *skb)
 {
 	struct mpip_rule_table *w = rcu_dereference(mn->rules);
+	const struct mpip_rule *r;
 	struct mpip_rule_key k;
 	u8 buf[60 + 20];
 	unsigned int n;
@@ -186,7 +312,10 @@ const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 	h = skb_header_pointer(skb, skb_network_offset(skb), n, buf);
 	if (!h || mpip_rule_key_parse(h, n, skb->mark, &k))
 		return NULL;
-	return mpip_rules_lookup(&w->t, &k);
+	r = mpip_rules_lookup(&w->t, &k);
+	if (r)
+		mpip_rule_count(w, r - w->t.r, skb);
+	return r;
 }
 
 void mpip_rules_init(struct mpip_net *mn)
@@ -204,6 +333,6 @@ void mpip_rules_destroy(struct mpip_net *mn)
 	w = mpip_rules_cur(mn);
 	RCU_INIT_POINTER(mn->rules, NULL);
 	mutex_unlock(&mn->rules_lock);
-	kvfree(w);
+	mpip_rule_table_free(w);
 	mutex_destroy(&mn->rules_lock);
 }

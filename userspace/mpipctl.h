@@ -84,8 +84,13 @@ void table_free(struct table *t);
 
 /* rule.c */
 int cmd_rule(struct ctx *c, int argc, char **argv);
-int rule_describe(struct nlattr *nest, uint32_t *pref, char *text,
-		  size_t len);
+struct rule_desc {
+	uint32_t pref;
+	uint64_t pkts;		/* packets that matched it */
+	uint64_t bytes;
+	char text[512];		/* as "rule add" takes it */
+};
+int rule_describe(struct nlattr *nest, struct rule_desc *d);
 
 /* show.c */
 #define SHOW_TABLES "avail|nodes|sessions|paths|links|rules"

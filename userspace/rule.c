@@ -401,6 +401,8 @@ static struct nla_policy rule_policy[MPIP_RULE_A_MAX + 1] = {
 	[MPIP_RULE_A_FALLBACK]	= { .type = NLA_U8 },
 	[MPIP_RULE_A_IFS]	= { .minlen = 4 },
 	[MPIP_RULE_A_IFS_DENY]	= { .type = NLA_FLAG },
+	[MPIP_RULE_A_PKTS]	= { .type = NLA_U64 },
+	[MPIP_RULE_A_BYTES]	= { .type = NLA_U64 },
 };
 
 static const char *enum_name(unsigned int v, const char *const *names,
@@ -468,11 +470,11 @@ static void rule_text(struct nlattr **tb, char *s, size_t len)
 }
 
 /*
- * A dumped rule (MPIP_A_RULE @nest): its preference and its text as
- * "rule add" takes it.  -1 if the nest is malformed.
+ * A dumped rule (MPIP_A_RULE @nest): its preference, its text as "rule
+ * add" takes it, and its counters (0 from a module without them).  -1 if
+ * the nest is malformed.
  */
-int rule_describe(struct nlattr *nest, uint32_t *pref, char *text,
-		  size_t len)
+int rule_describe(struct nlattr *nest, struct rule_desc *d)
 {
 	struct nlattr *tb[MPIP_RULE_A_MAX + 1];
 
@@ -480,7 +482,9 @@ int rule_describe(struct nlattr *nest, uint32_t *pref, char *text,
 	    nla_parse_nested(tb, MPIP_RULE_A_MAX, nest, rule_policy) < 0 ||
 	    !tb[MPIP_RULE_A_PREF] || !tb[MPIP_RULE_A_MODE])
 		return -1;
-	*pref = nla_get_u32(tb[MPIP_RULE_A_PREF]);
-	rule_text(tb, text, len);
+	d->pref = nla_get_u32(tb[MPIP_RULE_A_PREF]);
+	d->pkts = tb[MPIP_RULE_A_PKTS] ? nla_get_u64(tb[MPIP_RULE_A_PKTS]) : 0;
+	d->bytes = tb[MPIP_RULE_A_BYTES] ? nla_get_u64(tb[MPIP_RULE_A_BYTES]) : 0;
+	rule_text(tb, d->text, sizeof(d->text));
 	return 0;
 }

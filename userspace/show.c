@@ -654,21 +654,26 @@ static int link_entry(struct nlattr **top, void *arg)
 static int rule_entry(struct nlattr **top, void *arg)
 {
 	struct out *o = arg;
-	char text[512];
-	uint32_t pref;
+	struct rule_desc d;
 
-	if (rule_describe(top[MPIP_A_RULE], &pref, text, sizeof(text)) < 0)
+	if (rule_describe(top[MPIP_A_RULE], &d) < 0)
 		return -1;
 	if (!o->json) {
-		table_cell(&o->t, "%u", pref);
-		table_cell(&o->t, "%s", text);
+		table_cell(&o->t, "%u", d.pref);
+		table_cell(&o->t, "%llu", (unsigned long long)d.pkts);
+		table_cell(&o->t, "%llu", (unsigned long long)d.bytes);
+		table_cell(&o->t, "%s", d.text);
 		return 0;
 	}
 	json_obj_begin(&o->j);
 	json_key(&o->j, "pref");
-	json_uint(&o->j, pref);
+	json_uint(&o->j, d.pref);
 	json_key(&o->j, "rule");
-	json_str(&o->j, text);
+	json_str(&o->j, d.text);
+	json_key(&o->j, "pkts");
+	json_uint(&o->j, d.pkts);
+	json_key(&o->j, "bytes");
+	json_uint(&o->j, d.bytes);
 	json_obj_end(&o->j);
 	return 0;
 }
@@ -696,8 +701,8 @@ static const struct table_def {
 	    "RX_BYTES", "FB", "FB_AGE" } },
 	{ "links", MPIP_CMD_GET_LINKS, link_entry, 3, "lrl",
 	  { "DEV", "IFINDEX", "ADVERTISE" } },
-	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 2, "rl",
-	  { "PREF", "RULE" } },
+	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",
+	  { "PREF", "PKTS", "BYTES", "RULE" } },
 };
 
 int cmd_show(struct ctx *c, int argc, char **argv)

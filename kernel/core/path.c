@@ -114,6 +114,51 @@ unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
 }
 
 /**
+ * mpip_single_index() - the path of a flow in mode single, with hysteresis
+ * @d: smoothed one-way delays D of @n paths between the same two nodes
+ *	(one clock offset, compared wrap-safe)
+ * @have: bit i set if @d[i] is a measured delay; others are not compared
+ * @n: number of paths, at most 32
+ * @cur: index of the flow's path so far, or MPIP_PATH_NONE (or any
+ *	value >= @n) if it has none among them
+ * @margin: how much lower, in us, another path's delay must be than
+ *	@cur's to take the flow from it
+ *
+ * A flow keeps its path while no other is better by more than @margin,
+ * so that two paths of about equal delay do not take turns with every
+ * sample.  A path without a measured delay is kept only if no path has
+ * one.  Ties go to the lowest index.
+ *
+ * Return: the index of the chosen path; MPIP_PATH_NONE if @n is 0.
+ */
+unsigned int mpip_single_index(const u32 *d, u32 have, unsigned int n,
+			       unsigned int cur, u32 margin)
+{
+	unsigned int i, best = MPIP_PATH_NONE;
+
+	if (!n)
+		return MPIP_PATH_NONE;
+	if (n < 32)
+		have &= (1U << n) - 1;
+	for (i = 0; i < n; i++) {
+		if (!(have & (1U << i)))
+			continue;
+		if (best == MPIP_PATH_NONE || path_before(d[i], d[best]))
+			best = i;
+	}
+	if (cur >= n)
+		return best == MPIP_PATH_NONE ? 0 : best;
+	if (best == MPIP_PATH_NONE)
+		return cur;
+	if (!(have & (1U << cur)))
+		return best;
+	/* wrap-safe: d[cur] - d[best] > margin */
+	if ((s32)(d[cur] - d[best]) > 0 && d[cur] - d[best] > margin)
+		return best;
+	return cur;
+}
+
+/**
  * mpip_qdelay_predict() - queueing delay extrapolated along its trend
  * @q: queueing delay now, in us
  * @q_prev: queueing delay @interval earlier, in us

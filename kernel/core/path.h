@@ -62,6 +62,8 @@ void mpip_path_delay_sample(struct mpip_path_delay *pd, u32 sample,
 			    unsigned int smooth_shift);
 unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
 				  unsigned int n);
+unsigned int mpip_single_index(const u32 *d, u32 have, unsigned int n,
+			       unsigned int cur, u32 margin);
 
 /**
  * struct mpip_wboost - start-up step growth of a node's weight rounds

@@ -158,11 +158,12 @@ enum mpip_link_attr {
 /**
  * enum mpip_rule_mode - what a rule does with the packets it matches
  * @MPIP_RULE_MODE_ALL: spread over all paths up, by weight (the default)
- * @MPIP_RULE_MODE_SINGLE: one path, the lowest delay (not built yet:
- *	refused with -EOPNOTSUPP)
+ * @MPIP_RULE_MODE_SINGLE: one path per flow, the lowest one-way delay,
+ *	with hysteresis; another when it goes down
  * @MPIP_RULE_MODE_SELECTED: spread over the paths whose local end is on
  *	one of the listed interfaces (or, with MPIP_RULE_A_IFS_DENY, on none)
- * @MPIP_RULE_MODE_PROTECTED: copies on distinct paths (not built yet)
+ * @MPIP_RULE_MODE_PROTECTED: copies on distinct paths (not built yet:
+ *	refused with -EOPNOTSUPP)
  * @MPIP_RULE_MODE_ORIGINAL: the flow's own addresses only, with trailers
  * @MPIP_RULE_MODE_OFF: mpip leaves the packets alone: no query, no trailer
  */
@@ -211,6 +212,10 @@ enum mpip_rule_fallback {
  *	(host byte order); mode SELECTED only, and required there
  * @MPIP_RULE_A_IFS_DENY: flag: MPIP_RULE_A_IFS lists the interfaces not
  *	to use
+ * @MPIP_RULE_A_PAD: padding for the u64 attributes
+ * @MPIP_RULE_A_PKTS: u64, dumps only: packets this host sent that
+ *	matched the rule (a GSO packet counts its segments)
+ * @MPIP_RULE_A_BYTES: u64, dumps only: their bytes (IP, no trailer)
  */
 enum mpip_rule_attr {
 	MPIP_RULE_A_UNSPEC,
@@ -231,6 +236,9 @@ enum mpip_rule_attr {
 	MPIP_RULE_A_FALLBACK,
 	MPIP_RULE_A_IFS,
 	MPIP_RULE_A_IFS_DENY,
+	MPIP_RULE_A_PAD,
+	MPIP_RULE_A_PKTS,
+	MPIP_RULE_A_BYTES,
 
 	__MPIP_RULE_A_MAX,
 };

@@ -127,11 +127,13 @@ tcp_send_file() {
 # checked datagrams, GAP_US (default 200) microseconds apart; succeeds when
 # exactly COUNT good ones arrive, each once.  UDP_NO_DF=1: sent without the
 # don't-fragment bit.  UDP_RECV_TIMEOUT: how long the receiver waits for
-# missing datagrams (default 120 s).
+# missing datagrams (default 120 s).  UDP_SIZE=N: every datagram N bytes
+# (default: sizes from 1 to 1400).
 udp_exchange() {
 	local src=$1 dst=$2 addr=$3 port=$4 count=$5 sport=${6:-0} gap=${7:-200}
 	local ready res err rpid rc=0 opt=()
 	[[ ${UDP_NO_DF:-0} == 1 ]] && opt=(--no-df)
+	opt+=(--size "${UDP_SIZE:-0}")
 	ready=$(tmpdir)/udp-ready.$port
 	res=$(tmpdir)/udp-res.$port
 	err=$(tmpdir)/udp-err.$port
@@ -139,6 +141,7 @@ udp_exchange() {
 	# output to files, $! the receiver itself: see tcp_send_file
 	ip netns exec "$dst" python3 "$REPO/tests/selftests/udpcheck.py" recv \
 		"$port" "$count" --timeout "${UDP_RECV_TIMEOUT:-120}" --linger 1 --ready "$ready" \
+		--size "${UDP_SIZE:-0}" \
 		</dev/null >"$res" 2>"$err" &
 	rpid=$!
 	if ! wait_for 60 test -e "$ready"; then

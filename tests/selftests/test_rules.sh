@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# test_rules.sh - routing rules (issue 22, first part): `mpipctl rule add`
-# with modes selected, original and off, fallback drop, deletion and
-# flush, and bad rules refused with a clear message and nothing
-# installed.  Two hosts joined by two links (topo.sh twolink); the rules
-# are A's, so A's transmit counters per link say where its data went.
+# test_rules.sh - routing rules (issue 22): `mpipctl rule add` with modes
+# selected, original, off and single, fallback drop, per-rule counters,
+# deletion and flush, and bad rules refused with a clear message and
+# nothing installed.  Two hosts joined by two links (topo.sh twolink); the
+# rules are A's, so A's transmit counters per link or per path say where
+# its data went.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -49,7 +50,7 @@ t_bad_rules() {
 	refused "address has bits set past its prefix length" add to 10.1.1.1/24 mode all
 	refused "dev and nodev go with mode selected" add mode selected
 	refused "dev and nodev go with mode selected" add mode all dev eth1
-	refused "not built yet" add mode single
+	refused "not built yet" add mode protected
 	refused "no interface 'nosuch0'" add mode selected dev nosuch0
 	refused "no rule has this preference" del pref 7
 	refused "missing mode" add proto tcp
@@ -120,11 +121,104 @@ t_drop() {
 		fail "A: path over eth2 not back up"
 }
 
+# path_tx NS: "BYTES1 BYTES2", the data bytes NS sent on its paths over
+# eth1 and over eth2 (control packets count none)
+path_tx() {
+	mpip_paths "$1" | jq -r '
+		([.[] | select(.dev == "eth1") | .tx_bytes] | add // 0) as $a |
+		([.[] | select(.dev == "eth2") | .tx_bytes] | add // 0) as $b |
+		"\($a) \($b)"'
+}
+
+# faster NS DEV: NS measures the one-way delay of its path over DEV 5 ms
+# below that of the other link's
+faster() {
+	mpip_paths "$1" | jq -e --arg d "$2" '
+		([.[] | select(.dev == $d and .have_delay) | .delay_us] | min) as $x |
+		([.[] | select(.dev != $d and .have_delay) | .delay_us] | max) as $y |
+		$x != null and $y != null and $x + 5000 < $y' >/dev/null
+}
+
+# single_udp ADDR PORT DEV: 2000 datagrams of 1000 bytes from A to
+# ADDR:PORT arrive, and at least 95 % of the bytes A sent on its paths
+# went over DEV
+single_udp() {
+	local a0 b0 a1 b1 da db on
+	read -r a0 b0 <<<"$(path_tx "$A")"
+	UDP_SIZE=1000 udp_exchange "$A" "$B" "$1" "$2" 2000 0 1000 ||
+		fail "UDP to $1:$2 not delivered"
+	read -r a1 b1 <<<"$(path_tx "$A")"
+	da=$((a1 - a0))
+	db=$((b1 - b0))
+	on=$db
+	[[ $3 == eth1 ]] && on=$da
+	echo "UDP to $1:$2 (single): eth1 $da bytes, eth2 $db bytes"
+	((da + db >= 2000 * 1000)) || fail "the paths carried only $((da + db)) bytes"
+	((on * 100 >= (da + db) * 95)) ||
+		fail "only $on of $((da + db)) bytes on $3, the lowest delay"
+}
+
+# single_measured DEV: a short flow under rule 140 (mode single) makes A
+# probe its idle paths; then A measures its path over DEV as the faster
+single_measured() {
+	UDP_SIZE=1000 udp_exchange "$A" "$B" 10.1.1.2 6202 200 0 1000 ||
+		fail "UDP to port 6202 not delivered"
+	wait_for 20 faster "$A" "$1" || fail "A never measured $1 as faster"
+}
+
+# mode single: a flow takes the path of lowest one-way delay, and the next
+# flow the other link once the delays swap; each flow starts on the
+# slower link (its own addresses).  The rule counts every datagram.
+t_single() {
+	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" netem "$A" eth2 ""' EXIT
+	mpipctl_in "$A" rule add pref 140 proto udp dport 6200-6202 mode single
+	"$TOPO" netem "$A" eth1 ",20ms"
+	single_measured eth2
+	single_udp 10.1.1.2 6200 eth2
+	"$TOPO" netem "$A" eth1 ""
+	"$TOPO" netem "$A" eth2 ",20ms"
+	single_measured eth1
+	single_udp 10.1.2.2 6201 eth1
+	mpipctl_in "$A" -j show rules | tee "$T/rules"
+	jq -e '.[] | select(.pref == 140) | .pkts == 4400 and
+		.bytes == 4400 * 1028' "$T/rules" >/dev/null ||
+		fail "rule 140 did not count 4400 datagrams of 1028 bytes"
+}
+
+# mode single fails over: the path it uses goes down mid-transfer, and the
+# stream goes on over the other link, intact
+t_single_failover() {
+	local s0 a0 b0 a1 b1
+	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" up "$A" eth2' EXIT
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	mpipctl_in "$A" rule add pref 150 proto tcp dport 5106 mode single
+	"$TOPO" netem "$A" eth2 ""
+	"$TOPO" netem "$A" eth1 ",20ms"
+	single_measured eth2
+	random_file "$T/blk" 1
+	read -r a0 b0 <<<"$(path_tx "$A")"
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5106 "$T/blk" "$T/st"
+	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
+	read -r a1 b1 <<<"$(path_tx "$A")"
+	echo "before eth2 went down: eth1 $((a1 - a0)) bytes, eth2 $((b1 - b0)) bytes"
+	(((b1 - b0) * 100 >= (a1 - a0 + b1 - b0) * 80)) ||
+		fail "the stream was not on eth2, the lowest delay"
+	"$TOPO" down "$A" eth2
+	s0=$(file_size "$T/st")
+	wait_for 20 file_grew "$T/st" "$s0" 2000000 ||
+		fail "stream stalled after eth2 went down"
+	"$TOPO" up "$A" eth2
+	tcp_stream_end "$T/blk" "$T/st" 60
+	"$TOPO" netem "$A" eth1 ""
+	wait_for 20 mpip_path_is "$A" 10.1.2.1 10.1.2.2 up ||
+		fail "A: path over eth2 not back up"
+}
+
 t_del_flush() {
 	local e
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	mpipctl_in "$A" rule del pref 100
-	mpipctl_in "$A" -j show rules | jq -e 'map(.pref) == [110, 120, 130]' \
+	mpipctl_in "$A" -j show rules | jq -e 'map(.pref) == [110, 120, 130, 140, 150]' \
 		>/dev/null || fail "rule 100 still listed, or others gone"
 	e=$(send_eth2 5104)
 	echo "rule 100 deleted, port 5104: $e bytes on eth2"
@@ -140,13 +234,15 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 8
+	ktap_plan 10
 	ktap_run setup t_setup
 	ktap_run bad_rules_refused t_bad_rules
 	ktap_run selected_keeps_flow_on_its_links t_selected
 	ktap_run original_keeps_flow_on_its_path t_original
 	ktap_run off_leaves_flow_alone t_off
 	ktap_run fallback_drop_drops t_drop
+	ktap_run single_takes_lowest_delay t_single
+	ktap_run single_fails_over t_single_failover
 	ktap_run del_and_flush t_del_flush
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish

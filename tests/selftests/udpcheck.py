@@ -2,10 +2,11 @@
 """Send or receive a reproducible series of UDP datagrams and check them.
 
   udpcheck.py send HOST PORT COUNT [--sport P] [--seed S] [--gap-us U]
-                                   [--no-df]
-  udpcheck.py recv PORT COUNT [--seed S] [--timeout SEC]
+                                   [--no-df] [--size N]
+  udpcheck.py recv PORT COUNT [--seed S] [--timeout SEC] [--size N]
 
-Datagram i has a size drawn from the seed (1..1400 bytes) and content that
+Datagram i has a size drawn from the seed (1..1400 bytes), or N bytes
+with --size N (both ends must be given the same), and content that
 encodes i and the seed, so the receiver can tell a lost, duplicated,
 truncated, extended or corrupted datagram from a good one.  The receiver
 prints one JSON object: received, good, bad, duplicates, missing; it exits
@@ -21,10 +22,10 @@ import sys
 import time
 
 
-def payload(seed, i):
+def payload(seed, i, fixed=0):
     rng = random.Random(seed * 1000003 + i)
-    size = rng.choice([1, 7, 28, 64, 200, 512, 999, 1200, 1400,
-                       rng.randint(1, 1400)])
+    size = fixed or rng.choice([1, 7, 28, 64, 200, 512, 999, 1200, 1400,
+                                rng.randint(1, 1400)])
     head = b"%d:%d:" % (seed, i)
     body = hashlib.sha256(head).digest() * (size // 32 + 2)
     return (head + body)[:max(size, len(head))]
@@ -39,7 +40,7 @@ def send(args):
     if args.sport:
         s.bind(("0.0.0.0", args.sport))
     for i in range(args.count):
-        s.sendto(payload(args.seed, i), (args.host, args.port))
+        s.sendto(payload(args.seed, i, args.size), (args.host, args.port))
         if args.gap_us:
             time.sleep(args.gap_us / 1e6)
     return 0
@@ -73,7 +74,7 @@ def recv(args):
         try:
             seed, i = data.split(b":", 2)[:2]
             i = int(i)
-            ok = int(seed) == args.seed and data == payload(args.seed, i)
+            ok = int(seed) == args.seed and data == payload(args.seed, i, args.size)
         except ValueError:
             ok = False
         if ok:
@@ -101,12 +102,14 @@ def main():
     ps.add_argument("port", type=int)
     ps.add_argument("count", type=int)
     ps.add_argument("--sport", type=int, default=0)
+    ps.add_argument("--size", type=int, default=0)
     ps.add_argument("--seed", type=int, default=1)
     ps.add_argument("--gap-us", type=int, default=200)
     ps.add_argument("--no-df", action="store_true",
                     help="send without the don't-fragment bit")
     pr = sub.add_parser("recv")
     pr.add_argument("port", type=int)
+    pr.add_argument("--size", type=int, default=0)
     pr.add_argument("count", type=int)
     pr.add_argument("--seed", type=int, default=1)
     pr.add_argument("--timeout", type=float, default=20)

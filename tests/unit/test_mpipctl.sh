@@ -738,6 +738,8 @@ static void build_rules(void)
 	if (!is("bad-missing"))
 		nla_put_u8(m, MPIP_RULE_A_MODE, MPIP_RULE_MODE_SINGLE);
 	nla_put_u8(m, MPIP_RULE_A_FALLBACK, 0);
+	nla_put_u64(m, MPIP_RULE_A_PKTS, 7);
+	nla_put_u64(m, MPIP_RULE_A_BYTES, 5000000000ULL);
 	nla_nest_end(m, n);
 	add(m);
 	m = reply(NLM_F_MULTI);
@@ -1046,7 +1048,10 @@ LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true},{"dev":"wlp0s20f3","ifi
 LINKS_TEXT='DEV           IFINDEX  ADVERTISE
 eth0                2  on
 wlp0s20f3  2147483647  off'
-RULES_JSON='[{"pref":100,"rule":"proto tcp dport 22-22 len 0-200 mode single"},{"pref":32000,"rule":"to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop"}]'
+RULES_TEXT=' PREF  PKTS       BYTES  RULE
+  100     7  5000000000  proto tcp dport 22-22 len 0-200 mode single
+32000     0           0  to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop'
+RULES_JSON='[{"pref":100,"rule":"proto tcp dport 22-22 len 0-200 mode single","pkts":7,"bytes":5000000000},{"pref":32000,"rule":"to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop","pkts":0,"bytes":0}]'
 
 have_cc() {
 	command -v "${CC:-cc}" >/dev/null 2>&1 && pkg-config --exists libnl-3.0 2>/dev/null
@@ -1057,7 +1062,7 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=229
+PLAN=230
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -1308,6 +1313,7 @@ fcheck "rule del sends RULE_DEL with the pref" expect_request \
 	"cmd=14 version=1 dump=0 rule(nested) 1:4=100" "" rule del pref 100
 fcheck "rule flush sends RULE_FLUSH" expect_request "cmd=15 version=1 dump=0" "" rule flush
 fcheck "-j show rules" expect_fake full "$RULES_JSON" -j show rules
+fcheck "show rules table, with counters" expect_fake full "$RULES_TEXT" show rules
 fcheck "show rules, mode missing" expect_malformed bad-missing show rules
 
 if [ "$n" -ne "$PLAN" ]; then

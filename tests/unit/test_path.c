@@ -1828,6 +1828,61 @@ UNIT_TEST(steer_matches_model)
 
 /* ---- responsiveness first ---------------------------------------------- */
 
+UNIT_TEST(single_index_hysteresis)
+{
+	u32 d[4] = { 0 };
+	unsigned int o;
+
+	CHECK_EQ(mpip_single_index(d, 0, 0, MPIP_PATH_NONE, 0), MPIP_PATH_NONE);
+	for (o = 0; o < ARRAY_LEN(offsets); o++) {
+		u32 off = offsets[o];
+
+		d[0] = off + 30000;
+		d[1] = off + 10000;
+		d[2] = off + 11500;
+		d[3] = off + 5000;
+		/* no measured delay: the flow keeps its path, else the first */
+		CHECK_EQ_MSG(mpip_single_index(d, 0, 4, 2, 2000), 2, "off 0x%x", off);
+		CHECK_EQ_MSG(mpip_single_index(d, 0, 4, MPIP_PATH_NONE, 2000), 0,
+			     "off 0x%x", off);
+		/* a new flow takes the lowest measured delay */
+		CHECK_EQ_MSG(mpip_single_index(d, 0x7, 4, MPIP_PATH_NONE, 2000),
+			     1, "off 0x%x", off);
+		CHECK_EQ_MSG(mpip_single_index(d, 0x7, 4, 9, 2000), 1,
+			     "off 0x%x", off);
+		/* 1.5 ms better is within the margin: no move */
+		CHECK_EQ_MSG(mpip_single_index(d, 0x7, 4, 2, 2000), 2,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(mpip_single_index(d, 0x7, 4, 2, 1500), 2,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(mpip_single_index(d, 0x7, 4, 2, 1499), 1,
+			     "off 0x%x", off);
+		/* 20 ms better is not */
+		CHECK_EQ_MSG(mpip_single_index(d, 0x7, 4, 0, 2000), 1,
+			     "off 0x%x", off);
+		/* the current path is the best: it stays */
+		CHECK_EQ_MSG(mpip_single_index(d, 0x7, 4, 1, 0), 1,
+			     "off 0x%x", off);
+		/* a current path without a measured delay gives way */
+		CHECK_EQ_MSG(mpip_single_index(d, 0x3, 4, 2, 2000), 1,
+			     "off 0x%x", off);
+		/* unmeasured paths are not compared, whatever @d holds */
+		CHECK_EQ_MSG(mpip_single_index(d, 0x7, 4, 1, 2000), 1,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(mpip_single_index(d, 0xf, 4, 1, 2000), 3,
+			     "off 0x%x", off);
+		/* bits past @n are ignored */
+		CHECK_EQ_MSG(mpip_single_index(d, 0xf, 3, 2, 2000), 2,
+			     "off 0x%x", off);
+		/* ties: the lowest index */
+		d[0] = d[1];
+		CHECK_EQ_MSG(mpip_single_index(d, 0x3, 4, MPIP_PATH_NONE, 0), 0,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(mpip_single_index(d, 0x3, 4, 1, 0), 1,
+			     "off 0x%x", off);
+	}
+}
+
 UNIT_TEST(min_delay_index)
 {
 	struct mpip_path_delay pd[5];
