@@ -160,8 +160,9 @@ udp_exchange() {
 	return "$rc"
 }
 
-# mpip_setup_twolink TAG: the usual start of a test file.  Checks what the
-# tests need, builds a fresh two-link topology and sets the globals
+# mpip_setup_twolink TAG [TOPO_OPTION...]: the usual start of a test file.
+# Checks what the tests need, builds a fresh two-link topology (topo.sh
+# twolink with the options given) and sets the globals
 # P (namespace prefix), A and B (the two hosts), T (scratch directory) and
 # MARK (kernel log mark).  Call it from the test's main shell.
 # The globals are used by the sourcing test file:
@@ -169,12 +170,13 @@ udp_exchange() {
 mpip_setup_twolink() {
 	mpip_require
 	P=$(unique_prefix "$1")
+	shift
 	A=${P}a
 	B=${P}b
 	T=$(tmpdir)
 	cleanup_push "$TOPO" clean --prefix "$P"
 	MARK=$(dmesg_mark)
-	"$TOPO" twolink --prefix "$P"
+	"$TOPO" twolink --prefix "$P" "$@"
 }
 
 # mpip_setup_router_globals TAG: what mpip_setup_twolink does, for the
@@ -316,6 +318,24 @@ mpip_stats_since() {
 }
 
 # ------------------------------------------------------- link counters
+
+# mpip_path_tx NS: "BYTES1 BYTES2", the data bytes NS sent on its paths over
+# eth1 and over eth2 (control packets count none)
+mpip_path_tx() {
+	mpip_paths "$1" | jq -r '
+		([.[] | select(.dev == "eth1") | .tx_bytes] | add // 0) as $a |
+		([.[] | select(.dev == "eth2") | .tx_bytes] | add // 0) as $b |
+		"\($a) \($b)"'
+}
+
+# mpip_faster NS DEV: NS measures the one-way delay of its path over DEV 5 ms
+# below that of the other link's
+mpip_faster() {
+	mpip_paths "$1" | jq -e --arg d "$2" '
+		([.[] | select(.dev == $d and .have_delay) | .delay_us] | min) as $x |
+		([.[] | select(.dev != $d and .have_delay) | .delay_us] | max) as $y |
+		$x != null and $y != null and $x + 5000 < $y' >/dev/null
+}
 
 # link_bytes NS: "RX1 TX1 RX2 TX2", the byte counters of eth1 and eth2
 # (one `ip` call)

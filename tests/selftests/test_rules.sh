@@ -121,33 +121,15 @@ t_drop() {
 		fail "A: path over eth2 not back up"
 }
 
-# path_tx NS: "BYTES1 BYTES2", the data bytes NS sent on its paths over
-# eth1 and over eth2 (control packets count none)
-path_tx() {
-	mpip_paths "$1" | jq -r '
-		([.[] | select(.dev == "eth1") | .tx_bytes] | add // 0) as $a |
-		([.[] | select(.dev == "eth2") | .tx_bytes] | add // 0) as $b |
-		"\($a) \($b)"'
-}
-
-# faster NS DEV: NS measures the one-way delay of its path over DEV 5 ms
-# below that of the other link's
-faster() {
-	mpip_paths "$1" | jq -e --arg d "$2" '
-		([.[] | select(.dev == $d and .have_delay) | .delay_us] | min) as $x |
-		([.[] | select(.dev != $d and .have_delay) | .delay_us] | max) as $y |
-		$x != null and $y != null and $x + 5000 < $y' >/dev/null
-}
-
 # single_udp ADDR PORT DEV: 2000 datagrams of 1000 bytes from A to
 # ADDR:PORT arrive, and at least 95 % of the bytes A sent on its paths
 # went over DEV
 single_udp() {
 	local a0 b0 a1 b1 da db on
-	read -r a0 b0 <<<"$(path_tx "$A")"
+	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
 	UDP_SIZE=1000 udp_exchange "$A" "$B" "$1" "$2" 2000 0 1000 ||
 		fail "UDP to $1:$2 not delivered"
-	read -r a1 b1 <<<"$(path_tx "$A")"
+	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
 	da=$((a1 - a0))
 	db=$((b1 - b0))
 	on=$db
@@ -163,7 +145,7 @@ single_udp() {
 single_measured() {
 	UDP_SIZE=1000 udp_exchange "$A" "$B" 10.1.1.2 6202 200 0 1000 ||
 		fail "UDP to port 6202 not delivered"
-	wait_for 20 faster "$A" "$1" || fail "A never measured $1 as faster"
+	wait_for 20 mpip_faster "$A" "$1" || fail "A never measured $1 as faster"
 }
 
 # mode single: a flow takes the path of lowest one-way delay, and the next
@@ -196,10 +178,10 @@ t_single_failover() {
 	"$TOPO" netem "$A" eth1 ",20ms"
 	single_measured eth2
 	random_file "$T/blk" 1
-	read -r a0 b0 <<<"$(path_tx "$A")"
+	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
 	tcp_stream_bg "$A" "$B" 10.1.1.2 5106 "$T/blk" "$T/st"
 	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
-	read -r a1 b1 <<<"$(path_tx "$A")"
+	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
 	echo "before eth2 went down: eth1 $((a1 - a0)) bytes, eth2 $((b1 - b0)) bytes"
 	(((b1 - b0) * 100 >= (a1 - a0 + b1 - b0) * 80)) ||
 		fail "the stream was not on eth2, the lowest delay"
