@@ -47,6 +47,8 @@ APT_PKGS=(
 	linux-perf
 	# lint
 	shellcheck
+	# make dkms-install/dkms-remove: the module built and installed by DKMS
+	dkms
 	# fuzzing (make fuzz): clang with libFuzzer
 	clang libclang-rt-14-dev
 )
