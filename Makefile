@@ -119,6 +119,26 @@ dkms-remove:
 	fi
 	rm -rf $(DKMS_SRC)
 
+# Debian packages, built by dpkg-buildpackage in a copy of the tree that
+# has only what they are made of.
+DEB_OUT := build/deb
+DEB_TREE := $(DEB_OUT)/src/mpip-$(MPIP_VERSION)
+DEB_FILES = Makefile dkms.conf Documentation/mpipctl.8 $(DKMS_FILES) \
+	$(sort $(shell find userspace -name Makefile -o -name '*.[ch]' -o -path 'userspace/completion/*' -type f)) \
+	$(sort $(shell find debian -path debian/source -prune -o -maxdepth 1 -type f ! -name files ! -name '*.substvars' ! -name '*.log' ! -name '*debhelper*' -print)) \
+	$(wildcard debian/source/*)
+
+deb:
+	@command -v dpkg-buildpackage >/dev/null && command -v dh_dkms >/dev/null || { \
+		echo "mpip: make deb needs dpkg-dev, debhelper and dh-dkms (tools/deps.sh installs them)" >&2; \
+		exit 1; }
+	rm -rf $(DEB_OUT)
+	mkdir -p $(DEB_TREE)
+	cp --parents $(DEB_FILES) $(DEB_TREE)/
+	cd $(DEB_TREE) && dpkg-buildpackage -b -us -uc
+	mv $(DEB_OUT)/src/*.deb $(DEB_OUT)/src/*.changes $(DEB_OUT)/src/*.buildinfo $(DEB_OUT)/
+	@ls -1 $(DEB_OUT)/*.deb
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C userspace clean
