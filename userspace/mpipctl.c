@@ -802,12 +802,6 @@ static int run(struct ctx *c, const struct cmd *cmd, int argc, char **argv)
 	return ret;
 }
 
-/*
- * Name the option getopt_long() stopped at.  @elem is the element it was
- * working on: a long option ("--name" or "--name=value", printed without
- * the value) or a cluster of short ones ("-jx"), where only optopt tells
- * which letter was wrong.
- */
 int mpipctl_command(struct ctx *c, int argc, char **argv)
 {
 	size_t i;
@@ -819,6 +813,12 @@ int mpipctl_command(struct ctx *c, int argc, char **argv)
 	return EXIT_FAIL;
 }
 
+/*
+ * Name the option getopt_long() stopped at.  @elem is the element it was
+ * working on: a long option ("--name" or "--name=value", printed without
+ * the value) or a cluster of short ones ("-jx"), where only optopt tells
+ * which letter was wrong.
+ */
 static const char *bad_option(const char *elem, char *buf, size_t len)
 {
 	if (strncmp(elem, "--", 2) == 0)
