@@ -89,6 +89,11 @@ DKMS_KERNEL ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 	else \
 		ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1 | cut -d/ -f4; \
 	fi)
+# A tree that package mpip-dkms installed is left to dpkg.
+DKMS_NOT_DPKG = @if command -v dpkg >/dev/null && dpkg -S $(DKMS_SRC) >/dev/null 2>&1; then \
+		echo "mpip: $(DKMS_SRC) belongs to package mpip-dkms (apt purge mpip-dkms)" >&2; \
+		exit 1; \
+	fi
 # What the module is built from (not the objects of an earlier build).
 DKMS_FILES = Kbuild $(sort $(shell find kernel -name Kbuild -o -name '*.[ch]' ! -name '*.mod.c'))
 
@@ -101,6 +106,7 @@ dkms-source:
 dkms-install:
 	@command -v dkms >/dev/null || { echo "mpip: dkms is not installed (apt-get install dkms)" >&2; exit 1; }
 	@test -n "$(DKMS_KERNEL)" || { echo "mpip: no kernel headers found; set DKMS_KERNEL" >&2; exit 1; }
+	$(DKMS_NOT_DPKG)
 	@if [ -n "$$(dkms status -m mpip -v $(MPIP_VERSION))" ]; then \
 		echo "dkms remove -m mpip -v $(MPIP_VERSION) --all"; \
 		dkms remove -m mpip -v $(MPIP_VERSION) --all; \
@@ -113,6 +119,7 @@ dkms-install:
 	dkms install -m mpip -v $(MPIP_VERSION) -k $(DKMS_KERNEL)
 
 dkms-remove:
+	$(DKMS_NOT_DPKG)
 	@if command -v dkms >/dev/null && [ -n "$$(dkms status -m mpip -v $(MPIP_VERSION))" ]; then \
 		echo "dkms remove -m mpip -v $(MPIP_VERSION) --all"; \
 		dkms remove -m mpip -v $(MPIP_VERSION) --all; \
