@@ -153,4 +153,4 @@ clean:
 	$(MAKE) -C tests/fuzz clean
 
 help:
-	@sed -n '3,15p' Makefile
+	@sed -n '3,/^$$/{/^#/p;}' Makefile
