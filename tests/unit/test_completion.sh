@@ -114,7 +114,12 @@ t_get_tunables() {
 	local want
 	want=$(help_tunables | sort)
 	[ "$(wc -l <<<"$want")" -ge 18 ] || fail "tunables in --help: $want" || return 1
-	expect_comp "$want" "$MPIPCTL" get ""
+	expect_comp "$want" "$MPIPCTL" get "" || return 1
+	# as typed: ~/ not expanded yet
+	# shellcheck disable=SC2088 # the tilde is meant literally
+	HOME=$ROOT/userspace expect_comp "$want" "~/mpipctl" get "" || return 1
+	# not in PATH: nothing (or the /usr/sbin one's tunables)
+	PATH=/usr/bin:/bin expect_comp "$([ -x /usr/sbin/mpipctl ] && echo "$want")" mpipctl get ""
 }
 
 t_set_prefix() {
@@ -203,7 +208,7 @@ check "complete -F _mpipctl mpipctl" t_registered
 check "the commands of mpipctl --help" t_commands
 check "the options of mpipctl --help" t_options
 check "show: the tables of mpipctl --help" t_tables
-check "get: the tunables of mpipctl --help" t_get_tunables
+check "get: the tunables of mpipctl --help (also ~/, not in PATH)" t_get_tunables
 check "set: tunables by prefix, nothing for the value" t_set_prefix
 check "get: nothing when mpipctl cannot be run" t_no_mpipctl
 check "dev: the interfaces in /sys/class/net" t_ifaces
