@@ -11,6 +11,10 @@
 #   make profile    where the CPU time goes: perf in the lab VM (performance.rst)
 #   make unit       host unit tests only (ASan/UBSan)
 #   make fuzz       fuzz the core's network parsers (FUZZ_SECONDS=30 each)
+#   make dkms-install  the module's sources to /usr/src/mpip-VERSION, built
+#                   and installed by DKMS (DKMS_KERNEL=VERSION, as root)
+#   make dkms-remove   undo dkms-install
+#   make deb        Debian packages mpip-dkms and mpipctl in build/deb/
 #   make clean
 
 # Kernel to build against: the running kernel's headers if present, else the
@@ -24,6 +28,7 @@ KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 PWD := $(CURDIR)
 
 .PHONY: all module mpipctl unit fuzz check check-debug check-stall debug-kernel demo bench profile deps clean help
+.PHONY: dkms-source dkms-install dkms-remove deb
 
 all: module mpipctl
 
@@ -74,6 +79,73 @@ profile:
 	$(MAKE) all
 	tools/vm.sh -- tools/bench/profile.sh
 
+# The one version of mpip, also the DKMS and package version.
+MPIP_VERSION := $(shell sed -n 's/^\#define[[:space:]]*MPIP_VERSION[[:space:]]*"\(.*\)".*/\1/p' kernel/mpip.h)
+DKMS_SRC := /usr/src/mpip-$(MPIP_VERSION)
+# The kernel DKMS builds for: as KDIR, the running kernel if its headers are
+# there, else the newest kernel with headers.
+DKMS_KERNEL ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
+		uname -r; \
+	else \
+		ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1 | cut -d/ -f4; \
+	fi)
+# A tree that package mpip-dkms installed is left to dpkg.
+DKMS_NOT_DPKG = @if command -v dpkg >/dev/null && dpkg -S $(DKMS_SRC) >/dev/null 2>&1; then \
+		echo "mpip: $(DKMS_SRC) belongs to package mpip-dkms (apt purge mpip-dkms)" >&2; \
+		exit 1; \
+	fi
+# What the module is built from (not the objects of an earlier build).
+DKMS_FILES = Kbuild $(sort $(shell find kernel -name Kbuild -o -name '*.[ch]' ! -name '*.mod.c'))
+
+# the module's sources, without dkms.conf, in $(DESTDIR)$(DKMS_SRC)
+dkms-source:
+	@test -n "$(MPIP_VERSION)" || { echo "mpip: no MPIP_VERSION in kernel/mpip.h" >&2; exit 1; }
+	install -d $(DESTDIR)$(DKMS_SRC)
+	cp --parents $(DKMS_FILES) $(DESTDIR)$(DKMS_SRC)/
+
+dkms-install:
+	@command -v dkms >/dev/null || { echo "mpip: dkms is not installed (apt-get install dkms)" >&2; exit 1; }
+	@test -n "$(DKMS_KERNEL)" || { echo "mpip: no kernel headers found; set DKMS_KERNEL" >&2; exit 1; }
+	$(DKMS_NOT_DPKG)
+	@if [ -n "$$(dkms status -m mpip -v $(MPIP_VERSION))" ]; then \
+		echo "dkms remove -m mpip -v $(MPIP_VERSION) --all"; \
+		dkms remove -m mpip -v $(MPIP_VERSION) --all; \
+	fi
+	rm -rf $(DKMS_SRC)
+	$(MAKE) --no-print-directory dkms-source DESTDIR=
+	sed 's/#MODULE_VERSION#/$(MPIP_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+	dkms add -m mpip -v $(MPIP_VERSION)
+	dkms build -m mpip -v $(MPIP_VERSION) -k $(DKMS_KERNEL)
+	dkms install -m mpip -v $(MPIP_VERSION) -k $(DKMS_KERNEL)
+
+dkms-remove:
+	$(DKMS_NOT_DPKG)
+	@if command -v dkms >/dev/null && [ -n "$$(dkms status -m mpip -v $(MPIP_VERSION))" ]; then \
+		echo "dkms remove -m mpip -v $(MPIP_VERSION) --all"; \
+		dkms remove -m mpip -v $(MPIP_VERSION) --all; \
+	fi
+	rm -rf $(DKMS_SRC)
+
+# Debian packages, built by dpkg-buildpackage in a copy of the tree that
+# has only what they are made of.
+DEB_OUT := build/deb
+DEB_TREE := $(DEB_OUT)/src/mpip-$(MPIP_VERSION)
+DEB_FILES = Makefile dkms.conf Documentation/mpipctl.8 $(DKMS_FILES) \
+	$(sort $(shell find userspace -name Makefile -o -name '*.[ch]' -o -path 'userspace/completion/*' -type f)) \
+	$(sort $(shell find debian -path debian/source -prune -o -maxdepth 1 -type f ! -name files ! -name '*.substvars' ! -name '*.log' ! -name '*debhelper*' -print)) \
+	$(wildcard debian/source/*)
+
+deb:
+	@command -v dpkg-buildpackage >/dev/null && command -v dh_dkms >/dev/null || { \
+		echo "mpip: make deb needs dpkg-dev, debhelper and dh-dkms (tools/deps.sh installs them)" >&2; \
+		exit 1; }
+	rm -rf $(DEB_OUT)
+	mkdir -p $(DEB_TREE)
+	cp --parents $(DEB_FILES) $(DEB_TREE)/
+	cd $(DEB_TREE) && dpkg-buildpackage -b -us -uc
+	mv $(DEB_OUT)/src/*.deb $(DEB_OUT)/src/*.changes $(DEB_OUT)/src/*.buildinfo $(DEB_OUT)/
+	@ls -1 $(DEB_OUT)/*.deb
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C userspace clean
@@ -81,4 +153,4 @@ clean:
 	$(MAKE) -C tests/fuzz clean
 
 help:
-	@sed -n '3,15p' Makefile
+	@sed -n '3,/^$$/{/^#/p;}' Makefile

@@ -47,6 +47,11 @@ APT_PKGS=(
 	linux-perf
 	# lint
 	shellcheck
+	# make dkms-install/dkms-remove: the module built and installed by DKMS
+	dkms
+	# make deb (dpkg-buildpackage is in dpkg-dev, with build-essential) and
+	# the lintian check of its packages (tests/packaging_test.sh)
+	debhelper dh-dkms lintian
 	# fuzzing (make fuzz): clang with libFuzzer
 	clang libclang-rt-14-dev
 )

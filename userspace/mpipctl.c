@@ -24,11 +24,22 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * batch.c.  Weak, so that mpipctl.c also links without it (as
+ * tests/unit/test_mpipctl.sh builds its fake kernel); mpipctl has it.
+ */
+int batch_run(struct ctx *c, const char *file, bool force)
+	__attribute__((weak));
+
+const char *err_where;
+
 void err_msg(const char *fmt, ...)
 {
 	va_list ap;
 
 	fputs("mpipctl: ", stderr);
+	if (err_where)
+		fprintf(stderr, "%s: ", err_where);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -728,6 +739,8 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -j, --json         print JSON (status, show, stats, get only)\n"
 		"  -n, --netns NAME   act in network namespace NAME (see ip-netns(8))\n"
+		"  -b, --batch FILE   run the commands in FILE, one a line ('-': stdin)\n"
+		"  -f, --force        with -b: go on after a line that failed\n"
 		"  -h, --help         print this help and exit\n"
 		"  -V, --version      print the version and exit\n"
 		"\n"
@@ -789,6 +802,17 @@ static int run(struct ctx *c, const struct cmd *cmd, int argc, char **argv)
 	return ret;
 }
 
+int mpipctl_command(struct ctx *c, int argc, char **argv)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (strcmp(argv[0], cmds[i].name) == 0)
+			return run(c, &cmds[i], argc, argv);
+	err_msg("unknown command '%s' (try 'mpipctl --help')", argv[0]);
+	return EXIT_FAIL;
+}
+
 /*
  * Name the option getopt_long() stopped at.  @elem is the element it was
  * working on: a long option ("--name" or "--name=value", printed without
@@ -835,12 +859,14 @@ static int mpipctl(int argc, char **argv)
 		{ "netns", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool help = false, version = false;
+	bool help = false, version = false, force = false;
+	const char *batch = NULL;
 	struct ctx c = { 0 };
 	char buf[64];
-	size_t i;
 	int opt;
 
 	/*
@@ -852,7 +878,7 @@ static int mpipctl(int argc, char **argv)
 	for (;;) {
 		int elem = optind;
 
-		opt = getopt_long(argc, argv, "+:jn:hV", longopts, NULL);
+		opt = getopt_long(argc, argv, "+:jn:hVb:f", longopts, NULL);
 		if (opt == -1)
 			break;
 		switch (opt) {
@@ -867,6 +893,12 @@ static int mpipctl(int argc, char **argv)
 			break;
 		case 'V':
 			version = true;
+			break;
+		case 'b':
+			batch = optarg;
+			break;
+		case 'f':
+			force = true;
 			break;
 		case ':':
 			err_msg("option '%s' needs an argument (try 'mpipctl --help')",
@@ -897,15 +929,26 @@ static int mpipctl(int argc, char **argv)
 		err_msg("invalid network namespace name '%s'", c.netns);
 		return EXIT_FAIL;
 	}
+	if (force && !batch) {
+		err_msg("option -f applies to -b only");
+		return EXIT_FAIL;
+	}
+	if (batch && optind < argc) {
+		err_msg("-b: unexpected command '%s' (the commands are in %s)",
+			argv[optind], batch);
+		return EXIT_FAIL;
+	}
+	if (batch && !batch_run) {
+		err_msg("-b: this mpipctl was built without batch.c");
+		return EXIT_FAIL;
+	}
+	if (batch)
+		return batch_run(&c, batch, force);
 	if (optind >= argc) {
 		err_msg("missing command (try 'mpipctl --help')");
 		return EXIT_FAIL;
 	}
-	for (i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (strcmp(argv[optind], cmds[i].name) == 0)
-			return run(&c, &cmds[i], argc - optind, argv + optind);
-	err_msg("unknown command '%s' (try 'mpipctl --help')", argv[optind]);
-	return EXIT_FAIL;
+	return mpipctl_command(&c, argc - optind, argv + optind);
 }
 
 int main(int argc, char **argv)

@@ -30,6 +30,13 @@ struct ctx {
 
 /* mpipctl.c */
 void err_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* When set ("FILE:LINE" in a batch), err_msg() puts it after "mpipctl: ". */
+extern const char *err_where;
+/* Run argv[0], the name of a command, with its arguments. */
+int mpipctl_command(struct ctx *c, int argc, char **argv);
+
+/* batch.c: -b FILE; with @force, a failing line does not stop the rest. */
+int batch_run(struct ctx *c, const char *file, bool force);
 
 /* nl.c */
 
