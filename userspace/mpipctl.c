@@ -24,13 +24,6 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-/*
- * batch.c.  Weak, so that mpipctl.c also links without it (as
- * tests/unit/test_mpipctl.sh builds its fake kernel); mpipctl has it.
- */
-int batch_run(struct ctx *c, const char *file, bool force)
-	__attribute__((weak));
-
 const char *err_where;
 
 void err_msg(const char *fmt, ...)
@@ -936,10 +929,6 @@ static int mpipctl(int argc, char **argv)
 	if (batch && optind < argc) {
 		err_msg("-b: unexpected command '%s' (the commands are in %s)",
 			argv[optind], batch);
-		return EXIT_FAIL;
-	}
-	if (batch && !batch_run) {
-		err_msg("-b: this mpipctl was built without batch.c");
 		return EXIT_FAIL;
 	}
 	if (batch)

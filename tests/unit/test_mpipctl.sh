@@ -889,7 +889,7 @@ t_fake_build() {
 		-I"$ROOT/kernel/uapi" $cflags -DFAKE_VERSION="\"$VERSION\"" \
 		-DNETNS_RUN_DIR="\"$TMP/netns\"" -o "$TMP/fake" "$TMP/fake.c" \
 		"$TMP/mpipctl_main.o" "$ROOT/userspace/show.c" "$ROOT/userspace/rule.c" \
-		"$ROOT/userspace/json.c" "$ROOT/userspace/table.c" $libs \
+		"$ROOT/userspace/batch.c" "$ROOT/userspace/json.c" "$ROOT/userspace/table.c" $libs \
 		>"$TMP/cc.log" 2>&1 ||
 		fail "cannot compile: $(head -c 600 "$TMP/cc.log")"
 }
