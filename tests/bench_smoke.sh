@@ -27,6 +27,7 @@ declare -A KEY=(
 	[reorder]="iperf3_mbps retrans_pct goodput_pct dsack_segs"
 	[udp]=received_mbps [overhead]="tcp_iperf3_mbps udp_pps" [fig4d]=iperf3_mbps
 	[scale]="ns_per_pkt_1 cost_ratio_pct" [interleave]="on_mbps off_mbps ratio_pct"
+	[rules]="ns_per_pkt_none ns_per_pkt_100 cost_ratio_pct"
 )
 
 mapfile -t NAMES < <("$REPO/tools/bench.sh" --list | awk '{print $1}')

@@ -45,6 +45,11 @@
 #             each count in a lab of its own, 5 cycles of interleaved rounds
 #             of 50,000 datagrams (quick: 1 and 1000 flows, one cycle of
 #             4000), mpip and off (tools/bench/scale.py)
+#   rules     kernel time per UDP datagram of one flow with no routing
+#             rules and with 100 that it runs through without a match
+#             (each rule tests proto udp and the destination, and fails on
+#             the port), each in a lab of its own, measured as scale does
+#             (same rounds and cycles; quick: one cycle of 4000), mpip only
 #
 # Each benchmark prints ONE JSON line on stdout (all modes side by side);
 # progress goes to stderr.  Every line records what was measured: "date"
@@ -215,6 +220,26 @@ bench_register scale "per-packet cost with 1, 100 and 10,000 concurrent UDP sess
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_scale() {
 	lab_scale "$1" "$SCALE_FLOWS" "$SCALE_PKTS" "$SCALE_CYCLES"
+}
+
+# shellcheck disable=SC2317  # called through LAB_SCALE_PREP
+# rules_100 NS: 100 routing rules in NS that the benchmark's datagrams (to
+# 10.1.1.2, UDP port 9700) go through without a match: each tests the
+# protocol and the destination, which match, and then a port that does not
+rules_100() {
+	local k
+	for ((k = 1; k <= 100; k++)); do
+		echo "rule add pref $((1000 + k)) proto udp to 10.1.1.2 dport $((30000 + k)) mode original"
+	done | ip netns exec "$1" "$MPIPCTL" -b - || return 1
+	[[ $(ip netns exec "$1" "$MPIPCTL" -j show rules | jq length) == 100 ]]
+}
+
+bench_register rules "per-packet cost of one UDP flow with 100 routing rules vs. none" \
+	- - mpip
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_rules() {
+	LAB_SCALE_KIND=rules LAB_SCALE_PREP=rules_100 \
+		lab_scale "$1" 1,1 "$SCALE_PKTS" "$SCALE_CYCLES"
 }
 
 # bench_links NAME: its link specs, for people

@@ -57,6 +57,10 @@ Definitions (data flows from host a to host b; "link N" is ethN):
                    overflowed (sampler.py's qdisc_drops, both links).
   datagrams/s      UDP datagrams the receiver got per second (iperf3 server).
   kernel time per datagram   see tools/bench/scale.py.
+  rules cost       (bench rules) kernel time per datagram of one UDP flow
+                   in a lab with 100 routing rules that it runs through
+                   without a match, in % of a lab with none: the median
+                   of the cycles' ratios (tools/bench/scale.py).
   interleaved on/off   TCP goodput (iperf3 receiver) of short runs with
                    mpip switched on and off between them in ABBA order;
                    per cycle, the sum of its two on runs over the sum of
@@ -99,6 +103,9 @@ CHECKS = {
     ],
     "scale": [
         ("cost_ratio_pct", "<=", 120.0, "per-packet cost with the most flows within 20 % of one"),
+    ],
+    "rules": [
+        ("cost_ratio_pct", "<=", 110.0, "per-packet cost with 100 rules within 10 % of none"),
     ],
     "interleave": [
         ("ratio_pct", ">=", 95.0, "TCP goodput with mpip on >= 95 % of off"),
@@ -404,6 +411,8 @@ class Run:
     def metrics(self):
         if self.kind == "scale":
             return self._scale()
+        if self.kind == "rules":
+            return self._rules()
         if self.kind == "interleave":
             return self._interleave()
         m = {"kind": self.tag or ("failover" if self.failover() else self.kind),
@@ -578,6 +587,24 @@ class Run:
             m["sessions"] = st["sessions"]
         if self.mode == "mpip":     # (off is the baseline)
             apply_checks(m)
+        return m
+
+    def _rules(self):
+        """Kernel time per datagram without rules and with 100 (scale.py's
+        two labs of one flow each: the first without rules)."""
+        m = {"kind": "rules", "mode": self.mode}
+        pts = load_jsonl(os.path.join(self.dir, "scale.jsonl"))
+        if len(pts) != 2:
+            m["error"] = "expected 2 scale figures, got %d" % len(pts)
+            return m
+        none, many = pts
+        m["ns_per_pkt_none"] = none.get("kernel_ns_per_pkt")
+        m["ns_per_pkt_100"] = many.get("kernel_ns_per_pkt")
+        m["cost_ratio_pct"] = many.get("ratio_pct")
+        m["cycle_ratios_pct"] = many.get("cycle_ratios_pct")
+        m["sessions_ok"] = all(isinstance(p.get("sessions"), int) and p["sessions"] >= 1
+                               for p in pts)
+        apply_checks(m)
         return m
 
     def _failover(self, m):
@@ -924,6 +951,9 @@ def fmt(v, unit=""):
 
 def run_line(m):
     """One human line for a run's metrics."""
+    if m.get("kind") == "rules" and m.get("ns_per_pkt_none") is not None:
+        return "kernel time per datagram: no rules %s ns, 100 rules %s ns (%s %%)" % (
+            m.get("ns_per_pkt_none"), m.get("ns_per_pkt_100"), fmt(m.get("cost_ratio_pct")))
     if m.get("kind") == "scale" and m.get("points"):
         return "kernel time per datagram: " + ", ".join(
             "%d flow(s) %s ns" % (p["flows"], p.get("kernel_ns_per_pkt")) for p in m["points"])
@@ -1025,6 +1055,11 @@ ROWS = {
     "scale": [
         ("cost_ratio_pct", "most flows vs. 1 flow (%, median of the cycles' paired ratios)", ""),
         ("sessions", "mpip sessions on the sender afterwards", ""),
+    ],
+    "rules": [
+        ("ns_per_pkt_none", "kernel time per datagram, no rules (ns)", ""),
+        ("ns_per_pkt_100", "kernel time per datagram, 100 rules (ns)", ""),
+        ("cost_ratio_pct", "100 rules vs. none (%, median of the cycles' paired ratios)", ""),
     ],
     "fig4d": [
         ("iperf3_mbps", "iperf3 goodput (Mbit/s)", ""),

@@ -512,13 +512,17 @@ lab_reps() {
 # reads would count as kernel time.  Writes run.json, scale.jsonl (with
 # each sending namespace's mpip session count before the rounds) and the
 # last count's sender status afterwards (status-a.json).
+# LAB_SCALE_KIND: the kind run.json records (default scale); LAB_SCALE_PREP:
+# a command run with each other lab's sending namespace once it is up (the
+# first lab gets none), e.g. to install routing rules there.
 lab_scale() {
 	local dir=$1 flows=$2 pkts=$3 cycles=${4:-1} port=9700 rc=0 ctl=() i=0
 	local n p senders=() extra=() spids=()
 	lab_samplers_stop
 	((LAB_MPIP)) && ctl=(--mpipctl "$MPIPCTL")
-	printf '{"kind": "scale", "mode": %s, "flows": %s, "packets": %s, "cycles": %s}\n' \
-		"$(json_str "$LAB_MODE")" "$(json_str "$flows")" "$pkts" "$cycles" >"$dir/run.json"
+	printf '{"kind": %s, "mode": %s, "flows": %s, "packets": %s, "cycles": %s}\n' \
+		"$(json_str "${LAB_SCALE_KIND:-scale}")" "$(json_str "$LAB_MODE")" \
+		"$(json_str "$flows")" "$pkts" "$cycles" >"$dir/run.json"
 	for n in ${flows//,/ }; do
 		if ((i++ == 0)); then
 			senders+=("$LAB_A")
@@ -527,7 +531,9 @@ lab_scale() {
 			p=${LAB_P}s$i
 			extra+=("$p")
 			if ! "$LAB_TOPO" twolink --prefix "$p" --link1 - --link2 - >/dev/null ||
-				! lab_ns_mode "${p}a" "${p}b"; then
+				! lab_ns_mode "${p}a" "${p}b" ||
+				{ [[ -n ${LAB_SCALE_PREP:-} ]] && ! "$LAB_SCALE_PREP" "${p}a"; }; then
+				lab_log "lab: scale lab $p not ready"
 				rc=1
 				break
 			fi

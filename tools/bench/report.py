@@ -31,7 +31,7 @@ and replaces everything between:
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
 NAME is a benchmark (tcp, udp, failover, overhead, interleave, reorder,
-fig4d, scale: its table) or "summary" (a few headline figures of all of
+fig4d, scale, rules: its table) or "summary" (a few headline figures of all of
 them).  The format follows the file's extension (.md, .rst).
 
 Which runs a block shows.  Each line of a result file is one run of one
@@ -378,6 +378,21 @@ BENCHES = {
             Row("one", "1 flow, µs per datagram", key("ns_per_pkt_1", 1e-3)),
             Row("max", lambda runs: "%s flows, µs per datagram" % most_flows(runs),
                 key("ns_per_pkt_max", 1e-3)),
+        ],
+    },
+    "rules": {
+        "what": "64-byte UDP datagrams of one flow, in a lab without routing rules and "
+                "in one with 100 rules that each datagram runs through without a match; "
+                "kernel time per datagram",
+        "cols": ["mpip"],
+        "links": False,
+        "per_key": "packets",
+        "per": "%d datagrams per round",
+        "rows": [
+            Row("ratio", "100 rules, in % of none (median of the cycles)",
+                key("cost_ratio_pct"), check=check_of("rules", "cost_ratio_pct")),
+            Row("none", "no rules, µs per datagram", key("ns_per_pkt_none", 1e-3)),
+            Row("many", "100 rules, µs per datagram", key("ns_per_pkt_100", 1e-3)),
         ],
     },
 }
