@@ -146,16 +146,54 @@ static bool mpip_node_active(struct mpip_node *n)
 			   READ_ONCE(n->last_data_rx) + MPIP_NODE_IDLE);
 }
 
+/* Did data go to or come from @n lately? */
+static bool mpip_node_data_active(struct mpip_node *n)
+{
+	unsigned long t = READ_ONCE(n->last_data_tx);
+
+	if (time_after(READ_ONCE(n->last_data_rx), t))
+		t = READ_ONCE(n->last_data_rx);
+	return time_before(jiffies, t + MPIP_NODE_IDLE);
+}
+
 /*
- * Probe the paths of node @n that are not up.  While a rule of mode
- * single sends to @n, probe those up too: the flows it keeps on one path
- * leave the others without data, and so without fresh delays to compare
- * (and without a timeout that would find them broken).  Caller holds RCU.
+ * Is a probe of @p, which is not up, due?  While data flows, at every
+ * heartbeat; while the node is idle, at gaps that double up to
+ * heartbeat_ms << MPIP_PROBE_IDLE_SHIFT: a path that stays down costs a
+ * few probes, not one per heartbeat for as long as the node lives (each
+ * probe keeps it alive).  Racing callers may both send one.
+ */
+static bool mpip_probe_due(struct mpip_net *mn, struct mpip_path *p,
+			   bool busy)
+{
+	unsigned long hb = msecs_to_jiffies(READ_ONCE(mn->cfg.heartbeat_ms));
+	u8 shift = READ_ONCE(p->probe_shift);
+
+	if (busy) {
+		if (shift)
+			WRITE_ONCE(p->probe_shift, 0);
+		return true;
+	}
+	if (shift && time_before(jiffies, READ_ONCE(p->probe_next)))
+		return false;
+	WRITE_ONCE(p->probe_next, jiffies + (max(hb, 1UL) << shift));
+	if (shift < MPIP_PROBE_IDLE_SHIFT)
+		WRITE_ONCE(p->probe_shift, shift + 1);
+	return true;
+}
+
+/*
+ * Probe the paths of node @n that are not up (spaced out while @n is
+ * idle: mpip_probe_due()).  While a rule of mode single sends to @n,
+ * probe those up too: the flows it keeps on one path leave the others
+ * without data, and so without fresh delays to compare (and without a
+ * timeout that would find them broken).  Caller holds RCU.
  */
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
 	bool single = time_before(jiffies, READ_ONCE(n->single_used) +
 				  MPIP_NODE_IDLE);
+	bool busy = mpip_node_data_active(n);
 	struct mpip_path *p;
 	unsigned int i;
 	int state;
@@ -165,9 +203,12 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 		if (!p)
 			continue;
 		state = READ_ONCE(p->state);
-		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN ||
-		    (single && state == MPIP_PATH_UP))
+		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN) {
+			if (mpip_probe_due(mn, p, busy))
+				mpip_probe_path(mn, n, p, false);
+		} else if (single && state == MPIP_PATH_UP) {
 			mpip_probe_path(mn, n, p, false);
+		}
 	}
 }
 

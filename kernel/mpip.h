@@ -88,8 +88,8 @@
 #define MPIP_NODE_UNVERIFIED_TTL	(10 * HZ)
 /*
  * A node we neither sent to nor had data from for this long is idle: not
- * probed, not told of new addresses.  (Our own probes keep it active: a
- * path that went down comes back up while the hosts are quiet.)
+ * probed, not told of new addresses.  (Our own probes keep it active, as
+ * long as they come more often than this: see mpip_probe_due().)
  */
 #define MPIP_NODE_IDLE		(5 * HZ)
 /*
@@ -98,6 +98,12 @@
  * of the flow's last move, unless the flow's path went down.
  */
 #define MPIP_SINGLE_MARGIN_US	3000
+/*
+ * While no data goes to or comes from a node, the probes of its paths
+ * that are down space out: heartbeat_ms, twice that, ... up to
+ * heartbeat_ms << MPIP_PROBE_IDLE_SHIFT (about 10 s by default).
+ */
+#define MPIP_PROBE_IDLE_SHIFT	5
 #define MPIP_SINGLE_DWELL	HZ
 
 struct mpip_stats {
@@ -216,6 +222,9 @@ struct mpip_path {
 	bool rr_ok;		/* the remote address echoed it; READ/WRITE_ONCE */
 	u8 rr_tries;		/* probes with the nonce sent; written under lock */
 	unsigned long rr_next;	/* jiffies: next one due; under lock */
+	/* probes while down and the node idle (heartbeat.c); READ/WRITE_ONCE */
+	u8 probe_shift;		/* the next gap is heartbeat_ms << this */
+	unsigned long probe_next;	/* jiffies: the next one due */
 	struct dst_cache dst;
 	struct mpip_path_pcpu __percpu *pcpu;
 };
@@ -273,6 +282,7 @@ struct mpip_node {
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
 	unsigned long last_tx;	/* jiffies: last packet sent to the node */
+	unsigned long last_data_tx;	/* jiffies: last data trailer to it */
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	/* jiffies: last packet sent to it under a rule of mode single */
 	unsigned long single_used;

@@ -361,6 +361,7 @@ static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
 		if (path)
 			cm->path_id = path->id;
 		mpip_touch(&pk->node->last_tx);
+		mpip_touch(&pk->node->last_data_tx);
 	}
 	return path;
 }

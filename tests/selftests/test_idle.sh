@@ -5,7 +5,8 @@
 # The function tracer counts calls of both work functions, in every
 # namespace, over a few seconds: none while the lab is idle, some while
 # two hosts exchange datagrams, none again after a flush.  Two peers
-# whose traffic ended stop sending heartbeats.
+# whose traffic ended stop sending heartbeats, and probe a path that went
+# down only a few times once their traffic ended.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -84,6 +85,35 @@ t_peers_quiet() {
 	fail "two idle peers keep sending each other heartbeats"
 }
 
+# A path that went down is probed at every heartbeat while data flows,
+# then, once the hosts are idle, at gaps that double (up to about 10 s):
+# a few probes, not one every 300 ms for as long as the node lives (the
+# module before: 10 per 3 s, each keeping the node alive).  When data
+# flows again, the path comes back at once.
+t_down_path_backoff() {
+	local h0 h1
+	trap '"$TOPO" up "$B" eth2' EXIT
+	udp_exchange "$A" "$B" 10.1.1.2 6603 100 7603
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	"$TOPO" down "$B" eth2
+	# data on it, no reports: the path times out
+	UDP_RECV_TIMEOUT=8 udp_exchange "$A" "$B" 10.1.1.2 6604 300 7604 10000 ||
+		true
+	wait_for 10 mpip_path_is "$A" 10.1.2.1 10.1.2.2 down ||
+		fail "A: path over eth2 did not go down"
+	sleep 10
+	h0=$(mpip_stat "$A" tx_heartbeat)
+	sleep 15
+	h1=$(mpip_stat "$A" tx_heartbeat)
+	echo "A, idle, one path down: $((h1 - h0)) heartbeats in 15 s"
+	((h1 - h0 <= 4)) || fail "A probes a down path of an idle peer too often"
+	"$TOPO" up "$B" eth2
+	UDP_RECV_TIMEOUT=8 udp_exchange "$A" "$B" 10.1.1.2 6605 300 7605 10000 ||
+		true
+	wait_for 10 mpip_path_is "$A" 10.1.2.1 10.1.2.2 up ||
+		fail "A: path over eth2 not back up once data flowed again"
+}
+
 # Switched off, the hosts forget each other and learn nothing more.  (A
 # flush alone is not enough: packets on the way, and the other host's
 # probes until its own flush, teach each host the other again, and a
@@ -100,10 +130,11 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 5
+	ktap_plan 6
 	ktap_run idle_lab_runs_no_work t_idle
 	ktap_run peers_run_tick_and_collector t_busy
 	ktap_run idle_peers_stop_heartbeats t_peers_quiet
+	ktap_run idle_peer_down_path_backs_off t_down_path_backoff
 	ktap_run disabled_lab_runs_no_work t_idle_again
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
