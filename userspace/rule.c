@@ -14,7 +14,7 @@
 
 #include "mpipctl.h"
 
-#define RULE_USAGE "usage: mpipctl rule add [pref N] [SELECTOR] mode MODE [dev IF...|nodev IF...] [fallback any|original|drop]; rule del pref N; rule flush"
+#define RULE_USAGE "usage: mpipctl rule add [pref N] [SELECTOR] mode MODE|intent INTENT [dev IF...|nodev IF...] [fallback any|original|drop]; rule del pref N; rule flush"
 #define RULE_MAX_IFS 8
 
 static const char *const mode_names[] = {
@@ -24,6 +24,20 @@ static const char *const mode_names[] = {
 	[MPIP_RULE_MODE_PROTECTED] = "protected",
 	[MPIP_RULE_MODE_ORIGINAL] = "original",
 	[MPIP_RULE_MODE_OFF] = "off",
+};
+
+/*
+ * Presets named after Socket Intents (Schmidt et al.: traffic category,
+ * timeliness, disruption resilience), each the mode it stands for.
+ */
+static const struct {
+	const char *name;
+	int mode;
+} intents[] = {
+	{ "interactive", MPIP_RULE_MODE_SINGLE },	/* lowest delay */
+	{ "bulk", MPIP_RULE_MODE_ALL },			/* every path */
+	{ "critical", MPIP_RULE_MODE_PROTECTED },	/* copies */
+	{ "background", MPIP_RULE_MODE_ORIGINAL },	/* its own path */
 };
 
 static const char *const fallback_names[] = {
@@ -44,6 +58,7 @@ struct rule_req {
 	uint32_t mark, mark_mask;
 	bool pure_ack;
 	int mode;			/* -1: not given */
+	const char *intent;		/* the intent that gave @mode, if one */
 	int fallback;			/* -1: not given */
 	const char *ifs[RULE_MAX_IFS];
 	int nifs;
@@ -215,7 +230,25 @@ static int rule_word(struct rule_req *q, const char *w, const char *v,
 		if (parse_mark(v, &q->mark, &q->mark_mask))
 			BAD("fwmark", "MARK or MARK/MASK, mask not 0");
 		q->has_mark = true;
+	} else if (strcmp(w, "intent") == 0) {
+		size_t i;
+
+		if (q->mode >= 0 && !q->intent) {
+			err_msg("rule add: give mode or intent, not both");
+			return -1;
+		}
+		for (i = 0; i < sizeof(intents) / sizeof(intents[0]); i++)
+			if (strcmp(v, intents[i].name) == 0)
+				break;
+		if (i == sizeof(intents) / sizeof(intents[0]))
+			BAD("intent", "interactive, bulk, critical, background");
+		q->mode = intents[i].mode;
+		q->intent = intents[i].name;
 	} else if (strcmp(w, "mode") == 0) {
+		if (q->intent) {
+			err_msg("rule add: give mode or intent, not both");
+			return -1;
+		}
 		q->mode = name_index(v, mode_names, 6);
 		if (strcmp(v, "tf") == 0)
 			q->mode = MPIP_RULE_MODE_ALL;
@@ -261,7 +294,7 @@ static int rule_parse(int argc, char **argv, struct rule_req *q)
 			      &used) < 0)
 			return -1;
 	if (q->mode < 0) {
-		err_msg("rule add: missing mode (" RULE_USAGE ")");
+		err_msg("rule add: missing mode or intent (" RULE_USAGE ")");
 		return -1;
 	}
 	return 0;

@@ -172,6 +172,12 @@ t_rule_modes() {
 	t_rule_words "$got" "invalid mode" rule add mode @
 }
 
+t_rule_intents() {
+	comp "$MPIPCTL" rule add intent ""
+	[ "$got" = "$(lines background bulk critical interactive)" ] || fail "offered: $got" || return 1
+	t_rule_words "$got" "invalid intent" rule add intent @
+}
+
 t_rule_fallbacks() {
 	comp "$MPIPCTL" rule add mode all fallback ""
 	[ "$got" = "$(lines any drop original)" ] || fail "offered: $got" || return 1
@@ -197,7 +203,7 @@ t_options_skipped() {
 }
 
 echo "KTAP version 1"
-PLAN=15
+PLAN=16
 echo "1..$PLAN"
 if [ ! -x "$MPIPCTL" ]; then
 	make -s -C "$ROOT/userspace" >"$TMP/make.log" 2>&1 || sed 's/^/# /' "$TMP/make.log"
@@ -215,6 +221,7 @@ check "dev: the interfaces in /sys/class/net" t_ifaces
 check "link set dev IF advertise on|off" t_link
 check "rule add: mpipctl knows every keyword offered" t_rule_keys
 check "rule add mode: mpipctl knows every mode offered" t_rule_modes
+check "rule add intent: mpipctl knows every intent offered" t_rule_intents
 check "rule add fallback: mpipctl knows every fallback offered" t_rule_fallbacks
 check "rule add|del|flush, del pref, proto tcp|udp" t_rule
 check "-b: file names, then no command" t_batch

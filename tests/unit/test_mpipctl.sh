@@ -1062,7 +1062,7 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=230
+PLAN=236
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -1309,6 +1309,18 @@ fcheck "rule add sends RULE_ADD with the keys and mode" expect_request \
 fcheck "rule add selected dev lo fallback drop" expect_request \
 	"cmd=13 version=1 dump=0 rule(nested) 14:1=2 15:1=2 16:4=1" "" \
 	rule add mode selected dev lo fallback drop
+fcheck "rule add intent interactive sends mode single" expect_request \
+	"cmd=13 version=1 dump=0 rule(nested) 2:1=17 14:1=1" "" rule add proto udp intent interactive
+fcheck "rule add intent critical sends mode protected" expect_request \
+	"cmd=13 version=1 dump=0 rule(nested) 14:1=3" "" rule add intent critical
+fcheck "rule add intent background sends mode original" expect_request \
+	"cmd=13 version=1 dump=0 rule(nested) 14:1=4" "" rule add intent background
+check "rule add with a bad intent exits 1" expect_usage_error \
+	"rule add: invalid intent 'fast' (interactive, bulk, critical, background)" rule add intent fast
+check "rule add with mode and intent exits 1" expect_usage_error \
+	"rule add: give mode or intent, not both" rule add mode all intent bulk
+check "rule add with intent and mode exits 1" expect_usage_error \
+	"rule add: give mode or intent, not both" rule add intent bulk mode all
 fcheck "rule del sends RULE_DEL with the pref" expect_request \
 	"cmd=14 version=1 dump=0 rule(nested) 1:4=100" "" rule del pref 100
 fcheck "rule flush sends RULE_FLUSH" expect_request "cmd=15 version=1 dump=0" "" rule flush
