@@ -185,9 +185,10 @@ static bool mpip_probe_due(struct mpip_net *mn, struct mpip_path *p,
 /*
  * Probe the paths of node @n that are not up (spaced out while @n is
  * idle: mpip_probe_due()).  While a rule of mode single sends to @n,
- * probe those up too: the flows it keeps on one path leave the others
- * without data, and so without fresh delays to compare (and without a
- * timeout that would find them broken).  Caller holds RCU.
+ * probe those up too, and while data flows, those on backup links: the
+ * flows kept off a path leave it without data, and so without fresh
+ * delays to compare and without the timeout that would find it broken
+ * before it is needed.  Caller holds RCU.
  */
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
@@ -206,7 +207,8 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN) {
 			if (mpip_probe_due(mn, p, busy))
 				mpip_probe_path(mn, n, p, false);
-		} else if (single && state == MPIP_PATH_UP) {
+		} else if (state == MPIP_PATH_UP &&
+			   (single || (busy && mpip_path_is_backup(mn, p)))) {
 			mpip_probe_path(mn, n, p, false);
 		}
 	}

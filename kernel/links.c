@@ -3,8 +3,10 @@
  * mpip per-interface settings (mpipctl link set).
  *
  * Each namespace keeps an xarray from ifindex to a value entry holding
- * MPIP_LINK_F_* bits; an interface without an entry has the defaults, all
- * bits clear, so the array holds only the interfaces someone configured.
+ * MPIP_LINK_F_* bits (and a count of the backup links, so that a
+ * namespace without any skips their lookups on the packet path); an
+ * interface without an entry has the defaults, all bits clear, so the
+ * array holds only the interfaces someone configured.
  * Writers hold RTNL, as does the netdev notifier that drops the entry of
  * an interface leaving the namespace: no setting outlives its interface
  * to be inherited by a later one with the same index.  Readers, on the
@@ -28,6 +30,21 @@ u32 mpip_link_flags(struct mpip_net *mn, int ifindex)
 bool mpip_link_advertised(struct mpip_net *mn, int ifindex)
 {
 	return !(mpip_link_flags(mn, ifindex) & MPIP_LINK_F_NO_ADVERTISE);
+}
+
+/* Does interface @ifindex carry data only while no other path works? */
+bool mpip_link_backup(struct mpip_net *mn, int ifindex)
+{
+	return READ_ONCE(mn->nbackup) &&
+	       (mpip_link_flags(mn, ifindex) & MPIP_LINK_F_BACKUP);
+}
+
+/* Count the backup links, for the packet path's shortcut.  RTNL held. */
+static void mpip_link_count(struct mpip_net *mn, u32 old, u32 new)
+{
+	if ((old ^ new) & MPIP_LINK_F_BACKUP)
+		WRITE_ONCE(mn->nbackup, mn->nbackup +
+			   (new & MPIP_LINK_F_BACKUP ? 1 : -1));
 }
 
 /*
@@ -59,6 +76,8 @@ int mpip_link_set(struct mpip_net *mn, int ifindex, u32 mask, u32 flags,
 				      GFP_KERNEL));
 	else
 		xa_erase(&mn->links, ifindex);
+	if (!err)
+		mpip_link_count(mn, old, new);
 out:
 	rtnl_unlock();
 	if (!err && new != old)
@@ -72,6 +91,7 @@ void mpip_link_forget(struct net_device *dev)
 	struct mpip_net *mn = mpip_pernet(dev_net(dev));
 
 	ASSERT_RTNL();
+	mpip_link_count(mn, mpip_link_flags(mn, dev->ifindex), 0);
 	xa_erase(&mn->links, dev->ifindex);
 }
 

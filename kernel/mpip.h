@@ -104,6 +104,12 @@
  * heartbeat_ms << MPIP_PROBE_IDLE_SHIFT (about 10 s by default).
  */
 #define MPIP_PROBE_IDLE_SHIFT	5
+/*
+ * Backup links (mpipctl link set dev IF backup): a path that came back up
+ * after being down counts as working again, and takes the data back from
+ * the backup paths, only once it has stayed up this long.
+ */
+#define MPIP_BACKUP_RETURN	HZ
 #define MPIP_SINGLE_DWELL	HZ
 
 struct mpip_stats {
@@ -222,6 +228,8 @@ struct mpip_path {
 	bool rr_ok;		/* the remote address echoed it; READ/WRITE_ONCE */
 	u8 rr_tries;		/* probes with the nonce sent; written under lock */
 	unsigned long rr_next;	/* jiffies: next one due; under lock */
+	/* jiffies|1 when it last came up after being down, else 0 */
+	unsigned long up_again;	/* READ/WRITE_ONCE */
 	/* probes while down and the node idle (heartbeat.c); READ/WRITE_ONCE */
 	u8 probe_shift;		/* the next gap is heartbeat_ms << this */
 	unsigned long probe_next;	/* jiffies: the next one due */
@@ -380,6 +388,8 @@ struct mpip_net {
 	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
 	struct ratelimit_state ctrl_rs;	/* answers strangers can trigger */
 	struct xarray links;	/* ifindex -> MPIP_LINK_F_* (links.c) */
+	/* links with MPIP_LINK_F_BACKUP; written under RTNL, READ_ONCE */
+	unsigned int nbackup;
 	struct mpip_rule_table __rcu *rules;	/* NULL: none (rules.c) */
 	struct mutex rules_lock;	/* changes of @rules */
 };
@@ -581,6 +591,7 @@ bool mpip_sid_is_ours(const struct mpip_node *n, u16 sid);
 /* paths.c: paths to remote nodes, routing and weights */
 bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
 void mpip_paths_release(struct mpip_node *n);
+bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   struct mpip_session *s);
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
@@ -724,8 +735,10 @@ void mpip_rules_destroy(struct mpip_net *mn);
 
 /* links.c: per-interface settings */
 #define MPIP_LINK_F_NO_ADVERTISE	0x1	/* neither advertised nor used */
+#define MPIP_LINK_F_BACKUP		0x2	/* data only while no other path works */
 u32 mpip_link_flags(struct mpip_net *mn, int ifindex);
 bool mpip_link_advertised(struct mpip_net *mn, int ifindex);
+bool mpip_link_backup(struct mpip_net *mn, int ifindex);
 int mpip_link_set(struct mpip_net *mn, int ifindex, u32 mask, u32 flags,
 		  struct netlink_ext_ack *extack);
 void mpip_link_forget(struct net_device *dev);

@@ -99,6 +99,7 @@ static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
 	/* names are for people; requests name the interface by index */
 	[MPIP_LINK_A_NAME] = { .type = NLA_REJECT },
 	[MPIP_LINK_A_ADVERTISE] = NLA_POLICY_MAX(NLA_U8, 1),
+	[MPIP_LINK_A_BACKUP] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static const struct nla_policy mpip_rule_policy[MPIP_RULE_A_MAX + 1] = {
@@ -697,7 +698,9 @@ static int mpip_nl_put_link(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u32(skb, MPIP_LINK_A_IFINDEX, dev->ifindex) ||
 	    nla_put_string(skb, MPIP_LINK_A_NAME, dev->name) ||
 	    nla_put_u8(skb, MPIP_LINK_A_ADVERTISE,
-		       mpip_link_advertised(mn, dev->ifindex))) {
+		       mpip_link_advertised(mn, dev->ifindex)) ||
+	    nla_put_u8(skb, MPIP_LINK_A_BACKUP,
+		       mpip_link_backup(mn, dev->ifindex))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -746,6 +749,11 @@ static int mpip_nl_set_link(struct sk_buff *skb, struct genl_info *info)
 		mask |= MPIP_LINK_F_NO_ADVERTISE;
 		if (!nla_get_u8(tb[MPIP_LINK_A_ADVERTISE]))
 			flags |= MPIP_LINK_F_NO_ADVERTISE;
+	}
+	if (tb[MPIP_LINK_A_BACKUP]) {
+		mask |= MPIP_LINK_F_BACKUP;
+		if (nla_get_u8(tb[MPIP_LINK_A_BACKUP]))
+			flags |= MPIP_LINK_F_BACKUP;
 	}
 	return mpip_link_set(mpip_nl_net(info),
 			     nla_get_u32(tb[MPIP_LINK_A_IFINDEX]), mask, flags,

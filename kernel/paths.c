@@ -167,6 +167,8 @@ void mpip_path_set_state(struct mpip_net *mn, struct mpip_node *n,
 	if (old == state)
 		return;
 	if (state == MPIP_PATH_UP)
+		WRITE_ONCE(p->up_again, old == MPIP_PATH_DOWN ? jiffies | 1 : 0);
+	if (state == MPIP_PATH_UP)
 		mpip_inc(mn, MPIP_STAT_PATH_UP);
 	else if (old == MPIP_PATH_UP)
 		mpip_inc(mn, MPIP_STAT_PATH_DOWN);
@@ -359,6 +361,66 @@ static unsigned int mpip_path_steer(struct mpip_net *mn,
 }
 
 /*
+ * How a path up ranks for data: MPIP_TIER_MAIN, MPIP_TIER_BACK (came back
+ * up less than MPIP_BACKUP_RETURN ago: not yet trusted to take the data
+ * back from a backup link) or MPIP_TIER_BACKUP (its local link is a
+ * backup).  Only asked while the namespace has backup links.
+ */
+enum { MPIP_TIER_MAIN, MPIP_TIER_BACK, MPIP_TIER_BACKUP, MPIP_TIERS };
+
+static unsigned int mpip_path_tier(struct mpip_net *mn, struct mpip_path *p)
+{
+	unsigned long t = READ_ONCE(p->up_again);
+
+	if (mpip_link_backup(mn, p->ifindex))
+		return MPIP_TIER_BACKUP;
+	if (t && time_before(jiffies, t + MPIP_BACKUP_RETURN))
+		return MPIP_TIER_BACK;
+	return MPIP_TIER_MAIN;
+}
+
+/*
+ * The paths up that @rule allows (all if NULL), into @cand; their count.
+ * With backup links, only those of the first tier that has any: the main
+ * paths; else the backups; else main paths that came back just now.
+ * Caller holds RCU.
+ */
+static unsigned int mpip_paths_usable(struct mpip_net *mn,
+				      struct mpip_node *n,
+				      const struct mpip_rule *rule,
+				      struct mpip_path **cand)
+{
+	bool tiers = READ_ONCE(mn->nbackup);
+	unsigned int i, k = 0, j, best = MPIP_TIERS;
+	u8 tier[MPIP_MAX_PATHS];
+	struct mpip_path *p;
+
+	for (i = 0; i < mpip_path_slots(n); i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
+			continue;
+		if (rule && !mpip_rule_link_ok(rule, p->ifindex))
+			continue;
+		tier[k] = tiers ? mpip_path_tier(mn, p) : MPIP_TIER_MAIN;
+		best = min_t(unsigned int, best, tier[k]);
+		cand[k++] = p;
+	}
+	if (!tiers)
+		return k;
+	for (i = 0, j = 0; i < k; i++)
+		if (tier[i] == best)
+			cand[j++] = cand[i];
+	return j;
+}
+
+/* Is @p a path up on a backup link (heartbeat.c probes those)? */
+bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p)
+{
+	return READ_ONCE(p->state) == MPIP_PATH_UP &&
+	       mpip_link_backup(mn, p->ifindex);
+}
+
+/*
  * Choose a path for one packet, by weight among the paths up that @rule
  * allows (all if NULL); for a data packet (@tx) with queue_steer on,
  * steered by the device queues here (mpip_path_steer()).  NULL if none
@@ -367,19 +429,13 @@ static unsigned int mpip_path_steer(struct mpip_net *mn,
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 				 const struct mpip_rule *rule, bool tx)
 {
-	struct mpip_path *cand[MPIP_MAX_PATHS], *p;
+	struct mpip_path *cand[MPIP_MAX_PATHS];
 	u32 w[MPIP_MAX_PATHS];
-	unsigned int i, k = 0, pick;
+	unsigned int i, k, pick;
 
-	for (i = 0; i < mpip_path_slots(n); i++) {
-		p = rcu_dereference(n->paths[i]);
-		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
-			continue;
-		if (rule && !mpip_rule_link_ok(rule, p->ifindex))
-			continue;
-		cand[k] = p;
-		w[k++] = READ_ONCE(p->weight);
-	}
+	k = mpip_paths_usable(mn, n, rule, cand);
+	for (i = 0; i < k; i++)
+		w[i] = READ_ONCE(cand[i]->weight);
 	if (k <= 1)
 		return k ? cand[0] : NULL;
 	pick = mpip_weights_pick(w, k, get_random_u32());
@@ -401,22 +457,19 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   struct mpip_session *s)
 {
-	struct mpip_path *cand[MPIP_MAX_PATHS], *p;
-	unsigned int i, k = 0, cur = MPIP_PATH_NONE, pick;
+	unsigned int i, k, cur = MPIP_PATH_NONE, pick;
+	struct mpip_path *cand[MPIP_MAX_PATHS];
 	u8 id = READ_ONCE(s->single_id);
 	u32 d[MPIP_MAX_PATHS], have = 0;
 
 	mpip_touch(&n->single_used);
-	for (i = 0; i < mpip_path_slots(n); i++) {
-		p = rcu_dereference(n->paths[i]);
-		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
-			continue;
-		if (p->id == id)
-			cur = k;
-		if (READ_ONCE(p->drt_ok))
-			have |= BIT(k);
-		d[k] = READ_ONCE(p->drt);
-		cand[k++] = p;
+	k = mpip_paths_usable(mn, n, NULL, cand);
+	for (i = 0; i < k; i++) {
+		if (cand[i]->id == id)
+			cur = i;
+		if (READ_ONCE(cand[i]->drt_ok))
+			have |= BIT(i);
+		d[i] = READ_ONCE(cand[i]->drt);
 	}
 	if (!k)
 		return NULL;

@@ -534,7 +534,7 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 
 /* link set dev IF SETTING VALUE... */
 
-#define LINK_USAGE "usage: mpipctl link set dev IF advertise on|off"
+#define LINK_USAGE "usage: mpipctl link set dev IF [advertise on|off] [backup|nobackup]"
 
 /* "on" 1, "off" 0, anything else -1 */
 static int parse_on_off(const char *s)
@@ -549,6 +549,7 @@ static int parse_on_off(const char *s)
 struct link_req {
 	const char *dev;
 	int advertise;		/* -1: not given */
+	int backup;		/* -1: not given */
 };
 
 /* The name/value pairs after "link set"; prints why when they are bad. */
@@ -558,9 +559,26 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 
 	r->dev = NULL;
 	r->advertise = -1;
+	r->backup = -1;
 	for (i = 0; i < argc; i += 2) {
 		bool dev = strcmp(argv[i], "dev") == 0;
 		bool adv = strcmp(argv[i], "advertise") == 0;
+
+		/* backup, nobackup, or backup on|off */
+		if (strcmp(argv[i], "backup") == 0 ||
+		    strcmp(argv[i], "nobackup") == 0) {
+			int b = argv[i][0] == 'b';
+
+			if (r->backup >= 0) {
+				err_msg("link set: backup given twice");
+				return -1;
+			}
+			if (b && i + 1 < argc && parse_on_off(argv[i + 1]) >= 0)
+				b = parse_on_off(argv[++i]);
+			r->backup = b;
+			i--;
+			continue;
+		}
 
 		if (!dev && !adv) {
 			err_msg("link set: unknown setting '%s' (" LINK_USAGE ")",
@@ -591,7 +609,7 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 		err_msg("link set: missing dev IF (" LINK_USAGE ")");
 		return -1;
 	}
-	if (r->advertise < 0) {
+	if (r->advertise < 0 && r->backup < 0) {
 		err_msg("link set: nothing to change (" LINK_USAGE ")");
 		return -1;
 	}
@@ -621,7 +639,10 @@ static int link_send(struct ctx *c, const struct link_req *r)
 		return EXIT_FAIL;
 	nest = nla_nest_start(msg, MPIP_A_LINK | NLA_F_NESTED);
 	if (!nest || nla_put_u32(msg, MPIP_LINK_A_IFINDEX, ifindex) < 0 ||
-	    nla_put_u8(msg, MPIP_LINK_A_ADVERTISE, r->advertise) < 0 ||
+	    (r->advertise >= 0 &&
+	     nla_put_u8(msg, MPIP_LINK_A_ADVERTISE, r->advertise) < 0) ||
+	    (r->backup >= 0 &&
+	     nla_put_u8(msg, MPIP_LINK_A_BACKUP, r->backup) < 0) ||
 	    nla_nest_end(msg, nest) < 0) {
 		nlmsg_free(msg);
 		err_msg("out of memory");

@@ -617,6 +617,7 @@ static struct nla_policy link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_IFINDEX]	= { .type = NLA_U32 },
 	[MPIP_LINK_A_NAME]	= { .type = NLA_STRING },
 	[MPIP_LINK_A_ADVERTISE]	= { .type = NLA_U8 },
+	[MPIP_LINK_A_BACKUP]	= { .type = NLA_U8 },
 };
 
 static int link_entry(struct nlattr **top, void *arg)
@@ -624,7 +625,7 @@ static int link_entry(struct nlattr **top, void *arg)
 	struct nlattr *tb[MPIP_LINK_A_MAX + 1];
 	struct out *o = arg;
 	const char *name;
-	bool adv;
+	bool adv, backup;
 
 	if (!top[MPIP_A_LINK] ||
 	    nla_parse_nested(tb, MPIP_LINK_A_MAX, top[MPIP_A_LINK],
@@ -634,10 +635,13 @@ static int link_entry(struct nlattr **top, void *arg)
 		return -1;
 	name = nla_get_string(tb[MPIP_LINK_A_NAME]);
 	adv = nla_get_u8(tb[MPIP_LINK_A_ADVERTISE]);
+	/* absent from a module without backup links */
+	backup = tb[MPIP_LINK_A_BACKUP] && nla_get_u8(tb[MPIP_LINK_A_BACKUP]);
 	if (!o->json) {
 		table_cell(&o->t, "%s", name);
 		table_cell(&o->t, "%u", nla_get_u32(tb[MPIP_LINK_A_IFINDEX]));
 		table_cell(&o->t, "%s", adv ? "on" : "off");
+		table_cell(&o->t, "%s", backup ? "yes" : "no");
 		return 0;
 	}
 	json_obj_begin(&o->j);
@@ -647,6 +651,8 @@ static int link_entry(struct nlattr **top, void *arg)
 	json_uint(&o->j, nla_get_u32(tb[MPIP_LINK_A_IFINDEX]));
 	json_key(&o->j, "advertise");
 	json_bool(&o->j, adv);
+	json_key(&o->j, "backup");
+	json_bool(&o->j, backup);
 	json_obj_end(&o->j);
 	return 0;
 }
@@ -699,8 +705,8 @@ static const struct table_def {
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
 	    "RX_BYTES", "FB", "FB_AGE" } },
-	{ "links", MPIP_CMD_GET_LINKS, link_entry, 3, "lrl",
-	  { "DEV", "IFINDEX", "ADVERTISE" } },
+	{ "links", MPIP_CMD_GET_LINKS, link_entry, 4, "lrll",
+	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP" } },
 	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",
 	  { "PREF", "PKTS", "BYTES", "RULE" } },
 };

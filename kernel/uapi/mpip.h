@@ -143,12 +143,17 @@ enum mpip_attr {
  *	are advertised to peers and are the local ends of paths; 0 if they
  *	are neither: peers never learn them, and only flows whose own
  *	route uses the interface send from them
+ * @MPIP_LINK_A_BACKUP: u8, 1 if the interface is a backup link: the
+ *	paths from it carry this host's data only while no other path is
+ *	up (and one that came back has stayed up for a second); 0 (the
+ *	default) if not
  */
 enum mpip_link_attr {
 	MPIP_LINK_A_UNSPEC,
 	MPIP_LINK_A_IFINDEX,
 	MPIP_LINK_A_NAME,
 	MPIP_LINK_A_ADVERTISE,
+	MPIP_LINK_A_BACKUP,
 
 	__MPIP_LINK_A_MAX,
 };

@@ -707,7 +707,8 @@ static void build_paths(void)
 	add(m);
 }
 
-static void put_link(const char *name, uint32_t ifindex, int advertise)
+static void put_link(const char *name, uint32_t ifindex, int advertise,
+		     int backup)
 {
 	struct nl_msg *m = reply(NLM_F_MULTI);
 	struct nlattr *n = nest(m, MPIP_A_LINK);
@@ -717,6 +718,8 @@ static void put_link(const char *name, uint32_t ifindex, int advertise)
 		nla_put_string(m, MPIP_LINK_A_NAME, name);
 	if (advertise >= 0)
 		nla_put_u8(m, MPIP_LINK_A_ADVERTISE, advertise);
+	if (backup >= 0)
+		nla_put_u8(m, MPIP_LINK_A_BACKUP, backup);
 	nla_nest_end(m, n);
 	add(m);
 }
@@ -761,10 +764,12 @@ static void build_links(void)
 {
 	if (is("empty"))
 		return;
-	put_link("eth0", 2, 1);
-	put_link("wlp0s20f3", 0x7fffffff, 0);
+	put_link("eth0", 2, 1, 0);
+	/* no backup attribute: a module before backup links */
+	put_link("wlp0s20f3", 0x7fffffff, 0, -1);
+	put_link("wwan0", 4, 1, 1);
 	if (is("bad-missing"))		/* no advertise */
-		put_link("eth1", 3, -1);
+		put_link("eth1", 3, -1, -1);
 }
 
 /*
@@ -1044,10 +1049,11 @@ sessions:       3
 paths:          4"
 STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"rule_dropped":50000,"stat_200":1099511627776}'
 CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180}'
-LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true},{"dev":"wlp0s20f3","ifindex":2147483647,"advertise":false}]'
-LINKS_TEXT='DEV           IFINDEX  ADVERTISE
-eth0                2  on
-wlp0s20f3  2147483647  off'
+LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true,"backup":false},{"dev":"wlp0s20f3","ifindex":2147483647,"advertise":false,"backup":false},{"dev":"wwan0","ifindex":4,"advertise":true,"backup":true}]'
+LINKS_TEXT='DEV           IFINDEX  ADVERTISE  BACKUP
+eth0                2  on         no
+wlp0s20f3  2147483647  off        no
+wwan0               4  on         yes'
 RULES_TEXT=' PREF  PKTS       BYTES  RULE
   100     7  5000000000  proto tcp dport 22-22 len 0-200 mode single
 32000     0           0  to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop'
@@ -1062,7 +1068,7 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=236
+PLAN=240
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -1271,8 +1277,8 @@ fcheck "-j get queue_steer" expect_fake full '{"queue_steer":180}' -j get queue_
 fcheck "get queue_steer from an older module exits 1" expect_get_missing queue_steer
 fcheck "set queue_steer sends a u32 of type 18" expect_request \
 	"cmd=7 version=1 dump=0 config(nested) 18:4=0" "" set queue_steer 0
-check "link without a subcommand exits 1" expect_usage_error "link: missing 'set' (usage: mpipctl link set dev IF advertise on|off)" link
-check "link show points at show links" expect_usage_error "link: unknown subcommand 'show' (usage: mpipctl link set dev IF advertise on|off; the settings: mpipctl show links)" link show
+check "link without a subcommand exits 1" expect_usage_error "link: missing 'set' (usage: mpipctl link set dev IF \\[advertise on|off\\] \\[backup|nobackup\\])" link
+check "link show points at show links" expect_usage_error "link: unknown subcommand 'show' (usage: mpipctl link set dev IF \\[advertise on|off\\] \\[backup|nobackup\\]; the settings: mpipctl show links)" link show
 check "link set without dev exits 1" expect_usage_error "link set: missing dev IF" link set advertise off
 check "link set without a setting exits 1" expect_usage_error "link set: nothing to change" link set dev lo
 check "link set advertise takes on or off" expect_usage_error "link set: advertise is on or off, not 'maybe'" link set dev lo advertise maybe
@@ -1283,6 +1289,13 @@ check "link set with a name too long exits 1" expect_usage_error "link set: 'abc
 check "-j link set exits 1" expect_usage_error "link: option -j applies to status, show, stats and get only" -j link set dev lo advertise on
 fcheck "link set dev lo advertise off sends SET_LINK" expect_request \
 	"cmd=12 version=1 dump=0 link(nested) 1:4=1 3:1=0" "" link set dev lo advertise off
+fcheck "link set dev lo backup sends BACKUP 1" expect_request \
+	"cmd=12 version=1 dump=0 link(nested) 1:4=1 4:1=1" "" link set dev lo backup
+fcheck "link set dev lo nobackup sends BACKUP 0" expect_request \
+	"cmd=12 version=1 dump=0 link(nested) 1:4=1 4:1=0" "" link set dev lo nobackup
+fcheck "link set dev lo backup off advertise on sends both" expect_request \
+	"cmd=12 version=1 dump=0 link(nested) 1:4=1 3:1=1 4:1=0" "" link set dev lo backup off advertise on
+check "link set with backup twice exits 1" expect_usage_error "link set: backup given twice" link set dev lo backup nobackup
 fcheck "link set of an unknown interface exits 1 before netlink" expect_fake_error full 1 \
 	"mpipctl: link set: no interface 'nosuchif0'" link set dev nosuchif0 advertise on
 fcheck "-j show links" expect_fake full "$LINKS_JSON" -j show links

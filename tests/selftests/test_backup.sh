@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# test_backup.sh - backup links (issue 22, MultiMob): `mpipctl link set dev
+# eth2 backup` on A.  While the path over eth1 works, A's data stays off
+# eth2; when link 1 stops carrying packets with both interfaces up (100 %
+# loss both ways, as when a WiFi network loses its uplink: A learns it
+# only from missing delay reports), A's data goes over eth2 and the
+# stream, whose own addresses are on link 1, goes on; when link 1 is back
+# and its path has stayed up for a second, the data returns to it.  Only A's own sending is steered: B does not know yet that A's
+# eth2 address is a backup (that needs the address list to say so).
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_setup_twolink bk
+
+# window_share SECONDS: "E1 E2", the data bytes A sent on its paths over
+# eth1 and eth2 in the next SECONDS seconds
+window_share() {
+	local a0 b0 a1 b1
+	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
+	sleep "$1"
+	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
+	echo "$((a1 - a0)) $((b1 - b0))"
+}
+
+t_setup() {
+	random_file "$T/f" 4
+	random_file "$T/blk" 1
+	mpip_twolink_warm_up
+	mpipctl_in "$A" link set dev eth2 backup
+	mpipctl_in "$A" -j show links | tee "$T/links"
+	jq -e 'map(select(.dev == "eth2"))[0].backup == true and
+		map(select(.dev == "eth1"))[0].backup == false' "$T/links" \
+		>/dev/null || fail "show links does not show eth2 as backup"
+}
+
+# With the primary working, at most 1 % of A's data bytes on the backup
+t_primary_only() {
+	local a0 b0 a1 b1 e1 e2
+	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
+	tcp_send_file "$A" "$B" 10.1.1.2 5300 "$T/f" "$T/g"
+	sha256_equal "$T/f" "$T/g" || fail "TCP data differs"
+	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
+	e1=$((a1 - a0))
+	e2=$((b1 - b0))
+	echo "4 MB from A: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
+	((e1 + e2 > 4000000)) || fail "the paths carried only $((e1 + e2)) bytes"
+	((e2 * 100 <= (e1 + e2))) || fail "more than 1 % on the backup link"
+	mpip_path_is "$A" 10.1.2.1 10.1.2.2 up || fail "the backup path is not up"
+}
+
+# The primary breaks: the stream goes on over the backup; the primary comes
+# back: after a second, the data returns to it
+t_failover_and_back() {
+	local s0 e1 e2
+	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" netem "$B" eth1 ""' EXIT
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5301 "$T/blk" "$T/st"
+	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
+	"$TOPO" netem "$A" eth1 ",,100%"
+	"$TOPO" netem "$B" eth1 ",,100%"
+	s0=$(file_size "$T/st")
+	wait_for 20 file_grew "$T/st" "$s0" 2000000 ||
+		fail "stream stalled after eth1 broke"
+	wait_for 10 mpip_path_is "$A" 10.1.1.1 10.1.1.2 down ||
+		fail "A: path over eth1 not down"
+	read -r e1 e2 <<<"$(window_share 2)"
+	echo "eth1 broken, 2 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
+	((e2 > 500000)) || fail "the backup carried only $e2 bytes"
+	"$TOPO" netem "$A" eth1 ""
+	"$TOPO" netem "$B" eth1 ""
+	wait_for 20 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up ||
+		fail "A: path over eth1 not back up"
+	sleep 2
+	read -r e1 e2 <<<"$(window_share 3)"
+	echo "eth1 back, 3 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
+	((e1 > 500000)) || fail "eth1 carried only $e1 bytes after its return"
+	((e2 * 100 <= (e1 + e2) * 2)) || fail "the data did not leave the backup"
+	tcp_stream_end "$T/blk" "$T/st" 60
+}
+
+# nobackup: both links carry data again
+t_nobackup() {
+	local a0 b0 a1 b1
+	mpipctl_in "$A" link set dev eth2 nobackup
+	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
+	tcp_send_file "$A" "$B" 10.1.1.2 5302 "$T/f" "$T/g"
+	sha256_equal "$T/f" "$T/g" || fail "TCP data differs"
+	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
+	echo "nobackup, 4 MB: eth1 $((a1 - a0)) bytes, eth2 $((b1 - b0)) bytes"
+	(((b1 - b0) * 5 > (a1 - a0 + b1 - b0))) || fail "eth2 carried under 20 %"
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+main() {
+	ktap_header
+	ktap_plan 5
+	ktap_run setup t_setup
+	ktap_run primary_carries_the_data t_primary_only
+	ktap_run backup_takes_over_and_gives_back t_failover_and_back
+	ktap_run nobackup_spreads_again t_nobackup
+	ktap_run dmesg_clean t_dmesg
+	ktap_finish
+}
+main "$@"; exit
