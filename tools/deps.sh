@@ -54,6 +54,8 @@ APT_PKGS=(
 	debhelper dh-dkms lintian
 	# systemd-analyze verify of mpip.service (tests/packaging_test.sh)
 	systemd
+	# the YAML netlink spec against its schema (tests/unit/test_nlspec.py)
+	python3-yaml python3-jsonschema
 	# fuzzing (make fuzz): clang with libFuzzer
 	clang libclang-rt-14-dev
 )
