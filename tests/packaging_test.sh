@@ -4,11 +4,14 @@
 # tests/packaging_test.sh - the Debian packages, built and looked at, not
 # installed: `make deb` (into a scratch directory, not build/deb), lintian
 # on the .debs, their contents (dpkg-deb -c), control data and maintainer
-# scripts, the packaged mpipctl and dkms.conf, and that debian/changelog
+# scripts, the packaged mpipctl and dkms.conf, mpip.service and the example
+# /etc/mpip/mpip.conf (a conffile; the unit passes systemd-analyze verify,
+# and is neither enabled nor started on install), and that debian/changelog
 # must agree with MPIP_VERSION in kernel/mpip.h; then DKMS builds the
 # packaged sources in a DKMS tree of its own (not the system's: dkms status
 # does not change) for the kernel make dkms-install would use.
-# Needs dpkg-dev, debhelper, dh-dkms, lintian and dkms (tools/deps.sh), and
+# Needs dpkg-dev, debhelper, dh-dkms, lintian, dkms and systemd
+# (tools/deps.sh), and
 # about 50 s on a 2-core machine (12 s without the DKMS build).
 # The DKMS build signs the module with /var/lib/dkms/mok.key as dkms does;
 # when that key pair had to be made for it, it is removed again.
@@ -17,6 +20,7 @@
 # non-zero when a test failed.  KEEP_TMP=1 keeps the scratch directory.
 #
 # SKIP-OK: *DKMS*: no kernel headers on this machine
+# SKIP-OK: *systemd-analyze*: systemd is not installed (a container without it)
 
 set -u
 
@@ -145,8 +149,72 @@ t_dkms_control() {
 t_ctl_files() {
 	has "$CTL_DEB" ./usr/sbin/mpipctl ./usr/share/man/man8/mpipctl.8.gz \
 		./usr/share/bash-completion/completions/mpipctl \
-		./usr/share/doc/mpipctl/copyright || return 1
-	! grep -q '^\./usr/src/' "$TMP/list" || fail "mpipctl has module sources"
+		./usr/share/doc/mpipctl/copyright ./etc/mpip/mpip.conf || return 1
+	! grep -q '^\./usr/src/' "$TMP/list" || fail "mpipctl has module sources" || return 1
+	unit_path >/dev/null
+}
+
+# unit_path: where mpip.service is in the mpipctl package (./lib/systemd/system
+# with debhelper compat 13, ./usr/lib/... with later ones).
+unit_path() {
+	local p
+	p=$(contents "$CTL_DEB" | grep -E '^\./(usr/)?lib/systemd/system/mpip\.service$')
+	if [ -z "$p" ] || [ "$(wc -l <<<"$p")" -ne 1 ]; then
+		fail "no (or more than one) mpip.service in $(basename "$CTL_DEB"): $p"
+		return 1
+	fi
+	echo "$p"
+}
+
+# The unit and the example config as in the tree; the config is a conffile;
+# the unit is neither enabled nor started by the maintainer scripts.
+t_ctl_service() {
+	local unit line
+	unit=$(unit_path) || return 1
+	mkdir -p "$TMP/svc" && dpkg-deb -x "$CTL_DEB" "$TMP/svc" ||
+		fail "dpkg-deb -x failed" || return 1
+	cmp -s "$TMP/svc/$unit" "$ROOT/debian/mpipctl.mpip.service" ||
+		fail "the packaged $unit is not debian/mpipctl.mpip.service" || return 1
+	cmp -s "$TMP/svc/etc/mpip/mpip.conf" "$ROOT/debian/mpip.conf" ||
+		fail "the packaged /etc/mpip/mpip.conf is not debian/mpip.conf" || return 1
+	for line in Type=oneshot RemainAfterExit=yes 'ExecStartPre=/sbin/modprobe mpip' \
+		'ExecStart=/usr/sbin/mpipctl -b /etc/mpip/mpip.conf' \
+		'ExecReload=/usr/sbin/mpipctl rule flush' \
+		'ExecReload=/usr/sbin/mpipctl -b /etc/mpip/mpip.conf' \
+		'ExecStop=/usr/sbin/mpipctl disable' 'WantedBy=multi-user.target'; do
+		grep -qxF -- "$line" "$TMP/svc/$unit" || fail "$unit lacks $line" || return 1
+	done
+	dpkg-deb -e "$CTL_DEB" "$TMP/ctlctrl" || fail "dpkg-deb -e failed" || return 1
+	grep -qxF /etc/mpip/mpip.conf "$TMP/ctlctrl/conffiles" 2>/dev/null ||
+		fail "conffiles: $(cat "$TMP/ctlctrl/conffiles" 2>&1)" || return 1
+	# --no-enable: enabled only if it was before (an upgrade); --no-start
+	grep -qF "deb-systemd-helper debian-installed 'mpip.service'" "$TMP/ctlctrl/postinst" ||
+		fail "postinst may enable mpip.service: $(cat "$TMP/ctlctrl/postinst")" || return 1
+	! grep -q 'deb-systemd-invoke' "$TMP/ctlctrl/"*inst "$TMP/ctlctrl/"*rm 2>/dev/null ||
+		fail "a maintainer script starts or stops mpip.service: $(grep -l deb-systemd-invoke "$TMP/ctlctrl/"*)"
+}
+
+# systemd-analyze verify on the packaged unit.  mpipctl is not installed
+# here, so its path in the unit is that of the unpacked package; man
+# mpipctl(8) (Documentation=) is looked up in the unpacked package too.
+t_unit_verify() {
+	local unit out rc
+	unit=$(unit_path) || return 1
+	[ -f "$TMP/svc/$unit" ] || fail "t_ctl_service did not unpack $unit" || return 1
+	mkdir -p "$TMP/verify" &&
+		sed "s|/usr/sbin/mpipctl|$TMP/svc/usr/sbin/mpipctl|g" "$TMP/svc/$unit" \
+			>"$TMP/verify/mpip.service" || fail "cannot copy $unit" || return 1
+	if command -v man >/dev/null; then
+		out=$(MANPATH=$TMP/svc/usr/share/man systemd-analyze verify "$TMP/verify/mpip.service" 2>&1)
+	else
+		out=$(systemd-analyze verify --man=no "$TMP/verify/mpip.service" 2>&1)
+	fi
+	rc=$?
+	# unknown keys and the like are warnings, exit status 0
+	if ((rc != 0)) || [ -n "$out" ]; then
+		fail "systemd-analyze verify (exit $rc): $out"
+		return 1
+	fi
 }
 
 t_ctl_binary() {
@@ -223,7 +291,7 @@ t_dkms_build() {
 }
 
 echo "KTAP version 1"
-PLAN=11
+PLAN=13
 echo "1..$PLAN"
 check "dpkg-buildpackage, debhelper, dh_dkms and lintian are there" t_tools
 check "make deb builds mpip-dkms and mpipctl, no warnings" t_build
@@ -231,9 +299,17 @@ check "lintian: no errors or warnings" t_lintian
 check "mpip-dkms: every module source under /usr/src/mpip-$VERSION, no objects" t_dkms_files
 check "mpip-dkms: dkms.conf with version $VERSION" t_dkms_conf
 check "mpip-dkms: all, depends on dkms, postinst/prerm register it" t_dkms_control
-check "mpipctl: binary, man page, bash completion" t_ctl_files
+check "mpipctl: binary, man page, bash completion, mpip.service, mpip.conf" t_ctl_files
 check "mpipctl: runs, version $VERSION, hardened, same man page and completion" t_ctl_binary
 check "mpipctl: $ARCH, depends on libnl" t_ctl_control
+check "mpipctl: mpip.service and conffile /etc/mpip/mpip.conf, not enabled or started" t_ctl_service
+if command -v systemd-analyze >/dev/null; then
+	check "mpip.service passes systemd-analyze verify" t_unit_verify
+else
+	n=$((n + 1))
+	echo "ok $n mpip.service passes systemd-analyze verify # SKIP systemd-analyze is not installed"
+	skipped=$((skipped + 1))
+fi
 check "a debian/changelog version other than MPIP_VERSION fails the build" t_version_mismatch
 if [ -n "$KVER" ]; then
 	check "the packaged sources build with DKMS for $KVER" t_dkms_build

@@ -3,9 +3,11 @@
 #
 # Installs what is missing, builds the module and mpipctl with W=1, runs a
 # self-test of this harness (tests/harness_test.sh), the host unit tests
-# (ASan/UBSan/LSan), the mpipctl tests (commands, batch mode, bash
-# completion), the Debian packages (tests/packaging_test.sh: built, lintian,
-# contents, a DKMS build), the scapy-layer tests, the check that the
+# (ASan/UBSan/LSan), the mpipctl tests (commands, batch mode, the example
+# /etc/mpip/mpip.conf run in batch mode (conf), bash completion), the Debian
+# packages (tests/packaging_test.sh: built, lintian, contents, mpip.service,
+# a DKMS build), the YAML netlink spec against the kernel's schema and
+# kernel/uapi/mpip.h (nlspec), the scapy-layer tests, the check that the
 # benchmark figures in README.md and Documentation/performance.rst are what
 # tools/bench/report.py generates from Documentation/perf/*.jsonl (perfdocs),
 # then the kernel selftests inside a QEMU guest, then a short run of every
@@ -113,6 +115,8 @@ main() {
 	run_suite unit 'tests/unit/*.c' make -s --no-print-directory -C tests/unit run
 	run_suite mpipctl 'tests/unit/test_mpipctl.sh' bash tests/unit/test_mpipctl.sh
 	run_suite batch 'tests/unit/test_batch.sh' bash tests/unit/test_batch.sh
+	run_suite conf 'tests/unit/test_conf.sh' bash tests/unit/test_conf.sh
+	run_suite nlspec 'tests/unit/test_nlspec.py' /usr/bin/python3 tests/unit/test_nlspec.py
 	run_suite completion 'tests/unit/test_completion.sh' bash tests/unit/test_completion.sh
 	run_suite packaging 'tests/packaging_test.sh' bash tests/packaging_test.sh
 	run_suite scapy 'tests/scapy/test*.py' /usr/bin/python3 tests/scapy/run.py

@@ -52,6 +52,10 @@ APT_PKGS=(
 	# make deb (dpkg-buildpackage is in dpkg-dev, with build-essential) and
 	# the lintian check of its packages (tests/packaging_test.sh)
 	debhelper dh-dkms lintian
+	# systemd-analyze verify of mpip.service (tests/packaging_test.sh)
+	systemd
+	# the YAML netlink spec against its schema (tests/unit/test_nlspec.py)
+	python3-yaml python3-jsonschema
 	# fuzzing (make fuzz): clang with libFuzzer
 	clang libclang-rt-14-dev
 )
