@@ -240,9 +240,11 @@ static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
  */
 static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
 {
+	struct mpip_cm_ext ext = { .len = 4 };
 	struct mpip_path *p;
 	struct mpip_cm cm;
 	unsigned int i;
+	u32 backups;
 
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
@@ -251,7 +253,10 @@ static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
 			continue;
 		mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE,
 			     true);
-		mpip_ctrl_send(mn, n, p, 0, 0, &cm, NULL);
+		/* which of them are backups: an extension, if any is */
+		backups = mpip_cm_backups(mn, &cm);
+		put_unaligned_be32(backups, ext.b);
+		mpip_ctrl_send(mn, n, p, 0, 0, &cm, backups ? &ext : NULL);
 		mpip_inc(mn, MPIP_STAT_TX_IP_CHANGE);
 	}
 }
@@ -360,14 +365,19 @@ void mpip_tick_kick(struct mpip_net *mn)
 
 /*
  * Note what our address list is now: a digest of the list mpip_cm_fill()
- * puts in CMs.  Link events that leave it as it was tell nobody anything.
+ * puts in CMs, with the backup bits IP_CHANGE adds, and one without them
+ * (what a node learns from the handshake: node.c).  Link events that
+ * leave both as they were tell nobody anything.
  */
 void mpip_addrs_note(struct mpip_net *mn)
 {
 	struct mpip_cm cm;
+	u32 plain;
 
 	mpip_cm_fill(mn, &cm, 0, true);
-	WRITE_ONCE(mn->addr_digest, jhash2(cm.addrs, cm.naddrs, cm.naddrs));
+	plain = jhash2(cm.addrs, cm.naddrs, cm.naddrs);
+	WRITE_ONCE(mn->addr_digest_plain, plain);
+	WRITE_ONCE(mn->addr_digest, plain ^ mpip_cm_backups(mn, &cm));
 }
 
 static void mpip_addr_work(struct work_struct *work)

@@ -412,7 +412,7 @@ static bool mpip_in_authed(struct mpip_net *mn, struct sk_buff *skb,
 	struct mpip_node *n = rx->node;
 
 	if (!rx->replayed) {
-		mpip_node_learn(mn, n, rx->saddr, rx->sport, cm);
+		mpip_node_learn(mn, n, rx->saddr, rx->sport, &rx->c2);
 		mpip_in_paths(mn, n, skb, rx);
 		mpip_rr_rx(mn, n, rx);
 		/* A new peer: tell it our addresses, ask for its. */

@@ -228,6 +228,7 @@ struct mpip_path {
 	bool rr_ok;		/* the remote address echoed it; READ/WRITE_ONCE */
 	u8 rr_tries;		/* probes with the nonce sent; written under lock */
 	unsigned long rr_next;	/* jiffies: next one due; under lock */
+	bool rbackup;		/* @daddr is a backup of the peer's; READ/WRITE_ONCE */
 	/* jiffies|1 when it last came up after being down, else 0 */
 	unsigned long up_again;	/* READ/WRITE_ONCE */
 	/* probes while down and the node idle (heartbeat.c); READ/WRITE_ONCE */
@@ -286,6 +287,8 @@ struct mpip_node {
 	u8 nep;
 	u8 nep_next;		/* slot to replace when full */
 	u8 naddrs;
+	/* @addrs on backup links: bit i for addrs[i]; READ_ONCE outside lock */
+	u32 addr_backup;
 	unsigned long ep_stamp;	/* jiffies: last endpoint replaced */
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
@@ -382,6 +385,8 @@ struct mpip_net {
 	struct delayed_work tick_work;	/* weights, timeouts, heartbeats */
 	struct work_struct addr_work;	/* local addresses changed */
 	u32 addr_digest;	/* of our address list: heartbeat.c, READ/WRITE_ONCE */
+	/* the same without the backup bits, which handshakes do not carry */
+	u32 addr_digest_plain;
 	unsigned long hb_stamp;		/* jiffies of the last heartbeat round */
 	unsigned long tick_due;		/* when tick_work should run; 0: unknown */
 	atomic_t ro_held;		/* segments in reorder buffers */
@@ -537,8 +542,9 @@ static inline struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 
 struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 				   struct mpip_keys *k, bool stranger);
+u32 mpip_cm_backups(struct mpip_net *mn, const struct mpip_cm *cm);
 void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
-		     __be16 port, const struct mpip_cm *cm);
+		     __be16 port, const struct mpip_cm2 *c2);
 void mpip_node_release(struct mpip_tnode *tn);
 unsigned long mpip_node_ttl(const struct mpip_tnode *tn, unsigned long ttl);
 struct mpip_node *mpip_node_for_query(struct mpip_net *mn,

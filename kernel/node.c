@@ -50,7 +50,7 @@ struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 	n->w_stamp = jiffies;
 	n->ep_stamp = jiffies;
 	/* the handshake's address exchange carries the current list */
-	n->addr_told = READ_ONCE(mn->addr_digest);
+	n->addr_told = READ_ONCE(mn->addr_digest_plain);
 	n->addr_sends = MPIP_ADDR_ROUNDS;
 
 	in = mpip_table_insert(&mn->nodes, &n->tn, mpip_node_hash(&mn->nodes, id),
@@ -147,10 +147,29 @@ static void mpip_node_add_ep(struct mpip_node *n, __be32 addr, __be16 port)
 	spin_unlock_bh(&n->lock);
 }
 
-/* Store the advertised address list; true if it changed. */
-static bool mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm *cm)
+/*
+ * Which addresses of @c2's list the sender says are on its backup links
+ * (an IP_CHANGE's 4-byte extension), or -1 if the CM does not say: then
+ * a list that did not change keeps the bits it had.
+ */
+static s64 mpip_node_cm_backups(const struct mpip_cm2 *c2)
 {
+	const struct mpip_cm *cm = &c2->cm;
+
+	if (!(cm->flags & MPIP_CM_F_IP_CHANGE) ||
+	    (cm->flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
+		return -1;
+	if (c2->ext_len != 4)
+		return 0;
+	return get_unaligned_be32(c2->ext) & (BIT(cm->naddrs) - 1);
+}
+
+/* Store the advertised address list; true if it or its backups changed. */
+static bool mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm2 *c2)
+{
+	const struct mpip_cm *cm = &c2->cm;
 	size_t len = cm->naddrs * sizeof(cm->addrs[0]);
+	s64 backups = mpip_node_cm_backups(c2);
 	bool changed;
 
 	spin_lock_bh(&n->lock);
@@ -158,6 +177,12 @@ static bool mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm *cm)
 	if (changed) {
 		memcpy(n->addrs, cm->addrs, len);
 		n->naddrs = cm->naddrs;
+	}
+	if (backups < 0 && changed)
+		backups = 0;
+	if (backups >= 0 && backups != n->addr_backup) {
+		WRITE_ONCE(n->addr_backup, backups);
+		changed = true;
 	}
 	spin_unlock_bh(&n->lock);
 	return changed;
@@ -195,13 +220,15 @@ void mpip_node_release(struct mpip_tnode *tn)
  * trip.  Caller holds rcu_read_lock().
  */
 void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
-		     __be16 port, const struct mpip_cm *cm)
+		     __be16 port, const struct mpip_cm2 *c2)
 {
+	const struct mpip_cm *cm = &c2->cm;
+
 	mpip_touch(&n->tn.stamp);
 	if (!READ_ONCE(n->verified))
 		WRITE_ONCE(n->verified, true);
 	if (!mpip_node_has_ep(n, addr, port))
 		mpip_node_add_ep(n, addr, port);
-	if (cm->naddrs && mpip_node_set_addrs(n, cm) && mpip_paths_sync(mn, n))
+	if (cm->naddrs && mpip_node_set_addrs(n, c2) && mpip_paths_sync(mn, n))
 		mpip_node_probe(mn, n);
 }

@@ -192,6 +192,17 @@ static void mpip_path_refresh(struct mpip_net *mn, struct mpip_node *n,
 		mpip_path_set_state(mn, n, p, MPIP_PATH_PROBING);
 }
 
+/* Is @a one of the addresses node @n says are backups?  Under n->lock. */
+static bool mpip_addr_backup(const struct mpip_node *n, __be32 a)
+{
+	unsigned int i;
+
+	for (i = 0; i < n->naddrs; i++)
+		if (n->addrs[i] == a)
+			return n->addr_backup & BIT(i);
+	return false;
+}
+
 static bool mpip_addr_listed(__be32 a, const __be32 *list, unsigned int n)
 {
 	unsigned int i;
@@ -299,6 +310,11 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 					       n->addrs[j]);
 		}
 	}
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = mpip_path_slot(n, i);
+		if (p)
+			WRITE_ONCE(p->rbackup, mpip_addr_backup(n, p->daddr));
+	}
 	spin_unlock_bh(&n->lock);
 	return probe;
 }
@@ -372,7 +388,7 @@ static unsigned int mpip_path_tier(struct mpip_net *mn, struct mpip_path *p)
 {
 	unsigned long t = READ_ONCE(p->up_again);
 
-	if (mpip_link_backup(mn, p->ifindex))
+	if (READ_ONCE(p->rbackup) || mpip_link_backup(mn, p->ifindex))
 		return MPIP_TIER_BACKUP;
 	if (t && time_before(jiffies, t + MPIP_BACKUP_RETURN))
 		return MPIP_TIER_BACK;
@@ -390,7 +406,7 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 				      const struct mpip_rule *rule,
 				      struct mpip_path **cand)
 {
-	bool tiers = READ_ONCE(mn->nbackup);
+	bool tiers = READ_ONCE(mn->nbackup) || READ_ONCE(n->addr_backup);
 	unsigned int i, k = 0, j, best = MPIP_TIERS;
 	u8 tier[MPIP_MAX_PATHS];
 	struct mpip_path *p;
@@ -413,11 +429,11 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 	return j;
 }
 
-/* Is @p a path up on a backup link (heartbeat.c probes those)? */
+/* Is @p a path up with a backup link at either end (heartbeat.c probes)? */
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p)
 {
 	return READ_ONCE(p->state) == MPIP_PATH_UP &&
-	       mpip_link_backup(mn, p->ifindex);
+	       (READ_ONCE(p->rbackup) || mpip_link_backup(mn, p->ifindex));
 }
 
 /*

@@ -5,8 +5,9 @@
 # loss both ways, as when a WiFi network loses its uplink: A learns it
 # only from missing delay reports), A's data goes over eth2 and the
 # stream, whose own addresses are on link 1, goes on; when link 1 is back
-# and its path has stayed up for a second, the data returns to it.  Only A's own sending is steered: B does not know yet that A's
-# eth2 address is a backup (that needs the address list to say so).
+# and its path has stayed up for a second, the data returns to it.  B
+# learns from A's address list (an IP_CHANGE's extension) that A's eth2
+# address is a backup, and keeps its own data to A off it too.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -28,7 +29,11 @@ t_setup() {
 	random_file "$T/f" 4
 	random_file "$T/blk" 1
 	mpip_twolink_warm_up
+	mpipctl_in "$B" -j stats >"$T/b0"
 	mpipctl_in "$A" link set dev eth2 backup
+	# B hears of it in an IP_CHANGE round
+	wait_for 20 mpip_stats_since "$B" "$T/b0" '.rx_ip_change > 0' ||
+		fail "B got no IP_CHANGE after eth2 became a backup"
 	mpipctl_in "$A" -j show links | tee "$T/links"
 	jq -e 'map(select(.dev == "eth2"))[0].backup == true and
 		map(select(.dev == "eth1"))[0].backup == false' "$T/links" \
@@ -48,6 +53,20 @@ t_primary_only() {
 	((e1 + e2 > 4000000)) || fail "the paths carried only $((e1 + e2)) bytes"
 	((e2 * 100 <= (e1 + e2))) || fail "more than 1 % on the backup link"
 	mpip_path_is "$A" 10.1.2.1 10.1.2.2 up || fail "the backup path is not up"
+}
+
+# B honours A's backup: its data to A stays off A's eth2 address
+t_peer_honours() {
+	local a0 b0 a1 b1 e1 e2
+	read -r a0 b0 <<<"$(mpip_path_tx "$B")"
+	tcp_send_file "$B" "$A" 10.1.1.1 5303 "$T/f" "$T/gb"
+	sha256_equal "$T/f" "$T/gb" || fail "TCP data differs"
+	read -r a1 b1 <<<"$(mpip_path_tx "$B")"
+	e1=$((a1 - a0))
+	e2=$((b1 - b0))
+	echo "4 MB from B: to A's eth1 $e1 bytes, to A's eth2 (backup) $e2 bytes"
+	((e1 + e2 > 4000000)) || fail "the paths carried only $((e1 + e2)) bytes"
+	((e2 * 100 <= (e1 + e2))) || fail "more than 1 % to A's backup link"
 }
 
 # The primary breaks: the stream goes on over the backup; the primary comes
@@ -95,9 +114,10 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 5
+	ktap_plan 6
 	ktap_run setup t_setup
 	ktap_run primary_carries_the_data t_primary_only
+	ktap_run peer_honours_the_backup t_peer_honours
 	ktap_run backup_takes_over_and_gives_back t_failover_and_back
 	ktap_run nobackup_spreads_again t_nobackup
 	ktap_run dmesg_clean t_dmesg
