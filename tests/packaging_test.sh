@@ -34,31 +34,9 @@ ARCH=$(dpkg --print-architecture 2>/dev/null)
 CTL_DEB=$OUT/mpipctl_${VERSION}_$ARCH.deb
 SRC=./usr/src/mpip-$VERSION
 
-passed=0
-failed=0
+# shellcheck source=tests/unit/ktap_lib.sh
+source "$ROOT/tests/unit/ktap_lib.sh"
 skipped=0
-n=0
-msg=""
-
-fail() {
-	msg="$*"
-	return 1
-}
-
-check() {
-	local name=$1
-	shift
-	n=$((n + 1))
-	msg=""
-	if "$@"; then
-		echo "ok $n $name"
-		passed=$((passed + 1))
-	else
-		echo "# ${msg//$'\n'/$'\n'# }"
-		echo "not ok $n $name"
-		failed=$((failed + 1))
-	fi
-}
 
 # contents DEB: the paths in DEB, one a line.
 contents() {
@@ -319,9 +297,4 @@ else
 	skipped=$((skipped + 1))
 fi
 
-if [ "$n" -ne "$PLAN" ]; then
-	echo "# ran $n tests, planned $PLAN"
-	failed=$((failed + 1))
-fi
-echo "packaging: $passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+ktap_end packaging

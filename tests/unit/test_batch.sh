@@ -17,65 +17,16 @@ MPIPCTL=$ROOT/userspace/mpipctl
 TMP=$(mktemp -d)
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
 
-passed=0
-failed=0
-n=0
-msg=""
+# shellcheck source=tests/unit/ktap_lib.sh
+source "$ROOT/tests/unit/ktap_lib.sh"
 rc=0
 out=""
 err=""
 
-fail() {
-	msg="$*"
-	return 1
-}
-
-# check NAME FUNCTION [ARGS...]
-check() {
-	local name=$1
-	shift
-	n=$((n + 1))
-	msg=""
-	if "$@"; then
-		echo "ok $n $name"
-		passed=$((passed + 1))
-	else
-		echo "# $msg"
-		echo "not ok $n $name"
-		failed=$((failed + 1))
-	fi
-}
-
 build() {
-	local cflags libs version
 	make -s -C "$ROOT/userspace" >"$TMP/make.log" 2>&1 ||
 		fail "make -C userspace: $(head -c 600 "$TMP/make.log")" || return 1
-	cflags=$(pkg-config --cflags libnl-3.0 libnl-genl-3.0) &&
-		libs=$(pkg-config --libs libnl-genl-3.0 libnl-3.0) ||
-		fail "no libnl-genl-3.0" || return 1
-	version=$(sed -n 's/^#define[[:space:]]*MPIP_VERSION[[:space:]]*"\(.*\)".*/\1/p' \
-		"$ROOT/kernel/mpip.h")
-	# shellcheck disable=SC2016 # a literal $TMP, as in that file
-	sed -n '/^	cat >"$TMP\/fake.c" <<'\''EOF'\''$/,/^EOF$/p' \
-		"$ROOT/tests/unit/test_mpipctl.sh" | sed '1d;$d' >"$TMP/fake.c"
-	grep -q 'int fake_send_auto' "$TMP/fake.c" ||
-		fail "cannot find fake.c in tests/unit/test_mpipctl.sh" || return 1
-	# the flags of userspace/Makefile: no warnings allowed
-	# shellcheck disable=SC2086
-	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/userspace" \
-		-I"$ROOT/kernel/uapi" $cflags -Dmain=mpipctl_main \
-		-DMPIPCTL_VERSION="\"$version\"" \
-		-c -o "$TMP/mpipctl_main.o" "$ROOT/userspace/mpipctl.c" \
-		>"$TMP/cc.log" 2>&1 ||
-		fail "cannot compile: $(head -c 600 "$TMP/cc.log")" || return 1
-	# shellcheck disable=SC2086
-	${CC:-cc} -std=gnu11 -Wall -Wextra -Werror -I"$ROOT/userspace" \
-		-I"$ROOT/kernel/uapi" $cflags -DFAKE_VERSION="\"$version\"" \
-		-o "$TMP/fake" "$TMP/fake.c" "$TMP/mpipctl_main.o" \
-		"$ROOT/userspace/batch.c" "$ROOT/userspace/show.c" \
-		"$ROOT/userspace/rule.c" "$ROOT/userspace/json.c" \
-		"$ROOT/userspace/table.c" $libs >"$TMP/cc.log" 2>&1 ||
-		fail "cannot compile: $(head -c 600 "$TMP/cc.log")"
+	build_fake
 }
 
 # [SCENARIO=S] fake ARGS... <INPUT: mpipctl against the fake kernel (FAKE=S,
@@ -252,9 +203,4 @@ else
 fi
 check "the real mpipctl: -b in --help, missing file" t_real
 
-if [ "$n" -ne "$PLAN" ]; then
-	echo "# ran $n tests, planned $PLAN"
-	failed=$((failed + 1))
-fi
-echo "batch: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+ktap_end batch

@@ -16,30 +16,9 @@ MPIPCTL=$ROOT/userspace/mpipctl
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-passed=0
-failed=0
-n=0
-msg=""
+# shellcheck source=tests/unit/ktap_lib.sh
+source "$ROOT/tests/unit/ktap_lib.sh"
 
-fail() {
-	msg="$*"
-	return 1
-}
-
-check() {
-	local name=$1
-	shift
-	n=$((n + 1))
-	msg=""
-	if "$@"; then
-		echo "ok $n $name"
-		passed=$((passed + 1))
-	else
-		echo "# $msg"
-		echo "not ok $n $name"
-		failed=$((failed + 1))
-	fi
-}
 
 # comp WORDS...: complete the last word, as bash would; the words offered
 # are in $got, sorted, one line each.
@@ -228,9 +207,4 @@ check "rule add|del|flush, del pref, proto tcp|udp" t_rule
 check "-b: file names, then no command" t_batch
 check "options before the command are skipped" t_options_skipped
 
-if [ "$n" -ne "$PLAN" ]; then
-	echo "# ran $n tests, planned $PLAN"
-	failed=$((failed + 1))
-fi
-echo "completion: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+ktap_end completion
