@@ -148,39 +148,28 @@ static void mpip_node_add_ep(struct mpip_node *n, __be32 addr, __be16 port)
 }
 
 /*
- * Which addresses of @c2's list the sender says are on its backup links
- * (an IP_CHANGE's 4-byte extension), or -1 if the CM does not say: then
- * a list that did not change keeps the bits it had.
+ * Store the advertised address list and which of them are backups (an
+ * IP_CHANGE says: core/cm.c mpip_cm2_backups(); a list from another CM
+ * keeps the bits it had if it did not change, else has none); true if
+ * either changed.
  */
-static s64 mpip_node_cm_backups(const struct mpip_cm2 *c2)
-{
-	const struct mpip_cm *cm = &c2->cm;
-
-	if (!(cm->flags & MPIP_CM_F_IP_CHANGE) ||
-	    (cm->flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
-		return -1;
-	if (c2->ext_len != 4)
-		return 0;
-	return get_unaligned_be32(c2->ext) & (BIT(cm->naddrs) - 1);
-}
-
-/* Store the advertised address list; true if it or its backups changed. */
 static bool mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm2 *c2)
 {
 	const struct mpip_cm *cm = &c2->cm;
 	size_t len = cm->naddrs * sizeof(cm->addrs[0]);
-	s64 backups = mpip_node_cm_backups(c2);
-	bool changed;
+	bool says, changed;
+	u32 backups = 0;
 
+	says = mpip_cm2_backups(c2, &backups);
 	spin_lock_bh(&n->lock);
 	changed = n->naddrs != cm->naddrs || memcmp(n->addrs, cm->addrs, len);
 	if (changed) {
 		memcpy(n->addrs, cm->addrs, len);
 		n->naddrs = cm->naddrs;
 	}
-	if (backups < 0 && changed)
-		backups = 0;
-	if (backups >= 0 && backups != n->addr_backup) {
+	if (!says && !changed)
+		backups = n->addr_backup;
+	if (backups != n->addr_backup) {
 		WRITE_ONCE(n->addr_backup, backups);
 		changed = true;
 	}

@@ -311,6 +311,37 @@ void mpip_cm2_auth_ctx(const struct mpip_cm2 *cm2, u8 proto,
 }
 
 /**
+ * mpip_cm2_backups() - which listed addresses an IP_CHANGE calls backups
+ * @cm2: a decoded (and authenticated) CM
+ * @mask: set to the mask, bit i for address i, bits at or past the
+ *	address count cleared, when the CM says
+ *
+ * An IP_CHANGE (neither ENABLE nor ENABLED) says: its 4-byte extension
+ * is the mask, and without one no address is a backup.  Other CMs, and
+ * extensions of other lengths (a nonce, an echo), say nothing.
+ * Documentation/wire-format.rst, "Extension contents".
+ *
+ * Return: true if @cm2 says which of its addresses are backups.
+ */
+bool mpip_cm2_backups(const struct mpip_cm2 *cm2, u32 *mask)
+{
+	const struct mpip_cm *cm = &cm2->cm;
+	u32 m;
+
+	if (!(cm->flags & MPIP_CM_F_IP_CHANGE) ||
+	    (cm->flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
+		return false;
+	if (cm2->ext_len != 0 && cm2->ext_len != 4)
+		return false;
+	m = 0;
+	if (cm2->ext_len == 4)
+		m = (u32)cm2->ext[0] << 24 | (u32)cm2->ext[1] << 16 |
+		    (u32)cm2->ext[2] << 8 | cm2->ext[3];
+	*mask = m & ((1U << cm->naddrs) - 1);
+	return true;
+}
+
+/**
  * mpip_cm2_encode() - write a v2 trailer, its MAC computed
  * @cm2: the CM: fields (the peer's token in @cm2->cm.node_id) and
  *       extension; @cm2->auth and @cm2->version are not read

@@ -49,6 +49,10 @@
 
 #include "compat.h"
 
+#ifndef __KERNEL__
+#include <stdbool.h>
+#endif
+
 #define MPIP_CM_VERSION		1
 #define MPIP_CM_MAGIC		0xd7
 #define MPIP_CM_BODY_LEN	16	/* fields before the address list */
@@ -250,6 +254,7 @@ int mpip_cm_decode_any(const u8 *buf, unsigned int len, u16 sum,
 		       struct mpip_cm2 *cm2);
 void mpip_cm2_auth_ctx(const struct mpip_cm2 *cm2, u8 proto,
 		       struct mpip_auth_ctx *ctx);
+bool mpip_cm2_backups(const struct mpip_cm2 *cm2, u32 *mask);
 
 /* CRC32C of @len bytes, continuing from @crc (start with 0). */
 u32 mpip_crc32c(u32 crc, const u8 *buf, unsigned int len);

@@ -297,6 +297,13 @@ static void do_raw(struct input *in, int shape)
 	if (r >= 0 && (verifies(&out, 6, 0, &ctr) ||
 		       verifies(&out, 17, 0, &ctr)))
 		fail("raw bytes verified", r, MPIP_AUTH_E_MAC);
+	if (r >= 0) {
+		u32 m = 0;
+
+		/* no bit past the list, whatever the bytes */
+		if (mpip_cm2_backups(&out, &m) && (m >> out.cm.naddrs))
+			fail("backup bits past the list", r, (int)m);
+	}
 }
 
 /* CM fields, counts as they come. */

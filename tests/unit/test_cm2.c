@@ -339,6 +339,53 @@ static int round_trip(struct unit_ctx *ctx, const struct mpip_cm2 *cm2,
 
 /* ---- layout ----------------------------------------------------------- */
 
+/* The backup mask of an IP_CHANGE (wire-format.rst, Extension contents). */
+UNIT_TEST(cm2_backups_of_ip_change)
+{
+	struct mpip_cm2 c;
+	u32 m;
+
+	memset(&c, 0, sizeof(c));
+	c.cm.naddrs = 3;
+	/* not an IP_CHANGE: says nothing, whatever the extension */
+	c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_HB;
+	c.ext_len = 4;
+	m = 0x5a5a;
+	CHECK(!mpip_cm2_backups(&c, &m));
+	CHECK_EQ(m, 0x5a5aU);	/* untouched */
+	/* a handshake CM with a list: says nothing either */
+	c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE | MPIP_CM_F_ENABLED;
+	CHECK(!mpip_cm2_backups(&c, &m));
+	c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE | MPIP_CM_F_ENABLE;
+	CHECK(!mpip_cm2_backups(&c, &m));
+	/* IP_CHANGE without an extension: no backups */
+	c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE;
+	c.ext_len = 0;
+	m = 7;
+	CHECK(mpip_cm2_backups(&c, &m));
+	CHECK_EQ(m, 0U);
+	/* with one: big-endian, bits past the list cleared */
+	c.ext_len = 4;
+	c.ext[0] = 0x80;
+	c.ext[1] = 0x00;
+	c.ext[2] = 0x01;
+	c.ext[3] = 0x06;
+	CHECK(mpip_cm2_backups(&c, &m));
+	CHECK_EQ(m, 0x6U);
+	c.cm.naddrs = 8;
+	CHECK(mpip_cm2_backups(&c, &m));
+	CHECK_EQ(m, 0x6U);
+	c.cm.naddrs = 0;
+	CHECK(mpip_cm2_backups(&c, &m));
+	CHECK_EQ(m, 0U);
+	/* an extension of another length (a nonce, an echo): says nothing */
+	c.cm.naddrs = 3;
+	c.ext_len = 8;
+	CHECK(!mpip_cm2_backups(&c, &m));
+	c.ext_len = 16;
+	CHECK(!mpip_cm2_backups(&c, &m));
+}
+
 UNIT_TEST(cm2_lengths_and_constants)
 {
 	struct mpip_cm2 cm2;
