@@ -24,6 +24,7 @@ export MPIP_IN_VM=1
 # headline metrics per benchmark kind (space-separated)
 declare -A KEY=(
 	[tcp]="iperf3_mbps aggregate_pct goodput_pct shaper_drops" [failover]="iperf3_mbps stall_s"
+	[backup]="iperf3_mbps stall_s link1_before_pct"
 	[reorder]="iperf3_mbps retrans_pct goodput_pct dsack_segs"
 	[udp]=received_mbps [overhead]="tcp_iperf3_mbps udp_pps" [fig4d]=iperf3_mbps
 	[scale]="ns_per_pkt_1 cost_ratio_pct" [interleave]="on_mbps off_mbps ratio_pct"

@@ -31,6 +31,12 @@
 #             reverse order (quick: 1), no snapshot during the runs; mpip
 #             in % of the module-less figures: the median of the rounds'
 #             ratios
+#   backup    as failover, 40/40 Mbit/s, with link 1 a backup link on a
+#             (mpipctl link set dev eth1 backup; the flow's own addresses
+#             are on link 1): share of link 1 before the failure, stall
+#             while the data moves to it, time until link 2 carries the
+#             data again after its return (Documentation/routing.rst);
+#             mpip only
 #   interleave  one unshaped link (link 2 down): iperf3 TCP in runs of 2 s,
 #             mpip switched on and off in both hosts between runs in ABBA
 #             order, 24 cycles (quick: 1 cycle of 1 s runs); off, mpip's
@@ -168,6 +174,16 @@ bench_register failover "link 2 fails and comes back during a TCP transfer" \
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_failover() {
 	lab_run "$1" tcp "$DUR_FAIL" "$FAIL_DOWN" "$FAIL_UP"
+}
+
+# MultiMob's backup link: link 1 a backup on a, link 2 the main link; link
+# 2 fails and comes back as in failover
+bench_register backup "link 1 a backup link on a; link 2 fails and comes back during a TCP transfer" \
+	40mbit,1ms,- 40mbit,1ms,- mpip
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_backup() {
+	ip netns exec "$LAB_A" "$MPIPCTL" link set dev eth1 backup || return 1
+	LAB_TAG=backup lab_run "$1" tcp "$DUR_FAIL" "$FAIL_DOWN" "$FAIL_UP"
 }
 
 # one unshaped link: link 2 is taken down at both ends before the run

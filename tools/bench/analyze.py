@@ -104,6 +104,11 @@ CHECKS = {
     "scale": [
         ("cost_ratio_pct", "<=", 120.0, "per-packet cost with the most flows within 20 % of one"),
     ],
+    "backup": [
+        ("link1_before_pct", "<=", 1.0, "backup link carries <= 1 % while the main link works"),
+        ("stall_s", "<=", 1.0, "goodput back within 1 s on the backup"),
+        ("link2_back_s", "<=", 2.0, "main link carries the data again within 2 s of its return"),
+    ],
     "rules": [
         ("cost_ratio_pct", "<=", 110.0, "per-packet cost with 100 rules within 10 % of none"),
     ],
@@ -671,6 +676,13 @@ class Run:
                     stop = max(0.0, (s + e) / 2 - down)
                     break
             m["link2_stopped_s"] = r2(stop)
+            # link 1's share of the data before the failure (a backup
+            # link should carry none)
+            w0, w1 = self.t0 + self.warmup, down
+            if w1 > w0:
+                r1_, r2_ = (self.sb.mbps(c, w0, w1) for c in DATA_COLS)
+                if r1_ + r2_ > 0:
+                    m["link1_before_pct"] = r2(100 * r1_ / (r1_ + r2_))
             end = min(self.t0 + self.duration, self.sb.t[-1])
             if end > up + 1:
                 m["link2_after_mbps"] = r1(self.sb.mbps(DATA_COLS[1], up + 1, end))
@@ -1076,10 +1088,14 @@ ROWS = {
         ("stall_s", "longest goodput stall (s)", ""),
         ("shift_s", "goodput at ≥ 80 % of link 1 again after (s)", ""),
         ("link2_back_s", "link 2 carries traffic again after (s)", ""),
+        ("link1_before_pct", "link 1's share before the failure (%)", ""),
         ("link2_after_mbps", "link 2 after its return (Mbit/s)", ""),
         ("iperf3_mbps", "iperf3 goodput, whole run (Mbit/s)", ""),
     ],
 }
+
+# a failover run with a backup link (bench backup) has the same figures
+ROWS["backup"] = ROWS["failover"]
 
 
 def check_mark(m, key):

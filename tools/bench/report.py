@@ -30,8 +30,8 @@ and replaces everything between:
     Markdown:  <!-- perf:begin NAME -->  ...  <!-- perf:end NAME -->
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
-NAME is a benchmark (tcp, udp, failover, overhead, interleave, reorder,
-fig4d, scale, rules: its table) or "summary" (a few headline figures of all of
+NAME is a benchmark (tcp, udp, failover, backup, overhead, interleave,
+reorder, fig4d, scale, rules: its table) or "summary" (a few headline figures of all of
 them).  The format follows the file's extension (.md, .rst).
 
 Which runs a block shows.  Each line of a result file is one run of one
@@ -299,6 +299,21 @@ BENCHES = {
                 check=check_of("failover", "stall_s")),
             Row("back", "link 2 carries traffic again after, s", back_key, fmt="%.2f",
                 check=check_of("failover", "link2_back_s")),
+            Row("during", "goodput while link 2 is down, Mbit/s", key("goodput_during_mbps")),
+            Row("whole", "goodput, whole run (iperf3), Mbit/s", key("iperf3_mbps")),
+        ],
+    },
+    "backup": {
+        "what": "one iperf3 TCP connection; link 1 is a backup link on the sender "
+                "(mpipctl link set dev eth1 backup), link 2 goes down and comes back",
+        "cols": ["mpip"],
+        "rows": [
+            Row("before", "link 1 (backup), % of the data before the failure",
+                key("link1_before_pct"), fmt="%.2f", check=check_of("backup", "link1_before_pct")),
+            Row("stall", "longest goodput stall, s", key("stall_s"), fmt="%.2f",
+                check=check_of("backup", "stall_s")),
+            Row("back", "link 2 carries traffic again after, s", back_key, fmt="%.2f",
+                check=check_of("backup", "link2_back_s")),
             Row("during", "goodput while link 2 is down, Mbit/s", key("goodput_during_mbps")),
             Row("whole", "goodput, whole run (iperf3), Mbit/s", key("iperf3_mbps")),
         ],
