@@ -145,8 +145,8 @@ enum mpip_attr {
  *	route uses the interface send from them
  * @MPIP_LINK_A_BACKUP: u8, 1 if the interface is a backup link: the
  *	paths from it carry this host's data only while no other path is
- *	up (and one that came back has stayed up for a second); 0 (the
- *	default) if not
+ *	up (a path back from a failure beyond its link after a second of
+ *	being up); 0 (the default) if not
  */
 enum mpip_link_attr {
 	MPIP_LINK_A_UNSPEC,
