@@ -176,8 +176,7 @@ static struct mpip_avail *mpip_in_avail(struct mpip_net *mn,
 	if (id != n->id && !rx->authed) {
 		cur = id ? mpip_node_lookup(mn, id) : NULL;
 		if (cur && READ_ONCE(cur->verified) &&
-		    time_before(jiffies, READ_ONCE(cur->tn.stamp) +
-					 READ_ONCE(mn->peer_timeout_j)))
+		    !mpip_node_silent(mn, cur))
 			return NULL;
 	}
 	if (id != n->id)
@@ -194,8 +193,10 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 	struct mpip_avail *e;
 
 	e = mpip_in_avail(mn, rx, rx->sport);
-	if (e && READ_ONCE(e->state) != MPIP_AVAIL_YES)
+	if (e && READ_ONCE(e->state) != MPIP_AVAIL_YES) {
+		WRITE_ONCE(e->retry_shift, 0);
 		WRITE_ONCE(e->state, MPIP_AVAIL_YES);
+	}
 	mpip_in_avail(mn, rx, 0);
 
 	if (cm->flags & MPIP_CM_F_ENABLE) {

@@ -111,6 +111,16 @@
  */
 #define MPIP_BACKUP_RETURN	HZ
 #define MPIP_SINGLE_DWELL	HZ
+/*
+ * A destination given up (query_threshold queries unanswered) is asked
+ * again while our flows still go there, at gaps that double from
+ * MPIP_AVAIL_RETRY up to MPIP_AVAIL_RETRY << MPIP_AVAIL_RETRY_SHIFT
+ * (about 5 min): a peer that was briefly disabled, or restarted while
+ * its flows ran, is not left single-path for as long as they run, and a
+ * host without mpip costs query_threshold queries per gap.
+ */
+#define MPIP_AVAIL_RETRY	(10 * HZ)
+#define MPIP_AVAIL_RETRY_SHIFT	5
 
 struct mpip_stats {
 	unsigned long cnt[__MPIP_STAT_MAX];
@@ -178,6 +188,9 @@ struct mpip_avail {
 	unsigned long flags;	/* MPIP_AVF_* bits */
 	atomic_t queries;
 	u32 node_id;		/* READ/WRITE_ONCE */
+	/* state NO: when to ask again, and how often that failed */
+	unsigned long retry_at;
+	u8 retry_shift;
 };
 
 enum {
@@ -275,6 +288,12 @@ struct mpip_node {
 	struct mpip_keys __rcu *keys;	/* NULL until the peer's key is known */
 	atomic64_t tx_ctr;	/* counter of the last CM sent to the node */
 	bool verified;		/* an authenticated CM arrived; READ/WRITE_ONCE */
+	/*
+	 * Found silent while our data went to it (output.c): its peer may
+	 * have lost the keys, so our queries go to a new node until an
+	 * authenticated CM comes again.  READ/WRITE_ONCE.
+	 */
+	bool doubted;
 	unsigned long aq_stamp;	/* jiffies: last address query sent */
 	/* our address list told to the node: heartbeat.c, READ/WRITE_ONCE */
 	u32 addr_told;		/* digest of the list it last heard */
@@ -549,6 +568,7 @@ void mpip_node_release(struct mpip_tnode *tn);
 unsigned long mpip_node_ttl(const struct mpip_tnode *tn, unsigned long ttl);
 struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 				      struct mpip_avail *e);
+bool mpip_node_silent(const struct mpip_net *mn, const struct mpip_node *n);
 
 /* keys.c: per-peer keys, sealing and opening CMs */
 int mpip_key_new(struct mpip_net *mn, u64 *key);

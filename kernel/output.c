@@ -158,6 +158,37 @@ static void mpip_avail_lost(struct mpip_node *n)
 }
 
 /*
+ * Destination @e did not answer its queries: ask again after
+ * MPIP_AVAIL_RETRY, twice as long after each failure more.  Only the
+ * caller that moved @e to NO gets here.
+ */
+static void mpip_avail_give_up(struct mpip_avail *e)
+{
+	u8 shift = READ_ONCE(e->retry_shift);
+
+	WRITE_ONCE(e->retry_at, jiffies + (MPIP_AVAIL_RETRY << shift));
+	if (shift < MPIP_AVAIL_RETRY_SHIFT)
+		WRITE_ONCE(e->retry_shift, shift + 1);
+}
+
+/*
+ * Is it time to ask given-up destination @e again?  Then @e is probing
+ * anew, with no query sent yet.  One caller of those that race wins; the
+ * others send their packet plain.
+ */
+static bool mpip_avail_retry(struct mpip_avail *e)
+{
+	unsigned long at = READ_ONCE(e->retry_at);
+
+	if (time_before(jiffies, at) ||
+	    cmpxchg(&e->retry_at, at, jiffies + MPIP_AVAIL_RETRY) != at)
+		return false;
+	atomic_set(&e->queries, 0);
+	return cmpxchg(&e->state, MPIP_AVAIL_NO, MPIP_AVAIL_PROBING) ==
+	       MPIP_AVAIL_NO;
+}
+
+/*
  * Query a destination of unknown availability.  TCP: a separate control
  * packet.  UDP: a trailer on the datagram itself, which a host without
  * MPIP ignores since it lies beyond the UDP length.
@@ -172,6 +203,7 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 	if (atomic_read(&e->queries) >= limit) {
 		if (cmpxchg(&e->state, MPIP_AVAIL_PROBING, MPIP_AVAIL_NO) ==
 		    MPIP_AVAIL_PROBING) {
+			mpip_avail_give_up(e);
 			mpip_avail_lost(mpip_node_lookup(mn,
 							 READ_ONCE(e->node_id)));
 			mpip_inc(mn, MPIP_STAT_PROBE_GIVEUP);
@@ -526,15 +558,16 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 /*
  * Has peer @n (@e's node) gone silent?  Every authenticated CM from it
  * refreshes its stamp, so a peer that unloaded mpip, or went away, stops
- * doing so.  A node no longer in the table counts as silent.
+ * doing so.  A node no longer in the table counts as silent.  A silent
+ * node is doubted: our next queries go to a new one (node.c).
  */
 static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
 			   struct mpip_node *n)
 {
-	unsigned long t = READ_ONCE(mn->peer_timeout_j);
-
-	if (n && !time_after(jiffies, READ_ONCE(n->tn.stamp) + t))
+	if (n && !mpip_node_silent(mn, n))
 		return false;
+	if (n && !READ_ONCE(n->doubted))
+		WRITE_ONCE(n->doubted, true);
 	atomic_set(&e->queries, 0);
 	WRITE_ONCE(e->state, MPIP_AVAIL_PROBING);
 	mpip_avail_lost(n);
@@ -672,6 +705,10 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		if (skb_is_gso(skb))
 			return mpip_out_data_gso(mn, skb, st, &p);
 		return mpip_out_data_one(mn, skb, &p);
+	case MPIP_AVAIL_NO:
+		if (mpip_avail_retry(e))
+			goto out_probe;
+		return NF_ACCEPT;
 	default:
 		return NF_ACCEPT;
 	}

@@ -261,7 +261,9 @@ struct mpip_rule_range {
  * @MPIP_AVAIL_PROBING: queries are being sent, no answer yet
  * @MPIP_AVAIL_YES: the remote runs MPIP (it answered, or it queried us)
  * @MPIP_AVAIL_NO: the query threshold was reached without an answer;
- *	no more queries until the entry expires
+ *	no more queries until the next try, 10 s later (twice as long
+ *	after each try that fails, up to about 5 min), if traffic still
+ *	goes there
  */
 enum mpip_avail_state {
 	MPIP_AVAIL_PROBING,

@@ -4,7 +4,9 @@
 # holds the other's node ID, endpoints and advertised addresses.  A peer
 # that flushed its tables no longer knows the keys of the CMs it gets:
 # the datagrams that carry them, sent with their flow's own addresses,
-# are delivered as plain IP until a new handshake, none lost.
+# are delivered as plain IP until a new handshake, none lost.  A peer
+# given up while it ran without mpip is asked again later.
+# TIMEOUT: 420
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -121,10 +123,44 @@ t_flush_plain() {
 	(($(mpip_stat "$B" rx_plain) > p0)) || fail "rx_plain did not count the datagrams B had no keys for"
 }
 
+# b_rx_cm_grew BEFORE: B stripped more data trailers than BEFORE
+b_rx_cm_grew() { (($(mpip_stat "$B" rx_cm) > $1)); }
+
+# A sends B a one-way stream of 5000 checked datagrams over one path, 10
+# ms apart.  B switches mpip off: A finds B silent (peer_timeout_ms), its
+# queries go unanswered and it gives B's port up ("no").  B switches mpip
+# on again, but sends A nothing, so only A can find out: it asks again
+# (10 s after giving up), with a new key, since the node it had for B is
+# one whose keys B lost, and the stream carries trailers again.  (Before,
+# a destination given up stayed "no" for as long as packets went there,
+# and a query sealed with lost keys was never answered.)  All 5000
+# datagrams arrive.
+t_given_up_asked_again() {
+	local pid cm0 rc=0
+	"$TOPO" down "$A" eth2
+	udp_exchange "$A" "$B" 10.1.1.2 6101 5000 7101 10000 &
+	pid=$!
+	wait_for 30 mpip_avail_is "$A" 10.1.1.2 6101 yes ||
+		fail "A never marked B:6101 available"
+	mpipctl_in "$B" disable
+	wait_for 30 mpip_avail_is "$A" 10.1.1.2 6101 no ||
+		fail "A did not give B:6101 up while B ran without mpip"
+	echo "$(date +%T) A gave B:6101 up"
+	mpipctl_in "$B" enable
+	wait_for 40 mpip_avail_is "$A" 10.1.1.2 6101 yes ||
+		fail "A did not ask B:6101 again"
+	echo "$(date +%T) A marked B:6101 available again"
+	cm0=$(mpip_stat "$B" rx_cm)
+	wait_for 10 b_rx_cm_grew "$cm0" || fail "the stream carries no trailers again"
+	wait "$pid" || rc=$?
+	"$TOPO" up "$A" eth2
+	((rc == 0)) || fail "datagrams lost or damaged"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 10
+ktap_plan 11
 ktap_run tcp_and_udp_exchange t_exchange
 ktap_run a_marks_b_available t_avail_a
 ktap_run b_marks_a_available t_avail_b
@@ -134,5 +170,6 @@ ktap_run node_ids_random_per_namespace t_node_ids_differ
 ktap_run handshake_counters t_counters
 ktap_run peer_lost_then_back t_peer_lost
 ktap_run peer_flush_loses_no_datagram t_flush_plain
+ktap_run given_up_peer_asked_again t_given_up_asked_again
 ktap_run dmesg_clean t_dmesg
 ktap_finish
