@@ -288,12 +288,6 @@ struct mpip_node {
 	struct mpip_keys __rcu *keys;	/* NULL until the peer's key is known */
 	atomic64_t tx_ctr;	/* counter of the last CM sent to the node */
 	bool verified;		/* an authenticated CM arrived; READ/WRITE_ONCE */
-	/*
-	 * Found silent while our data went to it (output.c): its peer may
-	 * have lost the keys, so our queries go to a new node until an
-	 * authenticated CM comes again.  READ/WRITE_ONCE.
-	 */
-	bool doubted;
 	unsigned long aq_stamp;	/* jiffies: last address query sent */
 	/* our address list told to the node: heartbeat.c, READ/WRITE_ONCE */
 	u32 addr_told;		/* digest of the list it last heard */

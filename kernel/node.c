@@ -78,44 +78,39 @@ bool mpip_node_silent(const struct mpip_net *mn, const struct mpip_node *n)
 				     READ_ONCE(mn->peer_timeout_j));
 }
 
-/*
- * The node of ID @id if a query may go to it: not one found silent while
- * data went to it (its peer may have lost the keys, and could not read a
- * query sealed with them).  Caller holds RCU.
- */
-static struct mpip_node *mpip_node_for_asking(struct mpip_net *mn, u32 id)
+static struct mpip_node *mpip_node_of(struct mpip_net *mn, u32 id)
 {
-	struct mpip_node *n = id ? mpip_node_lookup(mn, id) : NULL;
-
-	if (n && READ_ONCE(n->doubted))
-		return NULL;
-	return n;
+	return id ? mpip_node_lookup(mn, id) : NULL;
 }
 
 /*
- * The node a query to @e's (address, port) goes to: @e's own, or the one
- * an earlier query to the same address made or that address's last
- * authenticated CM came from (found through the entry of port 0, which
- * no flow has), or a new one with a fresh key of ours.  So all flows to
- * one address share one pair of keys, and a peer that restarted gets a
- * new one.
- * Caller holds RCU.
+ * The node a query to @e's (address, port) goes to: @e's own while it is
+ * not silent; else the one the address's entry of port 0 (which no flow
+ * has) names, if that one is not: the node of an earlier query to the
+ * address, or of the last authenticated CM from it (a peer that
+ * restarted and shook hands anew, whose other flows moved there); else
+ * @e's own all the same (the query carries our key: a peer that lost the
+ * pair's keys answers it with a new one); else the one of port 0; else a
+ * new one with a fresh key of ours.  So all flows to one address share
+ * one pair of keys.  Caller holds RCU.
  */
 struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 				      struct mpip_avail *e)
 {
+	struct mpip_node *n, *m;
 	struct mpip_avail *a;
-	struct mpip_node *n;
 	u64 key;
 
-	n = mpip_node_for_asking(mn, READ_ONCE(e->node_id));
-	if (n)
+	n = mpip_node_of(mn, READ_ONCE(e->node_id));
+	if (n && !mpip_node_silent(mn, n))
 		return n;
 	a = mpip_avail_get(mn, e->addr, 0, 0, false);
 	if (!a)
-		return NULL;
+		return n;
 	mpip_touch(&a->tn.stamp);
-	n = mpip_node_for_asking(mn, READ_ONCE(a->node_id));
+	m = mpip_node_of(mn, READ_ONCE(a->node_id));
+	if (!n || (m && m != n && !mpip_node_silent(mn, m)))
+		n = m;
 	if (!n) {
 		if (mpip_key_new(mn, &key))
 			return NULL;
@@ -241,8 +236,6 @@ void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
 	mpip_touch(&n->tn.stamp);
 	if (!READ_ONCE(n->verified))
 		WRITE_ONCE(n->verified, true);
-	if (READ_ONCE(n->doubted))
-		WRITE_ONCE(n->doubted, false);
 	if (!mpip_node_has_ep(n, addr, port))
 		mpip_node_add_ep(n, addr, port);
 	if (cm->naddrs && mpip_node_set_addrs(n, c2) && mpip_paths_sync(mn, n))

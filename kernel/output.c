@@ -558,16 +558,13 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 /*
  * Has peer @n (@e's node) gone silent?  Every authenticated CM from it
  * refreshes its stamp, so a peer that unloaded mpip, or went away, stops
- * doing so.  A node no longer in the table counts as silent.  A silent
- * node is doubted: our next queries go to a new one (node.c).
+ * doing so.  A node no longer in the table counts as silent.
  */
 static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
 			   struct mpip_node *n)
 {
 	if (n && !mpip_node_silent(mn, n))
 		return false;
-	if (n && !READ_ONCE(n->doubted))
-		WRITE_ONCE(n->doubted, true);
 	atomic_set(&e->queries, 0);
 	WRITE_ONCE(e->state, MPIP_AVAIL_PROBING);
 	mpip_avail_lost(n);
