@@ -89,7 +89,7 @@ static struct mpip_session *mpip_icmp_session(struct mpip_net *mn,
 		for (j = 0; j < nra; j++) {
 			s = mpip_session_lookup(mn, proto, la[i].addr, lport,
 						ra[j], rport);
-			if (s && s->id.node_id == n->id)
+			if (s && READ_ONCE(s->id.node_id) == n->id)
 				return s;
 		}
 	}

@@ -347,7 +347,7 @@ struct mpip_session {
 	struct rhash_head tuple_node;
 	struct rhash_head id_node;
 	struct mpip_session_tuple t;
-	struct mpip_session_key id;	/* sid changes only under the lock */
+	struct mpip_session_key id;	/* changes only under the lock; READ_ONCE */
 	unsigned long stamp;	/* jiffies of the last packet, READ/WRITE_ONCE */
 	bool confirmed;		/* READ/WRITE_ONCE */
 	bool dead;		/* unlinked; under the lock */

@@ -493,7 +493,7 @@ static int mpip_nl_put_session(struct sk_buff *skb,
 		return -EMSGSIZE;
 	nest = nla_nest_start(skb, MPIP_A_SESSION);
 	if (!nest ||
-	    nla_put_u32(skb, MPIP_SESSION_A_NODE_ID, s->id.node_id) ||
+	    nla_put_u32(skb, MPIP_SESSION_A_NODE_ID, READ_ONCE(s->id.node_id)) ||
 	    nla_put_u16(skb, MPIP_SESSION_A_ID, READ_ONCE(s->id.sid)) ||
 	    nla_put_u8(skb, MPIP_SESSION_A_PROTO, s->t.proto) ||
 	    nla_put_in_addr(skb, MPIP_SESSION_A_LADDR, s->t.laddr) ||

@@ -45,7 +45,8 @@ static int mpip_id_cmp(struct rhashtable_compare_arg *arg, const void *obj)
 	const struct mpip_session_key *k = arg->key;
 	const struct mpip_session *s = obj;
 
-	return s->id.node_id != k->node_id || READ_ONCE(s->id.sid) != k->sid;
+	return READ_ONCE(s->id.node_id) != k->node_id ||
+	       READ_ONCE(s->id.sid) != k->sid;
 }
 
 static const struct rhashtable_params mpip_tuple_params = {
@@ -333,14 +334,15 @@ struct mpip_session *mpip_session_tx(struct mpip_net *mn,
 }
 
 /*
- * Move @s to session ID @sid.  Caller holds the lock.  If it cannot be
- * linked under the new ID, it is unlinked; returns false then, and the
- * caller frees it once it has released the lock.
+ * Move @s to session ID @sid of node @node_id.  Caller holds the lock.
+ * If it cannot be linked under the new ID, it is unlinked; returns false
+ * then, and the caller frees it once it has released the lock.
  */
 static bool mpip_session_rekey(struct mpip_sessions *st,
-			       struct mpip_session *s, u16 sid)
+			       struct mpip_session *s, u32 node_id, u16 sid)
 {
 	rhashtable_remove_fast(&st->by_id, &s->id_node, mpip_id_params);
+	WRITE_ONCE(s->id.node_id, node_id);
 	WRITE_ONCE(s->id.sid, sid);
 	if (!rhashtable_insert_fast(&st->by_id, &s->id_node, mpip_id_params))
 		return true;
@@ -349,9 +351,34 @@ static bool mpip_session_rekey(struct mpip_sessions *st,
 }
 
 /*
+ * Does session @s, found by its flow's addresses, take the ID @sid that a
+ * packet of node @n gives it?  From its own node, unless we picked a
+ * winning ID ourselves at the same time.  From another node only if that
+ * one is gone or silent (its peer restarted and shook hands anew: it is
+ * @n now) and @n has a path that answered from the flow's remote address
+ * (rr.c): no other host that shook hands with us may take a flow of
+ * another peer (review C3).  Caller holds RCU and the lock.
+ */
+static bool mpip_session_takes(struct mpip_net *mn, struct mpip_node *n,
+			       const struct mpip_session *s, u16 sid)
+{
+	struct mpip_node *old;
+
+	if (s->id.node_id == n->id)
+		return !(mpip_sid_is_ours(n, s->id.sid) && (s->id.sid & 1) &&
+			 !(sid & 1));
+	old = mpip_node_lookup(mn, s->id.node_id);
+	if (old && !mpip_node_silent(mn, old))
+		return false;
+	return mpip_path_to(n, s->t.raddr);
+}
+
+/*
  * A packet of an unknown session @sid of node @n arrived with the flow's
  * original addresses.  Adopt the peer's session ID for the flow, unless we
- * picked a winning one ourselves at the same time.  Caller holds RCU.
+ * picked a winning one ourselves at the same time; a flow's session of a
+ * node that went silent moves to @n (mpip_session_takes()).  Caller holds
+ * RCU.
  */
 struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 				     struct mpip_node *n, u16 sid, u8 proto,
@@ -381,10 +408,8 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 	}
 	other = mpip_session_find(mn, &t);
 	if (other) {
-		if (other->id.node_id == n->id &&
-		    !(mpip_sid_is_ours(n, other->id.sid) &&
-		      (other->id.sid & 1) && !(sid & 1)) &&
-		    !mpip_session_rekey(st, other, sid)) {
+		if (mpip_session_takes(mn, n, other, sid) &&
+		    !mpip_session_rekey(st, other, n->id, sid)) {
 			spin_unlock_bh(&st->lock);
 			mpip_session_free(gone);
 			mpip_session_free(other);

@@ -5,7 +5,8 @@
 # that flushed its tables no longer knows the keys of the CMs it gets:
 # the datagrams that carry them, sent with their flow's own addresses,
 # are delivered as plain IP until a new handshake, none lost.  A peer
-# given up while it ran without mpip is asked again later.
+# given up while it ran without mpip is asked again later, and a TCP
+# flow's session moves to the node of a peer that shook hands anew.
 # TIMEOUT: 420
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -157,10 +158,64 @@ t_given_up_asked_again() {
 	((rc == 0)) || fail "datagrams lost or damaged"
 }
 
+# a_nodes_of PORT: the node of A's session of the stream to B:PORT, and
+# the node A's entry for B:PORT names
+a_nodes_of() {
+	local s e
+	s=$(mpip_session_json "$A" tcp 0 "$1" | jq -r .node_id) || return 1
+	e=$(mpipctl_in "$A" -j show avail | jq -r --argjson p "$1" '
+		[.[] | select(.addr == "10.1.1.2" and .port == $p)][0].node_id // ""')
+	echo "$s $e"
+}
+
+# a_session_moved PORT OLD: A's session of the stream to B:PORT left node
+# OLD for the one A's entry names now
+a_session_moved() {
+	local s e
+	read -r s e <<<"$(a_nodes_of "$1")"
+	[[ -n $e && $s == "$e" && $s != "$2" ]]
+}
+
+# A streams TCP to B over both links; B flushes its tables.  B shakes
+# hands anew, as another node, and once A found the old one silent, the
+# next packet of the flow with its own addresses moves A's session to the
+# new node, whose path answered from B's address: B's acknowledgements on
+# the other link are restored again.  (Before, the session stayed with
+# the silent node, and every packet B sent on the other link was dropped,
+# drop_session, for as long as the flow ran.)  The stream is intact.
+t_flush_session_moves() {
+	local old r0 d0
+	random_file "$T/blk" 1
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5300 "$T/blk" "$T/stream"
+	r0=$(mpip_stat "$A" rx_restore)
+	wait_for 30 mpip_stat_ge "$A" rx_restore $((r0 + 50)) || {
+		mpip_paths_show "$A"
+		mpip_paths_show "$B"
+		mpip_sessions "$B" | jq -c '.[]'
+		fail "A restored none of B's packets on the other link"
+	}
+	read -r old _ <<<"$(a_nodes_of 5300)"
+	echo "A's session of the stream: node $old"
+	mpipctl_in "$B" flush
+	wait_for 60 a_session_moved 5300 "$old" || {
+		echo "session, entry: $(a_nodes_of 5300)"
+		fail "A's session stayed with node $old"
+	}
+	echo "A's session moved to $(a_nodes_of 5300)"
+	r0=$(mpip_stat "$A" rx_restore)
+	d0=$(mpip_stat "$A" drop_session)
+	wait_for 20 mpip_stat_ge "$A" rx_restore $((r0 + 50)) ||
+		fail "A restores none of B's packets on the other link again"
+	echo "A: drop_session +$(($(mpip_stat "$A" drop_session) - d0)) meanwhile"
+	tcp_stream_end "$T/blk" "$T/stream" 60
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 11
+ktap_plan 12
 ktap_run tcp_and_udp_exchange t_exchange
 ktap_run a_marks_b_available t_avail_a
 ktap_run b_marks_a_available t_avail_b
@@ -171,5 +226,6 @@ ktap_run handshake_counters t_counters
 ktap_run peer_lost_then_back t_peer_lost
 ktap_run peer_flush_loses_no_datagram t_flush_plain
 ktap_run given_up_peer_asked_again t_given_up_asked_again
+ktap_run peer_flush_session_moves t_flush_session_moves
 ktap_run dmesg_clean t_dmesg
 ktap_finish
