@@ -130,7 +130,8 @@ int mpip_gso_encap(struct sk_buff *skb, struct mpip_node *n,
 	skb_push(skb, len);
 	memmove(skb->data, skb->data + len, ihl);
 	skb_reset_network_header(skb);
-	if (mpip_cm_seal(n, cm, NULL, IPPROTO_TCP, 0, skb->data + ihl, len) != len)
+	if (mpip_cm_seal(n, cm, NULL, IPPROTO_TCP, 0, skb->data + ihl, len,
+			 0) != len)
 		return -EINVAL;
 	iph = ip_hdr(skb);
 	iph->protocol = MPIP_GSO_PROTO;

@@ -48,7 +48,7 @@ static bool mpip_ctrl_put_cm(struct sk_buff *skb, struct mpip_node *n,
 	unsigned int off = skb->len - iph->ihl * 4;
 
 	if (mpip_cm_seal(n, cm, ext, iph->protocol, off, skb_put(skb, len),
-			 len) != len)
+			 len, 0) != len)
 		return false;
 	iph->tot_len = htons(skb->len);
 	ip_send_check(iph);

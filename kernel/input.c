@@ -381,13 +381,19 @@ static bool mpip_in_plain(struct mpip_net *mn, struct mpip_rx *rx)
 
 /*
  * Authenticate the CM of @rx; false (counted) if the packet goes, true
- * if it goes on, as plain IP if rx->plain.
+ * if it goes on, as plain IP if rx->plain.  A data packet seen before
+ * goes on, as plain IP would deliver it, unless its sender sent it twice
+ * (MPIP_CM_X_DUP): then it is the second copy.
  */
 static bool mpip_in_open(struct mpip_net *mn, struct mpip_rx *rx)
 {
 	int err = mpip_cm_open(mn, rx);
 
 	rx->plain = false;
+	if (!err && rx->replayed && (rx->c2.cm.xflags & MPIP_CM_X_DUP)) {
+		mpip_inc(mn, MPIP_STAT_RX_DUP);
+		return false;
+	}
 	if (!err) {
 		if (rx->replayed)
 			mpip_inc(mn, MPIP_STAT_RX_REPLAY);

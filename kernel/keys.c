@@ -98,20 +98,22 @@ unsigned int mpip_cm_wire_len(const struct mpip_cm *cm,
  * @proto, into @buf (@len bytes, at least mpip_cm_wire_len()), which
  * lies @off bytes from the transport header (mpip_cm2_sum()).  A
  * handshake CM carries our key, any other the extension @ext, if given.
- * Returns the length written or a negative error: a node without keys
- * can only be sent a query.  Caller holds RCU.
+ * Its counter is @ctr, if not 0 (the copies of a packet of mode protected
+ * share one: mpip_cm_next_ctr()), else the node's next.  Returns the
+ * length written or a negative error: a node without keys can only be
+ * sent a query.  Caller holds RCU.
  */
 int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
 		 const struct mpip_cm_ext *ext, u8 proto, unsigned int off,
-		 u8 *buf, unsigned int len)
+		 u8 *buf, unsigned int len, u64 ctr)
 {
 	const struct mpip_keys *k = rcu_dereference(n->keys);
 	struct mpip_cm2 c2 = { .cm = *cm };
-	u64 ctr;
 
 	if (!k && !(cm->flags & MPIP_CM_F_ENABLE))
 		return -ENOKEY;
-	ctr = atomic64_inc_return(&n->tx_ctr);
+	if (!ctr)
+		ctr = mpip_cm_next_ctr(n);
 	if (mpip_cm_is_hs(cm)) {
 		put_unaligned_be64(n->lkey, c2.ext);
 		put_unaligned_be32(ctr >> 32, c2.ext + 8);

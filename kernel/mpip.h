@@ -581,9 +581,15 @@ struct mpip_cm_ext {
 
 unsigned int mpip_cm_wire_len(const struct mpip_cm *cm,
 			      const struct mpip_cm_ext *ext);
+/* The counter of the next CM to node @n (never 0). */
+static inline u64 mpip_cm_next_ctr(struct mpip_node *n)
+{
+	return atomic64_inc_return(&n->tx_ctr);
+}
+
 int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
 		 const struct mpip_cm_ext *ext, u8 proto, unsigned int off,
-		 u8 *buf, unsigned int len);
+		 u8 *buf, unsigned int len, u64 ctr);
 struct mpip_rx;
 int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx);
 bool mpip_sid_parity(const struct mpip_node *n);
@@ -614,6 +620,9 @@ void mpip_paths_release(struct mpip_node *n);
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   struct mpip_session *s);
+unsigned int mpip_path_pair(struct mpip_net *mn, struct mpip_node *n,
+			    const struct mpip_rule *rule,
+			    struct mpip_path **two);
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 				 const struct mpip_rule *rule,
 				 bool tx);
@@ -809,7 +818,7 @@ unsigned int mpip_local_addrs(struct mpip_net *mn, struct mpip_laddr *la,
 void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 		  bool with_addrs);
 int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
-		    const struct mpip_cm *cm);
+		    const struct mpip_cm *cm, u64 ctr);
 unsigned int mpip_skb_room(const struct sk_buff *skb);
 
 /* handshake.c: control packets */

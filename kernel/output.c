@@ -135,15 +135,16 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
- * Resolve a pending partial checksum, then append @cm.  (A GSO packet
- * kept whole keeps its partial checksum: its CM goes in front, gso.c.)
+ * Resolve a pending partial checksum, then append @cm with counter @ctr
+ * (0: the node's next).  (A GSO packet kept whole keeps its partial
+ * checksum: its CM goes in front, gso.c.)
  */
 static int mpip_out_add_cm(struct sk_buff *skb, struct mpip_node *n,
-			   const struct mpip_cm *cm)
+			   const struct mpip_cm *cm, u64 ctr)
 {
 	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))
 		return -EINVAL;
-	return mpip_skb_add_cm(skb, n, cm);
+	return mpip_skb_add_cm(skb, n, cm, ctr);
 }
 
 /*
@@ -229,7 +230,7 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 		return;
 	if (atomic_inc_return(&e->queries) > limit)
 		return;
-	if (mpip_out_add_cm(skb, n, &cm))
+	if (mpip_out_add_cm(skb, n, &cm, 0))
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 	else
 		mpip_inc(mn, MPIP_STAT_TX_QUERY);
@@ -400,11 +401,12 @@ static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
 
 /*
  * Add the CM @cm to one packet, as its trailer or, for a GSO packet kept
- * whole (@kept), behind its IP header, and count it on @path.
+ * whole (@kept), behind its IP header, and count it on @path.  Its
+ * counter is @ctr, if not 0, else the node's next.
  */
 static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 			   const struct mpip_pkt *pk, struct mpip_path *path,
-			   struct mpip_cm *cm, bool kept)
+			   struct mpip_cm *cm, bool kept, u64 ctr)
 {
 	int err;
 
@@ -413,7 +415,7 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 	if (pk->node)
 		mpip_fb_pick(mn, pk->node, cm);
 	err = kept ? mpip_gso_encap(skb, pk->node, cm) :
-		     mpip_out_add_cm(skb, pk->node, cm);
+		     mpip_out_add_cm(skb, pk->node, cm, ctr);
 	if (err) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return -ENOMEM;
@@ -446,9 +448,129 @@ static unsigned int mpip_out_data_one(struct mpip_net *mn,
 	path = mpip_out_prepare(mn, skb, pk, &cm);
 	if (IS_ERR(path))
 		return NF_DROP;
-	if (mpip_out_finish(mn, skb, pk, path, &cm, false))
+	if (mpip_out_finish(mn, skb, pk, path, &cm, false, 0))
 		return NF_DROP;
 	return NF_ACCEPT;
+}
+
+/*
+ * Split GSO packet @skb here, in software, keeping the data in place and
+ * the checksums partial (cheaper), and free it.  Its segments, or NULL
+ * (then @skb is still the caller's).
+ */
+static struct sk_buff *mpip_out_split(struct mpip_net *mn,
+				      struct sk_buff *skb)
+{
+	struct sk_buff *segs = skb_gso_segment(skb, NETIF_F_SG |
+						    NETIF_F_HW_CSUM);
+
+	if (IS_ERR_OR_NULL(segs))
+		return NULL;
+	mpip_inc(mn, MPIP_STAT_TX_GSO_SPLIT);
+	consume_skb(skb);
+	return segs;
+}
+
+/*
+ * One copy of a packet of mode protected: on path @p (or, if it cannot
+ * be moved there, on its own), with counter @ctr and MPIP_CM_X_DUP.
+ * False if it must be dropped.
+ */
+static bool mpip_out_copy(struct mpip_net *mn, struct sk_buff *skb,
+			  const struct mpip_pkt *pk, struct mpip_path *p,
+			  u64 ctr)
+{
+	struct mpip_cm cm;
+
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_ORIG, false);
+	cm.xflags = MPIP_CM_X_DUP;
+	cm.session_id = READ_ONCE(pk->sess->id.sid);
+	if (p != pk->orig && mpip_out_reroute(mn, skb, pk, p))
+		cm.flags &= ~MPIP_CM_F_ORIG;
+	else
+		p = pk->orig;
+	if (p)
+		cm.path_id = p->id;
+	return !mpip_out_finish(mn, skb, pk, p, &cm, false, ctr);
+}
+
+/*
+ * Mode protected: @skb (not GSO) goes on two paths (mpip_path_pair()),
+ * as two copies with one CM counter, of which the peer delivers the
+ * first to arrive.  The copy goes on at once (through @st's okfn, as
+ * the segments of a GSO packet split here do); @skb goes on if the
+ * return is NF_ACCEPT.  With one path up, or a flow the host's policy
+ * keeps on its route, one packet as in the other modes.
+ */
+static unsigned int mpip_out_twice(struct mpip_net *mn, struct sk_buff *skb,
+				   const struct nf_hook_state *st,
+				   const struct mpip_pkt *pk)
+{
+	struct mpip_path *two[2];
+	struct sk_buff *copy;
+	u64 ctr;
+
+	if (mpip_skb_room(skb) < MPIP_DATA_CM_LEN) {
+		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
+		return NF_ACCEPT;
+	}
+	if (mpip_path_pair(mn, pk->node, pk->rule, two) < 2 ||
+	    !mpip_policy_flow_plain(mn->net, skb))
+		return mpip_out_data_one(mn, skb, pk);
+	copy = skb_copy(skb, GFP_ATOMIC);
+	if (!copy) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return mpip_out_data_one(mn, skb, pk);
+	}
+	mpip_touch(&pk->sess->stamp);
+	mpip_touch(&pk->node->last_tx);
+	mpip_touch(&pk->node->last_data_tx);
+	ctr = mpip_cm_next_ctr(pk->node);
+	if (mpip_out_copy(mn, copy, pk, two[1], ctr))
+		st->okfn(st->net, st->sk, copy);
+	else
+		kfree_skb(copy);
+	return mpip_out_copy(mn, skb, pk, two[0], ctr) ? NF_ACCEPT : NF_DROP;
+}
+
+/*
+ * Mode protected for a GSO packet: split here, in software, and each
+ * segment sent twice.  The segments go straight on to the rest of the
+ * output path; each is a packet of its own (@pk's header pointer would
+ * point into @skb, which is gone).
+ */
+static unsigned int mpip_out_protected(struct mpip_net *mn,
+				       struct sk_buff *skb,
+				       const struct nf_hook_state *st,
+				       const struct mpip_pkt *pk)
+{
+	struct sk_buff *segs, *seg, *next;
+	struct mpip_pkt sp = *pk;
+
+	if (!skb_is_gso(skb))
+		return mpip_out_twice(mn, skb, st, pk);
+	segs = mpip_out_split(mn, skb);
+	if (!segs)
+		return NF_DROP;
+
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		sp.iph = ip_hdr(seg);
+		if (mpip_out_twice(mn, seg, st, &sp) == NF_ACCEPT)
+			st->okfn(st->net, st->sk, seg);
+		else
+			kfree_skb(seg);
+	}
+	return NF_STOLEN;
+}
+
+/* Does mode protected send this packet twice (mpip_out_protected())? */
+static bool mpip_out_is_protected(const struct mpip_net *mn,
+				  const struct mpip_pkt *pk)
+{
+	return pk->rule && pk->rule->mode == MPIP_MODE_PROTECTED &&
+	       pk->sess && READ_ONCE(pk->sess->confirmed) &&
+	       !mpip_out_draining(mn, pk);
 }
 
 /*
@@ -531,23 +653,20 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 	if (IS_ERR(path))
 		return NF_DROP;
 	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_wire_len(&cm, NULL))) {
-		if (mpip_out_finish(mn, skb, pk, path, &cm, true))
+		if (mpip_out_finish(mn, skb, pk, path, &cm, true, 0))
 			return NF_DROP;
 		mpip_inc(mn, MPIP_STAT_TX_GSO_KEPT);
 		return NF_ACCEPT;
 	}
 
-	/* Keep the data in place and the checksums partial: cheaper. */
-	segs = skb_gso_segment(skb, NETIF_F_SG | NETIF_F_HW_CSUM);
-	if (IS_ERR_OR_NULL(segs))
+	segs = mpip_out_split(mn, skb);
+	if (!segs)
 		return NF_DROP;
-	mpip_inc(mn, MPIP_STAT_TX_GSO_SPLIT);
-	consume_skb(skb);
 
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
 		cm.timestamp_us = mpip_now_us();
-		if (mpip_out_finish(mn, seg, pk, path, &cm, false))
+		if (mpip_out_finish(mn, seg, pk, path, &cm, false, 0))
 			kfree_skb(seg);
 		else
 			st->okfn(st->net, st->sk, seg);
@@ -699,6 +818,8 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		mpip_out_session(mn, skb, &p);
 		if (mpip_out_bare(mn, skb, &p))
 			return NF_ACCEPT;
+		if (mpip_out_is_protected(mn, &p))
+			return mpip_out_protected(mn, skb, st, &p);
 		if (skb_is_gso(skb))
 			return mpip_out_data_gso(mn, skb, st, &p);
 		return mpip_out_data_one(mn, skb, &p);

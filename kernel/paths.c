@@ -501,6 +501,36 @@ struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * The two paths of a packet of a rule of mode protected (@rule), into
+ * @two: of the paths up that it allows, the one of lowest one-way delay,
+ * and the one that shares least with it (link, remote address), of
+ * lowest delay among those (core/path.c: mpip_pair_index()).  Returns
+ * how many there are: 0, 1 or 2.  Caller holds RCU.
+ */
+unsigned int mpip_path_pair(struct mpip_net *mn, struct mpip_node *n,
+			    const struct mpip_rule *rule,
+			    struct mpip_path **two)
+{
+	u32 d[MPIP_MAX_PATHS], link[MPIP_MAX_PATHS], raddr[MPIP_MAX_PATHS];
+	struct mpip_path *cand[MPIP_MAX_PATHS];
+	unsigned int i, k, got, idx[2];
+	u32 have = 0;
+
+	k = mpip_paths_usable(mn, n, rule, cand);
+	for (i = 0; i < k; i++) {
+		if (READ_ONCE(cand[i]->drt_ok))
+			have |= BIT(i);
+		d[i] = READ_ONCE(cand[i]->drt);
+		link[i] = cand[i]->ifindex;
+		raddr[i] = (__force u32)cand[i]->daddr;
+	}
+	got = mpip_pair_index(d, have, link, raddr, k, idx);
+	for (i = 0; i < got; i++)
+		two[i] = cand[idx[i]];
+	return got;
+}
+
+/*
  * A referenced route for the path's packets, through the interface that
  * owns its source address; NULL if there is none.
  */

@@ -169,10 +169,6 @@ int mpip_rules_add_one(struct mpip_net *mn, struct mpip_rule *r, bool replace,
 	struct mpip_rule_table *cur, *w;
 	int err;
 
-	if (r->mode == MPIP_MODE_PROTECTED) {
-		NL_SET_ERR_MSG(extack, "mode protected is not built yet");
-		return -EOPNOTSUPP;
-	}
 	err = mpip_rule_check(r);
 	if (err) {
 		mpip_rule_msg(extack, err);

@@ -140,12 +140,12 @@ static void *mpip_skb_tail_room(struct sk_buff *skb, unsigned int len)
 }
 
 /*
- * Append the trailer for @cm, a CM to node @n, to an IPv4 packet whose
- * transport checksum is already final (not CHECKSUM_PARTIAL), and fix the
- * IP header.
+ * Append the trailer for @cm, a CM to node @n with counter @ctr (0: the
+ * node's next), to an IPv4 packet whose transport checksum is already
+ * final (not CHECKSUM_PARTIAL), and fix the IP header.
  */
 int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
-		    const struct mpip_cm *cm)
+		    const struct mpip_cm *cm, u64 ctr)
 {
 	unsigned int len = mpip_cm_wire_len(cm, NULL);
 	unsigned int off = skb->len - ip_hdrlen(skb);
@@ -154,7 +154,7 @@ int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
 	void *p;
 
 	if (mpip_cm_seal(n, cm, NULL, ip_hdr(skb)->protocol, off, buf,
-			 len) != len)
+			 len, ctr) != len)
 		return -EINVAL;
 
 	if (skb_ensure_writable(skb, ip_hdrlen(skb)))

@@ -91,6 +91,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RR_HELD]		= "rr_held",
 	[MPIP_STAT_RX_PLAIN]		= "rx_plain",
 	[MPIP_STAT_RULE_DROPPED]	= "rule_dropped",
+	[MPIP_STAT_RX_DUP]		= "rx_dup",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

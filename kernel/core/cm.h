@@ -91,6 +91,14 @@
  * other's reports for ever.
  */
 #define MPIP_CM_X_QUIET		0x02
+/*
+ * MPIP_CM_X_DUP: the sender sent this packet twice, on two paths, with
+ * the same CM counter (a routing rule of mode protected).  The receiver
+ * delivers the copy that arrives first and drops the other: a data CM
+ * with this flag whose counter was seen is dropped, not delivered as
+ * plain IP.
+ */
+#define MPIP_CM_X_DUP		0x04
 #define MPIP_CM_X_MASK		0x0f
 
 /* Decoder results (negative); 0 or a positive length means success. */

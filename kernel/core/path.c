@@ -158,6 +158,63 @@ unsigned int mpip_single_index(const u32 *d, u32 have, unsigned int n,
 	return cur;
 }
 
+/* Does path @i rank before path @j by delay (a measured one first)? */
+static bool pair_before(const u32 *d, u32 have, unsigned int i,
+			unsigned int j)
+{
+	bool hi = have & (1U << i), hj = have & (1U << j);
+
+	if (hi != hj)
+		return hi;
+	return hi && path_before(d[i], d[j]);
+}
+
+/**
+ * mpip_pair_index() - the two paths of a flow in mode protected
+ * @d: smoothed one-way delays D of @n paths, as for mpip_single_index()
+ * @have: bit i set if @d[i] is a measured delay
+ * @link: the local link of each path (paths with equal values share it)
+ * @raddr: the remote address of each path (likewise)
+ * @n: number of paths, at most 32
+ * @two: the two indexes chosen
+ *
+ * @two[0] is the path of lowest delay; @two[1], of the others, one that
+ * shares with it neither link nor remote address if there is one, else
+ * one that shares only one of them, else any, and of those the one of
+ * lowest delay: the copies of a packet should not meet the same loss.
+ * Paths without a measured delay rank after those with one; ties go to
+ * the lowest index.
+ *
+ * Return: how many paths were chosen: 0, 1 or 2.
+ */
+unsigned int mpip_pair_index(const u32 *d, u32 have, const u32 *link,
+			     const u32 *raddr, unsigned int n,
+			     unsigned int two[2])
+{
+	unsigned int i, best = 0, apart, most = 0;
+
+	if (!n)
+		return 0;
+	if (n < 32)
+		have &= (1U << n) - 1;
+	for (i = 1; i < n; i++)
+		if (pair_before(d, have, i, best))
+			best = i;
+	two[0] = best;
+	two[1] = MPIP_PATH_NONE;
+	for (i = 0; i < n; i++) {
+		if (i == best)
+			continue;
+		apart = (link[i] != link[best]) + (raddr[i] != raddr[best]);
+		if (two[1] == MPIP_PATH_NONE || apart > most ||
+		    (apart == most && pair_before(d, have, i, two[1]))) {
+			two[1] = i;
+			most = apart;
+		}
+	}
+	return two[1] == MPIP_PATH_NONE ? 1 : 2;
+}
+
 /**
  * mpip_qdelay_predict() - queueing delay extrapolated along its trend
  * @q: queueing delay now, in us

@@ -167,8 +167,9 @@ enum mpip_link_attr {
  *	with hysteresis; another when it goes down
  * @MPIP_RULE_MODE_SELECTED: spread over the paths whose local end is on
  *	one of the listed interfaces (or, with MPIP_RULE_A_IFS_DENY, on none)
- * @MPIP_RULE_MODE_PROTECTED: copies on distinct paths (not built yet:
- *	refused with -EOPNOTSUPP)
+ * @MPIP_RULE_MODE_PROTECTED: each packet twice, on the path of lowest
+ *	one-way delay and on the one that shares least with it; the
+ *	receiver delivers the first copy (MPIP_STAT_RX_DUP)
  * @MPIP_RULE_MODE_ORIGINAL: the flow's own addresses only, with trailers
  * @MPIP_RULE_MODE_OFF: mpip leaves the packets alone: no query, no trailer
  */
@@ -542,6 +543,8 @@ enum mpip_path_attr {
  *	delivered as plain IP: trailer stripped, nothing learned
  * @MPIP_STAT_RULE_DROPPED: packets dropped by a rule's fallback drop: no
  *	path the rule allows was up
+ * @MPIP_STAT_RX_DUP: second copies dropped: packets a rule of mode
+ *	protected sent on two paths, of which the other copy came first
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -596,6 +599,7 @@ enum mpip_stat {
 	MPIP_STAT_RR_HELD,
 	MPIP_STAT_RX_PLAIN,
 	MPIP_STAT_RULE_DROPPED,
+	MPIP_STAT_RX_DUP,
 
 	__MPIP_STAT_MAX,
 };

@@ -97,7 +97,8 @@ def text_line(info):
                        tr["path_delay_us"],
                        "|".join(tr["flags"] + [
                            name for bit, name in ((mpip_cm.X_SOLE, "SOLE"),
-                                                  (mpip_cm.X_QUIET, "QUIET"))
+                                                  (mpip_cm.X_QUIET, "QUIET"),
+                                                  (mpip_cm.X_DUP, "DUP"))
                            if tr["xflags"] & bit]) or "0",
                        ", ".join(tr["addrs"]), tr["length"]))
 

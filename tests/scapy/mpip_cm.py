@@ -66,6 +66,7 @@ F_NEW = 0x80
 # Extended flags: the high nibble of the address-count byte.
 X_SOLE = 0x01
 X_QUIET = 0x02
+X_DUP = 0x04
 X_MASK = 0x0F
 
 # Bit i of the flags byte is FLAG_NAMES[i].

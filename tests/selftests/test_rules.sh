@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test_rules.sh - routing rules (issue 22): `mpipctl rule add` with modes
-# selected, original, off and single, fallback drop, per-rule counters,
-# deletion and flush, and bad rules refused with a clear message and
-# nothing installed.  Two hosts joined by two links (topo.sh twolink); the
+# selected, original, off, single and protected, fallback drop, per-rule
+# counters, deletion and flush, and bad rules refused with a clear message
+# and nothing installed.  Two hosts joined by two links (topo.sh twolink); the
 # rules are A's, so A's transmit counters per link or per path say where
 # its data went.
 # shellcheck disable=SC2317
@@ -50,7 +50,6 @@ t_bad_rules() {
 	refused "address has bits set past its prefix length" add to 10.1.1.1/24 mode all
 	refused "dev and nodev go with mode selected" add mode selected
 	refused "dev and nodev go with mode selected" add mode all dev eth1
-	refused "not built yet" add mode protected
 	refused "no interface 'nosuch0'" add mode selected dev nosuch0
 	refused "no rule has this preference" del pref 7
 	refused "missing mode" add proto tcp
@@ -167,6 +166,37 @@ t_single() {
 		fail "rule 140 did not count 4400 datagrams of 1028 bytes"
 }
 
+# b_rx_dup: B's count of second copies dropped
+b_rx_dup() { mpip_stat "$B" rx_dup; }
+
+# mode protected: with 10 % random loss on each of A's links, 2000 UDP
+# datagrams to a port with the rule arrive at least 98 % (one path alone
+# would deliver about 90 %), none twice: A sent each on both links, and B
+# dropped the copy that came second (rx_dup).  The flow (its source port
+# fixed) sent 20 datagrams before the loss starts: a session's first
+# packets go once, on its own path, until the peer confirms it.
+t_protected() {
+	local a0 b0 a1 b1 d0 da db
+	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" netem "$A" eth2 ""' EXIT
+	mpipctl_in "$A" rule add pref 160 proto udp dport 6300 mode protected
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	UDP_SIZE=1000 udp_exchange "$A" "$B" 10.1.1.2 6300 20 7300 1000 ||
+		fail "the first 20 datagrams did not arrive"
+	"$TOPO" netem "$A" eth1 ",,10%"
+	"$TOPO" netem "$A" eth2 ",,10%"
+	d0=$(b_rx_dup)
+	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
+	UDP_MIN_GOOD=1960 UDP_SIZE=1000 udp_exchange "$A" "$B" 10.1.1.2 6300 \
+		2000 7300 1000 || fail "fewer than 98 % of the datagrams arrived, or some twice"
+	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
+	da=$((a1 - a0))
+	db=$((b1 - b0))
+	echo "protected: eth1 $da bytes, eth2 $db bytes; B dropped $(($(b_rx_dup) - d0)) second copies"
+	((da >= 1900 * 1000 && db >= 1900 * 1000)) ||
+		fail "the datagrams did not go on both links"
+	(($(b_rx_dup) - d0 >= 1000)) || fail "B dropped few second copies"
+}
+
 # mode single fails over: the path it uses goes down mid-transfer, and the
 # stream goes on over the other link, intact
 t_single_failover() {
@@ -200,7 +230,7 @@ t_del_flush() {
 	local e
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	mpipctl_in "$A" rule del pref 100
-	mpipctl_in "$A" -j show rules | jq -e 'map(.pref) == [110, 120, 130, 140, 150]' \
+	mpipctl_in "$A" -j show rules | jq -e 'map(.pref) == [110, 120, 130, 140, 150, 160]' \
 		>/dev/null || fail "rule 100 still listed, or others gone"
 	e=$(send_eth2 5104)
 	echo "rule 100 deleted, port 5104: $e bytes on eth2"
@@ -216,7 +246,7 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 10
+	ktap_plan 11
 	ktap_run setup t_setup
 	ktap_run bad_rules_refused t_bad_rules
 	ktap_run selected_keeps_flow_on_its_links t_selected
@@ -225,6 +255,7 @@ main() {
 	ktap_run fallback_drop_drops t_drop
 	ktap_run single_takes_lowest_delay t_single
 	ktap_run single_fails_over t_single_failover
+	ktap_run protected_survives_loss t_protected
 	ktap_run del_and_flush t_del_flush
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish

@@ -4,6 +4,7 @@
   udpcheck.py send HOST PORT COUNT [--sport P] [--seed S] [--gap-us U]
                                    [--no-df] [--size N]
   udpcheck.py recv PORT COUNT [--seed S] [--timeout SEC] [--size N]
+                              [--min-good M] [--idle SEC]
 
 Datagram i has a size drawn from the seed (1..1400 bytes), or N bytes
 with --size N (both ends must be given the same), and content that
@@ -11,7 +12,10 @@ encodes i and the seed, so the receiver can tell a lost, duplicated,
 truncated, extended or corrupted datagram from a good one.  The receiver
 prints one JSON object: received, good, bad, duplicates, missing; it exits
 0 only when exactly COUNT good datagrams arrived, each once, and nothing
-else.
+else; with --min-good M, when at least M good ones arrived, none twice,
+and nothing else.  With --idle SEC it stops waiting once nothing arrived
+for SEC seconds after the first datagram (for a lossy link, where the
+missing ones never come).
 """
 import argparse
 import hashlib
@@ -66,6 +70,9 @@ def recv(args):
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
         s.settimeout(max(0.01, deadline - time.monotonic()))
+        if args.idle and received:
+            s.settimeout(max(0.01, min(deadline - time.monotonic(),
+                                       args.idle)))
         try:
             data, _ = s.recvfrom(65535)
         except socket.timeout:
@@ -90,8 +97,9 @@ def recv(args):
     res = {"received": received, "good": len(seen), "bad": bad,
            "duplicates": dups, "missing": args.count - len(seen)}
     print(json.dumps(res))
-    return 0 if (res["good"] == args.count and not bad and not dups
-                 and received == args.count) else 1
+    want = args.min_good if args.min_good else args.count
+    return 0 if (res["good"] >= want and not bad and not dups
+                 and received == res["good"]) else 1
 
 
 def main():
@@ -116,6 +124,10 @@ def main():
     pr.add_argument("--linger", type=float, default=0.5,
                     help="keep listening this long after the last one")
     pr.add_argument("--ready", help="file to create once bound")
+    pr.add_argument("--min-good", type=int, default=0,
+                    help="succeed with this many good ones (none twice)")
+    pr.add_argument("--idle", type=float, default=0,
+                    help="stop once nothing arrived for this long")
     args = p.parse_args()
     return send(args) if args.cmd == "send" else recv(args)
 

@@ -1883,6 +1883,64 @@ UNIT_TEST(single_index_hysteresis)
 	}
 }
 
+/* mode protected: the lowest delay, and the path that shares least with it */
+UNIT_TEST(pair_index_apart_then_delay)
+{
+	/* paths: 0 eth1->B1, 1 eth1->B2, 2 eth2->B1, 3 eth2->B2 */
+	const u32 link[4] = { 1, 1, 2, 2 }, raddr[4] = { 10, 20, 10, 20 };
+	const u32 link3[3] = { 1, 1, 2 }, raddr3[3] = { 10, 20, 20 };
+	unsigned int two[2], o;
+	u32 d[4] = { 0 }, d3[3];
+
+	CHECK_EQ(mpip_pair_index(d, 0, link, raddr, 0, two), 0);
+	for (o = 0; o < ARRAY_LEN(offsets); o++) {
+		u32 off = offsets[o];
+
+		d[0] = off + 40000;
+		d[1] = off + 2000;
+		d[2] = off + 3000;
+		d[3] = off + 42000;
+		/* one path: only it */
+		CHECK_EQ_MSG(mpip_pair_index(d, 0x1, link, raddr, 1, two), 1,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(two[0], 0, "off 0x%x", off);
+		/* 1 is fastest; 2 shares nothing with it, though 0 is faster */
+		CHECK_EQ_MSG(mpip_pair_index(d, 0xf, link, raddr, 4, two), 2,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(two[0], 1, "off 0x%x", off);
+		CHECK_EQ_MSG(two[1], 2, "off 0x%x", off);
+		/* 2 shares nothing with 1: chosen, measured or not */
+		d[2] = off + 50000;
+		d3[0] = d[0];
+		d3[1] = d[1];
+		d3[2] = d[3];
+		CHECK_EQ_MSG(mpip_pair_index(d, 0xb, link, raddr, 4, two), 2,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(two[0], 1, "off 0x%x", off);
+		CHECK_EQ_MSG(two[1], 2, "off 0x%x", off);
+		/* 0, 1, 3 only: 0 and 3 share one thing each with 1; 0 is faster */
+		CHECK_EQ_MSG(mpip_pair_index(d3, 0x7, link3, raddr3, 3, two), 2,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(two[0], 1, "off 0x%x", off);
+		CHECK_EQ_MSG(two[1], 0, "off 0x%x", off);
+		/* unmeasured paths rank last, whatever @d holds */
+		CHECK_EQ_MSG(mpip_pair_index(d, 0x5, link, raddr, 4, two), 2,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(two[0], 0, "off 0x%x", off);
+		CHECK_EQ_MSG(two[1], 3, "off 0x%x", off);
+		/* none measured: the first, and the first apart from it */
+		CHECK_EQ_MSG(mpip_pair_index(d, 0, link, raddr, 4, two), 2,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(two[0], 0, "off 0x%x", off);
+		CHECK_EQ_MSG(two[1], 3, "off 0x%x", off);
+		/* two paths on one link to one address: still two copies */
+		CHECK_EQ_MSG(mpip_pair_index(d, 0x3, link, link, 2, two), 2,
+			     "off 0x%x", off);
+		CHECK_EQ_MSG(two[0], 1, "off 0x%x", off);
+		CHECK_EQ_MSG(two[1], 0, "off 0x%x", off);
+	}
+}
+
 UNIT_TEST(min_delay_index)
 {
 	struct mpip_path_delay pd[5];
