@@ -186,9 +186,11 @@ a_session_moved() {
 t_flush_session_moves() {
 	local old r0 d0
 	random_file "$T/blk" 1
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5300 "$T/blk" "$T/stream"
+	# B's paths to A come up as A's data earns B the right to probe
+	# them (rr.c); the last subtest left B's path over eth2 down
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
-	tcp_stream_bg "$A" "$B" 10.1.1.2 5300 "$T/blk" "$T/stream"
 	r0=$(mpip_stat "$A" rx_restore)
 	wait_for 30 mpip_stat_ge "$A" rx_restore $((r0 + 50)) || {
 		mpip_paths_show "$A"
