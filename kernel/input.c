@@ -174,7 +174,7 @@ static struct mpip_avail *mpip_in_avail(struct mpip_net *mn,
 		clear_bit(MPIP_AVF_STRANGER, &e->flags);
 	id = READ_ONCE(e->node_id);
 	if (id != n->id && !rx->authed) {
-		cur = id ? mpip_node_lookup(mn, id) : NULL;
+		cur = mpip_node_lookup(mn, id);
 		if (cur && READ_ONCE(cur->verified) &&
 		    !mpip_node_silent(mn, cur))
 			return NULL;

@@ -255,7 +255,7 @@ static struct mpip_node *mpip_crossed_node(struct mpip_net *mn, __be32 addr,
 	u32 id;
 
 	id = a ? READ_ONCE(a->node_id) : 0;
-	n = id ? mpip_node_lookup(mn, id) : NULL;
+	n = mpip_node_lookup(mn, id);
 	if (!n || mpip_node_keyed(n) || n->lkey == rkey)
 		return NULL;
 	nk = mpip_keys_make(n->lkey, rkey);
@@ -320,7 +320,7 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 	rx->authed = false;
 	rx->replayed = false;
 	hs = mpip_cm_hs_fields(&rx->c2, &rkey, &ctr);
-	n = cm->node_id ? mpip_node_lookup(mn, cm->node_id) : NULL;
+	n = mpip_node_lookup(mn, cm->node_id);
 	if (n) {
 		k = rcu_dereference(n->keys);
 		err = hs ? mpip_cm_open_hs(n, k, rx, rkey, ctr) :

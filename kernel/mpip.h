@@ -541,11 +541,15 @@ static inline u32 mpip_node_hash(const struct mpip_table *t, u32 id)
 	return jhash_1word(id, t->seed) & ((1 << MPIP_NODE_BITS) - 1);
 }
 
+/* The node of ID @id, or NULL; ID 0 names none (mpip_node_create()). */
 static inline struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 {
-	u32 b = mpip_node_hash(&mn->nodes, id);
 	struct mpip_node *n;
+	u32 b;
 
+	if (!id)
+		return NULL;
+	b = mpip_node_hash(&mn->nodes, id);
 	hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
 		if (n->id == id)
 			return n;

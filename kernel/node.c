@@ -78,11 +78,6 @@ bool mpip_node_silent(const struct mpip_net *mn, const struct mpip_node *n)
 				     READ_ONCE(mn->peer_timeout_j));
 }
 
-static struct mpip_node *mpip_node_of(struct mpip_net *mn, u32 id)
-{
-	return id ? mpip_node_lookup(mn, id) : NULL;
-}
-
 /*
  * The node a query to @e's (address, port) goes to: @e's own while it is
  * not silent; else the one the address's entry of port 0 (which no flow
@@ -101,14 +96,14 @@ struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 	struct mpip_avail *a;
 	u64 key;
 
-	n = mpip_node_of(mn, READ_ONCE(e->node_id));
+	n = mpip_node_lookup(mn, READ_ONCE(e->node_id));
 	if (n && !mpip_node_silent(mn, n))
 		return n;
 	a = mpip_avail_get(mn, e->addr, 0, 0, false);
 	if (!a)
 		return n;
 	mpip_touch(&a->tn.stamp);
-	m = mpip_node_of(mn, READ_ONCE(a->node_id));
+	m = mpip_node_lookup(mn, READ_ONCE(a->node_id));
 	if (!n || (m && m != n && !mpip_node_silent(mn, m)))
 		n = m;
 	if (!n) {
