@@ -333,6 +333,22 @@ static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
 }
 
 /*
+ * Move @skb to path @p, unless that is the flow's own or the packet
+ * cannot go there, and clear @cm's ORIG flag if it moved.  Returns the
+ * path the packet takes (pk->orig if it stays).
+ */
+static struct mpip_path *mpip_out_move(struct mpip_net *mn,
+				       struct sk_buff *skb,
+				       const struct mpip_pkt *pk,
+				       struct mpip_path *p, struct mpip_cm *cm)
+{
+	if (p == pk->orig || !mpip_out_reroute(mn, skb, pk, p))
+		return pk->orig;
+	cm->flags &= ~MPIP_CM_F_ORIG;
+	return p;
+}
+
+/*
  * Choose the path of one packet (a GSO packet goes whole) and set the
  * CM fields that depend on it.  A session the peer has not confirmed
  * keeps its original addresses.  Returns the path the packet takes, if
@@ -363,10 +379,7 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 		mpip_inc(mn, MPIP_STAT_TX_POLICY_KEPT);
 		return orig;
 	}
-	if (!mpip_out_reroute(mn, skb, pk, p))
-		return orig;
-	cm->flags &= ~MPIP_CM_F_ORIG;
-	return p;
+	return mpip_out_move(mn, skb, pk, p, cm);
 }
 
 /*
@@ -485,10 +498,7 @@ static bool mpip_out_copy(struct mpip_net *mn, struct sk_buff *skb,
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_ORIG, false);
 	cm.xflags = MPIP_CM_X_DUP;
 	cm.session_id = READ_ONCE(pk->sess->id.sid);
-	if (p != pk->orig && mpip_out_reroute(mn, skb, pk, p))
-		cm.flags &= ~MPIP_CM_F_ORIG;
-	else
-		p = pk->orig;
+	p = mpip_out_move(mn, skb, pk, p, &cm);
 	if (p)
 		cm.path_id = p->id;
 	return !mpip_out_finish(mn, skb, pk, p, &cm, false, ctr);
