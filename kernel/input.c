@@ -158,16 +158,19 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
  * mpip_node_for_query()).  An entry moves from one node to another on an
  * authenticated CM; on a query, which anyone can send, only away from a
  * node that never proved itself or went silent (a peer that restarted
- * and shakes hands anew).
+ * and shakes hands anew).  A packet of a known session counts for the
+ * session's own remote address, the one our flows send to: one that
+ * came over a path carries the path's address, which no flow uses.
  */
 static struct mpip_avail *mpip_in_avail(struct mpip_net *mn,
 					const struct mpip_rx *rx, __be16 port)
 {
+	__be32 addr = rx->sess ? rx->sess->t.raddr : rx->saddr;
 	struct mpip_node *n = rx->node, *cur;
 	struct mpip_avail *e;
 	u32 id;
 
-	e = mpip_avail_get(mn, rx->saddr, port, rx->proto, !rx->authed);
+	e = mpip_avail_get(mn, addr, port, rx->proto, !rx->authed);
 	if (!e)
 		return NULL;
 	if (rx->authed && test_bit(MPIP_AVF_STRANGER, &e->flags))

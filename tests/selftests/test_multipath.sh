@@ -106,10 +106,45 @@ t_counters() {
 	((bad == 0)) || fail "unexpected counter values"
 }
 
+# path_port_entries NS: NS's availability entries that name an address
+# of link 2 (a path's, never a flow's own here) with a port
+path_port_entries() {
+	mpipctl_in "$1" -j show avail | jq -c '.[] |
+		select(.port != 0 and (.addr | startswith("10.1.2.")))'
+}
+
+# A packet that came over a path refreshes the availability entry of its
+# flow's own address, not one of the path's address: no flow sends there.
+# With avail_timeout_ms at 1 s, a session refreshes its entry every 250 ms
+# (input.c, mpip_in_learn_due()), so in 3 s of a stream over both links
+# both hosts learn from a dozen packets, about half of them moved.
+# (Before, the moved ones made entries such as 10.1.2.1:PORT "yes".)
+t_learn_flow_address() {
+	local ns bad=0
+	trap 'for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set avail_timeout_ms 300000; done' EXIT
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set avail_timeout_ms 1000
+	done
+	random_file "$T/blk" 1
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5010 "$T/blk" "$T/st"
+	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
+	sleep 3
+	for ns in "$A" "$B"; do
+		path_port_entries "$ns" | sed "s/^/$ns: /" | grep . && bad=1
+	done
+	mpip_avail_is "$A" 10.1.1.2 5010 yes || fail "A: B:5010 not available"
+	mpipctl_in "$B" -j show avail | jq -e '[.[] | select(.addr == "10.1.1.1"
+		and .proto == "tcp" and .port != 0 and .state == "yes")] |
+		length >= 1' >/dev/null || fail "B: A's TCP endpoint not available"
+	tcp_stream_end "$T/blk" "$T/st" 60
+	((bad == 0)) || fail "entries for a path's address and a flow's port"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 ktap_run warm_up_paths_up t_setup
 ktap_run twolink_direct_up_cross_noroute t_paths
 ktap_run tcp_4M_a_to_b_both_links tcp_spread "$A" "$B" 10.1.1.2 5001
@@ -118,5 +153,6 @@ ktap_run udp_1000_a_to_b_both_links udp_spread "$A" "$B" 10.1.1.2 6101 7101
 ktap_run udp_1000_b_to_a_both_links udp_spread "$B" "$A" 10.1.1.1 6102 7102
 ktap_run sessions_same_id_both_ends t_sessions
 ktap_run datapath_counters t_counters
+ktap_run moved_packets_learn_flow_address t_learn_flow_address
 ktap_run dmesg_clean t_dmesg
 ktap_finish
