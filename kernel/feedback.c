@@ -7,22 +7,35 @@
  * recently among those with new samples.  Heartbeats carry reports when
  * there is no reverse traffic.
  *
+ * A report is only as good as the packet that carries it.  One on a path
+ * that is not up (a probe, or data that had no other way) is most likely
+ * lost, and with it the sample: when every path of a pair was down, each
+ * host's probes on the broken link claimed the samples that the other's
+ * probes on the working one had brought, and no path ever came back up.
+ * So a CM on a path not up carries only the sample that came over the
+ * path's own addresses the other way, the one sample it proves it can
+ * carry.
+ *
  * The entries are lockless: a sample is a few independent words, and a
  * report claims an entry by clearing its fresh bit.
  */
 #include "mpip.h"
 
 /*
- * A trailer from @n's path @path_id, sent at @ts_us, arrived now; it wants
- * a delay report unless @quiet (MPIP_CM_X_QUIET).
+ * A trailer from @n's path @path_id, sent at @ts_us, arrived now under the
+ * addresses of @iph; it wants a delay report unless @quiet
+ * (MPIP_CM_X_QUIET).
  */
-void mpip_fb_record(struct mpip_node *n, u8 path_id, u32 ts_us, bool quiet)
+void mpip_fb_record(struct mpip_node *n, const struct iphdr *iph, u8 path_id,
+		    u32 ts_us, bool quiet)
 {
 	struct mpip_rxpath *rx;
 
 	if (!path_id || path_id > MPIP_MAX_PATHS)
 		return;
 	rx = &n->rx[path_id - 1];
+	WRITE_ONCE(rx->saddr, iph->saddr);
+	WRITE_ONCE(rx->daddr, iph->daddr);
 	WRITE_ONCE(rx->delay_us, mpip_now_us() - ts_us);
 	/* a path delivers in order: the newest send time it delivered */
 	WRITE_ONCE(rx->ts_us, ts_us);
@@ -44,19 +57,31 @@ bool mpip_fb_pending(struct mpip_node *n)
 	return false;
 }
 
+/* Did the last sample of @rx come over @p's addresses the other way? */
+static bool mpip_fb_came_over(const struct mpip_rxpath *rx,
+			      const struct mpip_path *p)
+{
+	return READ_ONCE(rx->saddr) == p->daddr &&
+	       READ_ONCE(rx->daddr) == p->saddr;
+}
+
 /*
- * Put the stalest unreported sample into @cm.  Returns false if there is
- * none.
+ * Put the stalest unreported sample into @cm, which goes to @n on path @p
+ * (NULL: under a flow's own addresses).  On a path not up, only the one
+ * that came over it.  Returns false if there is none.
  */
 bool mpip_fb_pick(struct mpip_net *mn, struct mpip_node *n,
-		  struct mpip_cm *cm)
+		  const struct mpip_path *p, struct mpip_cm *cm)
 {
+	bool any = !p || READ_ONCE(p->state) == MPIP_PATH_UP;
 	struct mpip_rxpath *rx, *best = NULL;
 	unsigned int i;
 
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		rx = &n->rx[i];
 		if (!READ_ONCE(rx->fresh))
+			continue;
+		if (!any && !mpip_fb_came_over(rx, p))
 			continue;
 		if (!best || time_before(READ_ONCE(rx->last_fb),
 					 READ_ONCE(best->last_fb)))
@@ -69,4 +94,26 @@ bool mpip_fb_pick(struct mpip_net *mn, struct mpip_node *n,
 	cm->path_delay_us = READ_ONCE(best->delay_us);
 	mpip_inc(mn, MPIP_STAT_TX_FEEDBACK);
 	return true;
+}
+
+/*
+ * A path of @n, not up, over which a sample not reported yet came the
+ * other way: the one way left to report it while no path is up.  NULL if
+ * there is none.  Caller holds RCU.
+ */
+struct mpip_path *mpip_fb_way_back(struct mpip_node *n)
+{
+	struct mpip_rxpath *rx;
+	struct mpip_path *p;
+	unsigned int i;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		rx = &n->rx[i];
+		if (!READ_ONCE(rx->fresh))
+			continue;
+		p = mpip_path_find(n, READ_ONCE(rx->daddr), READ_ONCE(rx->saddr));
+		if (p && READ_ONCE(p->state) != MPIP_PATH_UP)
+			return p;
+	}
+	return NULL;
 }

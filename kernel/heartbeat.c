@@ -15,7 +15,8 @@
  *    back: a one-way flow's sender then gets a report per path at least
  *    once per weight interval, as Algorithm 1 needs.  These say
  *    MPIP_CM_X_QUIET: they want no report themselves, so two idle nodes
- *    stop once the reports they owe are sent.
+ *    stop once the reports they owe are sent.  An idle node's are sent
+ *    too: the report a peer's probe asked for brings the peer's path up.
  * Control packets are UDP datagrams between MPIP_CTRL_PORT on both sides
  * with the CM in the surplus area (handshake.c); the receiver consumes
  * them before conntrack.
@@ -59,7 +60,7 @@ void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
 		if (IS_ERR(rt))
 			return;
 	}
-	mpip_fb_pick(mn, n, cm);
+	mpip_fb_pick(mn, n, p, cm);
 	mpip_udp_ctrl_xmit(mn, rt, saddr, daddr, htons(MPIP_CTRL_PORT),
 			   htons(MPIP_CTRL_PORT), n, cm, ext);
 	if (p)
@@ -139,11 +140,17 @@ static void mpip_node_addrs_due(struct mpip_net *mn, struct mpip_node *n)
 		mpip_addr_query(mn, n, 0, daddr);
 }
 
+/*
+ * Did anything go to @n, or data come from it, lately?  Or do flows wait
+ * for it to be heard again (output.c, mpip_avail_revive())?
+ */
 static bool mpip_node_active(struct mpip_node *n)
 {
 	return time_before(jiffies, READ_ONCE(n->last_tx) + MPIP_NODE_IDLE) ||
 	       time_before(jiffies,
-			   READ_ONCE(n->last_data_rx) + MPIP_NODE_IDLE);
+			   READ_ONCE(n->last_data_rx) + MPIP_NODE_IDLE) ||
+	       time_before(jiffies,
+			   READ_ONCE(n->last_data_tx) + MPIP_NODE_IDLE);
 }
 
 /* Did data go to or come from @n lately? */
@@ -216,7 +223,8 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 
 /*
  * Carry pending delay reports back to node @n if nothing else went to it
- * for @quiet jiffies.  Caller holds RCU.
+ * for @quiet jiffies: on the paths up, or, while none is, on the path a
+ * sample came over (feedback.c).  Caller holds RCU.
  */
 static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
 			       unsigned long quiet)
@@ -228,6 +236,8 @@ static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
 		return;
 	for (i = 0; i < MPIP_MAX_PATHS && mpip_fb_pending(n); i++) {
 		p = mpip_path_pick(mn, n, NULL, false);
+		if (!p)
+			p = mpip_fb_way_back(n);
 		if (!p)
 			break;
 		mpip_probe_path(mn, n, p, true);
@@ -338,8 +348,11 @@ static void mpip_tick_work(struct work_struct *work)
 	for (b = 0; b < mn->nodes.size; b++) {
 		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
 			mpip_paths_tick(mn, n, late);
-			if (!mpip_node_active(n))
+			if (!mpip_node_active(n)) {
+				/* a probe of an idle node's is answered */
+				mpip_node_feedback(mn, n, period);
 				continue;
+			}
 			mpip_node_addrs_tell(mn, n);
 			if (hb_due) {
 				mpip_node_addrs_due(mn, n);

@@ -199,6 +199,8 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 	if (e && READ_ONCE(e->state) != MPIP_AVAIL_YES) {
 		WRITE_ONCE(e->retry_shift, 0);
 		WRITE_ONCE(e->state, MPIP_AVAIL_YES);
+		if (test_bit(MPIP_AVF_LOST, &e->flags))
+			clear_bit(MPIP_AVF_LOST, &e->flags);
 	}
 	mpip_in_avail(mn, rx, 0);
 
@@ -224,7 +226,7 @@ static void mpip_in_paths(struct mpip_net *mn, struct mpip_node *n,
 	const struct mpip_cm *cm = &rx->c2.cm;
 	const struct iphdr *iph = ip_hdr(skb);
 
-	mpip_fb_record(n, cm->path_id, cm->timestamp_us,
+	mpip_fb_record(n, iph, cm->path_id, cm->timestamp_us,
 		       cm->xflags & MPIP_CM_X_QUIET);
 	mpip_path_rx(n, iph->saddr, iph->daddr, skb->len);
 	if (cm->fb_path_id)

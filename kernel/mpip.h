@@ -196,6 +196,7 @@ struct mpip_avail {
 enum {
 	MPIP_AVF_CONFIRM,	/* a TCP confirmation is owed to this peer */
 	MPIP_AVF_STRANGER,	/* only unauthenticated CMs named it so far */
+	MPIP_AVF_LOST,		/* was "yes" until its node fell silent */
 };
 
 struct mpip_endpoint {
@@ -262,6 +263,8 @@ struct mpip_rxpath {
 	unsigned long last_rx;	/* jiffies */
 	unsigned long last_fb;	/* jiffies of the last report sent */
 	unsigned long fresh;	/* 1: samples arrived since the last report */
+	__be32 saddr;		/* the addresses the last sample came to */
+	__be32 daddr;
 };
 
 /*
@@ -306,7 +309,9 @@ struct mpip_node {
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
 	unsigned long last_tx;	/* jiffies: last packet sent to the node */
-	unsigned long last_data_tx;	/* jiffies: last data trailer to it */
+	unsigned long last_data_tx;	/* jiffies: last data trailer to it,
+					 * or flow waiting for it (output.c)
+					 */
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	/* jiffies: last packet sent to it under a rule of mode single */
 	unsigned long single_used;
@@ -716,10 +721,12 @@ void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n,
 unsigned int mpip_paths_count(struct mpip_net *mn);
 
 /* feedback.c: one-way delays measured here, reported back */
-void mpip_fb_record(struct mpip_node *n, u8 path_id, u32 ts_us, bool quiet);
+void mpip_fb_record(struct mpip_node *n, const struct iphdr *iph, u8 path_id,
+		    u32 ts_us, bool quiet);
 bool mpip_fb_pick(struct mpip_net *mn, struct mpip_node *n,
-		  struct mpip_cm *cm);
+		  const struct mpip_path *p, struct mpip_cm *cm);
 bool mpip_fb_pending(struct mpip_node *n);
+struct mpip_path *mpip_fb_way_back(struct mpip_node *n);
 
 /* rr.c: return routability of paths */
 #define MPIP_RR_TRIES		6	/* probes of an unverified path */

@@ -114,7 +114,11 @@ struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 			return NULL;
 		WRITE_ONCE(a->node_id, n->id);
 	}
-	WRITE_ONCE(e->node_id, n->id);
+	if (READ_ONCE(e->node_id) != n->id) {
+		/* only the node it was lost from may revive it (output.c) */
+		clear_bit(MPIP_AVF_LOST, &e->flags);
+		WRITE_ONCE(e->node_id, n->id);
+	}
 	return n;
 }
 

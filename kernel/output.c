@@ -190,6 +190,38 @@ static bool mpip_avail_retry(struct mpip_avail *e)
 }
 
 /*
+ * Entry @e, in @state, went from "yes" to probing when its node fell
+ * silent (mpip_peer_lost()), and maybe on to "no": is that node heard
+ * again?  Its CMs open with the pair's keys, so it kept them, and the
+ * sessions of @e's flows: @e is "yes" again, without a query.  A query
+ * goes under the flow's own addresses, and those may be what broke (a
+ * link that stopped carrying packets): the flow stayed plain on the
+ * broken link, with another path up, until the link came back.  Until
+ * the node is heard, the flow's packets keep it active: its paths are
+ * probed at every heartbeat (heartbeat.c).
+ */
+static bool mpip_avail_revive(struct mpip_net *mn, struct mpip_avail *e,
+			      int state)
+{
+	struct mpip_node *n;
+
+	if (!test_bit(MPIP_AVF_LOST, &e->flags))
+		return false;
+	n = mpip_node_lookup(mn, READ_ONCE(e->node_id));
+	if (!n)
+		return false;
+	mpip_touch(&n->last_data_tx);
+	if (!READ_ONCE(n->verified) || !mpip_node_keyed(n) ||
+	    mpip_node_silent(mn, n))
+		return false;
+	if (cmpxchg(&e->state, state, MPIP_AVAIL_YES) != state)
+		return false;
+	clear_bit(MPIP_AVF_LOST, &e->flags);
+	WRITE_ONCE(e->retry_shift, 0);
+	return true;
+}
+
+/*
  * Query a destination of unknown availability.  TCP: a separate control
  * packet.  UDP: a trailer on the datagram itself, which a host without
  * MPIP ignores since it lies beyond the UDP length.
@@ -426,7 +458,7 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 	cm->fb_path_id = 0;
 	cm->path_delay_us = 0;
 	if (pk->node)
-		mpip_fb_pick(mn, pk->node, cm);
+		mpip_fb_pick(mn, pk->node, path, cm);
 	err = kept ? mpip_gso_encap(skb, pk->node, cm) :
 		     mpip_out_add_cm(skb, pk->node, cm, ctr);
 	if (err) {
@@ -694,6 +726,8 @@ static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
 {
 	if (n && !mpip_node_silent(mn, n))
 		return false;
+	if (n)
+		set_bit(MPIP_AVF_LOST, &e->flags);
 	atomic_set(&e->queries, 0);
 	WRITE_ONCE(e->state, MPIP_AVAIL_PROBING);
 	mpip_avail_lost(n);
@@ -781,6 +815,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	struct mpip_net *mn = priv;
 	struct mpip_pkt p;
 	struct mpip_avail *e;
+	int state;
 	bool tcp;
 
 	if (!READ_ONCE(mn->enabled) || !mpip_out_own(skb, st))
@@ -805,7 +840,10 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	mpip_touch(&e->tn.stamp);
 
-	switch (READ_ONCE(e->state)) {
+	state = READ_ONCE(e->state);
+	if (state != MPIP_AVAIL_YES && mpip_avail_revive(mn, e, state))
+		state = MPIP_AVAIL_YES;
+	switch (state) {
 	case MPIP_AVAIL_PROBING:
 		goto out_probe;
 	case MPIP_AVAIL_YES:

@@ -25,6 +25,22 @@ window_share() {
 	echo "$((a1 - a0)) $((b1 - b0))"
 }
 
+# backup_why: what both hosts know of their paths and the stream's TCP
+# state, when the stream does not do what a check waited for
+backup_why() {
+	local ns
+	date +%T.%N
+	for ns in "$A" "$B"; do
+		mpip_paths_show "$ns" || true
+		mpipctl_in "$ns" -j stats | jq -c --arg ns "$ns" '{ns: $ns,
+			path_up, path_down, peer_lost, tx_bare, tx_cm, rx_cm,
+			drop_session, rx_spoofed, reorder_held,
+			reorder_timeout}' || true
+		ip netns exec "$ns" ss -tin '( sport = :5301 or dport = :5301 )' ||
+			true
+	done
+}
+
 t_setup() {
 	random_file "$T/f" 4
 	random_file "$T/blk" 1
@@ -79,8 +95,10 @@ t_failover_and_back() {
 	"$TOPO" netem "$A" eth1 ",,100%"
 	"$TOPO" netem "$B" eth1 ",,100%"
 	s0=$(file_size "$T/st")
-	wait_for 20 file_grew "$T/st" "$s0" 2000000 ||
+	wait_for 20 file_grew "$T/st" "$s0" 2000000 || {
+		backup_why
 		fail "stream stalled after eth1 broke"
+	}
 	wait_for 10 mpip_path_is "$A" 10.1.1.1 10.1.1.2 down ||
 		fail "A: path over eth1 not down"
 	read -r e1 e2 <<<"$(window_share 2)"

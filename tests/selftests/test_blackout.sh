@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# test_blackout.sh - both links stop carrying packets under a TCP stream
+# (100 % loss both ways on both, interfaces up) until A's paths are down
+# and each host has heard nothing from the other for longer than
+# peer_timeout_ms; then link 2 works again.  A's path over it must come
+# back up, the stream go on over it, and then link 1 come back too.
+#
+# Two bugs kept link 2 unused until link 1 returned (test_backup failed
+# so under load: every path of both hosts down for 20 s, link 2 working):
+#  - A path that is down comes back when the peer reports the delay of a
+#    probe sent on it.  A host sent each report with whatever CM it sent
+#    next, which while every path was down was its probe on link 1: lost.
+#    Each host's probes on link 1 took the reports the other's probes on
+#    link 2 had asked for.  Now a CM on a path not up carries only the
+#    report of the packets that came over that path the other way, and an
+#    idle host sends the report a probe asked for (feedback.c).
+#  - A silent peer's flows go plain and query it under their own
+#    addresses, on the broken link, and the node, with nothing sent to it
+#    any more, went idle and was no longer probed.  Now a flow waiting for
+#    its node keeps the node's paths probed, and its entry is "yes" again
+#    as soon as the node is heard (output.c, mpip_avail_revive()).
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_setup_twolink bo
+
+# loss DEV SPEC: netem SPEC on DEV of both hosts ("" takes it off)
+loss() {
+	"$TOPO" netem "$A" "$1" "$2"
+	"$TOPO" netem "$B" "$1" "$2"
+}
+
+blackout_why() {
+	local ns
+	for ns in "$A" "$B"; do
+		mpip_paths_show "$ns" || true
+		mpipctl_in "$ns" -j stats | jq -c --arg ns "$ns" '{ns: $ns,
+			path_up, path_down, tx_heartbeat, rx_heartbeat,
+			tx_feedback, rx_feedback}' || true
+	done
+}
+
+t_setup() {
+	random_file "$T/blk" 1
+	mpip_twolink_warm_up
+}
+
+t_blackout() {
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5400 "$T/blk" "$T/st"
+	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
+	loss eth1 ",,100%"
+	loss eth2 ",,100%"
+	wait_for 20 mpip_paths_in "$A" down 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
+		{ blackout_why; fail "A's paths not all down"; }
+	# each host finds the other silent (peer_timeout_ms, 3 s): the
+	# stream's packets go plain, with queries on link 1
+	sleep 5
+}
+
+t_link2_back() {
+	local s0
+	loss eth2 ""
+	wait_for 15 mpip_paths_in "$A" up 10.1.2.1:10.1.2.2 ||
+		{ blackout_why; fail "A's path over link 2 not back up"; }
+	mpip_paths_in "$A" down 10.1.1.1:10.1.1.2 ||
+		fail "A's path over the broken link 1 is not down"
+	# TCP's retransmission timer backed off while nothing went through:
+	# the next retransmission may be many seconds away
+	s0=$(file_size "$T/st")
+	wait_for 40 file_grew "$T/st" "$s0" 1000000 ||
+		{ blackout_why; fail "the stream did not go on over link 2"; }
+	wait_for 10 mpip_paths_in "$B" up 10.1.2.2:10.1.2.1 ||
+		{ blackout_why; fail "B's path over link 2 not up"; }
+}
+
+t_link1_back() {
+	loss eth1 ""
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+	tcp_stream_end "$T/blk" "$T/st" 60
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+main() {
+	ktap_header
+	ktap_plan 5
+	ktap_run setup t_setup
+	ktap_run both_links_black_paths_down t_blackout
+	ktap_run link2_back_paths_up_stream_goes_on t_link2_back
+	ktap_run link1_back_paths_up_stream_intact t_link1_back
+	ktap_run dmesg_clean t_dmesg
+	ktap_finish
+}
+main "$@"; exit
