@@ -140,17 +140,22 @@ static void mpip_node_addrs_due(struct mpip_net *mn, struct mpip_node *n)
 		mpip_addr_query(mn, n, 0, daddr);
 }
 
+/* Do flows wait for @n to be heard again (output.c, mpip_avail_revive())? */
+static bool mpip_node_waited(struct mpip_node *n)
+{
+	return time_before(jiffies, READ_ONCE(n->waited) + MPIP_NODE_IDLE);
+}
+
 /*
  * Did anything go to @n, or data come from it, lately?  Or do flows wait
- * for it to be heard again (output.c, mpip_avail_revive())?
+ * for it?
  */
 static bool mpip_node_active(struct mpip_node *n)
 {
 	return time_before(jiffies, READ_ONCE(n->last_tx) + MPIP_NODE_IDLE) ||
 	       time_before(jiffies,
 			   READ_ONCE(n->last_data_rx) + MPIP_NODE_IDLE) ||
-	       time_before(jiffies,
-			   READ_ONCE(n->last_data_tx) + MPIP_NODE_IDLE);
+	       mpip_node_waited(n);
 }
 
 /* Did data go to or come from @n lately? */
@@ -191,17 +196,19 @@ static bool mpip_probe_due(struct mpip_net *mn, struct mpip_path *p,
 
 /*
  * Probe the paths of node @n that are not up (spaced out while @n is
- * idle: mpip_probe_due()).  While a rule of mode single sends to @n,
- * probe those up too, and while data flows, those on backup links: the
- * flows kept off a path leave it without data, and so without fresh
- * delays to compare and without the timeout that would find it broken
- * before it is needed.  Caller holds RCU.
+ * idle: mpip_probe_due()).  While a rule of mode single sends to @n, or
+ * flows wait for it to be heard again, probe those up too, and while
+ * data flows, those on backup links: the flows kept off a path leave it
+ * without data, and so without fresh delays to compare and without the
+ * timeout that would find it broken before it is needed.  Caller holds
+ * RCU.
  */
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
-	bool single = time_before(jiffies, READ_ONCE(n->single_used) +
-				  MPIP_NODE_IDLE);
-	bool busy = mpip_node_data_active(n);
+	bool waited = mpip_node_waited(n);
+	bool single = waited || time_before(jiffies, READ_ONCE(n->single_used) +
+					    MPIP_NODE_IDLE);
+	bool busy = waited || mpip_node_data_active(n);
 	struct mpip_path *p;
 	unsigned int i;
 	int state;

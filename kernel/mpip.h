@@ -191,6 +191,7 @@ struct mpip_avail {
 	/* state NO: when to ask again, and how often that failed */
 	unsigned long retry_at;
 	u8 retry_shift;
+	unsigned long lost_at;	/* jiffies: MPIP_AVF_LOST set */
 };
 
 enum {
@@ -297,6 +298,9 @@ struct mpip_node {
 	unsigned int addr_sends;	/* IP_CHANGE rounds sent for it */
 	unsigned long addr_due;	/* jiffies: the next round */
 	unsigned int avail_lost;	/* its entries downgraded here; READ/WRITE_ONCE */
+	unsigned long waited;	/* jiffies: last packet of a flow that waits
+				 * for it to be heard again (output.c)
+				 */
 	atomic_t rr_credit;	/* probes of unverified paths we may send (rr.c) */
 	spinlock_t lock;	/* protects the arrays below, path slots, dead */
 	bool dead;		/* unlinked: its paths are gone for good */
@@ -309,9 +313,7 @@ struct mpip_node {
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
 	unsigned long last_tx;	/* jiffies: last packet sent to the node */
-	unsigned long last_data_tx;	/* jiffies: last data trailer to it,
-					 * or flow waiting for it (output.c)
-					 */
+	unsigned long last_data_tx;	/* jiffies: last data trailer to it */
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	/* jiffies: last packet sent to it under a rule of mode single */
 	unsigned long single_used;

@@ -191,14 +191,14 @@ static bool mpip_avail_retry(struct mpip_avail *e)
 
 /*
  * Entry @e, in @state, went from "yes" to probing when its node fell
- * silent (mpip_peer_lost()), and maybe on to "no": is that node heard
- * again?  Its CMs open with the pair's keys, so it kept them, and the
+ * silent (mpip_peer_lost()), and maybe on to "no": was that node heard
+ * since?  Its CMs open with the pair's keys, so it kept them, and the
  * sessions of @e's flows: @e is "yes" again, without a query.  A query
  * goes under the flow's own addresses, and those may be what broke (a
  * link that stopped carrying packets): the flow stayed plain on the
  * broken link, with another path up, until the link came back.  Until
- * the node is heard, the flow's packets keep it active: its paths are
- * probed at every heartbeat (heartbeat.c).
+ * the node is heard, the flow's packets keep all its paths probed
+ * (heartbeat.c), those up included: nothing else goes there.
  */
 static bool mpip_avail_revive(struct mpip_net *mn, struct mpip_avail *e,
 			      int state)
@@ -208,12 +208,12 @@ static bool mpip_avail_revive(struct mpip_net *mn, struct mpip_avail *e,
 	if (!test_bit(MPIP_AVF_LOST, &e->flags))
 		return false;
 	n = mpip_node_lookup(mn, READ_ONCE(e->node_id));
-	if (!n)
+	if (!n || !READ_ONCE(n->verified) || !mpip_node_keyed(n))
 		return false;
-	mpip_touch(&n->last_data_tx);
-	if (!READ_ONCE(n->verified) || !mpip_node_keyed(n) ||
-	    mpip_node_silent(mn, n))
+	if (!time_after(READ_ONCE(n->tn.stamp), READ_ONCE(e->lost_at))) {
+		mpip_touch(&n->waited);
 		return false;
+	}
 	if (cmpxchg(&e->state, state, MPIP_AVAIL_YES) != state)
 		return false;
 	clear_bit(MPIP_AVF_LOST, &e->flags);
@@ -726,8 +726,10 @@ static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
 {
 	if (n && !mpip_node_silent(mn, n))
 		return false;
-	if (n)
+	if (n) {
+		WRITE_ONCE(e->lost_at, jiffies);
 		set_bit(MPIP_AVF_LOST, &e->flags);
+	}
 	atomic_set(&e->queries, 0);
 	WRITE_ONCE(e->state, MPIP_AVAIL_PROBING);
 	mpip_avail_lost(n);
@@ -815,8 +817,8 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	struct mpip_net *mn = priv;
 	struct mpip_pkt p;
 	struct mpip_avail *e;
+	bool tcp, revived;
 	int state;
-	bool tcp;
 
 	if (!READ_ONCE(mn->enabled) || !mpip_out_own(skb, st))
 		return NF_ACCEPT;
@@ -841,9 +843,8 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	mpip_touch(&e->tn.stamp);
 
 	state = READ_ONCE(e->state);
-	if (state != MPIP_AVAIL_YES && mpip_avail_revive(mn, e, state))
-		state = MPIP_AVAIL_YES;
-	switch (state) {
+	revived = state != MPIP_AVAIL_YES && mpip_avail_revive(mn, e, state);
+	switch (revived ? MPIP_AVAIL_YES : state) {
 	case MPIP_AVAIL_PROBING:
 		goto out_probe;
 	case MPIP_AVAIL_YES:
@@ -853,7 +854,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		 * flows, UDP too, go plain and ask again.  A node without
 		 * the pair's keys can be sent no CM at all.
 		 */
-		if (mpip_peer_lost(mn, e, p.node))
+		if (!revived && mpip_peer_lost(mn, e, p.node))
 			goto out_probe;
 		if (!mpip_node_keyed(p.node) && mpip_peer_lost(mn, e, NULL))
 			goto out_probe;

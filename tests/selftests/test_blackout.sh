@@ -17,8 +17,8 @@
 #  - A silent peer's flows go plain and query it under their own
 #    addresses, on the broken link, and the node, with nothing sent to it
 #    any more, went idle and was no longer probed.  Now a flow waiting for
-#    its node keeps the node's paths probed, and its entry is "yes" again
-#    as soon as the node is heard (output.c, mpip_avail_revive()).
+#    its node keeps all the node's paths probed, and its entry is "yes"
+#    again once the node was heard since (output.c, mpip_avail_revive()).
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -67,9 +67,10 @@ t_link2_back() {
 	mpip_paths_in "$A" down 10.1.1.1:10.1.1.2 ||
 		fail "A's path over the broken link 1 is not down"
 	# TCP's retransmission timer backed off while nothing went through:
-	# the next retransmission may be many seconds away
+	# the next retransmission may be many seconds away, and the one
+	# after it, if A had not heard B again when that one went
 	s0=$(file_size "$T/st")
-	wait_for 40 file_grew "$T/st" "$s0" 1000000 ||
+	wait_for 60 file_grew "$T/st" "$s0" 1000000 ||
 		{ blackout_why; fail "the stream did not go on over link 2"; }
 	wait_for 10 mpip_paths_in "$B" up 10.1.2.2:10.1.2.1 ||
 		{ blackout_why; fail "B's path over link 2 not up"; }
