@@ -206,7 +206,7 @@ static bool mpip_probe_due(struct mpip_net *mn, struct mpip_path *p,
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
 	bool waited = mpip_node_waited(n);
-	bool single = waited || time_before(jiffies, READ_ONCE(n->single_used) +
+	bool up_too = waited || time_before(jiffies, READ_ONCE(n->single_used) +
 					    MPIP_NODE_IDLE);
 	bool busy = waited || mpip_node_data_active(n);
 	struct mpip_path *p;
@@ -222,7 +222,7 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 			if (mpip_probe_due(mn, p, busy))
 				mpip_probe_path(mn, n, p, false);
 		} else if (state == MPIP_PATH_UP &&
-			   (single || (busy && mpip_path_is_backup(mn, p)))) {
+			   (up_too || (busy && mpip_path_is_backup(mn, p)))) {
 			mpip_probe_path(mn, n, p, false);
 		}
 	}

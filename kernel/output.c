@@ -207,6 +207,7 @@ static bool mpip_avail_revive(struct mpip_net *mn, struct mpip_avail *e,
 
 	if (!test_bit(MPIP_AVF_LOST, &e->flags))
 		return false;
+	smp_rmb();	/* lost_at is that of the loss the flag says */
 	n = mpip_node_lookup(mn, READ_ONCE(e->node_id));
 	if (!n || !READ_ONCE(n->verified) || !mpip_node_keyed(n))
 		return false;
@@ -728,6 +729,8 @@ static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
 		return false;
 	if (n) {
 		WRITE_ONCE(e->lost_at, jiffies);
+		/* pairs with the smp_rmb() in mpip_avail_revive() */
+		smp_mb__before_atomic();
 		set_bit(MPIP_AVF_LOST, &e->flags);
 	}
 	atomic_set(&e->queries, 0);
