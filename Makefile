@@ -8,6 +8,8 @@
 #                   4 s (TESTS="a b" for others), ~10 min
 #   make demo       boot the lab and show mpip at work
 #   make bench      benchmarks vs. MPTCP in the lab VM (BENCH="--quick tcp")
+#   make webrtc     WebRTC calls over the lab, off vs. mpip (WEBRTC="fail rate
+#                   delay", WEBRTC_OUT=build/webrtc): summary and webrtc.png
 #   make profile    where the CPU time goes: perf in the lab VM (performance.rst)
 #   make unit       host unit tests only (ASan/UBSan)
 #   make fuzz       fuzz the core's network parsers (FUZZ_SECONDS=30 each)
@@ -27,7 +29,7 @@ KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 
 PWD := $(CURDIR)
 
-.PHONY: all module mpipctl unit fuzz check check-debug check-stall debug-kernel demo bench profile deps clean help
+.PHONY: all module mpipctl unit fuzz check check-debug check-stall debug-kernel demo bench webrtc profile deps clean help
 .PHONY: dkms-source dkms-install dkms-remove deb
 
 all: module mpipctl
@@ -73,6 +75,14 @@ demo:
 
 bench:
 	tools/bench.sh $(BENCH)
+
+# WebRTC calls over the lab, with and without mpip (tools/webrtc/run.sh):
+# results and webrtc.png in $(WEBRTC_OUT)
+WEBRTC_OUT ?= build/webrtc
+webrtc: module mpipctl
+	tools/deps.sh
+	tools/vm.sh --timeout 3000 -- tools/webrtc/run.sh $(WEBRTC_OUT) $(WEBRTC)
+	/usr/bin/python3 tools/webrtc/analyze.py $(WEBRTC_OUT) --plot
 
 profile:
 	tools/deps.sh

@@ -43,6 +43,8 @@ APT_PKGS=(
 	util-linux psmisc jq bc mptcpd mptcpize wireguard-tools
 	python3-pyftpdlib
 	python3 python3-scapy python3-matplotlib
+	# WebRTC in the lab (make webrtc): ICE, DTLS, SRTP, VP8, Opus
+	python3-aiortc
 	# profiling inside the guest (tools/bench/profile.sh)
 	linux-perf
 	# lint

@@ -1,0 +1,289 @@
+#!/usr/bin/python3
+"""Figures of the WebRTC runs of tools/webrtc/run.sh.
+
+    analyze.py OUT [--plot] [--rst]
+
+For each run directory OUT/SCENARIO-MODE: per second of the call, the
+video frames the receiver decoded and the video bit rate the sender's
+encoder sent; the one-way delay of every RTP packet (its arrival in the
+receiver's capture minus its send time in the sender's log, one clock:
+both run in the lab VM), per kind.  Writes OUT/summary.json (one object
+per run, and per scenario and mode each figure's median, minimum and
+maximum over the runs) and prints the latter; --plot also writes OUT/webrtc.png, --rst prints
+the tables Documentation/performance.rst quotes.
+
+Figures: fps_median and video_kbps_median over the call after its first
+5 s (or, with a failure, from 5 s after it to the end); freeze_s, the
+longest stretch after the failure in which the receiver decoded no video
+frame (whole sample seconds), and below_half_fps_s, the seconds after it
+with under half the frame rate before it; audio/video delay medians and 95th
+percentiles in ms; the share of audio packets that arrived at all.
+"""
+import json
+import os
+import statistics
+import struct
+import sys
+
+LINKTYPE_SLL = 113
+LINKTYPE_SLL2 = 276
+
+
+def pcap_udp(path):
+    """(time, UDP payload head) of each IPv4 UDP packet in a pcap."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        return
+    magic = struct.unpack("<I", data[:4])[0]
+    endian = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
+    nano = magic in (0xA1B23C4D, 0x4D3CB2A1)
+    linktype = struct.unpack(endian + "I", data[20:24])[0]
+    skip = {LINKTYPE_SLL: 16, LINKTYPE_SLL2: 20}.get(linktype)
+    if skip is None:
+        raise ValueError("%s: link type %d" % (path, linktype))
+    off = 24
+    while off + 16 <= len(data):
+        sec, frac, incl, _ = struct.unpack(endian + "IIII",
+                                           data[off:off + 16])
+        pkt = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        ip = pkt[skip:]
+        if len(ip) < 28 or ip[0] >> 4 != 4 or ip[9] != 17:
+            continue
+        ihl = (ip[0] & 15) * 4
+        yield sec + frac / (1e9 if nano else 1e6), ip[ihl + 8:]
+
+
+def pt_kinds(sdp):
+    """{payload type: kind} from the offer's m-lines."""
+    kinds, kind = {}, None
+    for line in sdp.splitlines():
+        if line.startswith("m="):
+            kind = line[2:].split()[0]
+            for pt in line.split()[3:]:
+                kinds[int(pt)] = kind
+    return kinds
+
+
+def arrivals(pcap):
+    """{(ssrc, seq): first arrival time} of the RTP packets captured."""
+    seen = {}
+    for t, p in pcap_udp(pcap):
+        if len(p) < 12 or p[0] >> 6 != 2 or 200 <= p[1] <= 204:
+            continue
+        key = (int.from_bytes(p[8:12], "big"),
+               int.from_bytes(p[2:4], "big"))
+        seen.setdefault(key, t)
+    return seen
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def delays(send, pcap):
+    """{kind: [one-way delay ms]} and {kind: share of packets arrived}."""
+    kinds = pt_kinds(send["sdp"])
+    got = arrivals(pcap)
+    out, sent = {}, {}
+    for t, pt, seq, ssrc in send["rtp_sent"]:
+        kind = kinds.get(pt, "other")
+        sent[kind] = sent.get(kind, 0) + 1
+        a = got.get((ssrc, seq))
+        if a is not None:
+            out.setdefault(kind, []).append((a - t) * 1000)
+    share = {k: len(out.get(k, [])) / n for k, n in sent.items()}
+    return out, share
+
+
+def series(samples, getter):
+    """[(wall time, per-second increase of getter(sample))]."""
+    out, prev = [], None
+    for s in samples:
+        v = getter(s)
+        if v is None:
+            continue
+        if prev is not None and s["wall"] > prev[0]:
+            out.append((s["wall"], (v - prev[1]) / (s["wall"] - prev[0])))
+        prev = (s["wall"], v)
+    return out
+
+
+def video_bytes(s):
+    return s["rtp"].get("video", {}).get("outbound-rtp", {}).get("bytesSent")
+
+
+def analyze(d):
+    with open(os.path.join(d, "run.json")) as f:
+        run = json.load(f)
+    with open(os.path.join(d, "send.json")) as f:
+        send = json.load(f)
+    with open(os.path.join(d, "recv.json")) as f:
+        recv = json.load(f)
+    fps = series(recv["samples"], lambda s: s.get("video_frames"))
+    kbps = [(t, v * 8 / 1000) for t, v in series(send["samples"],
+                                                 video_bytes)]
+    t_start = recv["samples"][0]["wall"] if recv["samples"] else 0
+    t_end = recv["samples"][-1]["wall"] if recv["samples"] else 0
+    fail = run.get("fail")
+    since = fail + 5 if fail else t_start + 5
+    # the sender runs on for a few seconds after the receiver's last sample
+    kbps = [(t, v) for t, v in kbps if t <= t_end]
+    res = {"run": os.path.basename(d),
+           "fps_median": statistics.median(
+               [v for t, v in fps if t >= since] or [0]),
+           "video_kbps_median": statistics.median(
+               [v for t, v in kbps if t >= since] or [0])}
+    if fail:
+        before = statistics.median([v for t, v in fps if t < fail] or [0])
+        worst = cur = low = 0
+        for t, v in fps:
+            if t < fail:
+                continue
+            cur = cur + 1 if v < 0.5 else 0
+            worst = max(worst, cur)
+            low += v < before / 2
+        res["freeze_s"] = worst
+        res["below_half_fps_s"] = low
+    owd, share = delays(send, os.path.join(d, "b.pcap"))
+    for kind in ("audio", "video"):
+        xs = owd.get(kind, [])
+        res[kind + "_delay_ms_median"] = round(pct(xs, 0.5), 2) if xs else None
+        res[kind + "_delay_ms_p95"] = round(pct(xs, 0.95), 2) if xs else None
+        res[kind + "_arrived"] = round(share.get(kind, 0), 4)
+    res["_fps"] = [(round(t - t_start, 2), v) for t, v in fps]
+    res["_kbps"] = [(round(t - t_start, 2), v) for t, v in kbps]
+    res["_fail_at"] = round(fail - t_start, 2) if fail else None
+    res["_audio_owd"] = sorted(owd.get("audio", []))
+    return res
+
+
+def group(name):
+    """fail-mpip-2 -> fail-mpip"""
+    head, _, rep = name.rpartition("-")
+    return head if rep.isdigit() else name
+
+
+def aggregate(summary):
+    """Per scenario and mode: each figure's median over the runs, and its
+    minimum and maximum."""
+    groups = {}
+    for r in summary:
+        groups.setdefault(group(r["run"]), []).append(r)
+    out = []
+    for name, runs in sorted(groups.items()):
+        agg = {"runs": len(runs), "name": name}
+        for k in runs[0]:
+            xs = [r[k] for r in runs if isinstance(r.get(k), (int, float))]
+            if k == "run" or not xs:
+                continue
+            agg[k] = {"median": round(statistics.median(xs), 3),
+                      "min": round(min(xs), 3), "max": round(max(xs), 3)}
+        out.append(agg)
+    return out
+
+
+TABLES = {
+    "fail": ["fps_median", "freeze_s", "below_half_fps_s",
+             "video_kbps_median", "audio_arrived", "video_arrived"],
+    "rate": ["video_kbps_median", "fps_median", "video_delay_ms_median",
+             "video_delay_ms_p95"],
+    "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
+              "video_kbps_median", "fps_median", "video_delay_ms_median"],
+}
+
+
+def cell(v):
+    if v is None:
+        return "-"
+    fmt = "%.0f" if abs(v["median"]) >= 100 else "%.1f" \
+        if abs(v["median"]) >= 1 or v["median"] == 0 else "%.3f"
+    if v["min"] == v["max"]:
+        return fmt % v["median"]
+    return (fmt + " (" + fmt + "-" + fmt + ")") % (
+        v["median"], v["min"], v["max"])
+
+
+def rst(agg):
+    """The figures as RST tables, one per scenario: median (min-max)."""
+    out = []
+    for scen, figs in TABLES.items():
+        modes = [a for a in agg if a["name"].startswith(scen + "-")]
+        if not modes:
+            continue
+        head = ["figure"] + ["%s (%d runs)" % (a["name"], a["runs"])
+                             for a in modes]
+        rows = [[f] + [cell(a.get(f)) for a in modes] for f in figs]
+        w = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+        rule = "  ".join("=" * x for x in w)
+        out += [rule, "  ".join(h.ljust(x) for h, x in zip(head, w)).rstrip(),
+                rule]
+        out += ["  ".join(c.ljust(x) for c, x in zip(r, w)).rstrip()
+                for r in rows]
+        out += [rule, ""]
+    return "\n".join(out)
+
+
+def plot(results, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4))
+    for r in results:
+        name = r["run"]
+        if group(name) != name and not name.endswith("-1"):
+            continue    # the first run of each
+        if name.startswith("fail-"):
+            ax[0].plot(*zip(*r["_fps"]) if r["_fps"] else ([], []),
+                       label=name)
+            if r["_fail_at"] is not None:
+                ax[0].axvline(r["_fail_at"], color="grey", ls=":")
+        elif name.startswith("rate-"):
+            ax[1].plot(*zip(*r["_kbps"]) if r["_kbps"] else ([], []),
+                       label=name)
+        elif name.startswith("delay-") and r["_audio_owd"]:
+            xs = r["_audio_owd"]
+            ax[2].plot(xs, [(i + 1) / len(xs) for i in range(len(xs))],
+                       label=name)
+    ax[0].set(title="(a) link 1 fails: video frames decoded",
+              xlabel="s", ylabel="frames/s")
+    ax[1].set(title="(b) two 1 Mbit/s links: video sent",
+              xlabel="s", ylabel="kbit/s")
+    ax[2].set(title="(c) 50/80 ms links: audio one-way delay",
+              xlabel="ms", ylabel="CDF")
+    for a in ax:
+        if a.get_legend_handles_labels()[0]:
+            a.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    results = []
+    for name in sorted(os.listdir(out)):
+        d = os.path.join(out, name)
+        if os.path.isfile(os.path.join(d, "run.json")):
+            results.append(analyze(d))
+    summary = [{k: v for k, v in r.items() if not k.startswith("_")}
+               for r in results]
+    agg = aggregate(summary)
+    with open(os.path.join(out, "summary.json"), "w") as f:
+        json.dump({"runs": summary, "by_mode": agg}, f, indent=1)
+    json.dump(agg, sys.stdout, indent=1)
+    print()
+    if "--rst" in sys.argv:
+        print(rst(agg))
+    if "--plot" in sys.argv:
+        plot(results, os.path.join(out, "webrtc.png"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

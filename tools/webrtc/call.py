@@ -1,0 +1,287 @@
+#!/usr/bin/python3
+"""A WebRTC call between two lab hosts, with a real stack (aiortc: ICE,
+DTLS, SRTP, VP8, Opus) and synthetic media, for the WebRTC rows of the
+mpip lab (paper section 5.1.2, issue 22).
+
+    call.py recv --bind ADDR --port P --seconds N --out FILE
+    call.py send --bind ADDR --peer ADDR --port P --seconds N --out FILE
+                 [--width W --height H --fps F]
+
+The receiver listens for the offer on TCP ADDR:P (one JSON line each
+way, no trickle ICE); the sender sends a video track (a moving textured
+picture, so that the encoder always has detail to spend bits on) and an
+audio track (a tone).  ICE offers only --bind: the call uses the address pair a
+host without multipath would, and mpip spreads its packets.
+
+Every second each end writes a sample of what the user sees: the
+receiver the video frames and audio frames it decoded, the RTP packets
+received and lost per kind and the jitter; the sender the bytes and
+packets it sent per kind (the encoder's rate) and the RTT its receiver
+reports give.  The one-way delay of each RTP packet comes from captures
+at both ends (rtp_delay.py): SRTP leaves RTP headers in clear.
+"""
+import argparse
+import asyncio
+import fractions
+import json
+import socket
+import sys
+import time
+
+import aioice.ice
+import aiortc.rtcdtlstransport
+import av
+import numpy
+from aiortc import (MediaStreamTrack, RTCPeerConnection,
+                    RTCSessionDescription, VideoStreamTrack)
+from aiortc.codecs import HEADER_EXTENSIONS
+
+
+def fix_bundle_extension_ids():
+    """aiortc 1.4 gives audio-level (audio) and abs-send-time (video) the
+    same ID 2, and parses both m-lines of a BUNDLE with one map: every
+    audio packet then fails to parse and nothing is received (aiortc issue
+    745).  Give audio-level ID 3, at both ends."""
+    for ext in HEADER_EXTENSIONS["audio"]:
+        if ext.uri.endswith("ssrc-audio-level"):
+            ext.id = 3
+
+
+def only_address(addr):
+    """Make ICE gather a host candidate for ADDR only."""
+    aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: [addr]
+
+
+def log_rtp_sends(log):
+    """Append (send time, payload type, sequence number, SSRC) of every RTP
+    packet sent to LOG, just before SRTP protects it: the one-way delay of
+    a packet is its arrival in the receiver's capture minus this time (a
+    capture here would see it after the lab's netem delay on this host's
+    egress)."""
+    transport = aiortc.rtcdtlstransport.RTCDtlsTransport
+    send = transport._send_rtp
+
+    async def logged(self, data):
+        if len(data) >= 12 and data[0] >> 6 == 2 and \
+                not 200 <= data[1] <= 204:
+            log.append((round(time.time(), 6), data[1] & 0x7F,
+                        int.from_bytes(data[2:4], "big"),
+                        int.from_bytes(data[8:12], "big")))
+        return await send(self, data)
+
+    transport._send_rtp = logged
+
+
+class PatternVideo(VideoStreamTrack):
+    """A random texture scrolling by a few pixels per frame."""
+
+    def __init__(self, width, height, fps):
+        super().__init__()
+        rng = numpy.random.default_rng(1)
+        self.tex = rng.integers(0, 256, (height, width * 2, 3),
+                                dtype=numpy.uint8)
+        self.width = width
+        self.fps = fps
+        self.n = 0
+        self.start = None
+
+    async def recv(self):
+        if self.start is None:
+            self.start = time.monotonic()
+        due = self.start + self.n / self.fps
+        delay = due - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        x = (self.n * 4) % self.width
+        frame = av.VideoFrame.from_ndarray(
+            numpy.ascontiguousarray(self.tex[:, x:x + self.width]),
+            format="rgb24")
+        frame.pts = self.n * (90000 // self.fps)
+        frame.time_base = fractions.Fraction(1, 90000)
+        self.n += 1
+        return frame
+
+
+class ToneAudio(MediaStreamTrack):
+    """A 440 Hz tone, 20 ms frames at 48 kHz: Opus has something to code
+    (aiortc's own AudioStreamTrack sends silence, a few bytes a packet)."""
+
+    kind = "audio"
+
+    def __init__(self):
+        super().__init__()
+        t = numpy.arange(960) / 48000
+        self.pcm = (numpy.sin(2 * numpy.pi * 440 * t) * 8000).astype(
+            numpy.int16).reshape(1, -1)
+        self.n = 0
+        self.start = None
+
+    async def recv(self):
+        if self.start is None:
+            self.start = time.monotonic()
+        delay = self.start + self.n * 0.02 - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        frame = av.AudioFrame.from_ndarray(self.pcm, format="s16",
+                                           layout="mono")
+        frame.sample_rate = 48000
+        frame.pts = self.n * 960
+        frame.time_base = fractions.Fraction(1, 48000)
+        self.n += 1
+        return frame
+
+
+async def read_line(reader):
+    line = await reader.readline()
+    if not line:
+        raise ConnectionError("signalling connection closed")
+    return json.loads(line)
+
+
+async def write_line(writer, obj):
+    writer.write((json.dumps(obj) + "\n").encode())
+    await writer.drain()
+
+
+def desc_json(desc):
+    return {"sdp": desc.sdp, "type": desc.type}
+
+
+async def stats_of(pc):
+    """{kind: {stats type: {field: value}}} of pc's RTP streams."""
+    out = {}
+    fields = ("packetsReceived", "packetsLost", "jitter", "packetsSent",
+              "bytesSent", "roundTripTime", "fractionLost")
+    report = await pc.getStats()
+    for s in report.values():
+        kind = getattr(s, "kind", None)
+        if kind is None or not s.type.endswith("rtp"):
+            continue
+        d = out.setdefault(kind, {}).setdefault(s.type, {})
+        for f in fields:
+            v = getattr(s, f, None)
+            if v is not None:
+                d[f] = v
+    return out
+
+
+class Counter:
+    """Frames decoded from one remote track."""
+
+    def __init__(self):
+        self.frames = 0
+
+    async def consume(self, track):
+        while True:
+            try:
+                await track.recv()
+            except Exception:  # the track ended: MediaStreamError
+                return
+            self.frames += 1
+
+
+async def sample_loop(pc, seconds, counters, out):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        await asyncio.sleep(1)
+        s = {"t": round(time.monotonic() - t0, 3),
+             "wall": time.time(), "state": pc.connectionState,
+             "ice": pc.iceConnectionState, "rtp": await stats_of(pc)}
+        for kind, c in counters.items():
+            s[kind + "_frames"] = c.frames
+        out.append(s)
+
+
+async def run_recv(args):
+    only_address(args.bind)
+    pc = RTCPeerConnection()
+    counters = {}
+    tasks = []
+
+    @pc.on("track")
+    def on_track(track):
+        c = counters.setdefault(track.kind, Counter())
+        tasks.append(asyncio.ensure_future(c.consume(track)))
+
+    done = asyncio.get_running_loop().create_future()
+
+    async def serve(reader, writer):
+        offer = await read_line(reader)
+        await pc.setRemoteDescription(RTCSessionDescription(**offer))
+        await pc.setLocalDescription(await pc.createAnswer())
+        await write_line(writer, desc_json(pc.localDescription))
+        if not done.done():
+            done.set_result(writer)
+
+    server = await asyncio.start_server(serve, args.bind, args.port)
+    print("listening", flush=True)
+    writer = await asyncio.wait_for(done, timeout=120)
+    server.close()
+    if args.ready:
+        open(args.ready, "w").close()
+    samples = []
+    await sample_loop(pc, args.seconds, counters, samples)
+    writer.close()
+    await pc.close()
+    for t in tasks:
+        t.cancel()
+    return {"role": "recv", "samples": samples}
+
+
+async def run_send(args):
+    only_address(args.bind)
+    sent = []
+    log_rtp_sends(sent)
+    pc = RTCPeerConnection()
+    pc.addTrack(PatternVideo(args.width, args.height, args.fps))
+    pc.addTrack(ToneAudio())
+    await pc.setLocalDescription(await pc.createOffer())
+    offer_sdp = pc.localDescription.sdp
+    for i in range(60):
+        try:
+            reader, writer = await asyncio.open_connection(
+                args.peer, args.port, local_addr=(args.bind, 0))
+            break
+        except OSError:
+            await asyncio.sleep(0.5)
+    else:
+        raise ConnectionError("no receiver at %s:%d" % (args.peer, args.port))
+    await write_line(writer, desc_json(pc.localDescription))
+    answer = await read_line(reader)
+    await pc.setRemoteDescription(RTCSessionDescription(**answer))
+    samples = []
+    await sample_loop(pc, args.seconds, {}, samples)
+    writer.close()
+    await pc.close()
+    return {"role": "send", "samples": samples,
+            "sdp": offer_sdp, "rtp_sent": sent}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("role", choices=("send", "recv"))
+    ap.add_argument("--bind", required=True)
+    ap.add_argument("--peer")
+    ap.add_argument("--port", type=int, default=7900)
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--ready", help="recv: create this file once the "
+                    "answer is sent (the call starts)")
+    ap.add_argument("--width", type=int, default=320)
+    ap.add_argument("--height", type=int, default=240)
+    ap.add_argument("--fps", type=int, default=15)
+    args = ap.parse_args()
+    if args.role == "send" and not args.peer:
+        ap.error("send needs --peer")
+    socket.setdefaulttimeout(None)
+    fix_bundle_extension_ids()
+    run = run_send if args.role == "send" else run_recv
+    result = asyncio.run(run(args))
+    result["args"] = vars(args)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# tools/webrtc/run.sh - WebRTC calls over the two-link lab, with and without
+# mpip (paper section 5.1.2, Fig. 5; issue 22).  Runs as root in the VM:
+#
+#   tools/vm.sh -- tools/webrtc/run.sh OUT [--seconds N] [--reps N] [SCENARIO...]
+#
+# Each run is a call (tools/webrtc/call.py) from a to b: synthetic VP8
+# video and Opus audio, ICE on the link-1 addresses only (what a host
+# without multipath uses), with packet captures at both ends for the
+# one-way delay of every RTP packet.  Scenarios (all by default):
+#
+#   fail    two 10 Mbit/s links, 10 ms; at 1/3 of the call link 1 loses
+#           every packet, both ways: off (no mpip) vs mpip
+#   rate    two 1 Mbit/s links (WEBRTC_RATE), 10 ms: video rate, off vs mpip
+#   delay   links of 50 ms and 80 ms one-way delay (10 Mbit/s): mpip with
+#           all paths vs mpip with a rule that puts small packets (audio)
+#           on the lowest-delay path (mode single) and the rest on all
+#
+# OUT/SCENARIO-MODE-REP/ holds run.json (what ran, and the failure time),
+# send.json and recv.json (call.py's per-second samples; send.json also
+# the offer's SDP and the RTP send log) and b.pcap (the receiver's UDP
+# headers).  tools/webrtc/analyze.py makes the figures.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd -P)
+TOPO=$REPO/tools/topo.sh
+CALL=$REPO/tools/webrtc/call.py
+MPIPCTL=${MPIPCTL:-$REPO/userspace/mpipctl}
+MPIP_KO=${MPIP_KO:-$REPO/kernel/mpip.ko}
+PY=/usr/bin/python3
+P=wrt
+A=${P}a
+B=${P}b
+SECONDS_CALL=45
+REPS=1
+
+log() { printf 'webrtc: %s\n' "$*" >&2; }
+die() {
+	log "$*"
+	exit 1
+}
+
+mpip_load() {
+	[[ -d /sys/module/mpip ]] && return 0
+	modprobe -q libcrc32c
+	insmod "$MPIP_KO"
+}
+
+# lab LINK1 LINK2 MODE: a fresh twolink lab, mpip on (mpip, mpip-rule) or
+# off in both hosts
+lab() {
+	local ns
+	"$TOPO" clean --prefix "$P" 2>/dev/null || true
+	"$TOPO" twolink --prefix "$P" --link1 "$1" --link2 "$2"
+	for ns in "$A" "$B"; do
+		case $3 in
+		mpip*) ip netns exec "$ns" "$MPIPCTL" enable >/dev/null ;;
+		off) ip netns exec "$ns" "$MPIPCTL" disable >/dev/null ;;
+		esac
+	done
+	if [[ $3 == mpip-rule ]]; then
+		# Opus packets (a tone, ~96 kbit/s) are about 300 bytes on the wire,
+		# VP8 ones mostly near the MTU
+		ip netns exec "$A" "$MPIPCTL" rule add proto udp len 0-600 mode single
+		ip netns exec "$B" "$MPIPCTL" rule add proto udp len 0-600 mode single
+	fi
+	if [[ $3 == mpip* ]]; then
+		# the paths come up with the first packets between the hosts
+		ip netns exec "$A" ping -c 3 -i 0.3 -q 10.1.1.2 >/dev/null || true
+	fi
+}
+
+# call DIR FAIL_AT: one call into DIR; at FAIL_AT seconds (0: never) link
+# 1 starts losing every packet at both ends
+call() {
+	local dir=$1 fail_at=$2 t0 tf='' pids=() p rc=0 i
+	mkdir -p "$dir"
+	ip netns exec "$B" tcpdump -i any -s 96 -U -w "$dir/b.pcap" udp 2>/dev/null &
+	pids+=($!)
+	rm -f "$dir/.ready"
+	ip netns exec "$B" "$PY" "$CALL" recv --bind 10.1.1.2 --port 7900 \
+		--seconds "$SECONDS_CALL" --ready "$dir/.ready" \
+		--out "$dir/recv.json" >"$dir/recv.log" 2>&1 &
+	local rpid=$!
+	ip netns exec "$A" "$PY" "$CALL" send --bind 10.1.1.1 --peer 10.1.1.2 \
+		--port 7900 --seconds "$((SECONDS_CALL + 5))" \
+		--out "$dir/send.json" >"$dir/send.log" 2>&1 &
+	local spid=$!
+	# the call starts when the receiver has answered the offer (python
+	# and aiortc take seconds to start under TCG)
+	for ((i = 0; i < 600; i++)); do
+		[[ -e $dir/.ready ]] && break
+		sleep 0.2
+	done
+	t0=$EPOCHREALTIME
+	if ((fail_at > 0)); then
+		sleep "$fail_at"
+		"$TOPO" netem "$A" eth1 ",,100%"
+		"$TOPO" netem "$B" eth1 ",,100%"
+		tf=$EPOCHREALTIME
+	fi
+	wait "$rpid" || rc=1
+	wait "$spid" || rc=1
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	printf '{"start": %s, "fail": %s}\n' "$t0" "${tf:-null}" >"$dir/run.json"
+	((rc == 0)) || log "$dir: a call end failed: $(tail -2 "$dir"/*.log)"
+	return "$rc"
+}
+
+# scenario_fail REP (and the others alike): both modes, in a fresh lab each
+scenario_fail() {
+	local m
+	for m in off mpip; do
+		lab 10mbit,10ms,- 10mbit,10ms,- "$m"
+		call "$OUT/fail-$m-$1" "$((SECONDS_CALL / 3))"
+	done
+}
+
+scenario_rate() {
+	local m r=${WEBRTC_RATE:-1mbit}
+	for m in off mpip; do
+		lab "$r,10ms,-" "$r,10ms,-" "$m"
+		call "$OUT/rate-$m-$1" 0
+	done
+}
+
+scenario_delay() {
+	local m
+	for m in mpip mpip-rule; do
+		lab 10mbit,50ms,- 10mbit,80ms,- "$m"
+		call "$OUT/delay-$m-$1" 0
+	done
+}
+
+main() {
+	local s r list=()
+	[[ $EUID == 0 ]] || die "run as root inside the VM: tools/vm.sh -- $0 OUT"
+	[[ $# -ge 1 ]] || die "usage: $0 OUT [--seconds N] [--reps N] [fail|rate|delay...]"
+	OUT=$(realpath -m "$1")
+	shift
+	while (($#)); do
+		case $1 in
+		--seconds)
+			SECONDS_CALL=$2
+			shift
+			;;
+		--reps)
+			REPS=$2
+			shift
+			;;
+		fail | rate | delay) list+=("$1") ;;
+		*) die "unknown argument '$1'" ;;
+		esac
+		shift
+	done
+	((${#list[@]})) || list=(fail rate delay)
+	"$PY" -c 'import aiortc' 2>/dev/null || die "python3-aiortc missing (tools/deps.sh)"
+	command -v tcpdump >/dev/null || die "tcpdump missing (tools/deps.sh)"
+	mpip_load || die "cannot load $MPIP_KO"
+	trap '"$TOPO" clean --prefix "$P" 2>/dev/null || true' EXIT
+	mkdir -p "$OUT"
+	for ((r = 1; r <= REPS; r++)); do
+		for s in "${list[@]}"; do
+			log "scenario $s, run $r of $REPS"
+			"scenario_$s" "$r"
+		done
+	done
+}
+
+main "$@"
