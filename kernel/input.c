@@ -188,14 +188,21 @@ static struct mpip_avail *mpip_in_avail(struct mpip_net *mn,
 	return e;
 }
 
-/* Learn from a CM: the sender runs MPIP.  Caller holds RCU. */
+/*
+ * Learn from a CM: the sender runs MPIP.  A datagram from the control port
+ * (heartbeats, probes, address queries) belongs to no flow: only the
+ * address's port-0 entry learns from it; a confirmation of a UDP query
+ * comes from the flow's own port.  Caller holds RCU.
+ */
 static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 			  const struct mpip_rx *rx)
 {
 	const struct mpip_cm *cm = &rx->c2.cm;
-	struct mpip_avail *e;
+	struct mpip_avail *e = NULL;
 
-	e = mpip_in_avail(mn, rx, rx->sport);
+	if (!(cm->flags & MPIP_CM_F_CTRL) || rx->proto != IPPROTO_UDP ||
+	    rx->sport != htons(MPIP_CTRL_PORT))
+		e = mpip_in_avail(mn, rx, rx->sport);
 	if (e && READ_ONCE(e->state) != MPIP_AVAIL_YES) {
 		WRITE_ONCE(e->retry_shift, 0);
 		WRITE_ONCE(e->state, MPIP_AVAIL_YES);

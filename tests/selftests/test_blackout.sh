@@ -38,7 +38,12 @@ blackout_why() {
 		mpip_paths_show "$ns" || true
 		mpipctl_in "$ns" -j stats | jq -c --arg ns "$ns" '{ns: $ns,
 			path_up, path_down, tx_heartbeat, rx_heartbeat,
-			tx_feedback, rx_feedback}' || true
+			tx_feedback, rx_feedback, peer_lost, tx_query,
+			rx_plain, rx_spoofed, drop_session}' || true
+		mpipctl_in "$ns" show avail | sed "s/^/$ns avail: /" || true
+		mpipctl_in "$ns" show nodes | sed "s/^/$ns node: /" || true
+		ip netns exec "$ns" ss -tin '( sport = :5400 or dport = :5400 )' ||
+			true
 	done
 }
 
