@@ -204,10 +204,8 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 	    rx->sport != htons(MPIP_CTRL_PORT))
 		e = mpip_in_avail(mn, rx, rx->sport);
 	if (e && READ_ONCE(e->state) != MPIP_AVAIL_YES) {
-		WRITE_ONCE(e->retry_shift, 0);
+		mpip_avail_yes_again(e);
 		WRITE_ONCE(e->state, MPIP_AVAIL_YES);
-		if (test_bit(MPIP_AVF_LOST, &e->flags))
-			clear_bit(MPIP_AVF_LOST, &e->flags);
 	}
 	mpip_in_avail(mn, rx, 0);
 

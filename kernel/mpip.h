@@ -532,6 +532,14 @@ struct mpip_avail *mpip_avail_create(struct mpip_net *mn, __be32 addr,
 				     __be16 port, u8 proto, bool stranger);
 unsigned long mpip_avail_ttl(const struct mpip_tnode *tn, unsigned long ttl);
 
+/* @e is "yes" again: forget its failed tries and the loss it had. */
+static inline void mpip_avail_yes_again(struct mpip_avail *e)
+{
+	WRITE_ONCE(e->retry_shift, 0);
+	if (test_bit(MPIP_AVF_LOST, &e->flags))
+		clear_bit(MPIP_AVF_LOST, &e->flags);
+}
+
 /* Find or create the entry for (@addr, @port); NULL if none can be had. */
 static inline struct mpip_avail *mpip_avail_get(struct mpip_net *mn,
 						__be32 addr, __be16 port,

@@ -217,8 +217,7 @@ static bool mpip_avail_revive(struct mpip_net *mn, struct mpip_avail *e,
 	}
 	if (cmpxchg(&e->state, state, MPIP_AVAIL_YES) != state)
 		return false;
-	clear_bit(MPIP_AVF_LOST, &e->flags);
-	WRITE_ONCE(e->retry_shift, 0);
+	mpip_avail_yes_again(e);
 	return true;
 }
 
