@@ -117,3 +117,39 @@ struct mpip_path *mpip_fb_way_back(struct mpip_node *n)
 	}
 	return NULL;
 }
+
+/*
+ * The path back over which @n was heard last, within peer_timeout_ms, if
+ * its remote address answered our probes (rr.c): while no path of @n is
+ * up, the one way that is known to work.  A peer whose paths all timed
+ * out, heard again over one link before it is up at this end (its report
+ * is a round trip away), would otherwise be answered under the flow's own
+ * addresses, maybe on the link that broke.  NULL if there is none.
+ * Caller holds RCU.
+ */
+struct mpip_path *mpip_fb_heard_over(struct mpip_net *mn, struct mpip_node *n)
+{
+	unsigned long within = READ_ONCE(mn->peer_timeout_j), last;
+	struct mpip_rxpath *rx, *best = NULL;
+	unsigned long best_rx = 0;
+	struct mpip_path *p;
+	unsigned int i;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		rx = &n->rx[i];
+		last = READ_ONCE(rx->last_rx);
+		if (!last || !time_before(jiffies, last + within))
+			continue;
+		if (!best || time_after(last, best_rx)) {
+			best = rx;
+			best_rx = last;
+		}
+	}
+	if (!best)
+		return NULL;
+	p = mpip_path_find(n, READ_ONCE(best->daddr), READ_ONCE(best->saddr));
+	if (!p || !READ_ONCE(p->rr_ok) ||
+	    READ_ONCE(p->state) == MPIP_PATH_NOROUTE)
+		return NULL;
+	return p;
+}

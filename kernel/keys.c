@@ -123,6 +123,9 @@ int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
 		c2.ext_len = ext->len;
 	}
 	c2.sum = mpip_cm2_sum(proto, off, mpip_cm2_len(&c2));
+	/* all but heartbeats that only carry reports want an answer */
+	if (!(cm->xflags & MPIP_CM_X_QUIET))
+		mpip_node_asked(n);
 	if (k) {
 		c2.cm.node_id = k->ap.tx_token;
 		return mpip_cm2_encode(&c2, &k->ap.tx, ctr, proto, buf, len);

@@ -301,6 +301,9 @@ struct mpip_node {
 	unsigned long waited;	/* jiffies: last packet of a flow that waits
 				 * for it to be heard again (output.c)
 				 */
+	unsigned long asked;	/* jiffies: oldest CM it owes an answer to,
+				 * if after tn.stamp (node.c)
+				 */
 	atomic_t rr_credit;	/* probes of unverified paths we may send (rr.c) */
 	spinlock_t lock;	/* protects the arrays below, path slots, dead */
 	bool dead;		/* unlinked: its paths are gone for good */
@@ -582,6 +585,9 @@ unsigned long mpip_node_ttl(const struct mpip_tnode *tn, unsigned long ttl);
 struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 				      struct mpip_avail *e);
 bool mpip_node_silent(const struct mpip_net *mn, const struct mpip_node *n);
+void mpip_node_asked(struct mpip_node *n);
+bool mpip_node_unanswered(const struct mpip_net *mn,
+			  const struct mpip_node *n);
 
 /* keys.c: per-peer keys, sealing and opening CMs */
 int mpip_key_new(struct mpip_net *mn, u64 *key);
@@ -637,6 +643,7 @@ bool mpip_sid_is_ours(const struct mpip_node *n, u16 sid);
 bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
 void mpip_paths_release(struct mpip_node *n);
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p);
+bool mpip_paths_any_up(struct mpip_node *n);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   struct mpip_session *s);
 unsigned int mpip_path_pair(struct mpip_net *mn, struct mpip_node *n,
@@ -737,6 +744,7 @@ bool mpip_fb_pick(struct mpip_net *mn, struct mpip_node *n,
 		  const struct mpip_path *p, struct mpip_cm *cm);
 bool mpip_fb_pending(struct mpip_node *n);
 struct mpip_path *mpip_fb_way_back(struct mpip_node *n);
+struct mpip_path *mpip_fb_heard_over(struct mpip_net *mn, struct mpip_node *n);
 
 /* rr.c: return routability of paths */
 #define MPIP_RR_TRIES		6	/* probes of an unverified path */

@@ -47,6 +47,7 @@ struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 	spin_lock_init(&n->lock);
 	mpip_rr_node_init(n);
 	n->tn.stamp = jiffies;
+	n->asked = n->tn.stamp;
 	n->w_stamp = jiffies;
 	n->ep_stamp = jiffies;
 	/* the handshake's address exchange carries the current list */
@@ -76,6 +77,32 @@ bool mpip_node_silent(const struct mpip_net *mn, const struct mpip_node *n)
 {
 	return !time_before(jiffies, READ_ONCE(n->tn.stamp) +
 				     READ_ONCE(mn->peer_timeout_j));
+}
+
+/*
+ * A CM that wants an answer (a delay report, a confirmation) goes to @n.
+ * If @n answered everything asked before, this is the oldest question it
+ * owes.  (One write per answer heard, not one per packet.)
+ */
+void mpip_node_asked(struct mpip_node *n)
+{
+	unsigned long asked = READ_ONCE(n->asked), now = jiffies;
+
+	if (asked != now && !time_after(asked, READ_ONCE(n->tn.stamp)))
+		WRITE_ONCE(n->asked, now);
+}
+
+/*
+ * Has @n left a question unanswered for peer_timeout_ms?  Silence alone
+ * says nothing about a peer we asked nothing: an idle pair sends nothing.
+ */
+bool mpip_node_unanswered(const struct mpip_net *mn,
+			  const struct mpip_node *n)
+{
+	unsigned long asked = READ_ONCE(n->asked);
+
+	return time_after(asked, READ_ONCE(n->tn.stamp)) &&
+	       !time_before(jiffies, asked + READ_ONCE(mn->peer_timeout_j));
 }
 
 /*

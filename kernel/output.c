@@ -335,10 +335,10 @@ static bool mpip_out_draining(const struct mpip_net *mn,
  * The path for a packet of a confirmed session, as its rule says: its own
  * (mode original), the one of lowest delay (mode single), else one up by
  * weight among those the rule allows (all of them without a rule or in
- * mode all).  When a selected rule
- * allows none that is up, its fallback: any path, its own, or
- * ERR_PTR(-ENETUNREACH) to drop the packet (counted here).  NULL if no
- * path is up.
+ * mode all).  When a selected rule allows none that is up, its fallback:
+ * any path, its own, or ERR_PTR(-ENETUNREACH) to drop the packet
+ * (counted here).  With no path up, the one the peer was heard over last
+ * (mpip_fb_heard_over()); NULL if there is none either.
  */
 static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
 					    const struct mpip_pkt *pk)
@@ -349,19 +349,21 @@ static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
 	if (r && r->mode == MPIP_MODE_ORIGINAL)
 		return pk->orig;
 	if (r && r->mode == MPIP_MODE_SINGLE)
-		return mpip_path_single(mn, pk->node, pk->sess);
-	p = mpip_path_pick(mn, pk->node, r, true);
-	if (p || !r || r->mode != MPIP_MODE_SELECTED)
-		return p;
-	switch (r->fallback) {
-	case MPIP_FALLBACK_ORIGINAL:
-		return pk->orig;
-	case MPIP_FALLBACK_DROP:
-		mpip_inc(mn, MPIP_STAT_RULE_DROPPED);
-		return ERR_PTR(-ENETUNREACH);
-	default:
-		return mpip_path_pick(mn, pk->node, NULL, true);
+		p = mpip_path_single(mn, pk->node, pk->sess);
+	else
+		p = mpip_path_pick(mn, pk->node, r, true);
+	if (!p && r && r->mode == MPIP_MODE_SELECTED) {
+		switch (r->fallback) {
+		case MPIP_FALLBACK_ORIGINAL:
+			return pk->orig;
+		case MPIP_FALLBACK_DROP:
+			mpip_inc(mn, MPIP_STAT_RULE_DROPPED);
+			return ERR_PTR(-ENETUNREACH);
+		default:
+			p = mpip_path_pick(mn, pk->node, NULL, true);
+		}
 	}
+	return p ? p : mpip_fb_heard_over(mn, pk->node);
 }
 
 /*
@@ -719,12 +721,19 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 /*
  * Has peer @n (@e's node) gone silent?  Every authenticated CM from it
  * refreshes its stamp, so a peer that unloaded mpip, or went away, stops
- * doing so.  A node no longer in the table counts as silent.
+ * doing so.  But so does a peer we had nothing to say to: an idle pair
+ * sends nothing, and a flow that resumes after a pause (a TCP
+ * retransmission after a long back-off) must not take that for a loss
+ * and go plain on its own addresses, which may be what broke.  So a peer
+ * is lost when it left a question unanswered for peer_timeout_ms, or
+ * when it is silent and no path to it is up (those paths timed out
+ * waiting for reports: paths.c).  A node no longer in the table is lost.
  */
 static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
 			   struct mpip_node *n)
 {
-	if (n && !mpip_node_silent(mn, n))
+	if (n && !mpip_node_unanswered(mn, n) &&
+	    (!mpip_node_silent(mn, n) || mpip_paths_any_up(n)))
 		return false;
 	if (n) {
 		WRITE_ONCE(e->lost_at, jiffies);

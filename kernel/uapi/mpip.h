@@ -469,8 +469,9 @@ enum mpip_path_attr {
  * @MPIP_STAT_RX_CTRL: control-only packets consumed by MPIP
  * @MPIP_STAT_PROBE_GIVEUP: destinations marked unavailable after the query
  *	threshold was reached without an answer
- * @MPIP_STAT_PEER_LOST: available peers downgraded to probing because no
- *	MPIP packet came from them within peer_timeout_ms
+ * @MPIP_STAT_PEER_LOST: available peers downgraded to probing because they
+ *	left an MPIP packet that wants an answer unanswered, or sent nothing
+ *	while no path to them was up, for peer_timeout_ms
  * @MPIP_STAT_MSS_CLAMPED: outgoing SYNs whose MSS option was reduced
  * @MPIP_STAT_TX_GSO_SPLIT: GSO packets split in software to carry trailers
  * @MPIP_STAT_TX_NO_ROOM: packets sent without a trailer because it would
@@ -611,9 +612,9 @@ enum mpip_stat {
  * @MPIP_CFG_UNSPEC: unused
  * @MPIP_CFG_QUERY_THRESHOLD: queries sent to a destination before it is
  *	marked unavailable (1..100, default 5)
- * @MPIP_CFG_PEER_TIMEOUT_MS: an available TCP peer whose node sent no MPIP
- *	packet, on any flow, for this long is probed again (100..600000,
- *	default 3000)
+ * @MPIP_CFG_PEER_TIMEOUT_MS: an available peer whose node left an MPIP
+ *	packet that wants an answer unanswered, or sent nothing while no path
+ *	to it was up, for this long is probed again (100..600000, default 3000)
  * @MPIP_CFG_AVAIL_TIMEOUT_MS: availability entries unused for this long are
  *	removed (1000..86400000, default 300000)
  * @MPIP_CFG_NODE_TIMEOUT_MS: node entries not heard from for this long are
