@@ -28,7 +28,9 @@
 #   answers at most 200 per second (ctrl_limited counts the rest: fewer
 #   packets out than in), the nodes and availability entries they made
 #   expire after 10 s, and A's session goes on working.
-# And session IDs are drawn at random, not counted up from 1.
+# And session IDs are drawn at random, not counted up from 1.  Last, A
+# switches mpip off and B finds it lost: X's copies of A's earlier
+# packets do not make B take A for alive again.
 # TIMEOUT: 600
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -389,11 +391,85 @@ PY
 		<<<"$ids" >/dev/null || fail "session IDs in steps of one size: sequential"
 }
 
+# b_to_a N: N datagrams from B's 10.1.1.2:6101 to A's 10.1.1.1:7100, 20 ms
+# apart
+b_to_a() {
+	in_ns "$B" /usr/bin/python3 - "$1" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.1.2", 6101))
+for i in range(int(sys.argv[1])):
+    s.sendto(b"FROM B %d" % i, ("10.1.1.1", 7100))
+    time.sleep(0.02)
+PY
+}
+
+# b_node_age_ms ID: how long ago B last heard its node ID (ms)
+b_node_age_ms() {
+	mpipctl_in "$B" -j show nodes |
+		jq -er --arg id "$1" '.[] | select(.node_id == $id) | .age_ms'
+}
+
+# A switches mpip off, as a peer that restarted or went away falls
+# silent, and B's flow to A finds it lost.  X then sends B copies of A's
+# packets taken off link 1 while A ran mpip (data and control, MACs
+# valid): replays prove nothing about A now, so B's entry for A must not
+# be "yes" again (mpip_avail_revive() wants the node heard after the
+# loss, and a replay refreshes nothing), and B's node for A is not heard.
+t_replay_no_revive() {
+	local node lost0 rep0 n age pid t0 since
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	node=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
+	capture_start "$B" eth1 old 'udp and src host 10.1.1.1'
+	send_good 50
+	b_to_a 50
+	n=$(capture_count old)
+	echo "captured $n MPIP packets of A on link 1"
+	((n >= 20)) || fail "too few packets to replay"
+	mpip_avail_is "$B" 10.1.1.1 7100 yes ||
+		fail "B does not mark A:7100 available to start with"
+	age=$(b_node_age_ms "$node") || fail "B has no node $node"
+	echo "B's node for A, $node, last heard $age ms ago"
+	lost0=$(mpip_stat "$B" peer_lost)
+	mpipctl_in "$A" disable
+	t0=$(date +%s%N)
+	b_to_a 250
+	(($(mpip_stat "$B" peer_lost) > lost0)) ||
+		fail "B did not find A lost"
+	rep0=$(mpip_stat "$B" rx_replay)
+	b_to_a 200 &
+	pid=$!
+	in_ns "$X" /usr/bin/python3 - "$T/old.pcap" <<'PY'
+import sys, time
+from scapy.all import IP, rdpcap, send, conf
+conf.verb = 0
+pkts = [p[IP] for p in rdpcap(sys.argv[1]) if IP in p]
+for _ in range(3):
+    for p in pkts:
+        send(p)
+    time.sleep(0.5)
+print("replayed", 3 * len(pkts))
+PY
+	wait "$pid" || fail "B's sender failed"
+	since=$((($(date +%s%N) - t0) / 1000000))
+	age=$(b_node_age_ms "$node") || fail "B lost its node for A"
+	echo "B: rx_replay +$(($(mpip_stat "$B" rx_replay) - rep0)), entry" \
+		"for A:7100 $(mpip_avail_state "$B" 10.1.1.1 7100), node for A" \
+		"last heard $age ms ago, A switched off $since ms ago"
+	mpipctl_in "$A" enable
+	(($(mpip_stat "$B" rx_replay) - rep0 >= 3 * n)) ||
+		fail "rx_replay did not count every copy"
+	! mpip_avail_is "$B" 10.1.1.1 7100 yes ||
+		fail "the replays made A:7100 available again"
+	# (what A sent before it switched off may have been in flight)
+	((age >= since - 300)) || fail "a replay refreshed B's node for A"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 8
+	ktap_plan 9
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run stranger_cannot_unlink_session t_unlink
@@ -401,6 +477,7 @@ main() {
 	ktap_run replayed_control_messages_dropped t_replay
 	ktap_run query_flood_bounded t_query_flood
 	ktap_run session_ids_random t_random_ids
+	ktap_run replays_do_not_revive_lost_peer t_replay_no_revive
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
 }
