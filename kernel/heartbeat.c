@@ -15,7 +15,9 @@
  *    back: a one-way flow's sender then gets a report per path at least
  *    once per weight interval, as Algorithm 1 needs.  These say
  *    MPIP_CM_X_QUIET: they want no report themselves, so two idle nodes
- *    stop once the reports they owe are sent.  An idle node's are sent
+ *    stop once the reports they owe are sent; except on a path that had
+ *    no report for path_timeout_ms, which only a report asked for can
+ *    show to work (the peer answers quietly).  An idle node's are sent
  *    too: the report a peer's probe asked for brings the peer's path up.
  * Control packets are UDP datagrams between MPIP_CTRL_PORT on both sides
  * with the CM in the surplus area (handshake.c); the receiver consumes
@@ -231,7 +233,9 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 /*
  * Carry pending delay reports back to node @n if nothing else went to it
  * for @quiet jiffies: on the paths up, or, while none is, on the path a
- * sample came over (feedback.c).  Caller holds RCU.
+ * sample came over (feedback.c).  They want no report themselves, unless
+ * their path had none for path_timeout_ms: then they are all that would
+ * find it broken (mpip_path_unreported()).  Caller holds RCU.
  */
 static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
 			       unsigned long quiet)
@@ -247,7 +251,7 @@ static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
 			p = mpip_fb_way_back(n);
 		if (!p)
 			break;
-		mpip_probe_path(mn, n, p, true);
+		mpip_probe_path(mn, n, p, !mpip_path_unreported(mn, p));
 	}
 }
 

@@ -443,6 +443,19 @@ bool mpip_paths_any_up(struct mpip_node *n)
 	return false;
 }
 
+/*
+ * Has @p gone without a delay report for path_timeout_ms?  A host that
+ * sends only reports on a path (quiet heartbeats: the peer's flow is
+ * one-way) never finds out that it broke, and keeps sending reports
+ * there, lost; its heartbeats then ask for a report (heartbeat.c).
+ */
+bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p)
+{
+	unsigned long t = msecs_to_jiffies(READ_ONCE(mn->cfg.path_timeout_ms));
+
+	return time_after(jiffies, READ_ONCE(p->last_fb) + t);
+}
+
 /* Is @p a path up with a backup link at either end (heartbeat.c probes)? */
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p)
 {

@@ -79,6 +79,29 @@ t_idle_resume() {
 	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
 }
 
+# A one-way UDP flow from A to B over both links; link 2 stops carrying
+# packets.  B sends A nothing but delay reports, in heartbeats that want
+# no answer: B must still find its path over link 2 broken, or half its
+# reports go there and are lost.
+t_one_way_udp() {
+	local pid rc=0
+	mpipctl_in "$A" -j stats >"$T/a1"
+	UDP_MIN_GOOD=450 udp_exchange "$A" "$B" 10.1.1.2 6500 600 6501 10000 &
+	pid=$!
+	sleep 2
+	loss eth2 ",,100%"
+	wait_for 10 mpip_paths_in "$B" down 10.1.2.2:10.1.2.1 || rc=1
+	wait "$pid" || { blackout_why; fail "datagrams lost over link 1"; }
+	((rc == 0)) || { blackout_why; fail "B's path over the broken link 2 stays up"; }
+	mpip_paths_in "$A" up 10.1.1.1:10.1.1.2 ||
+		{ blackout_why; fail "A's path over link 1 is not up"; }
+	# (once: A's path over link 2; more if A's over link 1 flapped)
+	mpip_stats_since "$A" "$T/a1" '.path_down >= 1' || true
+	loss eth2 ""
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+}
+
 t_blackout() {
 	tcp_stream_bg "$A" "$B" 10.1.1.2 5400 "$T/blk" "$T/st"
 	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
@@ -133,9 +156,10 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 6
+	ktap_plan 7
 	ktap_run setup t_setup
 	ktap_run idle_pair_resumes_own_link_broken t_idle_resume
+	ktap_run one_way_udp_receiver_finds_link_broken t_one_way_udp
 	ktap_run both_links_black_paths_down t_blackout
 	ktap_run link2_back_paths_up_stream_goes_on t_link2_back
 	ktap_run link1_back_paths_up_stream_intact t_link1_back
