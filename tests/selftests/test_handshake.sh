@@ -82,18 +82,27 @@ t_counters() {
 	(($(mpip_stat "$A" probe_giveup) == 0)) || fail "A gave up probing an MPIP peer"
 }
 
-# B switches mpip off after the exchange: once nothing was heard from its
-# node for peer_timeout_ms, A downgrades B:5000 and a new connection there
-# goes plain (with trailers B's TCP would drop every segment); switched
-# on again, B answers the queries and A marks it available again.
+# B switches mpip off after the exchange.  A's next connection to B:5000
+# carries CMs that B never answers (its TCP drops the segments with
+# trailers, and A sends them again: plain once B is lost, or bare on the
+# one path up); once they went unanswered for peer_timeout_ms, A
+# downgrades B:5000 and the next connection goes plain from its first
+# packet.  (Silence alone is not enough: an idle pair is silent too.)
+# Switched on again, B answers the queries and A marks it available
+# again.
 t_peer_lost() {
 	mpipctl_in "$A" set peer_timeout_ms 1000
 	mpipctl_in "$A" -j stats >"$T/a0"
 	mpipctl_in "$B" disable
+	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/f" "$T/g2"
+	sha256_equal "$T/f" "$T/g2" || fail "TCP data to B without mpip differs"
 	sleep 1.5
 	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/f" "$T/g2"
 	sha256_equal "$T/f" "$T/g2" || fail "TCP data to B without mpip differs"
-	mpip_stats_since "$A" "$T/a0" '.peer_lost >= 1' || fail "no peer_lost"
+	mpip_stats_since "$A" "$T/a0" '.peer_lost >= 1' || {
+		mpipctl_in "$B" enable
+		fail "no peer_lost"
+	}
 	mpipctl_in "$B" enable
 	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/f" "$T/g3"
 	sha256_equal "$T/f" "$T/g3" || fail "TCP data after re-enable differs"
