@@ -61,17 +61,25 @@ PY
 	wait_for 20 grep -q '^ready' "$4" || fail "receiver did not start"
 }
 
-# send_good N: N datagrams "GOOD i" from A's 10.1.1.1:7100 to B's 6100
-send_good() {
-	in_ns "$A" /usr/bin/python3 - "$1" <<'PY'
+# dgrams NS SADDR SPORT DADDR DPORT N WORD: N datagrams "WORD i" from
+# SADDR:SPORT to DADDR:DPORT in NS, 20 ms apart
+dgrams() {
+	in_ns "$1" /usr/bin/python3 - "${@:2}" <<'PY'
 import socket, sys, time
+saddr, sport, daddr, dport, n, word = sys.argv[1:7]
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.1.1.1", 7100))
-for i in range(int(sys.argv[1])):
-    s.sendto(b"GOOD %d" % i, ("10.1.1.2", 6100))
+s.bind((saddr, int(sport)))
+for i in range(int(n)):
+    s.sendto(b"%s %d" % (word.encode(), i), (daddr, int(dport)))
     time.sleep(0.02)
 PY
 }
+
+# send_good N: N datagrams "GOOD i" from A's 10.1.1.1:7100 to B's 6100
+send_good() { dgrams "$A" 10.1.1.1 7100 10.1.1.2 6100 "$1" GOOD; }
+
+# b_to_a N: N datagrams from B's 10.1.1.2:6101 to A's 10.1.1.1:7100
+b_to_a() { dgrams "$B" 10.1.1.2 6101 10.1.1.1 7100 "$1" "FROM B"; }
 
 # count WORD: datagrams received with WORD in them
 count() { grep -c "$1" "$T/rx" || true; }
@@ -216,14 +224,7 @@ t_replay() {
 	capture_start "$B" eth1 ctl 'udp and src host 10.1.1.1 and dst port 19792'
 	# B's datagrams to A make A owe delay reports, which go back in
 	# heartbeats: A sends nothing else in the meantime
-	in_ns "$B" /usr/bin/python3 - <<'PY'
-import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.1.1.2", 6101))
-for i in range(100):
-    s.sendto(b"FROM B %d" % i, ("10.1.1.1", 7100))
-    time.sleep(0.02)
-PY
+	b_to_a 100
 	sleep 2
 	n=$(capture_count ctl)
 	echo "captured $n control packets of A on link 1"
@@ -389,19 +390,6 @@ PY
 	jq -e 'length == 16' <<<"$ids" >/dev/null || fail "A does not hold 16 sessions"
 	jq -e '[range(1; length) as $i | .[$i] - .[$i - 1]] | unique | length > 1' \
 		<<<"$ids" >/dev/null || fail "session IDs in steps of one size: sequential"
-}
-
-# b_to_a N: N datagrams from B's 10.1.1.2:6101 to A's 10.1.1.1:7100, 20 ms
-# apart
-b_to_a() {
-	in_ns "$B" /usr/bin/python3 - "$1" <<'PY'
-import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.1.1.2", 6101))
-for i in range(int(sys.argv[1])):
-    s.sendto(b"FROM B %d" % i, ("10.1.1.1", 7100))
-    time.sleep(0.02)
-PY
 }
 
 # b_node_age_ms ID: how long ago B last heard its node ID (ms)
