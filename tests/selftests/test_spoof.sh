@@ -216,6 +216,22 @@ t_addr_list() {
 	a_still_delivers "after the attack"
 }
 
+# replay_from_x PCAP PAUSE: X sends every IP packet of PCAP again,
+# unchanged, three times over, PAUSE seconds between the rounds
+replay_from_x() {
+	in_ns "$X" /usr/bin/python3 - "$1" "$2" <<'PY'
+import sys, time
+from scapy.all import IP, rdpcap, send, conf
+conf.verb = 0
+pkts = [p[IP] for p in rdpcap(sys.argv[1]) if IP in p]
+for _ in range(3):
+    for p in pkts:
+        send(p)
+    time.sleep(float(sys.argv[2]))
+print("replayed", 3 * len(pkts))
+PY
+}
+
 # An observer of link 1 sends B copies of A's control messages from X,
 # unchanged (A's source address): each is a replay
 t_replay() {
@@ -231,16 +247,7 @@ t_replay() {
 	((n >= 3)) || fail "too few control packets to replay"
 	before=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
 	rep0=$(mpip_stat "$B" rx_replay)
-	in_ns "$X" /usr/bin/python3 - "$T/ctl.pcap" <<'PY'
-import sys
-from scapy.all import IP, rdpcap, send, conf
-conf.verb = 0
-pkts = [p[IP] for p in rdpcap(sys.argv[1]) if IP in p]
-for _ in range(3):
-    for p in pkts:
-        send(p)
-print("replayed", 3 * len(pkts))
-PY
+	replay_from_x "$T/ctl.pcap" 0
 	sleep 1
 	after=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
 	echo "rx_replay $rep0 -> $(mpip_stat "$B" rx_replay)"
@@ -427,17 +434,7 @@ t_replay_no_revive() {
 	rep0=$(mpip_stat "$B" rx_replay)
 	b_to_a 200 &
 	pid=$!
-	in_ns "$X" /usr/bin/python3 - "$T/old.pcap" <<'PY'
-import sys, time
-from scapy.all import IP, rdpcap, send, conf
-conf.verb = 0
-pkts = [p[IP] for p in rdpcap(sys.argv[1]) if IP in p]
-for _ in range(3):
-    for p in pkts:
-        send(p)
-    time.sleep(0.5)
-print("replayed", 3 * len(pkts))
-PY
+	replay_from_x "$T/old.pcap" 0.5
 	wait "$pid" || fail "B's sender failed"
 	since=$((($(date +%s%N) - t0) / 1000000))
 	age=$(b_node_age_ms "$node") || fail "B lost its node for A"
