@@ -643,7 +643,6 @@ bool mpip_sid_is_ours(const struct mpip_node *n, u16 sid);
 bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
 void mpip_paths_release(struct mpip_node *n);
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p);
-bool mpip_paths_any_up(struct mpip_node *n);
 bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   struct mpip_session *s);
@@ -665,21 +664,26 @@ static inline unsigned int mpip_path_slots(const struct mpip_node *n)
 	return min_t(unsigned int, READ_ONCE(n->path_hi), MPIP_MAX_PATHS);
 }
 
-/* Is @p up and the only path of @n that is? */
-static inline bool mpip_path_sole(struct mpip_node *n,
-				  const struct mpip_path *p)
+/* Is a path of @n other than @p (NULL: any path) up?  Caller holds RCU. */
+static inline bool mpip_paths_up_but(struct mpip_node *n,
+				     const struct mpip_path *p)
 {
 	struct mpip_path *q;
 	unsigned int i;
 
-	if (READ_ONCE(p->state) != MPIP_PATH_UP)
-		return false;
 	for (i = 0; i < mpip_path_slots(n); i++) {
 		q = rcu_dereference(n->paths[i]);
 		if (q && q != p && READ_ONCE(q->state) == MPIP_PATH_UP)
-			return false;
+			return true;
 	}
-	return true;
+	return false;
+}
+
+/* Is @p up and the only path of @n that is? */
+static inline bool mpip_path_sole(struct mpip_node *n,
+				  const struct mpip_path *p)
+{
+	return READ_ONCE(p->state) == MPIP_PATH_UP && !mpip_paths_up_but(n, p);
 }
 
 /* The path of @n with these wire addresses, if any. */

@@ -733,7 +733,7 @@ static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
 			   struct mpip_node *n)
 {
 	if (n && !mpip_node_unanswered(mn, n) &&
-	    (!mpip_node_silent(mn, n) || mpip_paths_any_up(n)))
+	    (!mpip_node_silent(mn, n) || mpip_paths_up_but(n, NULL)))
 		return false;
 	if (n) {
 		WRITE_ONCE(e->lost_at, jiffies);

@@ -429,20 +429,6 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 	return j;
 }
 
-/* Is any path of @n up?  Caller holds RCU. */
-bool mpip_paths_any_up(struct mpip_node *n)
-{
-	struct mpip_path *p;
-	unsigned int i;
-
-	for (i = 0; i < mpip_path_slots(n); i++) {
-		p = rcu_dereference(n->paths[i]);
-		if (p && READ_ONCE(p->state) == MPIP_PATH_UP)
-			return true;
-	}
-	return false;
-}
-
 /*
  * Has @p gone without a delay report for path_timeout_ms?  A host that
  * sends only reports on a path (quiet heartbeats: the peer's flow is
