@@ -30,7 +30,6 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
-#include <asm/unaligned.h>
 
 #include "mpip.h"
 

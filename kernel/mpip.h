@@ -24,6 +24,7 @@
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
+#include "kcompat.h"
 #include "uapi/mpip.h"
 #include "core/cm.h"
 #include "core/auth.h"

@@ -25,7 +25,6 @@
  * never make us send more packets than it sent, to anyone.
  */
 #include <linux/random.h>
-#include <asm/unaligned.h>
 
 #include "mpip.h"
 
