@@ -1,6 +1,7 @@
 # mpip top-level Makefile.
 #
 #   make            build kernel/mpip.ko and userspace/mpipctl
+#   make kmod KVER=V  the module for installed kernel V, in build/kmod/V
 #   make check      install what is missing, run unit tests and VM selftests
 #   make check-debug  selftests on a debug kernel (KASAN, lockdep, kmemleak...;
 #                   built once, ~1 h); SUMMARY=FILE keeps the summary, TESTS=a,b
@@ -29,7 +30,7 @@ KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 
 PWD := $(CURDIR)
 
-.PHONY: all module mpipctl unit fuzz check check-debug check-stall debug-kernel demo bench webrtc profile deps clean help
+.PHONY: all module kmod mpipctl unit fuzz check check-debug check-stall debug-kernel demo bench webrtc profile deps clean help
 .PHONY: dkms-source dkms-install dkms-remove deb
 
 all: module mpipctl
@@ -40,6 +41,18 @@ module:
 		exit 1; \
 	fi
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
+
+# The module for another installed kernel, KVER (a /lib/modules/KVER/build
+# must exist), built from a copy of its sources in build/kmod/KVER, so that
+# kernel/ keeps the build for KDIR: build/kmod/KVER/kernel/mpip.ko
+kmod:
+	@test -n "$(KVER)" -a -d /lib/modules/$(KVER)/build || { \
+		echo "mpip: kmod needs KVER=VERSION with /lib/modules/VERSION/build" >&2; \
+		exit 1; \
+	}
+	rm -rf $(CURDIR)/build/kmod/$(KVER)
+	$(MAKE) --no-print-directory dkms-source DESTDIR=$(CURDIR)/build/kmod/$(KVER) DKMS_SRC=
+	$(MAKE) -C /lib/modules/$(KVER)/build M=$(CURDIR)/build/kmod/$(KVER) modules
 
 mpipctl:
 	$(MAKE) -C userspace

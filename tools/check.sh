@@ -10,8 +10,10 @@
 # kernel/uapi/mpip.h (nlspec), the scapy-layer tests, the check that the
 # benchmark figures in README.md and Documentation/performance.rst are what
 # tools/bench/report.py generates from Documentation/perf/*.jsonl (perfdocs),
-# then the kernel selftests inside a QEMU guest, then a short run of every
-# benchmark (tests/bench_smoke.sh) in another.
+# then the kernel selftests inside a QEMU guest, once for each kernel of
+# test_kernels (Debian's 6.1 and 6.12: the module built for each by `make
+# kmod`), then a short run of every benchmark (tests/bench_smoke.sh) in
+# another guest, with the default kernel (the top Makefile's KDIR).
 #
 # Every suite prints KTAP and one summary line "NAME: N passed, N failed"
 # (", N skipped" may follow).  A suite passes only if
@@ -98,7 +100,27 @@ run_suite() {
 	total_skip=$((total_skip + s))
 }
 
+# The kernels the selftests run on, one per line: the newest installed
+# kernel of each Debian series mpip supports that has its headers and image
+# (tools/deps.sh installs both).  None missing, or the check fails.
+TEST_SERIES=(6.1 6.12)
+test_kernels() {
+	local series d v best
+	for series in "${TEST_SERIES[@]}"; do
+		best=
+		for d in /lib/modules/"$series".*-amd64/build; do
+			v=${d#/lib/modules/}
+			v=${v%/build}
+			[[ -d $d && -f /boot/vmlinuz-$v ]] || continue
+			best=$(printf '%s\n' "$best" "$v" | sed '/^$/d' | sort -V | tail -n 1)
+		done
+		[[ -n $best ]] || { echo "no Debian $series kernel with headers (tools/deps.sh)" >&2; return 1; }
+		echo "$best"
+	done
+}
+
 main() {
+	local kernels k
 	mkdir -p "$LOG"
 	tools/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 
@@ -110,6 +132,20 @@ main() {
 		echo "0 passed, 1 failed"
 		exit 1
 	fi
+	if ! kernels=$(test_kernels); then
+		echo "=== build failed"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	for k in $kernels; do
+		if ! make -s kmod KVER="$k" W=1 >"$LOG/build-$k.log" 2>&1 ||
+			grep -qE 'warning:|error:' "$LOG/build-$k.log"; then
+			cat "$LOG/build-$k.log"
+			echo "=== build for $k failed"
+			echo "0 passed, 1 failed"
+			exit 1
+		fi
+	done
 
 	run_suite harness 'tests/harness_test.sh' bash tests/harness_test.sh
 	run_suite unit 'tests/unit/*.c' make -s --no-print-directory -C tests/unit run
@@ -122,8 +158,11 @@ main() {
 	run_suite scapy 'tests/scapy/test*.py' /usr/bin/python3 tests/scapy/run.py
 	run_suite perfdocs 'tools/bench/report.py' \
 		/usr/bin/python3 tools/bench/report.py --check --ktap
-	CONSOLE=$LOG/console.log run_suite selftests 'tests/selftests/test_*.sh' \
-		tools/vm.sh --timeout 3600 --console-log "$LOG/console.log" -- tests/selftests/run.sh
+	for k in $kernels; do
+		CONSOLE=$LOG/console-$k.log run_suite "selftests-$k" 'tests/selftests/test_*.sh' \
+			tools/vm.sh --kernel "$k" --timeout 3600 --console-log "$LOG/console-$k.log" -- \
+			env MPIP_KO="$REPO/build/kmod/$k/kernel/mpip.ko" tests/selftests/run.sh
+	done
 	CONSOLE=$LOG/bench-console.log run_suite bench 'tests/bench_smoke.sh' \
 		tools/vm.sh --timeout 1200 --console-log "$LOG/bench-console.log" -- tests/bench_smoke.sh
 

@@ -22,6 +22,7 @@
 #   MPIP_DEPS_QUIET=1    print nothing but errors
 set -euo pipefail
 
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 VNG_VERSION=1.42
 VIRTIOFSD_VERSION=1.14.0
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/mpip
@@ -31,8 +32,10 @@ VFSD=$CACHE/virtiofsd
 APT_PKGS=(
 	# build: module, mpipctl, unit tests, sparse
 	build-essential sparse pkg-config libnl-3-dev libnl-genl-3-dev
-	# the kernel the module is built for and booted in the VM
+	# the kernels the module is built for and booted in the VM: Debian 12's
+	# default (6.1) and the 6.12 of bookworm-security (make check tests both)
 	linux-image-amd64 linux-headers-amd64 kmod
+	linux-image-6.12-amd64 linux-headers-6.12-amd64
 	# VM: QEMU (TCG works without KVM), virtme-ng's needs: busybox for its
 	# initramfs, udev in the guest, python3-venv for its venv
 	qemu-system-x86 busybox-static udev python3-venv python3-pip file xz-utils
@@ -57,7 +60,9 @@ APT_PKGS=(
 	# systemd-analyze verify of mpip.service (tests/packaging_test.sh)
 	systemd
 	# the YAML netlink spec against its schema (tests/unit/test_nlspec.py)
-	python3-yaml python3-jsonschema
+	# and the kernel's ynl library and CLI (tools/net/ynl of linux-source
+	# 6.12: test_nlspec.py and selftest test_ynl)
+	python3-yaml python3-jsonschema linux-source-6.12
 	# fuzzing (make fuzz): clang with libFuzzer
 	clang libclang-rt-14-dev
 )
@@ -103,9 +108,33 @@ vfsd_done() {
 	[[ -z $(find_cargo) ]]
 }
 
+# The kernel's ynl (tools/net/ynl of linux-source-6.12) unpacked in
+# build/ynl, where the guests find it too (selftest test_ynl); the stamp is
+# the package's version.
+YNL_DIR=$REPO/build/ynl
+ynl_stamp() { dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null; }
+ynl_ok() {
+	[[ -f $YNL_DIR/tools/net/ynl/cli.py && -f $YNL_DIR/.stamp &&
+		$(cat "$YNL_DIR/.stamp") == "$(ynl_stamp)" ]]
+}
+ynl_unpack() {
+	local v
+	v=$(ynl_stamp)
+	log "unpacking tools/net/ynl of linux-source-6.12 $v into $YNL_DIR"
+	rm -rf "$YNL_DIR"
+	mkdir -p "$YNL_DIR"
+	tar -xJf /usr/src/linux-source-6.12.tar.xz -C "$YNL_DIR" \
+		--strip-components=1 --wildcards 'linux-source-6.12/tools/net/ynl/*'
+	[[ -f $YNL_DIR/tools/net/ynl/cli.py ]] || {
+		echo "deps: no tools/net/ynl/cli.py in linux-source-6.12" >&2
+		return 1
+	}
+	echo "$v" >"$YNL_DIR/.stamp"
+}
+
 # Fast path: nothing to do.
 mapfile -t missing < <(missing_pkgs)
-if ((${#missing[@]} == 0)) && vng_ok && vfsd_done; then
+if ((${#missing[@]} == 0)) && vng_ok && vfsd_done && ynl_ok; then
 	exit 0
 fi
 
@@ -184,4 +213,5 @@ if ! vfsd_done; then
 		echo failed >"$VFSD/.stamp-$VIRTIOFSD_VERSION"
 	fi
 fi
+ynl_ok || ynl_unpack
 log "all dependencies present"
