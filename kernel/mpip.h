@@ -416,6 +416,7 @@ struct mpip_net {
 	atomic_t ro_held;		/* segments in reorder buffers */
 	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
 	struct ratelimit_state ctrl_rs;	/* answers strangers can trigger */
+	struct ratelimit_state event_rs;	/* events multicast (event.c) */
 	struct xarray links;	/* ifindex -> MPIP_LINK_F_* (links.c) */
 	/* links with MPIP_LINK_F_BACKUP; written under RTNL, READ_ONCE */
 	unsigned int nbackup;
@@ -898,5 +899,14 @@ void mpip_in_reinject(const struct mpip_net *mn, struct sk_buff *skb,
 /* netlink.c */
 int mpip_genl_register(void);
 void mpip_genl_unregister(void);
+bool mpip_nl_event_listened(struct net *net);
+void *mpip_nl_event_start(struct sk_buff *skb);
+void mpip_nl_event_send(struct net *net, struct sk_buff *skb);
+
+/* event.c: events for mpipctl monitor */
+void mpip_event_init(struct mpip_net *mn);
+void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type);
+void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
+		     const struct mpip_path *p, int state);
 
 #endif /* _MPIP_H */

@@ -1068,6 +1068,12 @@ static const struct genl_ops mpip_genl_ops[] = {
 	},
 };
 
+enum { MPIP_NL_MCGRP_EVENTS };
+
+static const struct genl_multicast_group mpip_genl_mcgrps[] = {
+	[MPIP_NL_MCGRP_EVENTS] = { .name = MPIP_MCGRP_EVENTS },
+};
+
 static struct genl_family mpip_genl_family __ro_after_init = {
 	.name = MPIP_GENL_NAME,
 	.version = MPIP_GENL_VERSION,
@@ -1079,7 +1085,28 @@ static struct genl_family mpip_genl_family __ro_after_init = {
 	.ops = mpip_genl_ops,
 	.n_ops = ARRAY_SIZE(mpip_genl_ops),
 	.resv_start_op = MPIP_CMD_GET_STATUS,
+	.mcgrps = mpip_genl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(mpip_genl_mcgrps),
 };
+
+/* Does a socket of @net listen to events?  (event.c) */
+bool mpip_nl_event_listened(struct net *net)
+{
+	return genl_has_listeners(&mpip_genl_family, net, MPIP_NL_MCGRP_EVENTS);
+}
+
+/* The header of an event message in @skb, or NULL if there is no room. */
+void *mpip_nl_event_start(struct sk_buff *skb)
+{
+	return genlmsg_put(skb, 0, 0, &mpip_genl_family, 0, MPIP_CMD_EVENT);
+}
+
+/* Multicast a finished event message to @net's listeners; consumes @skb. */
+void mpip_nl_event_send(struct net *net, struct sk_buff *skb)
+{
+	genlmsg_multicast_netns(&mpip_genl_family, net, skb, 0,
+				MPIP_NL_MCGRP_EVENTS, GFP_ATOMIC);
+}
 
 /* The uapi enums and the core's are the same numbers. */
 #define MPIP_SAME(a, b)	((int)(a) == (int)(b))

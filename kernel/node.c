@@ -260,8 +260,8 @@ void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
 	const struct mpip_cm *cm = &c2->cm;
 
 	mpip_touch(&n->tn.stamp);
-	if (!READ_ONCE(n->verified))
-		WRITE_ONCE(n->verified, true);
+	if (!READ_ONCE(n->verified) && !xchg(&n->verified, true))
+		mpip_event_peer(mn, n, MPIP_EVENT_PEER_FOUND);
 	if (!mpip_node_has_ep(n, addr, port))
 		mpip_node_add_ep(n, addr, port);
 	if (cm->naddrs && mpip_node_set_addrs(n, c2) && mpip_paths_sync(mn, n))

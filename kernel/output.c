@@ -736,6 +736,7 @@ static bool mpip_peer_lost(struct mpip_net *mn, struct mpip_avail *e,
 	    (!mpip_node_silent(mn, n) || mpip_paths_up_but(n, NULL)))
 		return false;
 	if (n) {
+		mpip_event_peer(mn, n, MPIP_EVENT_PEER_LOST);
 		WRITE_ONCE(e->lost_at, jiffies);
 		/* pairs with the smp_rmb() in mpip_avail_revive() */
 		smp_mb__before_atomic();

@@ -168,10 +168,13 @@ void mpip_path_set_state(struct mpip_net *mn, struct mpip_node *n,
 		return;
 	if (state == MPIP_PATH_UP)
 		WRITE_ONCE(p->up_again, old == MPIP_PATH_DOWN ? jiffies | 1 : 0);
-	if (state == MPIP_PATH_UP)
+	if (state == MPIP_PATH_UP) {
 		mpip_inc(mn, MPIP_STAT_PATH_UP);
-	else if (old == MPIP_PATH_UP)
+		mpip_event_path(mn, n, p, state);
+	} else if (old == MPIP_PATH_UP) {
 		mpip_inc(mn, MPIP_STAT_PATH_DOWN);
+		mpip_event_path(mn, n, p, state);
+	}
 	WRITE_ONCE(p->pending, 0);
 }
 

@@ -224,6 +224,7 @@ static int __net_init mpip_net_init(struct net *net)
 	INIT_DELAYED_WORK(&mn->gc_work, mpip_gc_work);
 	mpip_tick_init(mn);
 	mpip_icmp_init(mn);
+	mpip_event_init(mn);
 	mpip_rr_init_net(mn);
 	mpip_links_init(mn);
 	mpip_rules_init(mn);

@@ -92,6 +92,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_PLAIN]		= "rx_plain",
 	[MPIP_STAT_RULE_DROPPED]	= "rule_dropped",
 	[MPIP_STAT_RX_DUP]		= "rx_dup",
+	[MPIP_STAT_EVENT_DROP]		= "event_drop",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
@@ -725,6 +726,8 @@ static const struct cmd {
 	{ "link", "set dev IF [advertise on|off] [backup|nobackup]",
 	  "use an interface's addresses or not; or only as a backup",
 	  9, false, false, cmd_link },
+	{ "monitor", "", "print events: peers found or lost, paths up or down",
+	  0, true, true, cmd_monitor },
 	{ "help", "", "print this help",
 	  0, false, false, cmd_help },
 };

@@ -38,6 +38,9 @@ int mpipctl_command(struct ctx *c, int argc, char **argv);
 /* batch.c: -b FILE; with @force, a failing line does not stop the rest. */
 int batch_run(struct ctx *c, const char *file, bool force);
 
+/* An attribute policy of a fixed length: libnl's minlen alone is a floor. */
+#define ATTR(t, len)	{ .type = (t), .minlen = (len), .maxlen = (len) }
+
 /* nl.c */
 
 /*
@@ -51,6 +54,8 @@ void mpip_close(struct ctx *c);
 struct nl_msg *mpip_req(struct ctx *c, uint8_t cmd, int flags);
 int mpip_run(struct ctx *c, struct nl_msg *msg, reply_fn fn, void *arg);
 int mpip_simple(struct ctx *c, uint8_t cmd, reply_fn fn, void *arg);
+/* A message's top-level attributes against the mpip policy; < 0: bad. */
+int mpip_parse(struct nl_msg *msg, struct nlattr **tb);
 
 /* json.c: a streaming JSON writer, compact output. */
 #define JSON_MAX_DEPTH 8
@@ -109,5 +114,10 @@ const char *fmt_addr(uint32_t be_addr, char *buf, size_t len);
 const char *fmt_node_id(uint32_t id, char *buf, size_t len);
 /* "tcp", "udp", or the protocol's number */
 const char *proto_name(uint8_t proto, char *buf, size_t len);
+/* "up", "down" ... (enum mpip_path_state), or the number */
+const char *path_state_name(uint8_t state, char *buf, size_t len);
+
+/* monitor.c */
+int cmd_monitor(struct ctx *c, int argc, char **argv);
 
 #endif /* MPIPCTL_H */

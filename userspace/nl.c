@@ -56,7 +56,13 @@ static struct nla_policy mpip_policy[MPIP_A_MAX + 1] = {
 	[MPIP_A_PATH_COUNT]	= { .type = NLA_U32 },
 	[MPIP_A_LINK]		= { .type = NLA_NESTED },
 	[MPIP_A_RULE]		= { .type = NLA_NESTED },
+	[MPIP_A_EVENT]		= { .type = NLA_U8 },
 };
+
+int mpip_parse(struct nl_msg *msg, struct nlattr **tb)
+{
+	return genlmsg_parse(nlmsg_hdr(msg), 0, tb, MPIP_A_MAX, mpip_policy);
+}
 
 /* Where "ip netns add" puts the named network namespaces. */
 #ifndef NETNS_RUN_DIR
@@ -255,7 +261,7 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	struct run *r = arg;
 
 	/* Keep reading after a bad message so that the dump is drained. */
-	if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, MPIP_A_MAX, mpip_policy) < 0 ||
+	if (mpip_parse(msg, tb) < 0 ||
 	    (r->fn && r->fn(tb, r->arg) < 0))
 		r->malformed = true;
 	return NL_OK;

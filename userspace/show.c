@@ -357,7 +357,6 @@ static int node_entry(struct nlattr **top, void *arg)
  * The session and path attributes have fixed sizes: anything else is a
  * malformed reply (libnl only checks a minimum length on its own).
  */
-#define ATTR(t, len)	{ .type = (t), .minlen = (len), .maxlen = (len) }
 
 static struct nla_policy session_policy[MPIP_SESSION_A_MAX + 1] = {
 	[MPIP_SESSION_A_NODE_ID]	= ATTR(NLA_U32, 4),
@@ -450,7 +449,7 @@ static int session_entry(struct nlattr **top, void *arg)
 	return 0;
 }
 
-static const char *path_state_name(uint8_t state, char *buf, size_t len)
+const char *path_state_name(uint8_t state, char *buf, size_t len)
 {
 	static const char *const names[] = {
 		[MPIP_PATH_NOROUTE]	= "noroute",

@@ -63,6 +63,13 @@
  * @MPIP_CMD_RULE_FLUSH: doit, admin.  Removes every rule.
  * @MPIP_CMD_GET_RULES: dumpit.  One message per rule, in preference
  *	order, each with one nested MPIP_A_RULE.
+ * @MPIP_CMD_EVENT: notification only, sent to the multicast group
+ *	MPIP_MCGRP_EVENTS of the namespace where it happened: MPIP_A_EVENT
+ *	(enum mpip_event) and, for a peer, nested MPIP_A_NODE with
+ *	MPIP_NODE_A_ID and MPIP_NODE_A_PEER_ID; for a path, nested
+ *	MPIP_A_PATH with MPIP_PATH_A_NODE_ID, _ID, _SADDR, _DADDR, _IFINDEX
+ *	and _STATE (the new state).  At most MPIP_EVENTS_PER_SEC a second per
+ *	namespace; the others are counted in MPIP_STAT_EVENT_DROP.
  */
 enum mpip_cmd {
 	MPIP_CMD_UNSPEC,
@@ -82,11 +89,37 @@ enum mpip_cmd {
 	MPIP_CMD_RULE_DEL,
 	MPIP_CMD_RULE_FLUSH,
 	MPIP_CMD_GET_RULES,
+	MPIP_CMD_EVENT,
 
 	__MPIP_CMD_MAX,
 };
 
 #define MPIP_CMD_MAX (__MPIP_CMD_MAX - 1)
+
+/* The multicast group of MPIP_CMD_EVENT (mpipctl monitor) */
+#define MPIP_MCGRP_EVENTS	"events"
+#define MPIP_EVENTS_PER_SEC	100
+
+/**
+ * enum mpip_event - what happened, in MPIP_A_EVENT
+ * @MPIP_EVENT_UNSPEC: unused
+ * @MPIP_EVENT_PEER_FOUND: the first authenticated CM from a peer arrived:
+ *	its node is verified
+ * @MPIP_EVENT_PEER_LOST: a peer was found lost (it left a question
+ *	unanswered, or went silent with no path up): its flows go plain
+ *	until it answers again
+ * @MPIP_EVENT_PATH_UP: a path came up (its first delay report, or one
+ *	after it was down)
+ * @MPIP_EVENT_PATH_DOWN: an up path went down: its reports stopped, or
+ *	its interface or route went away
+ */
+enum mpip_event {
+	MPIP_EVENT_UNSPEC,
+	MPIP_EVENT_PEER_FOUND,
+	MPIP_EVENT_PEER_LOST,
+	MPIP_EVENT_PATH_UP,
+	MPIP_EVENT_PATH_DOWN,
+};
 
 /**
  * enum mpip_attr - top-level attributes
@@ -109,6 +142,7 @@ enum mpip_cmd {
  * @MPIP_A_PATH_COUNT: u32, paths over all nodes
  * @MPIP_A_LINK: nested, enum mpip_link_attr
  * @MPIP_A_RULE: nested, enum mpip_rule_attr
+ * @MPIP_A_EVENT: u8, enum mpip_event (MPIP_CMD_EVENT only)
  */
 enum mpip_attr {
 	MPIP_A_UNSPEC,
@@ -128,6 +162,7 @@ enum mpip_attr {
 	MPIP_A_PATH_COUNT,
 	MPIP_A_LINK,
 	MPIP_A_RULE,
+	MPIP_A_EVENT,
 
 	__MPIP_A_MAX,
 };
@@ -546,6 +581,8 @@ enum mpip_path_attr {
  *	path the rule allows was up
  * @MPIP_STAT_RX_DUP: second copies dropped: packets a rule of mode
  *	protected sent on two paths, of which the other copy came first
+ * @MPIP_STAT_EVENT_DROP: events (MPIP_CMD_EVENT) not sent although a
+ *	socket listened: over MPIP_EVENTS_PER_SEC, or no memory
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -601,6 +638,7 @@ enum mpip_stat {
 	MPIP_STAT_RX_PLAIN,
 	MPIP_STAT_RULE_DROPPED,
 	MPIP_STAT_RX_DUP,
+	MPIP_STAT_EVENT_DROP,
 
 	__MPIP_STAT_MAX,
 };

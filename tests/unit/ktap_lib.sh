@@ -57,7 +57,7 @@ build_fake() {
 		>"$TMP/cc.log" 2>&1 ||
 		fail "cannot compile: $(head -c 600 "$TMP/cc.log")" || return 1
 	src=()
-	for f in batch show rule json table; do
+	for f in batch show rule json table monitor; do
 		src+=("$ROOT/userspace/$f.c")
 	done
 	# shellcheck disable=SC2086

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip: events for the listeners of the "events" multicast group
+ * (mpipctl monitor): a peer found or lost, a path up or down.
+ *
+ * They are sent from where the state changes: the packet path, timers and
+ * work items, sometimes under a node's lock.  So the message is built with
+ * an atomic allocation and multicast without waiting; nothing is built
+ * when no socket of the namespace listens; and since peers' packets make
+ * paths and nodes change state, at most MPIP_EVENTS_PER_SEC events a
+ * second leave a namespace, the others are counted (event_drop).  A
+ * listener whose socket buffer is full misses events (netlink reports
+ * ENOBUFS to it).
+ */
+#include <linux/ratelimit.h>
+#include <net/genetlink.h>
+
+#include "mpip.h"
+
+/* Room for the largest event: a path's six attributes in a nest. */
+#define MPIP_EVENT_SIZE	(nla_total_size(1) + nla_total_size(0) + \
+			 3 * nla_total_size(4) + 2 * nla_total_size(4) + \
+			 2 * nla_total_size(1))
+
+/* May an event be sent?  Someone listens and the budget is not spent. */
+static bool mpip_event_may(struct mpip_net *mn)
+{
+	if (!mpip_nl_event_listened(mn->net))
+		return false;
+	if (__ratelimit(&mn->event_rs))
+		return true;
+	mpip_inc(mn, MPIP_STAT_EVENT_DROP);
+	return false;
+}
+
+static struct sk_buff *mpip_event_new(struct mpip_net *mn, u8 type,
+				      void **hdr)
+{
+	struct sk_buff *skb = genlmsg_new(MPIP_EVENT_SIZE, GFP_ATOMIC);
+
+	if (!skb)
+		goto drop;
+	*hdr = mpip_nl_event_start(skb);
+	if (*hdr && !nla_put_u8(skb, MPIP_A_EVENT, type))
+		return skb;
+	nlmsg_free(skb);
+drop:
+	mpip_inc(mn, MPIP_STAT_EVENT_DROP);
+	return NULL;
+}
+
+static void mpip_event_send(struct mpip_net *mn, struct sk_buff *skb,
+			    void *hdr)
+{
+	genlmsg_end(skb, hdr);
+	mpip_nl_event_send(mn->net, skb);
+}
+
+static void mpip_event_cancel(struct mpip_net *mn, struct sk_buff *skb)
+{
+	nlmsg_free(skb);
+	mpip_inc(mn, MPIP_STAT_EVENT_DROP);
+}
+
+/* Node @n was found (MPIP_EVENT_PEER_FOUND) or lost. */
+void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type)
+{
+	const struct mpip_keys *k;
+	struct sk_buff *skb;
+	struct nlattr *nest;
+	u32 peer_id;
+	void *hdr;
+
+	if (!mpip_event_may(mn))
+		return;
+	skb = mpip_event_new(mn, type, &hdr);
+	if (!skb)
+		return;
+	rcu_read_lock();
+	k = rcu_dereference(n->keys);
+	peer_id = k ? k->ap.tx_token : 0;
+	rcu_read_unlock();
+	nest = nla_nest_start(skb, MPIP_A_NODE);
+	if (!nest || nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
+	    nla_put_u32(skb, MPIP_NODE_A_PEER_ID, peer_id)) {
+		mpip_event_cancel(mn, skb);
+		return;
+	}
+	nla_nest_end(skb, nest);
+	mpip_event_send(mn, skb, hdr);
+}
+
+/* Path @p of node @n went to @state: up, or down from up. */
+void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
+		     const struct mpip_path *p, int state)
+{
+	struct sk_buff *skb;
+	struct nlattr *nest;
+	void *hdr;
+
+	if (!mpip_event_may(mn))
+		return;
+	skb = mpip_event_new(mn, state == MPIP_PATH_UP ? MPIP_EVENT_PATH_UP :
+			     MPIP_EVENT_PATH_DOWN, &hdr);
+	if (!skb)
+		return;
+	nest = nla_nest_start(skb, MPIP_A_PATH);
+	if (!nest || nla_put_u32(skb, MPIP_PATH_A_NODE_ID, n->id) ||
+	    nla_put_u8(skb, MPIP_PATH_A_ID, p->id) ||
+	    nla_put_in_addr(skb, MPIP_PATH_A_SADDR, p->saddr) ||
+	    nla_put_in_addr(skb, MPIP_PATH_A_DADDR, p->daddr) ||
+	    nla_put_u32(skb, MPIP_PATH_A_IFINDEX, p->ifindex) ||
+	    nla_put_u8(skb, MPIP_PATH_A_STATE, state)) {
+		mpip_event_cancel(mn, skb);
+		return;
+	}
+	nla_nest_end(skb, nest);
+	mpip_event_send(mn, skb, hdr);
+}
+
+void mpip_event_init(struct mpip_net *mn)
+{
+	ratelimit_state_init(&mn->event_rs, HZ, MPIP_EVENTS_PER_SEC);
+	/* no "callbacks suppressed" lines: the drops are counted */
+	ratelimit_set_flags(&mn->event_rs, RATELIMIT_MSG_ON_RELEASE);
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpipctl monitor: print the module's events (MPIP_CMD_EVENT, multicast
+ * group MPIP_MCGRP_EVENTS of the namespace) as they happen, one line or
+ * one JSON object per line each, until interrupted.  Output is line
+ * buffered, so that a pipe or file sees each event when it happens.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+
+#include "mpipctl.h"
+
+static const char *const event_names[] = {
+	[MPIP_EVENT_PEER_FOUND]	= "peer_found",
+	[MPIP_EVENT_PEER_LOST]	= "peer_lost",
+	[MPIP_EVENT_PATH_UP]	= "path_up",
+	[MPIP_EVENT_PATH_DOWN]	= "path_down",
+};
+
+static struct nla_policy ev_node_policy[MPIP_NODE_A_MAX + 1] = {
+	[MPIP_NODE_A_ID]	= ATTR(NLA_U32, 4),
+	[MPIP_NODE_A_PEER_ID]	= ATTR(NLA_U32, 4),
+};
+
+static struct nla_policy ev_path_policy[MPIP_PATH_A_MAX + 1] = {
+	[MPIP_PATH_A_NODE_ID]	= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_ID]	= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_SADDR]	= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_DADDR]	= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_IFINDEX]	= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_STATE]	= ATTR(NLA_U8, 1),
+};
+
+struct mon {
+	bool json;
+	unsigned long bad;	/* events that could not be read */
+};
+
+/* "peer found: node 0x... (peer 0x...)", or its JSON object */
+static int print_peer(const struct mon *m, const char *name,
+		      struct nlattr *nest)
+{
+	struct nlattr *tb[MPIP_NODE_A_MAX + 1];
+	char id[16], peer[16];
+	struct json j;
+
+	if (!nest || nla_parse_nested(tb, MPIP_NODE_A_MAX, nest,
+				      ev_node_policy) < 0 ||
+	    !tb[MPIP_NODE_A_ID] || !tb[MPIP_NODE_A_PEER_ID])
+		return -1;
+	fmt_node_id(nla_get_u32(tb[MPIP_NODE_A_ID]), id, sizeof(id));
+	fmt_node_id(nla_get_u32(tb[MPIP_NODE_A_PEER_ID]), peer, sizeof(peer));
+	if (!m->json) {
+		printf("%s: node %s (peer %s)\n", name, id, peer);
+		return 0;
+	}
+	json_init(&j, stdout);
+	json_obj_begin(&j);
+	json_key(&j, "event");
+	json_str(&j, name);
+	json_key(&j, "node_id");
+	json_str(&j, id);
+	json_key(&j, "peer_id");
+	json_str(&j, peer);
+	json_obj_end(&j);
+	json_finish(&j);
+	return 0;
+}
+
+/* "path up: 10.1.1.1 -> 10.1.1.2 dev eth1 (node 0x..., path 1)" */
+static int print_path(const struct mon *m, const char *name,
+		      struct nlattr *nest)
+{
+	char saddr[INET_ADDRSTRLEN], daddr[INET_ADDRSTRLEN];
+	char id[16], sbuf[8], devbuf[IF_NAMESIZE] = "-";
+	struct nlattr *tb[MPIP_PATH_A_MAX + 1];
+	uint32_t ifindex;
+	const char *st;
+	struct json j;
+
+	if (!nest || nla_parse_nested(tb, MPIP_PATH_A_MAX, nest,
+				      ev_path_policy) < 0 ||
+	    !tb[MPIP_PATH_A_NODE_ID] || !tb[MPIP_PATH_A_ID] ||
+	    !tb[MPIP_PATH_A_SADDR] || !tb[MPIP_PATH_A_DADDR] ||
+	    !tb[MPIP_PATH_A_IFINDEX] || !tb[MPIP_PATH_A_STATE])
+		return -1;
+	fmt_node_id(nla_get_u32(tb[MPIP_PATH_A_NODE_ID]), id, sizeof(id));
+	fmt_addr(nla_get_u32(tb[MPIP_PATH_A_SADDR]), saddr, sizeof(saddr));
+	fmt_addr(nla_get_u32(tb[MPIP_PATH_A_DADDR]), daddr, sizeof(daddr));
+	st = path_state_name(nla_get_u8(tb[MPIP_PATH_A_STATE]), sbuf,
+			     sizeof(sbuf));
+	ifindex = nla_get_u32(tb[MPIP_PATH_A_IFINDEX]);
+	/* the interface may be gone already: then its index */
+	if (!if_indextoname(ifindex, devbuf))
+		snprintf(devbuf, sizeof(devbuf), "#%u", ifindex);
+	if (!m->json) {
+		printf("%s: %s -> %s dev %s state %s (node %s, path %u)\n",
+		       name, saddr, daddr, devbuf, st, id,
+		       nla_get_u8(tb[MPIP_PATH_A_ID]));
+		return 0;
+	}
+	json_init(&j, stdout);
+	json_obj_begin(&j);
+	json_key(&j, "event");
+	json_str(&j, name);
+	json_key(&j, "node_id");
+	json_str(&j, id);
+	json_key(&j, "id");
+	json_uint(&j, nla_get_u8(tb[MPIP_PATH_A_ID]));
+	json_key(&j, "saddr");
+	json_str(&j, saddr);
+	json_key(&j, "daddr");
+	json_str(&j, daddr);
+	json_key(&j, "dev");
+	json_str(&j, devbuf);
+	json_key(&j, "state");
+	json_str(&j, st);
+	json_obj_end(&j);
+	json_finish(&j);
+	return 0;
+}
+
+static int on_event(struct nl_msg *msg, void *arg)
+{
+	struct genlmsghdr *g = nlmsg_data(nlmsg_hdr(msg));
+	struct nlattr *tb[MPIP_A_MAX + 1];
+	struct mon *m = arg;
+	const char *name;
+	uint8_t ev;
+	int ret;
+
+	if (g->cmd != MPIP_CMD_EVENT)
+		return NL_SKIP;
+	if (mpip_parse(msg, tb) < 0 || !tb[MPIP_A_EVENT])
+		goto bad;
+	ev = nla_get_u8(tb[MPIP_A_EVENT]);
+	/* a newer module's event: skipped, as its meaning is unknown */
+	if (ev >= sizeof(event_names) / sizeof(event_names[0]) ||
+	    !event_names[ev])
+		return NL_SKIP;
+	name = event_names[ev];
+	if (ev == MPIP_EVENT_PEER_FOUND || ev == MPIP_EVENT_PEER_LOST)
+		ret = print_peer(m, name, tb[MPIP_A_NODE]);
+	else
+		ret = print_path(m, name, tb[MPIP_A_PATH]);
+	if (ret == 0)
+		return NL_OK;
+bad:
+	if (m->bad++ == 0)
+		err_msg("an event could not be read (more are counted quietly)");
+	return NL_SKIP;
+}
+
+int cmd_monitor(struct ctx *c, int argc, char **argv)
+{
+	struct mon m = { .json = c->json };
+	int grp, ret;
+
+	(void)argc;
+	(void)argv;
+	if (err_where) {
+		err_msg("monitor does not end: not in a batch");
+		return EXIT_FAIL;
+	}
+	grp = genl_ctrl_resolve_grp(c->sk, MPIP_GENL_NAME, MPIP_MCGRP_EVENTS);
+	if (grp < 0) {
+		err_msg("this mpip module sends no events (%s)",
+			nl_geterror(grp));
+		return EXIT_FAIL;
+	}
+	ret = nl_socket_add_membership(c->sk, grp);
+	if (ret < 0) {
+		err_msg("cannot listen to mpip events: %s", nl_geterror(ret));
+		return EXIT_FAIL;
+	}
+	nl_socket_disable_seq_check(c->sk);
+	nl_socket_modify_cb(c->sk, NL_CB_VALID, NL_CB_CUSTOM, on_event, &m);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (;;) {
+		ret = nl_recvmsgs_default(c->sk);
+		/* ENOBUFS: the socket overflowed and events were lost */
+		if (ret == -NLE_NOMEM) {
+			err_msg("events lost: the socket's buffer was full");
+			continue;
+		}
+		if (ret < 0 && ret != -NLE_INTR && ret != -NLE_AGAIN) {
+			err_msg("reading events: %s", nl_geterror(ret));
+			return EXIT_FAIL;
+		}
+	}
+}
