@@ -22,24 +22,21 @@ static const char *const event_names[] = {
 	[MPIP_EVENT_PATH_DOWN]	= "path_down",
 };
 
-static struct nla_policy ev_node_policy[MPIP_NODE_A_MAX + 1] = {
-	[MPIP_NODE_A_ID]	= ATTR(NLA_U32, 4),
-	[MPIP_NODE_A_PEER_ID]	= ATTR(NLA_U32, 4),
-};
-
-static struct nla_policy ev_path_policy[MPIP_PATH_A_MAX + 1] = {
-	[MPIP_PATH_A_NODE_ID]	= ATTR(NLA_U32, 4),
-	[MPIP_PATH_A_ID]	= ATTR(NLA_U8, 1),
-	[MPIP_PATH_A_SADDR]	= ATTR(NLA_U32, 4),
-	[MPIP_PATH_A_DADDR]	= ATTR(NLA_U32, 4),
-	[MPIP_PATH_A_IFINDEX]	= ATTR(NLA_U32, 4),
-	[MPIP_PATH_A_STATE]	= ATTR(NLA_U8, 1),
-};
-
 struct mon {
 	bool json;
 	unsigned long bad;	/* events that could not be read */
 };
+
+/* An event's JSON object up to what is common: {"event":..,"node_id":.. */
+static void ev_json_begin(struct json *j, const char *name, const char *id)
+{
+	json_init(j, stdout);
+	json_obj_begin(j);
+	json_key(j, "event");
+	json_str(j, name);
+	json_key(j, "node_id");
+	json_str(j, id);
+}
 
 /* "peer found: node 0x... (peer 0x...)", or its JSON object */
 static int print_peer(const struct mon *m, const char *name,
@@ -50,7 +47,7 @@ static int print_peer(const struct mon *m, const char *name,
 	struct json j;
 
 	if (!nest || nla_parse_nested(tb, MPIP_NODE_A_MAX, nest,
-				      ev_node_policy) < 0 ||
+				      node_policy) < 0 ||
 	    !tb[MPIP_NODE_A_ID] || !tb[MPIP_NODE_A_PEER_ID])
 		return -1;
 	fmt_node_id(nla_get_u32(tb[MPIP_NODE_A_ID]), id, sizeof(id));
@@ -59,12 +56,7 @@ static int print_peer(const struct mon *m, const char *name,
 		printf("%s: node %s (peer %s)\n", name, id, peer);
 		return 0;
 	}
-	json_init(&j, stdout);
-	json_obj_begin(&j);
-	json_key(&j, "event");
-	json_str(&j, name);
-	json_key(&j, "node_id");
-	json_str(&j, id);
+	ev_json_begin(&j, name, id);
 	json_key(&j, "peer_id");
 	json_str(&j, peer);
 	json_obj_end(&j);
@@ -84,7 +76,7 @@ static int print_path(const struct mon *m, const char *name,
 	struct json j;
 
 	if (!nest || nla_parse_nested(tb, MPIP_PATH_A_MAX, nest,
-				      ev_path_policy) < 0 ||
+				      path_policy) < 0 ||
 	    !tb[MPIP_PATH_A_NODE_ID] || !tb[MPIP_PATH_A_ID] ||
 	    !tb[MPIP_PATH_A_SADDR] || !tb[MPIP_PATH_A_DADDR] ||
 	    !tb[MPIP_PATH_A_IFINDEX] || !tb[MPIP_PATH_A_STATE])
@@ -104,12 +96,7 @@ static int print_path(const struct mon *m, const char *name,
 		       nla_get_u8(tb[MPIP_PATH_A_ID]));
 		return 0;
 	}
-	json_init(&j, stdout);
-	json_obj_begin(&j);
-	json_key(&j, "event");
-	json_str(&j, name);
-	json_key(&j, "node_id");
-	json_str(&j, id);
+	ev_json_begin(&j, name, id);
 	json_key(&j, "id");
 	json_uint(&j, nla_get_u8(tb[MPIP_PATH_A_ID]));
 	json_key(&j, "saddr");

@@ -114,6 +114,9 @@ const char *fmt_addr(uint32_t be_addr, char *buf, size_t len);
 const char *fmt_node_id(uint32_t id, char *buf, size_t len);
 /* "tcp", "udp", or the protocol's number */
 const char *proto_name(uint8_t proto, char *buf, size_t len);
+/* The attributes nested in MPIP_A_NODE and MPIP_A_PATH, as replies have them */
+extern struct nla_policy node_policy[MPIP_NODE_A_MAX + 1];
+extern struct nla_policy path_policy[MPIP_PATH_A_MAX + 1];
 /* "up", "down" ... (enum mpip_path_state), or the number */
 const char *path_state_name(uint8_t state, char *buf, size_t len);
 

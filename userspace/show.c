@@ -194,7 +194,7 @@ static int avail_entry(struct nlattr **top, void *arg)
 	return 0;
 }
 
-static struct nla_policy node_policy[MPIP_NODE_A_MAX + 1] = {
+struct nla_policy node_policy[MPIP_NODE_A_MAX + 1] = {
 	[MPIP_NODE_A_ID]	= { .type = NLA_U32 },
 	[MPIP_NODE_A_ENDPOINTS]	= { .type = NLA_NESTED },
 	[MPIP_NODE_A_ADDRS]	= { .type = NLA_NESTED },
@@ -464,7 +464,7 @@ const char *path_state_name(uint8_t state, char *buf, size_t len)
 	return buf;
 }
 
-static struct nla_policy path_policy[MPIP_PATH_A_MAX + 1] = {
+struct nla_policy path_policy[MPIP_PATH_A_MAX + 1] = {
 	[MPIP_PATH_A_NODE_ID]		= ATTR(NLA_U32, 4),
 	[MPIP_PATH_A_ID]		= ATTR(NLA_U8, 1),
 	[MPIP_PATH_A_SADDR]		= ATTR(NLA_U32, 4),

@@ -26,6 +26,21 @@ ynl() {
 		--output-json "$@"
 }
 
+# by_name NAME CMD JQ: ynl's --do get-NAME and `mpipctl -j CMD` in A;
+# JQ must hold with $y the reply's nest NAME under mpipctl's names (ynl's
+# "query-threshold" is mpipctl's "query_threshold") and $c mpipctl's
+# object
+by_name() {
+	local name=$1 cmd=$2
+	ynl "$A" --do "get-$name" >"$T/$name.ynl"
+	mpipctl_in "$A" -j "$cmd" >"$T/$name.ctl"
+	# shellcheck disable=SC2016 # jq's variables
+	jq -ne --slurpfile y "$T/$name.ynl" --slurpfile c "$T/$name.ctl" --arg n "$name" '
+		($y[0][$n] | with_entries(.key |= gsub("-"; "_"))) as $y |
+		$c[0] as $c | '"$3" >/dev/null ||
+		fail "get-$name through ynl differs: $(cat "$T/$name.ynl") vs $(cat "$T/$name.ctl")"
+}
+
 t_setup() {
 	mpip_twolink_warm_up
 }
@@ -49,13 +64,8 @@ t_status() {
 # config: every tunable, by name (ynl's "query-threshold" is mpipctl's
 # "query_threshold"), with the same value, and no tunable only on one side
 t_config() {
-	ynl "$A" --do get-config >"$T/cfg.ynl"
-	mpipctl_in "$A" -j get >"$T/cfg.ctl"
-	jq -ne --slurpfile y "$T/cfg.ynl" --slurpfile c "$T/cfg.ctl" '
-		($y[0].config | with_entries(.key |= gsub("-"; "_"))) as $y |
-		$c[0] as $c |
-		($y | length) > 10 and $y == $c' >/dev/null ||
-		fail "get-config through ynl differs: $(cat "$T/cfg.ynl") vs $(cat "$T/cfg.ctl")"
+	# shellcheck disable=SC2016 # jq's variables
+	by_name config get '($y | length) > 10 and $y == $c'
 }
 
 # set-config both ways, and a value out of range refused by ynl's request
@@ -91,15 +101,10 @@ t_paths() {
 # stats: the same counters; read by ynl first, each is at most what
 # mpipctl reads after it (counters only grow), and traffic was counted
 t_stats() {
-	ynl "$A" --do get-stats >"$T/s.ynl"
-	mpipctl_in "$A" -j stats >"$T/s.ctl"
-	jq -ne --slurpfile y "$T/s.ynl" --slurpfile c "$T/s.ctl" '
-		($y[0].stats | with_entries(.key |= gsub("-"; "_"))) as $y |
-		$c[0] as $c |
-		($y | keys) == ($c | keys) and
+	# shellcheck disable=SC2016 # jq's variables
+	by_name stats stats '($y | keys) == ($c | keys) and
 		all($y | to_entries[]; .value <= $c[.key]) and
-		$y.tx_rewrite > 0' >/dev/null ||
-		fail "get-stats through ynl differs: $(cat "$T/s.ynl") vs $(cat "$T/s.ctl")"
+		$y.tx_rewrite > 0'
 }
 
 # set-link through ynl: mpipctl shows eth2 not advertised, and back
