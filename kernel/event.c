@@ -22,7 +22,10 @@
 			 3 * nla_total_size(4) + 2 * nla_total_size(4) + \
 			 2 * nla_total_size(1))
 
-/* May an event be sent?  Someone listens and the budget is not spent. */
+/*
+ * May an event be sent?  Someone listens and the budget is not spent.
+ * From here to the multicast, the caller holds rcu_read_lock() (netlink.c).
+ */
 static bool mpip_event_may(struct mpip_net *mn)
 {
 	if (!mpip_nl_event_listened(mn->net))
@@ -71,23 +74,24 @@ void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type)
 	u32 peer_id;
 	void *hdr;
 
+	rcu_read_lock();
 	if (!mpip_event_may(mn))
-		return;
+		goto out;
 	skb = mpip_event_new(mn, type, &hdr);
 	if (!skb)
-		return;
-	rcu_read_lock();
+		goto out;
 	k = rcu_dereference(n->keys);
 	peer_id = k ? k->ap.tx_token : 0;
-	rcu_read_unlock();
 	nest = nla_nest_start(skb, MPIP_A_NODE);
 	if (!nest || nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
 	    nla_put_u32(skb, MPIP_NODE_A_PEER_ID, peer_id)) {
 		mpip_event_cancel(mn, skb);
-		return;
+		goto out;
 	}
 	nla_nest_end(skb, nest);
 	mpip_event_send(mn, skb, hdr);
+out:
+	rcu_read_unlock();
 }
 
 /* Path @p of node @n went to @state: up, or down from up. */
@@ -98,12 +102,13 @@ void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
 	struct nlattr *nest;
 	void *hdr;
 
+	rcu_read_lock();
 	if (!mpip_event_may(mn))
-		return;
+		goto out;
 	skb = mpip_event_new(mn, state == MPIP_PATH_UP ? MPIP_EVENT_PATH_UP :
 			     MPIP_EVENT_PATH_DOWN, &hdr);
 	if (!skb)
-		return;
+		goto out;
 	nest = nla_nest_start(skb, MPIP_A_PATH);
 	if (!nest || nla_put_u32(skb, MPIP_PATH_A_NODE_ID, n->id) ||
 	    nla_put_u8(skb, MPIP_PATH_A_ID, p->id) ||
@@ -112,10 +117,12 @@ void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
 	    nla_put_u32(skb, MPIP_PATH_A_IFINDEX, p->ifindex) ||
 	    nla_put_u8(skb, MPIP_PATH_A_STATE, state)) {
 		mpip_event_cancel(mn, skb);
-		return;
+		goto out;
 	}
 	nla_nest_end(skb, nest);
 	mpip_event_send(mn, skb, hdr);
+out:
+	rcu_read_unlock();
 }
 
 void mpip_event_init(struct mpip_net *mn)

@@ -1089,10 +1089,21 @@ static struct genl_family mpip_genl_family __ro_after_init = {
 	.n_mcgrps = ARRAY_SIZE(mpip_genl_mcgrps),
 };
 
-/* Does a socket of @net listen to events?  (event.c) */
+/*
+ * The family's multicast group IDs are valid only while it is registered,
+ * and events come from hooks, timers and work that run before the family
+ * is registered and after it is gone.  So event.c asks here, under
+ * rcu_read_lock(), and mpip_genl_unregister() clears the flag and waits
+ * for an RCU grace period before it unregisters the family.
+ */
+static bool mpip_nl_live;
+
+/* Does a socket of @net listen to events?  (event.c; RCU held) */
 bool mpip_nl_event_listened(struct net *net)
 {
-	return genl_has_listeners(&mpip_genl_family, net, MPIP_NL_MCGRP_EVENTS);
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "mpip: events without RCU");
+	return READ_ONCE(mpip_nl_live) &&
+	       genl_has_listeners(&mpip_genl_family, net, MPIP_NL_MCGRP_EVENTS);
 }
 
 /* The header of an event message in @skb, or NULL if there is no room. */
@@ -1126,10 +1137,16 @@ int mpip_genl_register(void)
 
 	if (err)
 		return err;
-	return genl_register_family(&mpip_genl_family);
+	err = genl_register_family(&mpip_genl_family);
+	if (!err)
+		WRITE_ONCE(mpip_nl_live, true);
+	return err;
 }
 
 void mpip_genl_unregister(void)
 {
+	WRITE_ONCE(mpip_nl_live, false);
+	/* events that saw it true are sent before the group IDs go */
+	synchronize_rcu();
 	genl_unregister_family(&mpip_genl_family);
 }
