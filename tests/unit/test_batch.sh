@@ -91,6 +91,13 @@ t_missing_file() {
 	expect 1 "" "mpipctl: cannot open $TMP/nonexistent: No such file or directory" ""
 }
 
+# monitor never ends: refused in a batch, with the line, nothing sent
+t_monitor_refused() {
+	printf 'enable\nmonitor\nflush\n' >"$TMP/b"
+	fake -b "$TMP/b" </dev/null
+	expect 1 "" "mpipctl: $TMP/b:2: monitor does not end: not in a batch" "$ENABLE"
+}
+
 t_stdin() {
 	printf 'enable\ndisable\n' >"$TMP/b"
 	fake -b - <"$TMP/b"
@@ -174,7 +181,7 @@ t_real() {
 }
 
 echo "KTAP version 1"
-PLAN=18
+PLAN=19
 echo "1..$PLAN"
 check "mpipctl and the fake kernel build with batch.c" build
 if [ -x "$TMP/fake" ]; then
@@ -184,6 +191,7 @@ if [ -x "$TMP/fake" ]; then
 	check "an unknown command: FILE:LINE" t_unknown_command
 	check "a kernel error: FILE:LINE" t_kernel_error
 	check "a missing file: exit 1" t_missing_file
+	check "monitor in a batch: FILE:LINE, exit 1" t_monitor_refused
 	check "-b - reads stdin" t_stdin
 	check "-b -: errors name <stdin>" t_stdin_error
 	check "-j before -b applies to every line" t_json_every_line
