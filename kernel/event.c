@@ -17,10 +17,12 @@
 
 #include "mpip.h"
 
-/* Room for the largest event: a path's six attributes in a nest. */
+/*
+ * Room for the largest event: MPIP_A_EVENT and a path's nest with its
+ * node ID, addresses and ifindex (u32) and its ID and state (u8).
+ */
 #define MPIP_EVENT_SIZE	(nla_total_size(1) + nla_total_size(0) + \
-			 3 * nla_total_size(4) + 2 * nla_total_size(4) + \
-			 2 * nla_total_size(1))
+			 4 * nla_total_size(4) + 2 * nla_total_size(1))
 
 /*
  * May an event be sent?  Someone listens and the budget is not spent.
