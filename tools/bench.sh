@@ -60,7 +60,8 @@
 # Each benchmark prints ONE JSON line on stdout (all modes side by side);
 # progress goes to stderr.  Every line records what was measured: "date"
 # (UTC, the invocation's start), "quick", "commit" (git describe --always
-# --dirty of the tree, taken on the host before the build), "code" (an id
+# --dirty of the tree, taken on the host before the build), "kernel" (the
+# guest's uname -r), "code" (an id
 # of the files the figures depend on, see bench_code_id) and, for runs with
 # experimental settings, "settings" (the environment variables below).
 # RESULTS_DIR (default results/bench) gets
@@ -481,7 +482,7 @@ run_bench() {
 	# it can, and a hash may read as a number)
 	line=$("$PY" "$REPO/tools/bench/analyze.py" bench "$name" "${BENCH_DESC[$name]}" \
 		--quick="$( ((QUICK)) && echo true || echo false)" --date="$DATE" \
-		--commit="\"$COMMIT\"" --code="\"$CODE\"" "${extra[@]}" \
+		--commit="\"$COMMIT\"" --code="\"$CODE\"" --kernel="\"$(uname -r)\"" "${extra[@]}" \
 		--fail_end="$LAB_FAIL_END" "${specs[@]}") || return 1
 	printf '%s\n' "$line" >>"$OUT/results.jsonl"
 	printf '%s\n' "$line"
