@@ -11,8 +11,8 @@
 # benchmark figures in README.md and Documentation/performance.rst are what
 # tools/bench/report.py generates from Documentation/perf/*.jsonl (perfdocs),
 # then the kernel selftests inside a QEMU guest, once for each kernel of
-# test_kernels (Debian's 6.1 and 6.12: the module built for each by `make
-# kmod`), then a short run of every benchmark (tests/bench_smoke.sh) in
+# tools/kernels.sh (Debian's 6.1 and 6.12: the module built for each by
+# `make kmod`), then a short run of every benchmark (tests/bench_smoke.sh) in
 # another guest, with the default kernel (the top Makefile's KDIR).
 #
 # Every suite prints KTAP and one summary line "NAME: N passed, N failed"
@@ -54,7 +54,9 @@ total_skip=0
 # run_suite NAME SOURCES COMMAND...: run COMMAND, show and keep its output,
 # judge it as the header says and add up its counts.  SOURCES: the test
 # sources (shell globs, one word) whose "# SKIP-OK:" lines allow skips.
-# With CONSOLE=FILE set, FILE is the guest's console log to check.
+# With CONSOLE=FILE set, FILE is the guest's console log to check; with
+# SUMMARY=NAME, the summary line COMMAND prints is "NAME: ..." (a suite
+# run more than once, under names of its own).
 run_suite() {
 	local name=$1 srcs=$2 log rc problems=() out p f s l
 	shift 2
@@ -81,7 +83,7 @@ run_suite() {
 		fi
 	fi
 	# shellcheck disable=SC2086 # SOURCES are globs
-	out=$(/usr/bin/python3 "$REPO/tests/ktap_verify.py" "$name" "$log" $srcs)
+	out=$(/usr/bin/python3 "$REPO/tests/ktap_verify.py" "${SUMMARY:-$name}" "$log" $srcs)
 	while IFS= read -r l; do
 		[[ $l == "# "* ]] && problems+=("${l#\# }")
 	done <<<"$out"
@@ -100,25 +102,6 @@ run_suite() {
 	total_skip=$((total_skip + s))
 }
 
-# The kernels the selftests run on, one per line: the newest installed
-# kernel of each Debian series mpip supports that has its headers and image
-# (tools/deps.sh installs both).  None missing, or the check fails.
-TEST_SERIES=(6.1 6.12)
-test_kernels() {
-	local series d v best
-	for series in "${TEST_SERIES[@]}"; do
-		best=
-		for d in /lib/modules/"$series".*-amd64/build; do
-			v=${d#/lib/modules/}
-			v=${v%/build}
-			[[ -d $d && -f /boot/vmlinuz-$v ]] || continue
-			best=$(printf '%s\n' "$best" "$v" | sed '/^$/d' | sort -V | tail -n 1)
-		done
-		[[ -n $best ]] || { echo "no Debian $series kernel with headers (tools/deps.sh)" >&2; return 1; }
-		echo "$best"
-	done
-}
-
 main() {
 	local kernels k
 	mkdir -p "$LOG"
@@ -132,7 +115,7 @@ main() {
 		echo "0 passed, 1 failed"
 		exit 1
 	fi
-	if ! kernels=$(test_kernels); then
+	if ! kernels=$(tools/kernels.sh); then
 		echo "=== build failed"
 		echo "0 passed, 1 failed"
 		exit 1
@@ -159,7 +142,7 @@ main() {
 	run_suite perfdocs 'tools/bench/report.py' \
 		/usr/bin/python3 tools/bench/report.py --check --ktap
 	for k in $kernels; do
-		CONSOLE=$LOG/console-$k.log run_suite "selftests-$k" 'tests/selftests/test_*.sh' \
+		CONSOLE=$LOG/console-$k.log SUMMARY=selftests run_suite "selftests-$k" 'tests/selftests/test_*.sh' \
 			tools/vm.sh --kernel "$k" --timeout 3600 --console-log "$LOG/console-$k.log" -- \
 			env MPIP_KO="$REPO/build/kmod/$k/kernel/mpip.ko" tests/selftests/run.sh
 	done
