@@ -21,6 +21,8 @@
 # - copies of A's control messages (heartbeats, probes, address lists)
 #   taken off link 1 and sent again, A's addresses and all: counted as
 #   replays (rx_replay) and dropped; B's paths do not change;
+# - copies of the datagrams of a flow a rule of mode protected sends twice:
+#   dropped as second copies (rx_dup), the application gets each once;
 # - 20,000 queries, each with a key of its own, from random ports: they
 #   fill at most half of B's node and availability tables (the rest is
 #   for peers B itself talks to: while the flood runs, B shakes hands with
@@ -56,8 +58,7 @@ while True:
     data, src = s.recvfrom(65535)
     print(src[0], src[1], data.decode(errors="replace"), flush=True)
 PY
-	echo $! >"$T/receiver.pid"
-	cleanup_push kill "$!"
+	echo $! >"$4.pid"
 	wait_for 20 grep -q '^ready' "$4" || fail "receiver did not start"
 }
 
@@ -253,6 +254,61 @@ t_replay() {
 	echo "rx_replay $rep0 -> $(mpip_stat "$B" rx_replay)"
 	(($(mpip_stat "$B" rx_replay) - rep0 >= 3 * n)) || fail "rx_replay did not count every copy"
 	[[ $before == "$after" ]] || fail "B's paths changed"
+}
+
+# dup_copies PCAP: how many UDP datagrams of PCAP carry a CM with
+# MPIP_CM_X_DUP (a copy of a datagram sent twice)
+dup_copies() {
+	/usr/bin/python3 - "$1" <<'PY'
+from scapy.all import rdpcap, IP, UDP
+n = 0
+for p in rdpcap(__import__("sys").argv[1]):
+    raw = bytes(p[IP])
+    tail = raw[p[IP].ihl * 4 + p[UDP].len:]
+    # the footer's XFlags: high nibble of the byte at T-9
+    if len(tail) >= 40 and tail[-8] == 0xD7 and tail[-9] >> 4 & 0x04:
+        n += 1
+print(n)
+PY
+}
+
+# A rule of mode protected sends each datagram of A's flow to B:6400
+# twice, on both links, with one CM counter and MPIP_CM_X_DUP, and B drops
+# the second copy (rx_dup).  An observer of link 1 sends B copies of the
+# flow's datagrams from X, unchanged (A's addresses, the CM's counter):
+# each copy of a datagram sent twice is a second copy, dropped.  A
+# datagram the rule had to send once (one path up at that moment) is a
+# copy of a datagram with its flow's own addresses, and B delivers it as
+# plain IP would deliver it: so the application gets the 50 datagrams
+# and one more for each replayed copy of those only.  (The flow's first
+# datagrams, which ask B whether its port runs MPIP, are not captured.)
+t_replay_dup() {
+	local dup0 dup1 n d got
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	mpipctl_in "$A" rule add pref 170 proto udp dport 6400 mode protected
+	receiver "$B" 0.0.0.0 6400 "$T/rx2"
+	dgrams "$A" 10.1.1.1 7400 10.1.1.2 6400 20 FIRST
+	wait_for 10 mpip_avail_is "$A" 10.1.1.2 6400 yes ||
+		fail "A did not find B:6400 running MPIP"
+	capture_start "$B" eth1 prot 'udp and src host 10.1.1.1 and dst port 6400'
+	dgrams "$A" 10.1.1.1 7400 10.1.1.2 6400 50 PROT
+	wait_for 10 test "$(grep -c PROT "$T/rx2")" -ge 50 ||
+		fail "B got $(grep -c PROT "$T/rx2") of 50 datagrams of the protected flow"
+	capture_stop prot
+	n=$(capture_count prot)
+	d=$(dup_copies "$T/prot.pcap")
+	echo "captured $n datagrams of the protected flow on link 1, $d of them copies"
+	((d >= 10)) || fail "too few copies on link 1 to replay"
+	dup0=$(mpip_stat "$B" rx_dup)
+	replay_from_x "$T/prot.pcap" 0
+	sleep 1
+	dup1=$(mpip_stat "$B" rx_dup)
+	got=$(grep -c PROT "$T/rx2")
+	echo "rx_dup $dup0 -> $dup1; the application got $got"
+	mpipctl_in "$A" rule del pref 170
+	((dup1 - dup0 >= 3 * d)) || fail "rx_dup did not count every replayed copy"
+	((got == 50 + 3 * (n - d))) ||
+		fail "the application got $got datagrams, not $((50 + 3 * (n - d)))"
 }
 
 # nodes_count NS / avail_count NS: entries in the tables (mpipctl status)
@@ -454,12 +510,13 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 9
+	ktap_plan 10
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run stranger_cannot_unlink_session t_unlink
 	ktap_run stranger_cannot_change_address_list t_addr_list
 	ktap_run replayed_control_messages_dropped t_replay
+	ktap_run replayed_second_copies_dropped t_replay_dup
 	ktap_run query_flood_bounded t_query_flood
 	ktap_run session_ids_random t_random_ids
 	ktap_run replays_do_not_revive_lost_peer t_replay_no_revive
