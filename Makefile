@@ -5,6 +5,9 @@
 #   make check      install what is missing, run unit tests and VM selftests
 #   make check-debug  selftests on a debug kernel (KASAN, lockdep, kmemleak...;
 #                   built once, ~1 h); SUMMARY=FILE keeps the summary, TESTS=a,b
+#   make check-packages  the Debian packages installed in a 6.1 guest, the
+#                   module loaded, mpip.service's commands, an upgrade to
+#                   6.12 through DKMS, purge (~15 min)
 #   make check-stall  test_fastpath 3 times in a guest stopped 0.7 s every
 #                   4 s (TESTS="a b" for others), ~10 min
 #   make demo       boot the lab and show mpip at work
@@ -30,7 +33,7 @@ KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 
 PWD := $(CURDIR)
 
-.PHONY: all module kmod mpipctl unit fuzz check check-debug check-stall debug-kernel demo bench webrtc profile deps clean help
+.PHONY: all module kmod mpipctl unit fuzz check check-debug check-stall check-packages debug-kernel demo bench webrtc profile deps clean help
 .PHONY: dkms-source dkms-install dkms-remove deb
 
 all: module mpipctl
@@ -76,6 +79,13 @@ check-debug:
 
 debug-kernel:
 	tools/debug-kernel.sh build
+
+# the Debian packages installed in a guest of the first kernel of
+# tools/kernels.sh (6.1), used, upgraded to the second (6.12) through
+# DKMS's hook and purged (tests/package_vm_test.sh), ~15 min
+check-packages: deb
+	tools/vm.sh --writable-usr --kernel $$(tools/kernels.sh | head -n 1) --timeout 3000 -- \
+		tests/package_vm_test.sh build/deb $$(tools/kernels.sh | tail -n 1)
 
 # selftests in a guest stopped for 0.7 s every 4 s (a loaded or suspended
 # host): paths must not time out for time the host itself did not run
