@@ -26,7 +26,7 @@
 
 /*
  * May an event be sent?  Someone listens and the budget is not spent.
- * From here to the multicast, the caller holds rcu_read_lock() (netlink.c).
+ * From here to the multicast, RCU is held (netlink.c says why).
  */
 static bool mpip_event_may(struct mpip_net *mn)
 {
@@ -38,33 +38,46 @@ static bool mpip_event_may(struct mpip_net *mn)
 	return false;
 }
 
-static struct sk_buff *mpip_event_new(struct mpip_net *mn, u8 type,
-				      void **hdr)
+/*
+ * Begin an event of @type whose details go in nest @attr: the message, or
+ * NULL if none is to be sent (nobody listens, over budget, no memory).
+ * Caller holds RCU until mpip_event_end().
+ */
+static struct sk_buff *mpip_event_begin(struct mpip_net *mn, u8 type,
+					int attr, void **hdr,
+					struct nlattr **nest)
 {
-	struct sk_buff *skb = genlmsg_new(MPIP_EVENT_SIZE, GFP_ATOMIC);
+	struct sk_buff *skb;
 
+	if (!mpip_event_may(mn))
+		return NULL;
+	skb = genlmsg_new(MPIP_EVENT_SIZE, GFP_ATOMIC);
 	if (!skb)
 		goto drop;
 	*hdr = mpip_nl_event_start(skb);
-	if (*hdr && !nla_put_u8(skb, MPIP_A_EVENT, type))
-		return skb;
+	if (*hdr && !nla_put_u8(skb, MPIP_A_EVENT, type)) {
+		*nest = nla_nest_start(skb, attr);
+		if (*nest)
+			return skb;
+	}
 	nlmsg_free(skb);
 drop:
 	mpip_inc(mn, MPIP_STAT_EVENT_DROP);
 	return NULL;
 }
 
-static void mpip_event_send(struct mpip_net *mn, struct sk_buff *skb,
-			    void *hdr)
+/* Close the nest and send the event, or drop it if filling it @failed. */
+static void mpip_event_end(struct mpip_net *mn, struct sk_buff *skb,
+			   void *hdr, struct nlattr *nest, bool failed)
 {
+	if (failed) {
+		nlmsg_free(skb);
+		mpip_inc(mn, MPIP_STAT_EVENT_DROP);
+		return;
+	}
+	nla_nest_end(skb, nest);
 	genlmsg_end(skb, hdr);
 	mpip_nl_event_send(mn->net, skb);
-}
-
-static void mpip_event_cancel(struct mpip_net *mn, struct sk_buff *skb)
-{
-	nlmsg_free(skb);
-	mpip_inc(mn, MPIP_STAT_EVENT_DROP);
 }
 
 /* Node @n was found (MPIP_EVENT_PEER_FOUND) or lost. */
@@ -73,57 +86,48 @@ void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type)
 	const struct mpip_keys *k;
 	struct sk_buff *skb;
 	struct nlattr *nest;
-	u32 peer_id;
 	void *hdr;
 
 	rcu_read_lock();
-	if (!mpip_event_may(mn))
-		goto out;
-	skb = mpip_event_new(mn, type, &hdr);
-	if (!skb)
-		goto out;
-	k = rcu_dereference(n->keys);
-	peer_id = k ? k->ap.tx_token : 0;
-	nest = nla_nest_start(skb, MPIP_A_NODE);
-	if (!nest || nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
-	    nla_put_u32(skb, MPIP_NODE_A_PEER_ID, peer_id)) {
-		mpip_event_cancel(mn, skb);
-		goto out;
+	skb = mpip_event_begin(mn, type, MPIP_A_NODE, &hdr, &nest);
+	if (skb) {
+		k = rcu_dereference(n->keys);
+		mpip_event_end(mn, skb, hdr, nest,
+			       nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
+			       nla_put_u32(skb, MPIP_NODE_A_PEER_ID,
+					   k ? k->ap.tx_token : 0));
 	}
-	nla_nest_end(skb, nest);
-	mpip_event_send(mn, skb, hdr);
-out:
 	rcu_read_unlock();
+}
+
+/* A path event's details; true if they did not fit. */
+static bool mpip_event_fill_path(struct sk_buff *skb,
+				 const struct mpip_node *n,
+				 const struct mpip_path *p, int state)
+{
+	return nla_put_u32(skb, MPIP_PATH_A_NODE_ID, n->id) ||
+	       nla_put_u8(skb, MPIP_PATH_A_ID, p->id) ||
+	       nla_put_in_addr(skb, MPIP_PATH_A_SADDR, p->saddr) ||
+	       nla_put_in_addr(skb, MPIP_PATH_A_DADDR, p->daddr) ||
+	       nla_put_u32(skb, MPIP_PATH_A_IFINDEX, p->ifindex) ||
+	       nla_put_u8(skb, MPIP_PATH_A_STATE, state);
 }
 
 /* Path @p of node @n went to @state: up, or down from up. */
 void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
 		     const struct mpip_path *p, int state)
 {
+	u8 type = state == MPIP_PATH_UP ? MPIP_EVENT_PATH_UP :
+		  MPIP_EVENT_PATH_DOWN;
 	struct sk_buff *skb;
 	struct nlattr *nest;
 	void *hdr;
 
 	rcu_read_lock();
-	if (!mpip_event_may(mn))
-		goto out;
-	skb = mpip_event_new(mn, state == MPIP_PATH_UP ? MPIP_EVENT_PATH_UP :
-			     MPIP_EVENT_PATH_DOWN, &hdr);
-	if (!skb)
-		goto out;
-	nest = nla_nest_start(skb, MPIP_A_PATH);
-	if (!nest || nla_put_u32(skb, MPIP_PATH_A_NODE_ID, n->id) ||
-	    nla_put_u8(skb, MPIP_PATH_A_ID, p->id) ||
-	    nla_put_in_addr(skb, MPIP_PATH_A_SADDR, p->saddr) ||
-	    nla_put_in_addr(skb, MPIP_PATH_A_DADDR, p->daddr) ||
-	    nla_put_u32(skb, MPIP_PATH_A_IFINDEX, p->ifindex) ||
-	    nla_put_u8(skb, MPIP_PATH_A_STATE, state)) {
-		mpip_event_cancel(mn, skb);
-		goto out;
-	}
-	nla_nest_end(skb, nest);
-	mpip_event_send(mn, skb, hdr);
-out:
+	skb = mpip_event_begin(mn, type, MPIP_A_PATH, &hdr, &nest);
+	if (skb)
+		mpip_event_end(mn, skb, hdr, nest,
+			       mpip_event_fill_path(skb, n, p, state));
 	rcu_read_unlock();
 }
 
