@@ -16,12 +16,15 @@ SPEC=$REPO/Documentation/netlink/specs/mpip.yaml
 
 mpip_setup_twolink mo
 
-# genl_listening NS N: N generic netlink sockets of NS are members of a
-# multicast group (first 32 groups: the Groups column of /proc/net/netlink)
-genl_listening() {
-	[[ $(in_ns "$1" cat /proc/net/netlink |
-		awk '$2 == 16 && $4 != "00000000"' | wc -l) -ge $2 ]]
+# genl_members NS: how many generic netlink sockets of NS are members of
+# a multicast group (first 32 groups: the Groups column of
+# /proc/net/netlink)
+genl_members() {
+	in_ns "$1" cat /proc/net/netlink | awk '$2 == 16 && $4 != "00000000"' | wc -l
 }
+
+# genl_listening NS N: at least N such sockets
+genl_listening() { (($(genl_members "$1") >= $2)); }
 
 # mon_start NS FILE [ARGS]: mpipctl ARGS monitor in NS, in the background,
 # writing to FILE (its pid in FILE.pid: lib.sh kills it at exit); returns
@@ -29,7 +32,7 @@ genl_listening() {
 mon_start() {
 	local ns=$1 out=$2 n
 	shift 2
-	n=$(in_ns "$ns" cat /proc/net/netlink | awk '$2 == 16 && $4 != "00000000"' | wc -l)
+	n=$(genl_members "$ns")
 	# appending: the file may be emptied while the monitor writes to it
 	in_ns "$ns" "$MPIPCTL" "$@" monitor >>"$out" 2>"$out.err" &
 	echo $! >"$out.pid"
@@ -89,7 +92,7 @@ t_down_and_up() {
 t_ynl_events() {
 	local n
 	[[ -f $YNL ]] || fail "no $YNL (tools/deps.sh unpacks it)"
-	n=$(in_ns "$A" cat /proc/net/netlink | awk '$2 == 16 && $4 != "00000000"' | wc -l)
+	n=$(genl_members "$A")
 	in_ns "$A" /usr/bin/python3 "$YNL" --spec "$SPEC" --no-schema --output-json \
 		--subscribe events --sleep 12 >"$T/ynl" 2>&1 &
 	echo $! >"$T/ynl.pid"
