@@ -83,20 +83,17 @@ static void mpip_event_end(struct mpip_net *mn, struct sk_buff *skb,
 /* Node @n was found (MPIP_EVENT_PEER_FOUND) or lost. */
 void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type)
 {
-	const struct mpip_keys *k;
 	struct sk_buff *skb;
 	struct nlattr *nest;
 	void *hdr;
 
 	rcu_read_lock();
 	skb = mpip_event_begin(mn, type, MPIP_A_NODE, &hdr, &nest);
-	if (skb) {
-		k = rcu_dereference(n->keys);
+	if (skb)
 		mpip_event_end(mn, skb, hdr, nest,
 			       nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
 			       nla_put_u32(skb, MPIP_NODE_A_PEER_ID,
-					   k ? k->ap.tx_token : 0));
-	}
+					   mpip_node_peer_id(n)));
 	rcu_read_unlock();
 }
 

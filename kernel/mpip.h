@@ -666,6 +666,14 @@ static inline unsigned int mpip_path_slots(const struct mpip_node *n)
 	return min_t(unsigned int, READ_ONCE(n->path_hi), MPIP_MAX_PATHS);
 }
 
+/* The peer's token for the pair (its ID for it), 0 until keyed.  RCU. */
+static inline u32 mpip_node_peer_id(const struct mpip_node *n)
+{
+	const struct mpip_keys *k = rcu_dereference(n->keys);
+
+	return k ? k->ap.tx_token : 0;
+}
+
 /* Is a path of @n other than @p (NULL: any path) up?  Caller holds RCU. */
 static inline bool mpip_paths_up_but(struct mpip_node *n,
 				     const struct mpip_path *p)

@@ -389,7 +389,6 @@ static int mpip_nl_put_eps(struct sk_buff *skb, const struct mpip_node *n)
 static int mpip_nl_put_node(struct sk_buff *skb, struct netlink_callback *cb,
 			    struct mpip_node *n)
 {
-	const struct mpip_keys *k = rcu_dereference(n->keys);
 	struct nlattr *nest;
 	void *hdr;
 	int err;
@@ -400,7 +399,7 @@ static int mpip_nl_put_node(struct sk_buff *skb, struct netlink_callback *cb,
 	nest = nla_nest_start(skb, MPIP_A_NODE);
 	if (!nest ||
 	    nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
-	    nla_put_u32(skb, MPIP_NODE_A_PEER_ID, k ? k->ap.tx_token : 0) ||
+	    nla_put_u32(skb, MPIP_NODE_A_PEER_ID, mpip_node_peer_id(n)) ||
 	    nla_put_u8(skb, MPIP_NODE_A_VERIFIED, READ_ONCE(n->verified)) ||
 	    nla_put_u32(skb, MPIP_NODE_A_AGE_MS, mpip_age_ms(n->tn.stamp)))
 		goto err;
