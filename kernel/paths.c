@@ -380,12 +380,13 @@ static unsigned int mpip_path_steer(struct mpip_net *mn,
 }
 
 /*
- * How a path up ranks for data: MPIP_TIER_MAIN, MPIP_TIER_BACK (came back
- * up less than MPIP_BACKUP_RETURN ago: not yet trusted to take the data
- * back from a backup link) or MPIP_TIER_BACKUP (its local link is a
- * backup).  Only asked while the namespace has backup links.
+ * How a path up ranks for data, best first: MPIP_TIER_MAIN,
+ * MPIP_TIER_BACKUP (a backup link at either end) or MPIP_TIER_BACK (a
+ * main path that came back up less than MPIP_BACKUP_RETURN ago: not yet
+ * trusted to take the data back from a backup link, but better than
+ * none).  Only asked while the namespace or the peer has backup links.
  */
-enum { MPIP_TIER_MAIN, MPIP_TIER_BACK, MPIP_TIER_BACKUP, MPIP_TIERS };
+enum { MPIP_TIER_MAIN, MPIP_TIER_BACKUP, MPIP_TIER_BACK, MPIP_TIERS };
 
 static unsigned int mpip_path_tier(struct mpip_net *mn, struct mpip_path *p)
 {
