@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * mpip: events for the listeners of the "events" multicast group
- * (mpipctl monitor): a peer found or lost, a path up or down.
+ * (mpipctl monitor): a peer found or lost, a path up or down, a peer's
+ * data failed over to backup links or back, a rule's packet count at a
+ * multiple of rule_event_pkts.
  *
  * They are sent from where the state changes: the packet path, timers and
  * work items, sometimes under a node's lock.  So the message is built with
@@ -19,10 +21,12 @@
 
 /*
  * Room for the largest event: MPIP_A_EVENT and a path's nest with its
- * node ID, addresses and ifindex (u32) and its ID and state (u8).
+ * node ID, addresses and ifindex (u32) and its ID and state (u8), or a
+ * rule's with its preference (u32) and counters (u64, each maybe padded).
  */
 #define MPIP_EVENT_SIZE	(nla_total_size(1) + nla_total_size(0) + \
-			 4 * nla_total_size(4) + 2 * nla_total_size(1))
+			 max(4 * nla_total_size(4) + 2 * nla_total_size(1), \
+			     nla_total_size(4) + 2 * nla_total_size_64bit(8)))
 
 /*
  * May an event be sent?  Someone listens and the budget is not spent.
@@ -80,7 +84,10 @@ static void mpip_event_end(struct mpip_net *mn, struct sk_buff *skb,
 	mpip_nl_event_send(mn->net, skb);
 }
 
-/* Node @n was found (MPIP_EVENT_PEER_FOUND) or lost. */
+/*
+ * Node @n was found (MPIP_EVENT_PEER_FOUND) or lost, or its data failed
+ * over to backup links or back.
+ */
 void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type)
 {
 	struct sk_buff *skb;
@@ -125,6 +132,26 @@ void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
 	if (skb)
 		mpip_event_end(mn, skb, hdr, nest,
 			       mpip_event_fill_path(skb, n, p, state));
+	rcu_read_unlock();
+}
+
+/* Rule @r (its counters summed) reached a multiple of rule_event_pkts. */
+void mpip_event_rule(struct mpip_net *mn, const struct mpip_rule *r)
+{
+	struct sk_buff *skb;
+	struct nlattr *nest;
+	void *hdr;
+
+	rcu_read_lock();
+	skb = mpip_event_begin(mn, MPIP_EVENT_RULE_HITS, MPIP_A_RULE, &hdr,
+			       &nest);
+	if (skb)
+		mpip_event_end(mn, skb, hdr, nest,
+			       nla_put_u32(skb, MPIP_RULE_A_PREF, r->pref) ||
+			       nla_put_u64_64bit(skb, MPIP_RULE_A_PKTS, r->pkts,
+						 MPIP_RULE_A_PAD) ||
+			       nla_put_u64_64bit(skb, MPIP_RULE_A_BYTES,
+						 r->bytes, MPIP_RULE_A_PAD));
 	rcu_read_unlock();
 }
 

@@ -140,6 +140,7 @@ struct mpip_config {
 	u32 weight_boost;
 	u32 bare_cm_ms;
 	u32 queue_steer;
+	u32 rule_event_pkts;
 	u32 heartbeat_ms;
 	u32 path_timeout_ms;
 	u32 delay_smooth_shift;
@@ -321,6 +322,8 @@ struct mpip_node {
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	/* jiffies: last packet sent to it under a rule of mode single */
 	unsigned long single_used;
+	/* bit 0: its data goes over backup links (paths.c: failover events) */
+	unsigned long on_backup;
 	unsigned long w_stamp;	/* jiffies: last weight adjustment */
 	struct mpip_wboost w_boost;	/* the weight round's own */
 	u8 path_hi;		/* no path in slots from here on; READ/WRITE_ONCE */
@@ -803,6 +806,7 @@ void mpip_rules_flush(struct mpip_net *mn);
 bool mpip_rules_get(struct mpip_net *mn, u32 i, struct mpip_rule *r);
 const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 				      const struct sk_buff *skb);
+void mpip_rules_events(struct mpip_net *mn);
 void mpip_rules_init(struct mpip_net *mn);
 void mpip_rules_destroy(struct mpip_net *mn);
 
@@ -914,6 +918,7 @@ void mpip_nl_event_send(struct net *net, struct sk_buff *skb);
 /* event.c: events for mpipctl monitor */
 void mpip_event_init(struct mpip_net *mn);
 void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type);
+void mpip_event_rule(struct mpip_net *mn, const struct mpip_rule *r);
 void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
 		     const struct mpip_path *p, int state);
 

@@ -59,6 +59,10 @@ static struct netlink_range_validation mpip_range_boost = {
 	.min = 0, .max = 8,
 };
 
+static struct netlink_range_validation mpip_range_rule_event = {
+	.min = 0, .max = 1000000000,
+};
+
 static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_QUERY_THRESHOLD] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_threshold),
@@ -92,6 +96,8 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_boost),
 	[MPIP_CFG_BARE_CM_MS] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_bare),
 	[MPIP_CFG_QUEUE_STEER] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_bool),
+	[MPIP_CFG_RULE_EVENT_PKTS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_rule_event),
 };
 
 static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
@@ -247,6 +253,7 @@ static const u16 mpip_cfg_off[MPIP_CFG_MAX + 1] = {
 	MPIP_CFG_FIELD(MPIP_CFG_WEIGHT_BOOST, weight_boost),
 	MPIP_CFG_FIELD(MPIP_CFG_BARE_CM_MS, bare_cm_ms),
 	MPIP_CFG_FIELD(MPIP_CFG_QUEUE_STEER, queue_steer),
+	MPIP_CFG_FIELD(MPIP_CFG_RULE_EVENT_PKTS, rule_event_pkts),
 };
 
 static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)

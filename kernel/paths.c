@@ -400,10 +400,28 @@ static unsigned int mpip_path_tier(struct mpip_net *mn, struct mpip_path *p)
 }
 
 /*
+ * Note whether data to @n goes over backup links now (@backup) or over
+ * main paths; a change is an event, a failover or a failback.  Called
+ * per packet: one read when nothing changed.
+ */
+static void mpip_paths_note_tier(struct mpip_net *mn, struct mpip_node *n,
+				 bool backup)
+{
+	if (test_bit(0, &n->on_backup) == backup)
+		return;
+	if (backup ? test_and_set_bit(0, &n->on_backup) :
+		     !test_and_clear_bit(0, &n->on_backup))
+		return;		/* another CPU saw the change first */
+	mpip_event_peer(mn, n, backup ? MPIP_EVENT_FAILOVER :
+			MPIP_EVENT_FAILBACK);
+}
+
+/*
  * The paths up that @rule allows (all if NULL), into @cand; their count.
  * With backup links, only those of the first tier that has any: the main
  * paths; else the backups; else main paths that came back just now.
- * Caller holds RCU.
+ * Which tier that is, when the rule does not choose links itself, is
+ * noted (mpip_paths_note_tier()).  Caller holds RCU.
  */
 static unsigned int mpip_paths_usable(struct mpip_net *mn,
 				      struct mpip_node *n,
@@ -425,6 +443,8 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 		best = min_t(unsigned int, best, tier[k]);
 		cand[k++] = p;
 	}
+	if (k && (!rule || rule->mode != MPIP_MODE_SELECTED))
+		mpip_paths_note_tier(mn, n, best == MPIP_TIER_BACKUP);
 	if (!tiers)
 		return k;
 	for (i = 0, j = 0; i < k; i++)

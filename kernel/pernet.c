@@ -61,6 +61,7 @@ static const struct mpip_config mpip_config_default = {
 	.weight_boost = 3,
 	.bare_cm_ms = 10,
 	.queue_steer = 1,
+	.rule_event_pkts = 0,
 	.heartbeat_ms = 300,
 	.path_timeout_ms = 500,
 	.delay_smooth_shift = 3,
@@ -168,6 +169,7 @@ static void mpip_gc_work(struct work_struct *work)
 	mpip_sessions_sweep(mn,
 			    msecs_to_jiffies(READ_ONCE(mn->cfg.session_timeout_ms)),
 			    false);
+	mpip_rules_events(mn);
 	/* An empty namespace has nothing to expire: kicked again on use. */
 	if (READ_ONCE(mn->avail.count) || READ_ONCE(mn->nodes.count) ||
 	    READ_ONCE(mn->sessions.count))

@@ -28,10 +28,14 @@ struct mpip_rule_pcpu {
 /*
  * A published table.  The counters of its rules are the base in each
  * struct mpip_rule (what earlier tables counted for it) plus @cnt.
+ * @told[i]: how many times rule i's packet count had reached a multiple
+ * of rule_event_pkts when last looked at (mpip_rules_events()); read and
+ * written under rules_lock only.
  */
 struct mpip_rule_table {
 	struct rcu_head rcu;
 	struct mpip_rule_pcpu __percpu *cnt;	/* @t.n entries per CPU */
+	u64 *told;				/* @t.n entries */
 	struct mpip_rules t;	/* last: its rules follow */
 };
 
@@ -51,6 +55,7 @@ static void mpip_rule_table_free(struct mpip_rule_table *w)
 {
 	if (w) {
 		free_percpu(w->cnt);
+		kvfree(w->told);
 		kvfree(w);
 	}
 }
@@ -60,17 +65,26 @@ static void mpip_rule_table_free_rcu(struct rcu_head *head)
 	mpip_rule_table_free(container_of(head, struct mpip_rule_table, rcu));
 }
 
-/* Give @w (its @t.n rules written) zeroed counters: 0 or -ENOMEM. */
+/*
+ * Give @w (its @t.n rules written) zeroed counters: 0 or -ENOMEM (then
+ * @w has none, and the caller frees it with kvfree()).
+ */
 static int mpip_rule_table_counters(struct mpip_rule_table *w)
 {
 	struct mpip_rule_pcpu *c;
 	unsigned int cpu;
 	u32 i;
 
+	w->told = kvcalloc(w->t.n, sizeof(*w->told), GFP_KERNEL);
+	if (!w->told)
+		return -ENOMEM;
 	w->cnt = __alloc_percpu_gfp(w->t.n * sizeof(*c), __alignof__(*c),
 				    GFP_KERNEL);
-	if (!w->cnt)
+	if (!w->cnt) {
+		kvfree(w->told);
+		w->told = NULL;
 		return -ENOMEM;
+	}
 	for_each_possible_cpu(cpu) {
 		c = per_cpu_ptr(w->cnt, cpu);
 		for (i = 0; i < w->t.n; i++)
@@ -101,8 +115,8 @@ static void mpip_rule_table_sum(const struct mpip_rule_table *w, u32 i,
 
 /*
  * Carry the counts of @old's rules into the rules of @w with the same
- * preference (both tables are sorted by it).  What CPUs still count in
- * @old until the grace period ends is lost.
+ * preference (both tables are sorted by it), and what was told of them.
+ * What CPUs still count in @old until the grace period ends is lost.
  */
 static void mpip_rule_table_carry(const struct mpip_rule_table *old,
 				  struct mpip_rule_table *w)
@@ -112,8 +126,10 @@ static void mpip_rule_table_carry(const struct mpip_rule_table *old,
 	for (j = 0; j < w->t.n; j++) {
 		while (i < old->t.n && old->t.r[i].pref < w->t.r[j].pref)
 			i++;
-		if (i < old->t.n && old->t.r[i].pref == w->t.r[j].pref)
+		if (i < old->t.n && old->t.r[i].pref == w->t.r[j].pref) {
 			mpip_rule_table_sum(old, i, &w->t.r[j]);
+			w->told[j] = old->told[i];
+		}
 	}
 }
 
@@ -312,6 +328,36 @@ const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 	if (r)
 		mpip_rule_count(w, r - w->t.r, skb);
 	return r;
+}
+
+/*
+ * With rule_event_pkts N, an event for each rule whose packet count
+ * reached a multiple of N since the last call (the GC work: once a
+ * second while the namespace has sessions).  A rule whose count has
+ * passed several multiples since gets one event.
+ */
+void mpip_rules_events(struct mpip_net *mn)
+{
+	u32 every = READ_ONCE(mn->cfg.rule_event_pkts);
+	struct mpip_rule_table *w;
+	struct mpip_rule r;
+	u64 times;
+	u32 i;
+
+	if (!every || !rcu_access_pointer(mn->rules))
+		return;
+	mutex_lock(&mn->rules_lock);
+	w = mpip_rules_cur(mn);
+	for (i = 0; w && i < w->t.n; i++) {
+		r = w->t.r[i];
+		mpip_rule_table_sum(w, i, &r);
+		times = div_u64(r.pkts, every);
+		if (times > w->told[i])
+			mpip_event_rule(mn, &r);
+		/* smaller after rule_event_pkts grew */
+		w->told[i] = times;
+	}
+	mutex_unlock(&mn->rules_lock);
 }
 
 void mpip_rules_init(struct mpip_net *mn)

@@ -20,7 +20,19 @@ static const char *const event_names[] = {
 	[MPIP_EVENT_PEER_LOST]	= "peer_lost",
 	[MPIP_EVENT_PATH_UP]	= "path_up",
 	[MPIP_EVENT_PATH_DOWN]	= "path_down",
+	[MPIP_EVENT_FAILOVER]	= "failover",
+	[MPIP_EVENT_FAILBACK]	= "failback",
+	[MPIP_EVENT_RULE_HITS]	= "rule_hits",
 };
+
+/* What a rule event's nest (MPIP_A_RULE) carries */
+static struct nla_policy rule_ev_policy[MPIP_RULE_A_MAX + 1] = {
+	[MPIP_RULE_A_PREF]	= { .type = NLA_U32 },
+	[MPIP_RULE_A_PKTS]	= { .type = NLA_U64 },
+	[MPIP_RULE_A_BYTES]	= { .type = NLA_U64 },
+};
+
+#define MON_RCVBUF	(1 << 20)
 
 struct mon {
 	bool json;
@@ -38,7 +50,8 @@ static void ev_json_begin(struct json *j, const char *name, const char *id)
 	json_str(j, id);
 }
 
-/* "peer found: node 0x... (peer 0x...)", or its JSON object */
+/* "peer_found: node 0x... (peer 0x...)", or its JSON object; the same
+ * for a failover and a failback */
 static int print_peer(const struct mon *m, const char *name,
 		      struct nlattr *nest)
 {
@@ -112,6 +125,43 @@ static int print_path(const struct mon *m, const char *name,
 	return 0;
 }
 
+/* "rule_hits: pref 100, 20000 packets, 1400000 bytes" */
+static int print_rule(const struct mon *m, const char *name,
+		      struct nlattr *nest)
+{
+	struct nlattr *tb[MPIP_RULE_A_MAX + 1];
+	unsigned long long pkts, bytes;
+	struct json j;
+	uint32_t pref;
+
+	if (!nest || nla_parse_nested(tb, MPIP_RULE_A_MAX, nest,
+				      rule_ev_policy) < 0 ||
+	    !tb[MPIP_RULE_A_PREF] || !tb[MPIP_RULE_A_PKTS] ||
+	    !tb[MPIP_RULE_A_BYTES])
+		return -1;
+	pref = nla_get_u32(tb[MPIP_RULE_A_PREF]);
+	pkts = nla_get_u64(tb[MPIP_RULE_A_PKTS]);
+	bytes = nla_get_u64(tb[MPIP_RULE_A_BYTES]);
+	if (!m->json) {
+		printf("%s: pref %u, %llu packets, %llu bytes\n", name, pref,
+		       pkts, bytes);
+		return 0;
+	}
+	json_init(&j, stdout);
+	json_obj_begin(&j);
+	json_key(&j, "event");
+	json_str(&j, name);
+	json_key(&j, "pref");
+	json_uint(&j, pref);
+	json_key(&j, "pkts");
+	json_uint(&j, pkts);
+	json_key(&j, "bytes");
+	json_uint(&j, bytes);
+	json_obj_end(&j);
+	json_finish(&j);
+	return 0;
+}
+
 static int on_event(struct nl_msg *msg, void *arg)
 {
 	struct genlmsghdr *g = nlmsg_data(nlmsg_hdr(msg));
@@ -131,10 +181,12 @@ static int on_event(struct nl_msg *msg, void *arg)
 	    !event_names[ev])
 		return NL_SKIP;
 	name = event_names[ev];
-	if (ev == MPIP_EVENT_PEER_FOUND || ev == MPIP_EVENT_PEER_LOST)
-		ret = print_peer(m, name, tb[MPIP_A_NODE]);
-	else
+	if (ev == MPIP_EVENT_PATH_UP || ev == MPIP_EVENT_PATH_DOWN)
 		ret = print_path(m, name, tb[MPIP_A_PATH]);
+	else if (ev == MPIP_EVENT_RULE_HITS)
+		ret = print_rule(m, name, tb[MPIP_A_RULE]);
+	else
+		ret = print_peer(m, name, tb[MPIP_A_NODE]);
 	if (ret == 0)
 		return NL_OK;
 bad:
@@ -160,6 +212,16 @@ int cmd_monitor(struct ctx *c, int argc, char **argv)
 			nl_geterror(grp));
 		return EXIT_FAIL;
 	}
+	/*
+	 * Room for a second's worth of events (MPIP_EVENTS_PER_SEC) and
+	 * more: libnl's default of 32 KiB holds about 40, and a burst of
+	 * events then overflows it before the first is read.  The kernel
+	 * caps the size at net.core.rmem_max.
+	 */
+	ret = nl_socket_set_buffer_size(c->sk, MON_RCVBUF, 0);
+	if (ret < 0)
+		err_msg("cannot enlarge the socket's buffer: %s (going on)",
+			nl_geterror(ret));
 	ret = nl_socket_add_membership(c->sk, grp);
 	if (ret < 0) {
 		err_msg("cannot listen to mpip events: %s", nl_geterror(ret));

@@ -115,6 +115,7 @@ static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_WEIGHT_BOOST]		= "weight_boost",
 	[MPIP_CFG_BARE_CM_MS]		= "bare_cm_ms",
 	[MPIP_CFG_QUEUE_STEER]		= "queue_steer",
+	[MPIP_CFG_RULE_EVENT_PKTS]	= "rule_event_pkts",
 };
 
 /*
@@ -370,6 +371,7 @@ static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_WEIGHT_BOOST]		= { .type = NLA_U32 },
 	[MPIP_CFG_BARE_CM_MS]		= { .type = NLA_U32 },
 	[MPIP_CFG_QUEUE_STEER]		= { .type = NLA_U32 },
+	[MPIP_CFG_RULE_EVENT_PKTS]	= { .type = NLA_U32 },
 };
 
 static int config_reply(struct nlattr **tb, void *arg)
@@ -726,7 +728,7 @@ static const struct cmd {
 	{ "link", "set dev IF [advertise on|off] [backup|nobackup]",
 	  "use an interface's addresses or not; or only as a backup",
 	  9, false, false, cmd_link },
-	{ "monitor", "", "print events: peers found or lost, paths up or down",
+	{ "monitor", "", "print events: peers, paths, failovers",
 	  0, true, true, cmd_monitor },
 	{ "help", "", "print this help",
 	  0, false, false, cmd_help },

@@ -65,10 +65,11 @@
  *	order, each with one nested MPIP_A_RULE.
  * @MPIP_CMD_EVENT: notification only, sent to the multicast group
  *	MPIP_MCGRP_EVENTS of the namespace where it happened: MPIP_A_EVENT
- *	(enum mpip_event) and, for a peer, nested MPIP_A_NODE with
- *	MPIP_NODE_A_ID and MPIP_NODE_A_PEER_ID; for a path, nested
+ *	(enum mpip_event) and, for a peer, a failover or a failback, nested
+ *	MPIP_A_NODE with MPIP_NODE_A_ID and MPIP_NODE_A_PEER_ID; for a path, nested
  *	MPIP_A_PATH with MPIP_PATH_A_NODE_ID, _ID, _SADDR, _DADDR, _IFINDEX
- *	and _STATE (the new state).  At most MPIP_EVENTS_PER_SEC a second per
+ *	and _STATE (the new state); for a rule, nested MPIP_A_RULE with
+ *	MPIP_RULE_A_PREF, _PKTS and _BYTES.  At most MPIP_EVENTS_PER_SEC a second per
  *	namespace; the others are counted in MPIP_STAT_EVENT_DROP.
  */
 enum mpip_cmd {
@@ -112,6 +113,12 @@ enum mpip_cmd {
  *	after it was down)
  * @MPIP_EVENT_PATH_DOWN: an up path went down: its reports stopped, or
  *	its interface or route went away
+ * @MPIP_EVENT_FAILOVER: data to a peer left the main paths for paths over
+ *	backup links (of either end): no main path was up any more
+ * @MPIP_EVENT_FAILBACK: data to a peer went back from backup links to
+ *	main paths (one has been up for a second, or no backup path is left)
+ * @MPIP_EVENT_RULE_HITS: a routing rule's packet count reached a multiple
+ *	of MPIP_CFG_RULE_EVENT_PKTS
  */
 enum mpip_event {
 	MPIP_EVENT_UNSPEC,
@@ -119,6 +126,9 @@ enum mpip_event {
 	MPIP_EVENT_PEER_LOST,
 	MPIP_EVENT_PATH_UP,
 	MPIP_EVENT_PATH_DOWN,
+	MPIP_EVENT_FAILOVER,
+	MPIP_EVENT_FAILBACK,
+	MPIP_EVENT_RULE_HITS,
 };
 
 /**
@@ -697,6 +707,9 @@ enum mpip_stat {
  *	weight, instead of the one its weight chose, where the device's
  *	qdisc tells its backlog and that path reports no higher queueing
  *	delay (0..1, default 1)
+ * @MPIP_CFG_RULE_EVENT_PKTS: an event (MPIP_EVENT_RULE_HITS) each time
+ *	a routing rule's packet count reaches a multiple of this, seen
+ *	within a second; 0: none (0..1000000000, default 0)
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -718,6 +731,7 @@ enum mpip_cfg {
 	MPIP_CFG_WEIGHT_BOOST,
 	MPIP_CFG_BARE_CM_MS,
 	MPIP_CFG_QUEUE_STEER,
+	MPIP_CFG_RULE_EVENT_PKTS,
 
 	__MPIP_CFG_MAX,
 };

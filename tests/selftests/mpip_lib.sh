@@ -391,7 +391,11 @@ capture_packets() {
 	local out
 	out=$(tcpdump -nn -r "$T/$1.pcap" ${2:+"$2"} 2>/dev/null) ||
 		fail "cannot read capture $1"
-	[[ -z $out ]] && echo 0 || wc -l <<<"$out"
+	if [[ -z $out ]]; then
+		echo 0
+	else
+		wc -l <<<"$out"
+	fi
 }
 
 # capture_count NAME: stop capture NAME, print the packets it holds
@@ -533,3 +537,34 @@ tcp_spread() {
 udp_spread() {
 	mpip_spread "$1" "$2" "$MIN_PCT" udp_exchange "$1" "$2" "$3" "$4" 1000 "$5"
 }
+
+# mpipctl monitor in the background (test_monitor, test_backup)
+
+# genl_members NS: how many generic netlink sockets of NS are members of
+# a multicast group (first 32 groups: the Groups column of
+# /proc/net/netlink)
+genl_members() {
+	in_ns "$1" cat /proc/net/netlink | awk '$2 == 16 && $4 != "00000000"' | wc -l
+}
+
+# genl_listening NS N: at least N such sockets
+genl_listening() { (($(genl_members "$1") >= $2)); }
+
+# mon_start NS FILE [ARGS]: mpipctl ARGS monitor in NS, in the background,
+# writing to FILE (its pid in FILE.pid: lib.sh kills it at exit); returns
+# once it listens
+mon_start() {
+	local ns=$1 out=$2 n
+	shift 2
+	n=$(genl_members "$ns")
+	# appending: the file may be emptied while the monitor writes to it
+	in_ns "$ns" "$MPIPCTL" "$@" monitor >>"$out" 2>"$out.err" &
+	echo $! >"$out.pid"
+	wait_for 15 genl_listening "$ns" $((n + 1)) ||
+		fail "mpipctl monitor not listening after 15 s: $(cat "$out.err")"
+}
+
+mon_stop() { kill "$(cat "$1.pid")" 2>/dev/null || true; }
+
+# mon_has FILE JQ: some line of FILE (JSON) matches JQ
+mon_has() { jq -e -s "any(.[]; $2)" "$1" >/dev/null; }

@@ -7,7 +7,9 @@
 # stream, whose own addresses are on link 1, goes on; when link 1 is back
 # and its path has stayed up for a second, the data returns to it.  B
 # learns from A's address list (an IP_CHANGE's extension) that A's eth2
-# address is a backup, and keeps its own data to A off it too.
+# address is a backup, and keeps its own data to A off it too.  Each
+# host's `mpipctl monitor` shows the failover to the backup and the
+# failback.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -90,6 +92,8 @@ t_peer_honours() {
 t_failover_and_back() {
 	local s0 e1 e2
 	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" netem "$B" eth1 ""' EXIT
+	mon_start "$A" "$T/ev.a" -j
+	mon_start "$B" "$T/ev.b" -j
 	tcp_stream_bg "$A" "$B" 10.1.1.2 5301 "$T/blk" "$T/st"
 	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
 	"$TOPO" netem "$A" eth1 ",,100%"
@@ -114,6 +118,25 @@ t_failover_and_back() {
 	((e1 > 500000)) || fail "eth1 carried only $e1 bytes after its return"
 	((e2 * 100 <= (e1 + e2) * 2)) || fail "the data did not leave the backup"
 	tcp_stream_end "$T/blk" "$T/st" 60
+	# both hosts' data (A's segments, B's ACKs) failed over and back: a
+	# failover event, then a failback, for the peer
+	mon_stop "$T/ev.a"
+	mon_stop "$T/ev.b"
+	failover_events "$A" "$B" "$T/ev.a"
+	failover_events "$B" "$A" "$T/ev.b"
+}
+
+# failover_events NS PEER FILE: NS's monitor (FILE) printed a failover
+# and after it a failback, both for PEER's node
+failover_events() {
+	local node
+	cat "$3"
+	node=$(mpip_peer_node "$1" "$2")
+	jq -e -s --arg n "$node" '[.[] | select(.node_id == $n) | .event |
+		select(. == "failover" or . == "failback")] as $e |
+		($e | index("failover")) as $i | $i != null and
+		($e[$i:] | index("failback")) != null' "$3" >/dev/null ||
+		fail "$1: no failover and then failback event for node $node"
 }
 
 # nobackup: both links carry data again

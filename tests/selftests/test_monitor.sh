@@ -4,8 +4,10 @@
 # interface goes down and up again when it returns, each once and in that
 # order; `mpipctl -j monitor` prints one JSON object a line; the kernel's
 # ynl CLI, subscribed to the family's "events" group with the YAML spec,
-# decodes the same events; a namespace with nobody listening builds none
-# (event_drop stays 0).  Two hosts joined by two links (topo.sh twolink).
+# decodes the same events; with rule_event_pkts, a rule's packet count
+# reaching its multiples is an event, at most one a second; a namespace
+# with nobody listening builds none (event_drop stays 0); 250 events at
+# once: at most 100 sent, the rest counted in event_drop.  Two hosts joined by two links (topo.sh twolink).
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -15,35 +17,6 @@ YNL=$REPO/build/ynl/tools/net/ynl/cli.py
 SPEC=$REPO/Documentation/netlink/specs/mpip.yaml
 
 mpip_setup_twolink mo
-
-# genl_members NS: how many generic netlink sockets of NS are members of
-# a multicast group (first 32 groups: the Groups column of
-# /proc/net/netlink)
-genl_members() {
-	in_ns "$1" cat /proc/net/netlink | awk '$2 == 16 && $4 != "00000000"' | wc -l
-}
-
-# genl_listening NS N: at least N such sockets
-genl_listening() { (($(genl_members "$1") >= $2)); }
-
-# mon_start NS FILE [ARGS]: mpipctl ARGS monitor in NS, in the background,
-# writing to FILE (its pid in FILE.pid: lib.sh kills it at exit); returns
-# once it listens
-mon_start() {
-	local ns=$1 out=$2 n
-	shift 2
-	n=$(genl_members "$ns")
-	# appending: the file may be emptied while the monitor writes to it
-	in_ns "$ns" "$MPIPCTL" "$@" monitor >>"$out" 2>"$out.err" &
-	echo $! >"$out.pid"
-	wait_for 15 genl_listening "$ns" $((n + 1)) ||
-		fail "mpipctl monitor not listening after 15 s: $(cat "$out.err")"
-}
-
-mon_stop() { kill "$(cat "$1.pid")" 2>/dev/null || true; }
-
-# has FILE JQ: some line of FILE (JSON) matches JQ
-has() { jq -e -s "any(.[]; $2)" "$1" >/dev/null; }
 
 t_quiet() {
 	# nobody listens yet: no event is built, none dropped
@@ -57,7 +30,7 @@ t_found_and_up() {
 	mon_start "$A" "$T/ev" -j
 	mon_start "$A" "$T/ev.txt"
 	mpip_twolink_warm_up
-	wait_for 10 has "$T/ev" '.event == "path_up" and .daddr == "10.1.2.2"' ||
+	wait_for 10 mon_has "$T/ev" '.event == "path_up" and .daddr == "10.1.2.2"' ||
 		fail "no path_up for 10.1.2.1 -> 10.1.2.2: $(cat "$T/ev")"
 	cat "$T/ev" "$T/ev.txt"
 	jq -e -s --arg peer "$(mpip_peer_node "$A" "$B")" '
@@ -75,13 +48,13 @@ t_found_and_up() {
 t_down_and_up() {
 	: >"$T/ev"
 	"$TOPO" down "$A" eth2
-	wait_for 10 has "$T/ev" '.event == "path_down" and .daddr == "10.1.2.2"' ||
+	wait_for 10 mon_has "$T/ev" '.event == "path_down" and .daddr == "10.1.2.2"' ||
 		fail "no path_down when eth2 went down: $(cat "$T/ev")"
 	"$TOPO" up "$A" eth2
 	# traffic makes the path come up again within a few heartbeats
 	head -c 20000 /dev/urandom >"$T/s2"
 	tcp_send_file "$A" "$B" 10.1.1.2 4998 "$T/s2" "$T/s2.out"
-	wait_for 15 has "$T/ev" '.event == "path_up" and .daddr == "10.1.2.2"' ||
+	wait_for 15 mon_has "$T/ev" '.event == "path_up" and .daddr == "10.1.2.2"' ||
 		fail "no path_up when eth2 came back: $(cat "$T/ev")"
 	cat "$T/ev"
 	jq -e -s '[.[] | select(.daddr == "10.1.2.2") | .event] ==
@@ -108,19 +81,83 @@ t_ynl_events() {
 		fail "ynl did not decode one path-down event of eth2's path"
 }
 
+# rule_event_pkts 100: a rule that matched 450 datagrams reports reaching
+# 400, at most once a second, each event at a higher multiple of 100
+t_rule_hits() {
+	local t0 secs
+	: >"$T/ev"
+	mpipctl_in "$A" set rule_event_pkts 100
+	mpipctl_in "$A" rule add pref 100 proto udp dport 5400 mode all
+	t0=$(date +%s)
+	udp_exchange "$A" "$B" 10.1.1.2 5400 450 4400 || fail "UDP datagrams lost"
+	wait_for 5 mon_has "$T/ev" '.event == "rule_hits" and .pref == 100 and .pkts >= 400' ||
+		fail "no rule_hits event for 400 packets: $(cat "$T/ev")"
+	secs=$(($(date +%s) - t0 + 1))
+	mpipctl_in "$A" set rule_event_pkts 0
+	mpipctl_in "$A" rule flush
+	cat "$T/ev"
+	jq -e -s --argjson s "$secs" '[.[] | select(.event == "rule_hits")] as $h |
+		($h | length) <= $s + 1 and all($h[]; .pref == 100 and .bytes > .pkts) and
+		([$h[].pkts / 100 | floor] | . == unique and all(.[]; . >= 1))' "$T/ev" \
+		>/dev/null || fail "more than one rule_hits event a second, or not each at a new multiple"
+}
+
 t_stats() {
 	mon_stop "$T/ev"
 	[[ $(mpip_stat "$A" event_drop) == 0 ]] || fail "events dropped"
 }
 
+# rules_hit NS FIRST N: rules FIRST..FIRST+N-1 of NS each counted a packet
+rules_hit() {
+	mpipctl_in "$1" -j show rules | jq -e --argjson a "$2" --argjson n "$3" '
+		[.[] | select(.pref >= $a and .pref < $a + $n and .pkts >= 1)] |
+		length == $n' >/dev/null
+}
+
+# drop_above NS N: NS's event_drop is above N
+drop_above() { (($(mpip_stat "$1" event_drop) > $2)); }
+
+# 250 rules that each reached rule_event_pkts make 250 events in one look
+# (the datagrams went before rule_event_pkts was set): the namespace sends
+# at most MPIP_EVENTS_PER_SEC (100) of them and counts every other one in
+# event_drop
+t_event_limit() {
+	local p d0 got drop
+	for ((p = 6000; p < 6250; p++)); do
+		echo "rule add pref $((p - 5000)) proto udp dport $p mode all"
+	done >"$T/rules"
+	mpipctl_in "$A" -b "$T/rules"
+	# shellcheck disable=SC2016 # the guest's shell expands it
+	in_ns "$A" bash -c 'for ((p = 6000; p < 6250; p++)); do
+		echo x >/dev/udp/10.1.1.2/$p; done'
+	wait_for 10 rules_hit "$A" 1000 250 || fail "not every rule counted its datagram"
+	mon_start "$A" "$T/ev.limit" -j
+	d0=$(mpip_stat "$A" event_drop)
+	mpipctl_in "$A" set rule_event_pkts 1
+	wait_for 10 drop_above "$A" "$d0" ||
+		fail "no event dropped: $(wc -l <"$T/ev.limit") events"
+	# the monitor prints what was sent before it is stopped
+	sleep 1
+	mon_stop "$T/ev.limit"
+	got=$(jq -s '[.[] | select(.event == "rule_hits")] | length' "$T/ev.limit")
+	drop=$(($(mpip_stat "$A" event_drop) - d0))
+	mpipctl_in "$A" set rule_event_pkts 0
+	mpipctl_in "$A" rule flush
+	echo "250 rule events at once: $got sent, $drop dropped"
+	((got >= 1 && got <= 100)) || fail "$got rule events sent in one look, not 1 to 100"
+	((got + drop >= 250)) || fail "events neither sent nor counted as dropped"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 6
+ktap_plan 8
 ktap_run no_listener_no_event t_quiet
 ktap_run peer_found_and_paths_up t_found_and_up
 ktap_run path_down_and_up t_down_and_up
 ktap_run ynl_decodes_events t_ynl_events
+ktap_run rule_hits_at_multiples t_rule_hits
 ktap_run nothing_dropped t_stats
+ktap_run at_most_100_events_a_second t_event_limit
 ktap_run dmesg_clean t_dmesg
 ktap_finish
