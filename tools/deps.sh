@@ -59,6 +59,9 @@ APT_PKGS=(
 	debhelper dh-dkms lintian
 	# systemd-analyze verify of mpip.service (tests/packaging_test.sh)
 	systemd
+	# make check-packages: a Debian 12 root (tools/rootfs.sh) on a disk
+	# image booted with systemd (tests/package_boot_test.sh)
+	mmdebstrap e2fsprogs
 	# the YAML netlink spec against its schema (tests/unit/test_nlspec.py)
 	# and the kernel's ynl library and CLI (tools/net/ynl of linux-source
 	# 6.12: test_nlspec.py and selftest test_ynl)

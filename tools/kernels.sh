@@ -3,8 +3,7 @@
 # installed kernel of each Debian series it supports (Debian 12's 6.1, and
 # 6.12 from bookworm-security) that has its headers and its image
 # (tools/deps.sh installs both).  Exit status 1, with a message, if one is
-# missing.  make check runs the selftests on each; make check-packages
-# installs the packages in a guest of the first and upgrades to the second.
+# missing.  make check runs the selftests on each.
 set -euo pipefail
 
 SERIES=(6.1 6.12)

@@ -42,9 +42,6 @@
 #                   (SIGSTOP to its QEMU process) for MS milliseconds every
 #                   EVERY seconds, as a loaded host or a laptop's suspend
 #                   does to a real machine (also $MPIP_VM_STALL); e.g. 4:700
-#   --writable-usr  /usr (and so /lib) writable in the guest, in a tmpfs
-#                   overlay the host never sees, as /etc and /var always
-#                   are: for dpkg and DKMS (make check-packages)
 #   -q, --quiet     no timing line on stderr
 #   -v, --verbose   show vng's command and the guest's boot console on stderr
 #
@@ -116,7 +113,6 @@ host_main() {
 	console_log=${MPIP_VM_CONSOLE_LOG:-}
 	ktree=${MPIP_VM_KERNEL_TREE:-}
 	stall=${MPIP_VM_STALL:-}
-	wusr=0
 
 	while (($#)); do
 		case $1 in
@@ -138,7 +134,6 @@ host_main() {
 		--accel=*) accel=${1#*=}; shift ;;
 		--stall) stall=${2:?}; shift 2 ;;
 		--stall=*) stall=${1#*=}; shift ;;
-		--writable-usr) wusr=1; shift ;;
 		-q | --quiet) quiet=1; shift ;;
 		-v | --verbose) verbose=1; shift ;;
 		-h | --help) usage 0 ;;
@@ -305,7 +300,6 @@ host_main() {
 	# x86 cuts the kernel command line at 2048 bytes, where vng puts init=)
 	[[ -n $ktree ]] || vng_args+=(--append "modprobe.blacklist=$BLACKLIST")
 	[[ $accel == tcg ]] && vng_args+=(--disable-kvm)
-	((wusr)) && vng_args+=(--overlay-rwdir /usr)
 	[[ ${MPIP_VM_9P:-0} == 1 ]] && vng_args+=(--force-9p)
 	if [[ -n $console_log ]]; then
 		[[ $console_log == /* ]] || console_log=$PWD/$console_log
