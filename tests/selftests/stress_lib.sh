@@ -35,6 +35,15 @@ held() { mpip_stat "$1" reorder_held; }
 # holding NS BEFORE: NS held more segments since its count was BEFORE
 holding() { (($(held "$1") > $2)); }
 
+# holding_any NS BEFORE [NS BEFORE]...: one of them holding
+holding_any() {
+	while (($# >= 2)); do
+		holding "$1" "$2" && return 0
+		shift 2
+	done
+	return 1
+}
+
 # stress_why: both hosts' paths and the counters that tell why traffic
 # did not do what a check waited for
 stress_why() {
@@ -66,13 +75,17 @@ flowing() {
 	}
 }
 
-# wait_holding NS: NS holds segments again (the stress meets held ones)
+# wait_holding NS...: one of the NSs holds segments again (the stress
+# meets held ones)
 wait_holding() {
-	local h
-	h=$(held "$1")
-	wait_for 30 holding "$1" "$h" || {
+	local ns
+	local -a before=()
+	for ns; do
+		before+=("$ns" "$(held "$ns")")
+	done
+	wait_for 30 holding_any "${before[@]}" || {
 		stress_why
-		fail "$(date +%T) $1 held no segment within 30 s"
+		fail "$(date +%T) $* held no segment within 30 s"
 	}
 }
 
