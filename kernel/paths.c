@@ -430,6 +430,7 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 {
 	bool tiers = READ_ONCE(mn->nbackup) || READ_ONCE(n->addr_backup);
 	unsigned int i, k = 0, j, best = MPIP_TIERS;
+	bool back = false;
 	u8 tier[MPIP_MAX_PATHS];
 	struct mpip_path *p;
 
@@ -447,9 +448,14 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 		mpip_paths_note_tier(mn, n, best == MPIP_TIER_BACKUP);
 	if (!tiers)
 		return k;
-	for (i = 0, j = 0; i < k; i++)
+	for (i = 0, j = 0; i < k; i++) {
 		if (tier[i] == best)
 			cand[j++] = cand[i];
+		else if (tier[i] == MPIP_TIER_BACK && best == MPIP_TIER_BACKUP)
+			back = true;
+	}
+	if (back)
+		mpip_inc(mn, MPIP_STAT_BACKUP_HOLD);
 	return j;
 }
 

@@ -93,6 +93,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RULE_DROPPED]	= "rule_dropped",
 	[MPIP_STAT_RX_DUP]		= "rx_dup",
 	[MPIP_STAT_EVENT_DROP]		= "event_drop",
+	[MPIP_STAT_BACKUP_HOLD]		= "backup_hold",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

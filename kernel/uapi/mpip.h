@@ -593,6 +593,9 @@ enum mpip_path_attr {
  *	protected sent on two paths, of which the other copy came first
  * @MPIP_STAT_EVENT_DROP: events (MPIP_CMD_EVENT) not sent although a
  *	socket listened: over MPIP_EVENTS_PER_SEC, or no memory
+ * @MPIP_STAT_BACKUP_HOLD: packets sent on a backup link while a main path
+ *	that had come back up less than a second before was up too (it must
+ *	stay up that long before it takes the data back)
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -649,6 +652,7 @@ enum mpip_stat {
 	MPIP_STAT_RULE_DROPPED,
 	MPIP_STAT_RX_DUP,
 	MPIP_STAT_EVENT_DROP,
+	MPIP_STAT_BACKUP_HOLD,
 
 	__MPIP_STAT_MAX,
 };

@@ -5,7 +5,8 @@
 # loss both ways, as when a WiFi network loses its uplink: A learns it
 # only from missing delay reports), A's data goes over eth2 and the
 # stream, whose own addresses are on link 1, goes on; when link 1 is back
-# and its path has stayed up for a second, the data returns to it.  B
+# and its path has stayed up for a second, the data returns to it (until
+# then it stays on eth2: backup_hold counts those packets).  B
 # learns from A's address list (an IP_CHANGE's extension) that A's eth2
 # address is a backup, and keeps its own data to A off it too.  Each
 # host's `mpipctl monitor` shows the failover to the backup and the
@@ -90,7 +91,7 @@ t_peer_honours() {
 # The primary breaks: the stream goes on over the backup; the primary comes
 # back: after a second, the data returns to it
 t_failover_and_back() {
-	local s0 e1 e2
+	local s0 e1 e2 ha hb
 	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" netem "$B" eth1 ""' EXIT
 	mon_start "$A" "$T/ev.a" -j
 	mon_start "$B" "$T/ev.b" -j
@@ -108,6 +109,8 @@ t_failover_and_back() {
 	read -r e1 e2 <<<"$(window_share 2)"
 	echo "eth1 broken, 2 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
 	((e2 > 500000)) || fail "the backup carried only $e2 bytes"
+	ha=$(mpip_stat "$A" backup_hold)
+	hb=$(mpip_stat "$B" backup_hold)
 	"$TOPO" netem "$A" eth1 ""
 	"$TOPO" netem "$B" eth1 ""
 	wait_for 20 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up ||
@@ -117,6 +120,13 @@ t_failover_and_back() {
 	echo "eth1 back, 3 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
 	((e1 > 500000)) || fail "eth1 carried only $e1 bytes after its return"
 	((e2 * 100 <= (e1 + e2) * 2)) || fail "the data did not leave the backup"
+	# for a second after eth1's path came back, the data stayed on the
+	# backup (A's segments and B's ACKs, both streams that never stop)
+	echo "backup_hold: A $ha -> $(mpip_stat "$A" backup_hold), B $hb -> $(mpip_stat "$B" backup_hold)"
+	(($(mpip_stat "$A" backup_hold) > ha)) ||
+		fail "A's data went back to eth1 as soon as its path came up"
+	(($(mpip_stat "$B" backup_hold) > hb)) ||
+		fail "B's data went back to A's eth1 as soon as the path came up"
 	tcp_stream_end "$T/blk" "$T/st" 60
 	# both hosts' data (A's segments, B's ACKs) failed over and back: a
 	# failover event, then a failback, for the peer
