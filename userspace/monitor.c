@@ -39,15 +39,20 @@ struct mon {
 	unsigned long bad;	/* events that could not be read */
 };
 
-/* An event's JSON object up to what is common: {"event":..,"node_id":.. */
+/*
+ * An event's JSON object up to what is common: {"event":.., and for a
+ * peer's or a path's event (@id not NULL) "node_id":..
+ */
 static void ev_json_begin(struct json *j, const char *name, const char *id)
 {
 	json_init(j, stdout);
 	json_obj_begin(j);
 	json_key(j, "event");
 	json_str(j, name);
-	json_key(j, "node_id");
-	json_str(j, id);
+	if (id) {
+		json_key(j, "node_id");
+		json_str(j, id);
+	}
 }
 
 /* "peer_found: node 0x... (peer 0x...)", or its JSON object; the same
@@ -147,10 +152,7 @@ static int print_rule(const struct mon *m, const char *name,
 		       pkts, bytes);
 		return 0;
 	}
-	json_init(&j, stdout);
-	json_obj_begin(&j);
-	json_key(&j, "event");
-	json_str(&j, name);
+	ev_json_begin(&j, name, NULL);
 	json_key(&j, "pref");
 	json_uint(&j, pref);
 	json_key(&j, "pkts");

@@ -65,12 +65,13 @@
  *	order, each with one nested MPIP_A_RULE.
  * @MPIP_CMD_EVENT: notification only, sent to the multicast group
  *	MPIP_MCGRP_EVENTS of the namespace where it happened: MPIP_A_EVENT
- *	(enum mpip_event) and, for a peer, a failover or a failback, nested
- *	MPIP_A_NODE with MPIP_NODE_A_ID and MPIP_NODE_A_PEER_ID; for a path, nested
- *	MPIP_A_PATH with MPIP_PATH_A_NODE_ID, _ID, _SADDR, _DADDR, _IFINDEX
- *	and _STATE (the new state); for a rule, nested MPIP_A_RULE with
- *	MPIP_RULE_A_PREF, _PKTS and _BYTES.  At most MPIP_EVENTS_PER_SEC a second per
- *	namespace; the others are counted in MPIP_STAT_EVENT_DROP.
+ *	(enum mpip_event) and, for a peer, a failover or a failback,
+ *	nested MPIP_A_NODE with MPIP_NODE_A_ID and MPIP_NODE_A_PEER_ID; for
+ *	a path, nested MPIP_A_PATH with MPIP_PATH_A_NODE_ID, _ID, _SADDR,
+ *	_DADDR, _IFINDEX and _STATE (the new state); for a rule, nested
+ *	MPIP_A_RULE with MPIP_RULE_A_PREF, _PKTS and _BYTES.  At most
+ *	MPIP_EVENTS_PER_SEC a second per namespace; the others are counted
+ *	in MPIP_STAT_EVENT_DROP.
  */
 enum mpip_cmd {
 	MPIP_CMD_UNSPEC,

@@ -91,7 +91,7 @@ t_peer_honours() {
 # The primary breaks: the stream goes on over the backup; the primary comes
 # back: after a second, the data returns to it
 t_failover_and_back() {
-	local s0 e1 e2 ha hb
+	local s0 e1 e2 ha hb ha1 hb1
 	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" netem "$B" eth1 ""' EXIT
 	mon_start "$A" "$T/ev.a" -j
 	mon_start "$B" "$T/ev.b" -j
@@ -122,10 +122,11 @@ t_failover_and_back() {
 	((e2 * 100 <= (e1 + e2) * 2)) || fail "the data did not leave the backup"
 	# for a second after eth1's path came back, the data stayed on the
 	# backup (A's segments and B's ACKs, both streams that never stop)
-	echo "backup_hold: A $ha -> $(mpip_stat "$A" backup_hold), B $hb -> $(mpip_stat "$B" backup_hold)"
-	(($(mpip_stat "$A" backup_hold) > ha)) ||
-		fail "A's data went back to eth1 as soon as its path came up"
-	(($(mpip_stat "$B" backup_hold) > hb)) ||
+	ha1=$(mpip_stat "$A" backup_hold)
+	hb1=$(mpip_stat "$B" backup_hold)
+	echo "backup_hold: A $ha -> $ha1, B $hb -> $hb1"
+	((ha1 > ha)) || fail "A's data went back to eth1 as soon as its path came up"
+	((hb1 > hb)) ||
 		fail "B's data went back to A's eth1 as soon as the path came up"
 	tcp_stream_end "$T/blk" "$T/st" 60
 	# both hosts' data (A's segments, B's ACKs) failed over and back: a

@@ -86,8 +86,9 @@ t_one_path() {
 	# with the defaults' time constants 4 times longer (bare_cm_ms 40,
 	# path_timeout_ms 2000: the same proportion, so that a slow emulated
 	# CPU's stalls do not take the path down while CMs are rarer), for a
-	# tighter bound than bare_cm_ms 10 gives.  Put the defaults back however this
-	# subtest ends (its EXIT trap is its own: it runs in a subshell).
+	# tighter bound than bare_cm_ms 10 gives.  Put the defaults back
+	# however this subtest ends (its EXIT trap is its own: it runs in a
+	# subshell).
 	trap 'for h in "$A" "$B"; do
 		mpipctl_in "$h" set bare_cm_ms 10; mpipctl_in "$h" set path_timeout_ms 500
 	done' EXIT

@@ -7,7 +7,8 @@
 # decodes the same events; with rule_event_pkts, a rule's packet count
 # reaching its multiples is an event, at most one a second; a namespace
 # with nobody listening builds none (event_drop stays 0); 250 events at
-# once: at most 100 sent, the rest counted in event_drop.  Two hosts joined by two links (topo.sh twolink).
+# once: at most 100 sent, the rest counted in event_drop.  Two hosts
+# joined by two links (topo.sh twolink).
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
