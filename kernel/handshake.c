@@ -8,9 +8,11 @@
  * so a host without MPIP drops it; an MPIP host consumes it.
  *
  * UDP: a confirmation is a new datagram with UDP length 8 and the CM in
- * the surplus area behind it, with a deliberately wrong UDP checksum, so a
- * host without MPIP drops it.  (A UDP query is the sender's own datagram
- * with a trailer in its surplus area: see output.c.)
+ * the surplus area behind it.  Its UDP checksum is valid over the whole IP
+ * payload, as a NAT's conntrack checks it, and fails over the UDP length
+ * (the CM's sum, mpip_cm2_target()), as a host checks it: a host without
+ * MPIP drops it.  (A UDP query is the sender's own datagram with a trailer
+ * in its surplus area: see output.c.)
  */
 #include <linux/ip.h>
 #include <linux/tcp.h>
@@ -127,9 +129,10 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 /*
  * Send a UDP control datagram carrying @cm to node @n from (@saddr,
  * @sport) to (@daddr, @dport) over the route @rt, whose reference it
- * takes.  The UDP
- * length covers the header only; the CM lies in the surplus area, and the
- * UDP checksum is wrong on purpose, so that hosts without MPIP drop it.
+ * takes.  The UDP length covers the header only; the CM lies in the
+ * surplus area.  The UDP checksum covers the whole IP payload, so a NAT
+ * passes the datagram; over the UDP length it fails, so hosts without
+ * MPIP drop it (the header comment).
  */
 void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 			__be32 saddr, __be32 daddr, __be16 sport,
@@ -139,8 +142,14 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 	struct sk_buff *nskb;
 	struct udphdr *uh;
 	struct iphdr *iph;
+	unsigned int len;
 	__sum16 check;
 
+	/* without CTRL, the checksum would hold over the UDP length too */
+	if (WARN_ON_ONCE(!(cm->flags & MPIP_CM_F_CTRL))) {
+		ip_rt_put(rt);
+		return;
+	}
 	nskb = mpip_ctrl_alloc(&rt->dst, sizeof(*iph) + sizeof(*uh));
 	if (!nskb) {
 		ip_rt_put(rt);
@@ -163,17 +172,14 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 	uh->source = sport;
 	uh->dest = dport;
 	uh->len = htons(sizeof(*uh));
-	check = csum_tcpudp_magic(saddr, daddr, sizeof(*uh), IPPROTO_UDP,
-				  csum_partial(uh, sizeof(*uh), 0));
-	if (!check)
-		check = CSUM_MANGLED_0;
-	check ^= (__force __sum16)htons(0x8000);
-	uh->check = check ? check : (__force __sum16)htons(0x7fff);
-
 	if (!mpip_ctrl_put_cm(nskb, n, cm, ext)) {
 		kfree_skb(nskb);
 		return;
 	}
+	len = nskb->len - sizeof(*iph);
+	check = csum_tcpudp_magic(saddr, daddr, len, IPPROTO_UDP,
+				  csum_partial(uh, len, 0));
+	uh->check = check ? check : CSUM_MANGLED_0;
 	mpip_ctrl_untrack(nskb);
 	ip_select_ident(mn->net, nskb, NULL);
 	ip_send_check(iph);

@@ -289,7 +289,7 @@ static int cm2_put(const struct mpip_cm2 *cm2, const u8 *blk, u8 *buf)
 	cm_put_footer(&cm2->cm, foot, t, MPIP_CM2_VERSION);
 	cm_put32(foot + CM_FOOT_CHECK, cm_check(buf, t));
 	cm_put16(foot + CM_FOOT_ADJUST,
-		 cm_adjust_to(cm2->sum ? cm2->sum : MPIP_CM_CSUM_SUM,
+		 cm_adjust_to(mpip_cm2_target(cm2->sum, cm2->cm.flags),
 			      cm_sum(buf, t)));
 	return (int)t;
 }
@@ -425,8 +425,8 @@ int mpip_cm2_peek(const u8 *tail, unsigned int avail)
  * mpip_cm2_decode() - decode a v2 trailer
  * @buf: the trailer
  * @len: its length: exactly the T that mpip_cm2_peek() returned
- * @sum: what its words must sum to: mpip_cm2_sum() of its place (0 is
- *       taken as MPIP_CM_CSUM_SUM)
+ * @sum: mpip_cm2_sum() of its place (0 is taken as MPIP_CM_CSUM_SUM);
+ *       its words must add up to mpip_cm2_target() of that and its flags
  * @cm2: filled in on success (version 2)
  *
  * Checks, in this order: @len, the tail (as mpip_cm2_peek()), T equal to
@@ -463,7 +463,9 @@ int mpip_cm2_decode(const u8 *buf, unsigned int len, u16 sum,
 
 	if (!sum)
 		sum = MPIP_CM_CSUM_SUM;
-	ret = cm_verify_sum(buf, len, sum);
+	ret = cm_verify_sum(buf, len,
+			    mpip_cm2_target(sum, buf[len - MPIP_CM_FOOTER_LEN +
+						     CM_FOOT_FLAGS]));
 	if (ret < 0)
 		return ret;
 

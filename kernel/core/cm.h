@@ -244,6 +244,32 @@ static inline u16 mpip_cm2_sum(u8 proto, unsigned int off, unsigned int t)
 	return off & 1 ? (u16)(s << 8 | s >> 8) : s;
 }
 
+/*
+ * A UDP control datagram (MPIP_CM_F_CTRL) has UDP length 8, its CM lies
+ * beyond it, and its UDP checksum is valid over the whole IP payload, so
+ * that a NAT's conntrack translates it.  Its trailer's words add up to
+ * MPIP_CM2_CTRL_DELTA more than a data trailer's in the same place: the
+ * checksum over the UDP length then fails by that much, and a host
+ * without MPIP drops the datagram instead of delivering it empty.
+ */
+#define MPIP_CM2_CTRL_DELTA	0x8000
+
+/*
+ * What the words of a v2 trailer with flags @flags add up to, where
+ * mpip_cm2_sum() of its place is @sum (0: MPIP_CM_CSUM_SUM).
+ */
+static inline u16 mpip_cm2_target(u16 sum, u8 flags)
+{
+	u32 s;
+
+	if (!sum || sum == MPIP_CM_CSUM_SUM)
+		return MPIP_CM_CSUM_SUM;
+	if (!(flags & MPIP_CM_F_CTRL))
+		return sum;
+	s = (u32)sum + MPIP_CM2_CTRL_DELTA;
+	return (u16)((s & 0xffff) + (s >> 16));
+}
+
 /* Bytes the v2 trailer for @cm2 takes on the wire. */
 static inline unsigned int mpip_cm2_len(const struct mpip_cm2 *cm2)
 {

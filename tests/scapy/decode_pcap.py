@@ -10,7 +10,7 @@ line is a JSON object:
 
     {"index": 3, "time": 1700000000.123456, "src": "10.0.1.1",
      "dst": "10.0.2.1", "proto": "udp", "sport": 40000, "dport": 5001,
-     "ip_len": 97, "l4_csum_ok": true,
+     "ip_len": 97, "l4_csum_ok": true, "ct_csum_ok": true,
      "trailer": {"node_id": ..., "session_id": ..., "path_id": ...,
                  "fb_path_id": ..., "timestamp_us": ..., "path_delay_us": ...,
                  "flags": ["ENABLE", "CTRL"], "flags_raw": 5, "xflags": 0,
@@ -25,6 +25,8 @@ number; sport/dport are null for other protocols.
 "l4_csum_ok" is the TCP/UDP checksum of the packet as its transport layer
 sees it, trailer removed (null when not applicable; packets captured on the
 sending host may show bad checksums because of checksum offload).
+"ct_csum_ok" is the same checksum over the whole IP payload, trailer
+included, as a NAT's conntrack checks it (null when not applicable).
 """
 
 import argparse
@@ -69,6 +71,7 @@ def packet_info(index, pkt, show_all):
         "dport": dport,
         "ip_len": len(raw),
         "l4_csum_ok": mpip_cm.l4_checksum_ok(raw),
+        "ct_csum_ok": mpip_cm.ct_checksum_ok(raw),
         "trailer": None,
     }
     if tr is not None:

@@ -165,20 +165,29 @@ def trailer_adjust(raw, target=CSUM_SUM):
     return a if a else 0xFFFF
 
 
-def udp_sum(t, off):
+CTRL_DELTA = 0x8000
+
+
+def udp_sum(t, off, flags=0):
     """What the words of a v2 trailer of t bytes at offset off from its
     UDP header sum to: -t, byte-swapped at an odd offset, so that the UDP
     checksum also verifies over the whole IP payload (as a NAT's conntrack
-    checks it)."""
+    checks it).  A control CM (flag CTRL) sums to CTRL_DELTA more: its
+    datagram's checksum, valid over the whole IP payload, then fails over
+    the UDP length, so a host without MPIP drops it."""
     s = 0xFFFF - t
-    return ((s << 8) | (s >> 8)) & 0xFFFF if off & 1 else s
+    s = ((s << 8) | (s >> 8)) & 0xFFFF if off & 1 else s
+    if flags & F_CTRL:
+        s += CTRL_DELTA
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
 
 
-def trailer_sum(proto, off, t, version=VERSION2):
+def trailer_sum(proto, off, t, version=VERSION2, flags=0):
     """The sum a trailer's words must have at its place: udp_sum() for a
     v2 trailer of a UDP datagram, CSUM_SUM otherwise."""
     if proto == IPPROTO_UDP and version == VERSION2:
-        return udp_sum(t, off)
+        return udp_sum(t, off, flags)
     return CSUM_SUM
 
 
@@ -408,7 +417,8 @@ def _locate(raw):
         return 0
     t = peek_any(payload[-TAIL_LEN:], avail)
     if t < 0 or validate_any(payload[-t:],
-                             trailer_sum(proto, avail - t, t)):
+                             trailer_sum(proto, avail - t, t,
+                                         flags=payload[-10])):
         return 0
     if proto == IPPROTO_UDP:
         if avail < 8 + t:
@@ -482,7 +492,7 @@ def add(pkt, trailer):
     tb = bytes(trailer)
     if raw[9] == IPPROTO_UDP and len(tb) >= TAIL_LEN and tb[-7] == VERSION2:
         ihl = (raw[0] & 0xF) * 4
-        tb = resum(tb, udp_sum(len(tb), len(raw) - ihl))
+        tb = resum(tb, udp_sum(len(tb), len(raw) - ihl, tb[-10]))
     return IP(_with_ip_len(raw + tb, len(raw) + len(tb)))
 
 
@@ -518,13 +528,43 @@ def l4_checksum_ok(pkt, without_trailer=True):
     return ones_sum(pseudo + seg) == 0xFFFF
 
 
+def ct_checksum_ok(pkt):
+    """Whether the TCP/UDP checksum of the datagram in pkt is valid over
+    the whole IP payload, trailer included, with the pseudo-header length
+    of the whole payload: what a NAT's conntrack checks.  None for other
+    protocols, fragments and UDP without checksum."""
+    raw = _ip_bytes(pkt)
+    if raw is None or struct.unpack("!H", raw[6:8])[0] & 0x3FFF:
+        return None
+    ihl = (raw[0] & 0xF) * 4
+    proto = raw[9]
+    seg = raw[ihl:]
+    if proto not in (IPPROTO_TCP, IPPROTO_UDP):
+        return None
+    if proto == IPPROTO_UDP and (len(seg) < 8 or seg[6:8] == b"\0\0"):
+        return None if len(seg) >= 8 else False
+    pseudo = raw[12:20] + struct.pack("!BBH", 0, proto, len(seg))
+    return ones_sum(pseudo + seg) == 0xFFFF
+
+
 def udp_confirmation(src, dst, sport, dport, trailer, ip_id=0, ttl=64):
-    """A UDP availability confirmation: UDP length 8, no payload, trailer
-    in the surplus area, and a deliberately invalid UDP checksum (the
-    correct one XOR 0x8000, or 0x7fff if that would be 0)."""
+    """A UDP control datagram (a confirmation, a heartbeat...): UDP length
+    8, no payload, trailer in the surplus area.  With a v2 trailer (flag
+    CTRL) the UDP checksum is computed over the whole IP payload, which
+    the trailer's sum (udp_sum()) makes fail over the UDP length; with a
+    v1 trailer it is the correct one XOR 0x8000 (0x7fff if that is 0)."""
     ip = IP(src=src, dst=dst, id=ip_id, ttl=ttl) / UDP(sport=sport,
                                                         dport=dport)
     raw = bytearray(bytes(ip))
+    tb = bytes(trailer)
+    if len(tb) >= TAIL_LEN and tb[-7] == VERSION2:
+        raw[26:28] = b"\0\0"
+        out = bytearray(bytes(add(bytes(raw), tb)))
+        c = internet_checksum(out[12:20] +
+                              struct.pack("!BBH", 0, IPPROTO_UDP,
+                                          len(out) - 20) + out[20:])
+        out[26:28] = struct.pack("!H", c if c else 0xFFFF)
+        return IP(bytes(out))
     good = struct.unpack("!H", raw[26:28])[0]  # scapy: 0 is sent as 0xffff
     bad = good ^ 0x8000
     raw[26:28] = struct.pack("!H", bad if bad else 0x7FFF)
@@ -908,7 +948,7 @@ class MPIPTrailerV2(Packet):
 __all__ = [
     "MPIPTrailer", "MPIPError", "encode", "decode", "validate", "peek",
     "crc32c", "ones_sum", "find_trailer", "strip", "add", "l4_checksum_ok",
-    "udp_confirmation", "control_packet",
+    "ct_checksum_ok", "udp_sum", "trailer_sum", "udp_confirmation", "control_packet",
     "MPIPTrailerV2", "siphash24", "auth_token", "auth_derive", "mac_input",
     "cm_mac", "seal", "write_v2", "encode_v2", "peek_v2", "peek_any",
     "validate_v2", "validate_any", "decode_v2", "verify_v2",

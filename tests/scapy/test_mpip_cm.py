@@ -302,6 +302,33 @@ class PacketTest(unittest.TestCase):
         self.assertNotEqual(c[UDP].chksum, 0)
         self.assertEqual(c[UDP].chksum ^ fixed[UDP].chksum, 0x8000)
 
+    def test_udp_control_v2_crosses_nat_not_legacy(self):
+        # A v2 control CM: its datagram's checksum holds over the whole IP
+        # payload (conntrack) and fails over the UDP length (a host without
+        # MPIP); without CTRL both would hold, and find_trailer() wants the
+        # sum that goes with the flags.
+        for addrs in ([], ["10.0.2.1", "10.0.3.1"]):
+            tr = m.write_v2(bytes(12), token=0x01020304, addrs=addrs,
+                            flags=m.F_ENABLED | m.F_CTRL)
+            c = m.udp_confirmation("10.0.2.1", "10.0.1.1", 5001, 4000, tr)
+            self.assertEqual(c[UDP].len, 8)
+            self.assertTrue(m.ct_checksum_ok(c))
+            self.assertFalse(m.l4_checksum_ok(c))
+            t = m.find_trailer(c)
+            self.assertEqual(t.flag_names(), ["ENABLED", "CTRL"])
+            self.assertEqual(m.ones_sum(bytes(t)),
+                             m.udp_sum(len(tr), 8, m.F_CTRL))
+            self.assertEqual(m.udp_sum(len(tr), 8, m.F_CTRL),
+                             (m.udp_sum(len(tr), 8) + 0x8000) % 0xFFFF)
+            raw = bytearray(bytes(c))
+            raw[-10] &= ~m.F_CTRL & 0xFF   # the flag without its sum
+            self.assertIsNone(m.find_trailer(bytes(raw)))
+        q = m.add(IP(src="10.0.1.1", dst="10.0.2.1") /
+                  UDP(sport=4000, dport=5001) / Raw(b"data"),
+                  m.write_v2(bytes(12), flags=m.F_ENABLE))
+        self.assertTrue(m.ct_checksum_ok(q))
+        self.assertTrue(m.l4_checksum_ok(q))
+
     def test_tcp_control_packet(self):
         seg = IP(src="10.0.1.1", dst="10.0.2.1") / \
             TCP(sport=4000, dport=5001, seq=1000, ack=2000, flags="PA",
@@ -748,13 +775,13 @@ class V2CodecTest(unittest.TestCase):
         p = m.MPIPTrailerV2.sealed(REF_KEY, 12345, 6, token=0xCAFEF00D,
                                    session_id=42, path_id=1, fb_path_id=1,
                                    timestamp_us=1000000, path_delay_us=250,
-                                   flags="HB+CTRL", xflags=m.X_SOLE,
+                                   flags="HB+ORIG", xflags=m.X_SOLE,
                                    addrs=["10.4.0.1"],
                                    ext=bytes(range(0xE0, 0xE8)))
         raw = bytes(p)
         self.assertEqual(len(raw), 52)
         q = m.MPIPTrailerV2(raw)
-        self.assertEqual(q.flag_names(), ["CTRL", "HB"])
+        self.assertEqual(q.flag_names(), ["HB", "ORIG"])
         self.assertEqual((q.naddrs, q.length, q.version), (1, 52, 2))
         self.assertEqual(q.ext, bytes(range(0xE0, 0xE8)))
         self.assertEqual(q.counter_lo, 12345)

@@ -2,7 +2,9 @@
 # test_scapy.sh - the scapy layer (tests/scapy/mpip_cm.py) decodes MPIP
 # packets captured on the wire (wire format v2) into the expected fields,
 # and a crafted query sent with scapy from a host with MPIP switched off
-# is answered.
+# is answered.  Checksums: a UDP query's holds over the UDP length and
+# over the whole IP payload (what a NAT's conntrack checks); a control
+# datagram's over the whole payload only, so a host without MPIP drops it.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -44,7 +46,8 @@ t_udp_query_fields() {
 		  and (.trailer.flags | index("ENABLE"))
 		  and .trailer.token == 0 and .trailer.mac == 0
 		  and .trailer.naddrs == 0 and (.trailer.ext | length) == 24
-		  and .trailer.length == 52 and .l4_csum_ok == true)] | length >= 1' "$T/cms.json"
+		  and .trailer.length == 52 and .l4_csum_ok == true
+		  and .ct_csum_ok == true)] | length >= 1' "$T/cms.json"
 }
 
 # B's answer: sealed, for A's node (its token, as A knows it), B's key
@@ -58,7 +61,7 @@ t_udp_confirm_fields() {
 		  and .dport == 7100 and .trailer.flags == ["ENABLED", "CTRL"]
 		  and .trailer.version == 2 and .trailer.token == $id
 		  and .trailer.mac != 0 and .trailer.naddrs == 0
-		  and .l4_csum_ok == false)] | length >= 1' "$T/cms.json"
+		  and .l4_csum_ok == false and .ct_csum_ok == true)] | length >= 1' "$T/cms.json"
 }
 
 # Addresses travel only in sealed CMs between the control ports, once
@@ -67,6 +70,7 @@ t_addr_exchange_fields() {
 	jq -es '
 		[.[] | select(.proto == "udp" and .sport == 19792 and .dport == 19792
 		  and .trailer.mac != 0 and .trailer.token != 0
+		  and .l4_csum_ok == false and .ct_csum_ok == true
 		  and ((.trailer.flags == ["ENABLE", "CTRL"] and .src == "10.1.1.1"
 		        and (.trailer.addrs | index("10.1.1.1") and index("10.1.2.1"))) or
 		       (.trailer.flags == ["ENABLED", "CTRL"] and .src == "10.1.1.2"

@@ -784,6 +784,7 @@ UNIT_TEST(cm2_udp_sum_keeps_checksum_valid_for_nat)
 			break;
 
 		random_cm2(ctx, &cm2, unit_below(ctx, 9), 4 * unit_below(ctx, 9));
+		cm2.cm.flags &= ~MPIP_CM_F_CTRL;	/* a data datagram's */
 		t = mpip_cm2_len(&cm2);
 		cm2.sum = mpip_cm2_sum(17, ulen, t);
 		CHECK_EQ(mpip_cm2_encode(&cm2, &ref_key, random_ctr(ctx), 17,
@@ -803,6 +804,63 @@ UNIT_TEST(cm2_udp_sum_keeps_checksum_valid_for_nat)
 	CHECK_EQ(mpip_cm2_sum(6, 1, 40), MPIP_CM_CSUM_SUM);
 	CHECK_EQ(mpip_cm2_sum(17, 0, 40), 0xffd7);
 	CHECK_EQ(mpip_cm2_sum(17, 1, 40), 0xd7ff);
+}
+
+/*
+ * A UDP control datagram as handshake.c builds it: UDP length 8, the CM
+ * (flag CTRL) behind it, the UDP checksum computed over the whole IP
+ * payload.  Conntrack's check (whole payload) passes, a receiver's check
+ * over the UDP length fails, and the decoder accepts the trailer at its
+ * place.  The same trailer without CTRL fails the decoder's sum check
+ * (the flag is part of what the sum depends on), as does one with CTRL
+ * checked as TCP's.
+ */
+UNIT_TEST(cm2_udp_ctrl_valid_for_nat_invalid_for_legacy)
+{
+	u8 pkt[8 + V2_BUF];
+	struct mpip_cm2 cm2, out;
+	u32 saddr, daddr;
+	unsigned int t;
+	u16 c;
+	int iter;
+
+	for (iter = 0; iter < 4000; iter++) {
+		saddr = unit_rand32(ctx);
+		daddr = unit_rand32(ctx);
+		random_cm2(ctx, &cm2, unit_below(ctx, 9), 4 * unit_below(ctx, 9));
+		cm2.cm.flags |= MPIP_CM_F_CTRL;
+		t = mpip_cm2_len(&cm2);
+		cm2.sum = mpip_cm2_sum(17, 8, t);
+		memset(pkt, 0, 8);
+		pkt[0] = (u8)unit_rand32(ctx);
+		pkt[2] = (u8)unit_rand32(ctx);
+		pkt[5] = 8;
+		CHECK_EQ(mpip_cm2_encode(&cm2, &ref_key, random_ctr(ctx), 17,
+					 pkt + 8, t), (int)t);
+		c = (u16)~udp_csum_sum(saddr, daddr, 8 + t, pkt, 8 + t);
+		if (!c)
+			c = 0xffff;
+		pkt[6] = (u8)(c >> 8);
+		pkt[7] = (u8)c;
+		CHECK_EQ_MSG(udp_csum_sum(saddr, daddr, 8 + t, pkt, 8 + t),
+			     0xffff, "t %u", t);
+		CHECK_EQ(udp_csum_sum(saddr, daddr, 8, pkt, 8),
+			 (u16)(0xffff - MPIP_CM2_CTRL_DELTA));
+		CHECK_EQ(mpip_cm2_decode(pkt + 8, t, cm2.sum, &out), (int)t);
+		CHECK_EQ(out.cm.flags, cm2.cm.flags);
+		CHECK_EQ(decode_exact(pkt + 8, t, &out), MPIP_CM_E_CHECK);
+
+		cm2.cm.flags &= ~MPIP_CM_F_CTRL;
+		CHECK_EQ(mpip_cm2_encode(&cm2, &ref_key, random_ctr(ctx), 17,
+					 pkt + 8, t), (int)t);
+		pkt[8 + t - MPIP_CM_FOOTER_LEN + 2] |= MPIP_CM_F_CTRL;
+		CHECK(mpip_cm2_decode(pkt + 8, t, cm2.sum, &out) < 0);
+	}
+	CHECK_EQ(mpip_cm2_target(0xffd7, MPIP_CM_F_CTRL), 0x7fd8);
+	CHECK_EQ(mpip_cm2_target(0xffd7, 0), 0xffd7);
+	CHECK_EQ(mpip_cm2_target(MPIP_CM_CSUM_SUM, MPIP_CM_F_CTRL),
+		 MPIP_CM_CSUM_SUM);
+	CHECK_EQ(mpip_cm2_target(0, MPIP_CM_F_CTRL), MPIP_CM_CSUM_SUM);
 }
 
 /* ---- peek ------------------------------------------------------------- */
