@@ -245,6 +245,14 @@ struct mpip_path {
 	bool rr_ok;		/* the remote address echoed it; READ/WRITE_ONCE */
 	u8 rr_tries;		/* probes with the nonce sent; written under lock */
 	unsigned long rr_next;	/* jiffies: next one due; under lock */
+	/*
+	 * Where the peer saw the probe it answered come from (0 until
+	 * then; under lock), and whether that was not our end of the path:
+	 * a NAT translates the path, which then carries no data (rr.c).
+	 */
+	__be32 seen_addr;
+	__be16 seen_port;
+	bool nat;		/* READ/WRITE_ONCE */
 	bool rbackup;		/* @daddr is a backup of the peer's; READ/WRITE_ONCE */
 	/* jiffies|1 when it last came up after being down, else 0 */
 	unsigned long up_again;	/* READ/WRITE_ONCE */
@@ -600,13 +608,15 @@ struct mpip_keys *mpip_keys_make(u64 lkey, u64 rkey);
 bool mpip_node_keyed(const struct mpip_node *n);
 /*
  * Extension bytes of a CM other than a handshake CM: return routability
- * (rr.c), a nonce, or a nonce and an echo.
+ * (rr.c), a nonce; or, in an answer, a nonce and an echo, then where the
+ * probe came from as the answerer saw it (address, port, 2 zero bytes).
  */
 #define MPIP_RR_NONCE_LEN	8
 #define MPIP_RR_ECHO_LEN	16
+#define MPIP_RR_SEEN_LEN	24
 struct mpip_cm_ext {
 	u8 len;
-	u8 b[MPIP_RR_ECHO_LEN];
+	u8 b[MPIP_RR_SEEN_LEN];
 };
 
 unsigned int mpip_cm_wire_len(const struct mpip_cm *cm,

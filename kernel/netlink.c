@@ -619,6 +619,25 @@ static int mpip_nl_put_path_delay(struct sk_buff *skb, struct mpip_path *p)
 	return 0;
 }
 
+/* Return routability: verified, or where a NAT made the probes come from. */
+static int mpip_nl_put_path_rr(struct sk_buff *skb, struct mpip_path *p)
+{
+	__be32 addr;
+	__be16 port;
+
+	spin_lock_bh(&p->lock);
+	addr = p->seen_addr;
+	port = p->seen_port;
+	spin_unlock_bh(&p->lock);
+	if (nla_put_u8(skb, MPIP_PATH_A_VERIFIED, READ_ONCE(p->rr_ok)) ||
+	    nla_put_u8(skb, MPIP_PATH_A_NAT, READ_ONCE(p->nat)))
+		return -EMSGSIZE;
+	if (addr && (nla_put_in_addr(skb, MPIP_PATH_A_SEEN_ADDR, addr) ||
+		     nla_put_u16(skb, MPIP_PATH_A_SEEN_PORT, ntohs(port))))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int mpip_nl_put_path(struct sk_buff *skb, struct netlink_callback *cb,
 			    const struct mpip_node *n, struct mpip_path *p)
 {
@@ -640,6 +659,7 @@ static int mpip_nl_put_path(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u8(skb, MPIP_PATH_A_STATE, READ_ONCE(p->state)) ||
 	    nla_put_u32(skb, MPIP_PATH_A_WEIGHT, READ_ONCE(p->weight)) ||
 	    mpip_nl_put_path_delay(skb, p) ||
+	    mpip_nl_put_path_rr(skb, p) ||
 	    nla_put_u64_64bit(skb, MPIP_PATH_A_TX_PKTS, sum.tx_pkts,
 			      MPIP_PATH_A_PAD) ||
 	    nla_put_u64_64bit(skb, MPIP_PATH_A_TX_BYTES, sum.tx_bytes,

@@ -113,13 +113,14 @@ static void mpip_rr_verified(struct mpip_net *mn, struct mpip_node *n,
 
 /*
  * Answer the nonce @nonce, which came from @rx's source address, on our
- * path @p back to it if we have one (its ID tells the delay report).
+ * path @p back to it if we have one (its ID tells the delay report), and
+ * say where it came from.
  */
 static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
 			   const struct mpip_rx *rx, struct mpip_path *p,
 			   u64 nonce)
 {
-	struct mpip_cm_ext ext = { .len = MPIP_RR_ECHO_LEN };
+	struct mpip_cm_ext ext = { .len = MPIP_RR_SEEN_LEN };
 	struct mpip_cm cm;
 
 	if (!__ratelimit(&mn->ctrl_rs)) {
@@ -128,15 +129,51 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
 	}
 	put_unaligned_be64(p && !READ_ONCE(p->rr_ok) ? p->nonce : 0, ext.b);
 	put_unaligned_be64(nonce, ext.b + MPIP_RR_NONCE_LEN);
+	memcpy(ext.b + MPIP_RR_ECHO_LEN, &rx->saddr, sizeof(rx->saddr));
+	memcpy(ext.b + MPIP_RR_ECHO_LEN + 4, &rx->sport, sizeof(rx->sport));
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
 	mpip_ctrl_send(mn, n, p, rx->daddr, rx->saddr, &cm, &ext);
 	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
 }
 
 /*
+ * The peer answered a probe of @p, which it saw come from the address and
+ * port at @seen (in the answer's extension, MPIP_RR_SEEN_LEN).  If that is
+ * not our end of the path (its local address and the control port), a
+ * NAT translates the path.  The peer could not take data from it (it
+ * restores moved packets only from its own verified paths, and has none
+ * to the NAT's address), so it stays unverified and is probed no more;
+ * NAT traversal (issue 21) is to use it.  Returns whether it is.
+ */
+static bool mpip_rr_seen(struct mpip_net *mn, struct mpip_path *p,
+			 const u8 *seen)
+{
+	__be32 addr;
+	__be16 port;
+	bool nat;
+
+	memcpy(&addr, seen, sizeof(addr));
+	memcpy(&port, seen + sizeof(addr), sizeof(port));
+	nat = addr != p->saddr || port != htons(MPIP_CTRL_PORT);
+
+	spin_lock_bh(&p->lock);
+	p->seen_addr = addr;
+	p->seen_port = port;
+	if (nat)
+		WRITE_ONCE(p->rr_tries, MPIP_RR_TRIES);
+	spin_unlock_bh(&p->lock);
+	if (nat && !READ_ONCE(p->nat)) {
+		WRITE_ONCE(p->nat, true);
+		mpip_inc(mn, MPIP_STAT_RR_NAT);
+	}
+	return nat;
+}
+
+/*
  * The return-routability part of an authenticated CM from node @n: an
  * echo of one of our nonces verifies our path between the CM's
- * addresses; a nonce of the peer is answered.  Caller holds RCU.
+ * addresses, unless it says that a NAT is in between; a nonce of the
+ * peer is answered.  Caller holds RCU.
  */
 void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 		const struct mpip_rx *rx)
@@ -145,15 +182,18 @@ void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 	struct mpip_path *p;
 	u64 nonce, echo = 0;
 
-	if (c2->ext_len != MPIP_RR_NONCE_LEN && c2->ext_len != MPIP_RR_ECHO_LEN)
+	if (c2->ext_len != MPIP_RR_NONCE_LEN &&
+	    c2->ext_len != MPIP_RR_ECHO_LEN && c2->ext_len != MPIP_RR_SEEN_LEN)
 		return;
 	if (c2->cm.flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED))
 		return;
 	nonce = get_unaligned_be64(c2->ext);
-	if (c2->ext_len == MPIP_RR_ECHO_LEN)
+	if (c2->ext_len > MPIP_RR_NONCE_LEN)
 		echo = get_unaligned_be64(c2->ext + MPIP_RR_NONCE_LEN);
 	p = mpip_path_find(n, rx->daddr, rx->saddr);
-	if (echo && p && echo == p->nonce)
+	if (echo && p && echo == p->nonce &&
+	    !(c2->ext_len == MPIP_RR_SEEN_LEN &&
+	      mpip_rr_seen(mn, p, c2->ext + MPIP_RR_ECHO_LEN)))
 		mpip_rr_verified(mn, n, p);
 	if (nonce)
 		mpip_rr_answer(mn, n, rx, p, nonce);

@@ -94,6 +94,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_DUP]		= "rx_dup",
 	[MPIP_STAT_EVENT_DROP]		= "event_drop",
 	[MPIP_STAT_BACKUP_HOLD]		= "backup_hold",
+	[MPIP_STAT_RR_NAT]		= "rr_nat",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

@@ -71,6 +71,11 @@ static uint8_t get_u8(struct nlattr *a)
 	return a ? nla_get_u8(a) : 0;
 }
 
+static uint16_t get_u16(struct nlattr *a)
+{
+	return a ? nla_get_u16(a) : 0;
+}
+
 static uint32_t get_u32(struct nlattr *a)
 {
 	return a ? nla_get_u32(a) : 0;
@@ -483,6 +488,10 @@ struct nla_policy path_policy[MPIP_PATH_A_MAX + 1] = {
 	[MPIP_PATH_A_RX_BYTES]		= ATTR(NLA_U64, 8),
 	[MPIP_PATH_A_FEEDBACK]		= ATTR(NLA_U64, 8),
 	[MPIP_PATH_A_FB_AGE_MS]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_VERIFIED]		= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_NAT]		= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_SEEN_ADDR]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_SEEN_PORT]		= ATTR(NLA_U16, 2),
 };
 
 #define FB_AGE_NEVER	0xffffffffu
@@ -509,6 +518,21 @@ static const char *const path_delay_keys[] = {
 };
 
 /*
+ * "ADDR:PORT" the peer saw the path's probes come from into @buf, or ""
+ * if it has not answered one.
+ */
+static void path_seen(struct nlattr **tb, char *buf, size_t len)
+{
+	char addr[INET_ADDRSTRLEN];
+
+	buf[0] = 0;
+	if (!tb[MPIP_PATH_A_SEEN_ADDR])
+		return;
+	fmt_addr(nla_get_u32(tb[MPIP_PATH_A_SEEN_ADDR]), addr, sizeof(addr));
+	snprintf(buf, len, "%s:%u", addr, get_u16(tb[MPIP_PATH_A_SEEN_PORT]));
+}
+
+/*
  * The node ID, path ID, addresses and state identify a path and must be
  * present.  A missing interface index gives no device name; a missing
  * feedback age reads as "never"; the rest defaults to 0.
@@ -517,7 +541,7 @@ static int path_entry(struct nlattr **top, void *arg)
 {
 	struct nlattr *tb[MPIP_PATH_A_MAX + 1];
 	char saddr[INET_ADDRSTRLEN], daddr[INET_ADDRSTRLEN];
-	char idbuf[16], sbuf[8], abuf[24], devbuf[IF_NAMESIZE];
+	char idbuf[16], sbuf[8], abuf[24], devbuf[IF_NAMESIZE], seen[24];
 	const char *state, *dev = NULL;
 	uint32_t ifindex, fb_age;
 	struct out *o = arg;
@@ -544,6 +568,7 @@ static int path_entry(struct nlattr **top, void *arg)
 	have_delay = get_u8(tb[MPIP_PATH_A_HAVE_DELAY]);
 	fb_age = tb[MPIP_PATH_A_FB_AGE_MS] ?
 		 nla_get_u32(tb[MPIP_PATH_A_FB_AGE_MS]) : FB_AGE_NEVER;
+	path_seen(tb, seen, sizeof(seen));
 
 	if (!o->json) {
 		table_cell(&o->t, "%s", idbuf);
@@ -570,6 +595,9 @@ static int path_entry(struct nlattr **top, void *arg)
 				   get_u64(tb[path_counters[i]]));
 		table_cell(&o->t, "%s", fb_age == FB_AGE_NEVER ? "-" :
 			   fmt_age(fb_age, abuf, sizeof(abuf)));
+		table_cell(&o->t, "%s", get_u8(tb[MPIP_PATH_A_NAT]) ? "nat" :
+			   get_u8(tb[MPIP_PATH_A_VERIFIED]) ? "yes" : "no");
+		table_cell(&o->t, "%s", seen[0] ? seen : "-");
 		return 0;
 	}
 
@@ -608,6 +636,15 @@ static int path_entry(struct nlattr **top, void *arg)
 		json_null(&o->j);
 	else
 		json_uint(&o->j, fb_age);
+	json_key(&o->j, "verified");
+	json_bool(&o->j, get_u8(tb[MPIP_PATH_A_VERIFIED]));
+	json_key(&o->j, "nat");
+	json_bool(&o->j, get_u8(tb[MPIP_PATH_A_NAT]));
+	json_key(&o->j, "seen");
+	if (seen[0])
+		json_str(&o->j, seen);
+	else
+		json_null(&o->j);
 	json_obj_end(&o->j);
 	return 0;
 }
@@ -689,7 +726,7 @@ static const struct table_def {
 	reply_fn fn;
 	int ncols;
 	const char *align;
-	const char *const header[17];
+	const char *const header[19];
 } tables[] = {
 	{ "avail", MPIP_CMD_GET_AVAIL, avail_entry, 7, "lrllrlr",
 	  { "ADDRESS", "PORT", "PROTO", "STATE", "QUERIES", "NODE-ID",
@@ -700,10 +737,10 @@ static const struct table_def {
 	{ "sessions", MPIP_CMD_GET_SESSIONS, session_entry, 9, "lrllllrrr",
 	  { "NODE", "ID", "PROTO", "LOCAL", "REMOTE", "CONFIRMED", "AGE",
 	    "TX_PKTS", "RX_PKTS" } },
-	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 17, "lrllllrrrrrrrrrrr",
+	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 19, "lrllllrrrrrrrrrrrll",
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
-	    "RX_BYTES", "FB", "FB_AGE" } },
+	    "RX_BYTES", "FB", "FB_AGE", "VERIFIED", "SEEN_AS" } },
 	{ "links", MPIP_CMD_GET_LINKS, link_entry, 4, "lrll",
 	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP" } },
 	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",

@@ -475,6 +475,14 @@ enum mpip_path_state {
  * @MPIP_PATH_A_FB_AGE_MS: u32, milliseconds since the last delay report
  *	or reverse packet (0xffffffff: never)
  * @MPIP_PATH_A_PAD: padding for the u64 attributes
+ * @MPIP_PATH_A_VERIFIED: u8, 1 once the remote address echoed the path's
+ *	nonce (return routability): only such a path carries data
+ * @MPIP_PATH_A_NAT: u8, 1 if the peer saw the path's probes come from
+ *	another address or port than the path's own: a NAT translates the
+ *	path, which then carries no data
+ * @MPIP_PATH_A_SEEN_ADDR: be32, the address the peer saw the probe it
+ *	answered come from (present once it answered)
+ * @MPIP_PATH_A_SEEN_PORT: u16, the UDP port it saw (host byte order)
  */
 enum mpip_path_attr {
 	MPIP_PATH_A_UNSPEC,
@@ -497,6 +505,10 @@ enum mpip_path_attr {
 	MPIP_PATH_A_FEEDBACK,
 	MPIP_PATH_A_FB_AGE_MS,
 	MPIP_PATH_A_PAD,
+	MPIP_PATH_A_VERIFIED,
+	MPIP_PATH_A_NAT,
+	MPIP_PATH_A_SEEN_ADDR,
+	MPIP_PATH_A_SEEN_PORT,
 
 	__MPIP_PATH_A_MAX,
 };
@@ -597,6 +609,8 @@ enum mpip_path_attr {
  * @MPIP_STAT_BACKUP_HOLD: packets sent on a backup link while a main path
  *	that had come back up less than a second before was up too (it must
  *	stay up that long before it takes the data back)
+ * @MPIP_STAT_RR_NAT: paths found translated: the peer saw their probes
+ *	come from another address or port (a NAT); they carry no data
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -654,6 +668,7 @@ enum mpip_stat {
 	MPIP_STAT_RX_DUP,
 	MPIP_STAT_EVENT_DROP,
 	MPIP_STAT_BACKUP_HOLD,
+	MPIP_STAT_RR_NAT,
 
 	__MPIP_STAT_MAX,
 };

@@ -82,7 +82,7 @@ type == "array" and length > 0 and all(.[];
 	(keys == (["node_id", "id", "saddr", "daddr", "ifindex", "dev", "state",
 		"weight", "have_delay", "min_delay_us", "delay_us", "qdelay_us",
 		"max_qdelay_us", "tx_pkts", "tx_bytes", "rx_pkts", "rx_bytes",
-		"feedback", "fb_age_ms"] | sort)) and
+		"feedback", "fb_age_ms", "verified", "nat", "seen"] | sort)) and
 	(.node_id | type == "string" and test("^0x[0-9a-f]{8}$")) and
 	(.id | u and . >= 1 and . <= 16) and
 	(.saddr | ip) and (.daddr | ip) and (.ifindex | u) and
@@ -94,7 +94,10 @@ type == "array" and length > 0 and all(.[];
 		.tx_bytes, .rx_pkts, .rx_bytes, .feedback; u) and
 	(.fb_age_ms == null or (.fb_age_ms | u)) and
 	(.have_delay or (.qdelay_us == 0 and .max_qdelay_us == 0)) and
-	(.qdelay_us <= .max_qdelay_us))'
+	(.qdelay_us <= .max_qdelay_us) and
+	(.verified | type == "boolean") and (.nat | type == "boolean") and
+	(.seen == null or (.seen | type == "string" and
+		test("^[0-9]{1,3}(\\.[0-9]{1,3}){3}:[0-9]{1,5}$"))))'
 
 SESSION_SCHEMA='
 def ip: type == "string" and test("^[0-9]{1,3}(\\.[0-9]{1,3}){3}$");
@@ -118,6 +121,11 @@ t_paths_json() {
 		jq -e "$PATH_SCHEMA" "$T/paths.$ns" >/dev/null ||
 			fail "$ns: show paths does not match the documented format"
 	done
+	# no NAT in this lab: every path that is up was verified, and the peer
+	# saw its probes come from its own address and the control port
+	jq -e 'all(.[]; (.nat | not) and (.state != "up" or
+		(.verified and .seen == "\(.saddr):19792")))' "$T/paths.$A" >/dev/null ||
+		fail "A: a path is taken for translated, or up but not verified"
 	# dev and ifindex agree with the interfaces of the namespace
 	ip -n "$A" -j link show >"$T/links"
 	jq -e --slurpfile l "$T/links" '
