@@ -135,6 +135,31 @@ void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
 	rcu_read_unlock();
 }
 
+/*
+ * Path @p of node @n was found translated: the peer saw its probe come
+ * from (@addr, @port).
+ */
+void mpip_event_path_nat(struct mpip_net *mn, const struct mpip_node *n,
+			 const struct mpip_path *p, __be32 addr, __be16 port)
+{
+	struct sk_buff *skb;
+	struct nlattr *nest;
+	void *hdr;
+
+	rcu_read_lock();
+	skb = mpip_event_begin(mn, MPIP_EVENT_PATH_NAT, MPIP_A_PATH, &hdr,
+			       &nest);
+	if (skb)
+		mpip_event_end(mn, skb, hdr, nest,
+			       mpip_event_fill_path(skb, n, p,
+						    READ_ONCE(p->state)) ||
+			       nla_put_in_addr(skb, MPIP_PATH_A_SEEN_ADDR,
+					       addr) ||
+			       nla_put_u16(skb, MPIP_PATH_A_SEEN_PORT,
+					   ntohs(port)));
+	rcu_read_unlock();
+}
+
 /* Rule @r (its counters summed) reached a multiple of rule_event_pkts. */
 void mpip_event_rule(struct mpip_net *mn, const struct mpip_rule *r)
 {

@@ -252,7 +252,7 @@ struct mpip_path {
 	 */
 	__be32 seen_addr;
 	__be16 seen_port;
-	bool nat;		/* READ/WRITE_ONCE */
+	bool nat;		/* written under lock; READ/WRITE_ONCE */
 	bool rbackup;		/* @daddr is a backup of the peer's; READ/WRITE_ONCE */
 	/* jiffies|1 when it last came up after being down, else 0 */
 	unsigned long up_again;	/* READ/WRITE_ONCE */
@@ -931,5 +931,7 @@ void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type);
 void mpip_event_rule(struct mpip_net *mn, const struct mpip_rule *r);
 void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
 		     const struct mpip_path *p, int state);
+void mpip_event_path_nat(struct mpip_net *mn, const struct mpip_node *n,
+			 const struct mpip_path *p, __be32 addr, __be16 port);
 
 #endif /* _MPIP_H */

@@ -145,12 +145,12 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
  * to the NAT's address), so it stays unverified and is probed no more;
  * NAT traversal (issue 21) is to use it.  Returns whether it is.
  */
-static bool mpip_rr_seen(struct mpip_net *mn, struct mpip_path *p,
-			 const u8 *seen)
+static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
+			 struct mpip_path *p, const u8 *seen)
 {
+	bool nat, first = false;
 	__be32 addr;
 	__be16 port;
-	bool nat;
 
 	memcpy(&addr, seen, sizeof(addr));
 	memcpy(&port, seen + sizeof(addr), sizeof(port));
@@ -159,12 +159,15 @@ static bool mpip_rr_seen(struct mpip_net *mn, struct mpip_path *p,
 	spin_lock_bh(&p->lock);
 	p->seen_addr = addr;
 	p->seen_port = port;
-	if (nat)
-		WRITE_ONCE(p->rr_tries, MPIP_RR_TRIES);
-	spin_unlock_bh(&p->lock);
-	if (nat && !READ_ONCE(p->nat)) {
+	if (nat) {
+		first = !p->nat;
 		WRITE_ONCE(p->nat, true);
+		WRITE_ONCE(p->rr_tries, MPIP_RR_TRIES);
+	}
+	spin_unlock_bh(&p->lock);
+	if (first) {
 		mpip_inc(mn, MPIP_STAT_RR_NAT);
+		mpip_event_path_nat(mn, n, p, addr, port);
 	}
 	return nat;
 }
@@ -193,7 +196,7 @@ void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 	p = mpip_path_find(n, rx->daddr, rx->saddr);
 	if (echo && p && echo == p->nonce &&
 	    !(c2->ext_len == MPIP_RR_SEEN_LEN &&
-	      mpip_rr_seen(mn, p, c2->ext + MPIP_RR_ECHO_LEN)))
+	      mpip_rr_seen(mn, n, p, c2->ext + MPIP_RR_ECHO_LEN)))
 		mpip_rr_verified(mn, n, p);
 	if (nonce)
 		mpip_rr_answer(mn, n, rx, p, nonce);

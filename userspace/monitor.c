@@ -23,6 +23,7 @@ static const char *const event_names[] = {
 	[MPIP_EVENT_FAILOVER]	= "failover",
 	[MPIP_EVENT_FAILBACK]	= "failback",
 	[MPIP_EVENT_RULE_HITS]	= "rule_hits",
+	[MPIP_EVENT_PATH_NAT]	= "path_nat",
 };
 
 /* What a rule event's nest (MPIP_A_RULE) carries */
@@ -82,12 +83,15 @@ static int print_peer(const struct mon *m, const char *name,
 	return 0;
 }
 
-/* "path up: 10.1.1.1 -> 10.1.1.2 dev eth1 (node 0x..., path 1)" */
+/*
+ * "path_up: 10.1.1.1 -> 10.1.1.2 dev eth1 state up (node 0x..., path 1)";
+ * a path_nat event ends in "seen as ADDR:PORT".
+ */
 static int print_path(const struct mon *m, const char *name,
 		      struct nlattr *nest)
 {
 	char saddr[INET_ADDRSTRLEN], daddr[INET_ADDRSTRLEN];
-	char id[16], sbuf[8], devbuf[IF_NAMESIZE] = "-";
+	char id[16], sbuf[8], devbuf[IF_NAMESIZE] = "-", seen[24] = "";
 	struct nlattr *tb[MPIP_PATH_A_MAX + 1];
 	uint32_t ifindex;
 	const char *st;
@@ -108,10 +112,15 @@ static int print_path(const struct mon *m, const char *name,
 	/* the interface may be gone already: then its index */
 	if (!if_indextoname(ifindex, devbuf))
 		snprintf(devbuf, sizeof(devbuf), "#%u", ifindex);
+	if (tb[MPIP_PATH_A_SEEN_ADDR] && tb[MPIP_PATH_A_SEEN_PORT])
+		fmt_endpoint(nla_get_u32(tb[MPIP_PATH_A_SEEN_ADDR]),
+			     nla_get_u16(tb[MPIP_PATH_A_SEEN_PORT]), seen,
+			     sizeof(seen));
 	if (!m->json) {
-		printf("%s: %s -> %s dev %s state %s (node %s, path %u)\n",
+		printf("%s: %s -> %s dev %s state %s (node %s, path %u)%s%s\n",
 		       name, saddr, daddr, devbuf, st, id,
-		       nla_get_u8(tb[MPIP_PATH_A_ID]));
+		       nla_get_u8(tb[MPIP_PATH_A_ID]),
+		       seen[0] ? " seen as " : "", seen);
 		return 0;
 	}
 	ev_json_begin(&j, name, id);
@@ -125,6 +134,10 @@ static int print_path(const struct mon *m, const char *name,
 	json_str(&j, devbuf);
 	json_key(&j, "state");
 	json_str(&j, st);
+	if (seen[0]) {
+		json_key(&j, "seen");
+		json_str(&j, seen);
+	}
 	json_obj_end(&j);
 	json_finish(&j);
 	return 0;
@@ -183,7 +196,8 @@ static int on_event(struct nl_msg *msg, void *arg)
 	    !event_names[ev])
 		return NL_SKIP;
 	name = event_names[ev];
-	if (ev == MPIP_EVENT_PATH_UP || ev == MPIP_EVENT_PATH_DOWN)
+	if (ev == MPIP_EVENT_PATH_UP || ev == MPIP_EVENT_PATH_DOWN ||
+	    ev == MPIP_EVENT_PATH_NAT)
 		ret = print_path(m, name, tb[MPIP_A_PATH]);
 	else if (ev == MPIP_EVENT_RULE_HITS)
 		ret = print_rule(m, name, tb[MPIP_A_RULE]);

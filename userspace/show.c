@@ -31,6 +31,17 @@ const char *fmt_addr(uint32_t be_addr, char *buf, size_t len)
 	return inet_ntop(AF_INET, &a, buf, len);
 }
 
+/* "ADDR:PORT"; @port in host byte order */
+const char *fmt_endpoint(uint32_t be_addr, uint16_t port, char *buf,
+			 size_t len)
+{
+	char a[INET_ADDRSTRLEN];
+
+	fmt_addr(be_addr, a, sizeof(a));
+	snprintf(buf, len, "%s:%u", a, port);
+	return buf;
+}
+
 const char *fmt_node_id(uint32_t id, char *buf, size_t len)
 {
 	snprintf(buf, len, "0x%08x", id);
@@ -523,13 +534,10 @@ static const char *const path_delay_keys[] = {
  */
 static void path_seen(struct nlattr **tb, char *buf, size_t len)
 {
-	char addr[INET_ADDRSTRLEN];
-
 	buf[0] = 0;
-	if (!tb[MPIP_PATH_A_SEEN_ADDR])
-		return;
-	fmt_addr(nla_get_u32(tb[MPIP_PATH_A_SEEN_ADDR]), addr, sizeof(addr));
-	snprintf(buf, len, "%s:%u", addr, get_u16(tb[MPIP_PATH_A_SEEN_PORT]));
+	if (tb[MPIP_PATH_A_SEEN_ADDR])
+		fmt_endpoint(nla_get_u32(tb[MPIP_PATH_A_SEEN_ADDR]),
+			     get_u16(tb[MPIP_PATH_A_SEEN_PORT]), buf, len);
 }
 
 /*

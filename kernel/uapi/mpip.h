@@ -120,6 +120,9 @@ enum mpip_cmd {
  *	main paths (one has been up for a second, or no backup path is left)
  * @MPIP_EVENT_RULE_HITS: a routing rule's packet count reached a multiple
  *	of MPIP_CFG_RULE_EVENT_PKTS
+ * @MPIP_EVENT_PATH_NAT: a path was found translated by a NAT: the peer saw
+ *	its probe come from MPIP_PATH_A_SEEN_ADDR and _PORT, not from the
+ *	path's own end; it carries no data
  */
 enum mpip_event {
 	MPIP_EVENT_UNSPEC,
@@ -130,6 +133,7 @@ enum mpip_event {
 	MPIP_EVENT_FAILOVER,
 	MPIP_EVENT_FAILBACK,
 	MPIP_EVENT_RULE_HITS,
+	MPIP_EVENT_PATH_NAT,
 };
 
 /**

@@ -89,13 +89,16 @@ grown() { echo $(($(mpip_stat "$1" "$2") - $3)); }
 # control datagrams' checksums hold over the whole IP payload, as
 # conntrack checks them), the flow carries CMs, every datagram arrives,
 # no NAT finds a packet INVALID; the peer's answers to A's probes show
-# that every path of A's is translated, and none carries data.  Then TCP after it, byte-exact.  Still
+# that every path of A's is translated (counted, and an event each for
+# mpipctl monitor), and none carries data.  Then TCP after it, byte-exact.  Still
 # printed, not asserted (issue 21): the INVALID drops of TCP control
 # packets, which paths came up.
 t_mpip() {
 	local n1 n2 c0 s0 a1 a2
 	n1=$(nat_counter "${P}n1" ct_invalid)
 	n2=$(nat_counter "${P}n2" ct_invalid)
+	mon_start "$A" "$T/ev" -j
+	mon_start "$A" "$T/ev.txt"
 	mpipctl_in "$B" enable
 	c0=$(mpip_stat "$A" rx_confirm)
 	s0=$(mpip_stat "$B" rx_spoofed)
@@ -115,7 +118,18 @@ t_mpip() {
 	wait_for 20 all_paths_translated ||
 		fail "A's paths through the NATs are not all found translated"
 	mpip_paths "$A" | jq -c '[.[] | {saddr, daddr, verified, nat, seen}]'
-	(($(mpip_stat "$A" rr_nat) > 0)) || fail "rr_nat did not count them"
+	(($(mpip_stat "$A" rr_nat) == 4)) || fail "rr_nat is $(mpip_stat "$A" rr_nat), not A's 4 paths"
+	# and a path_nat event said so for each, once
+	wait_for 10 mon_has "$T/ev" '.event == "path_nat"' || fail "no path_nat event"
+	grep path_nat "$T/ev.txt" || true
+	mpip_paths "$A" | jq -e --slurpfile ev "$T/ev" '
+		[.[] | [.saddr, .daddr, .seen]] | sort ==
+		([$ev[] | select(.event == "path_nat") | [.saddr, .daddr, .seen]] | sort)' >/dev/null ||
+		fail "path_nat events differ from A's paths: $(cat "$T/ev")"
+	grep -qE '^path_nat: 192\.168\.2\.2 -> 198\.18\.4\.2 dev eth2 state [a-z]+ \(node 0x[0-9a-f]+, path [0-9]+\) seen as 198\.18\.2\.1:[0-9]+$' "$T/ev.txt" ||
+		fail "no path_nat line for eth2's path to 198.18.4.2 in the text output"
+	mon_stop "$T/ev"
+	mon_stop "$T/ev.txt"
 	(($(grown "$B" rx_spoofed "$s0") == 0)) || fail "B dropped $(grown "$B" rx_spoofed "$s0") of A's packets as spoofed"
 	(($(nat_counter "${P}n1" ct_invalid) == n1 && $(nat_counter "${P}n2" ct_invalid) == n2)) ||
 		fail "a NAT found packets of the UDP flow INVALID"
