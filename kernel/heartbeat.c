@@ -36,11 +36,14 @@
 
 /*
  * Send a control CM with extension @ext (or none) to @n, on path @p if
- * given, else from @saddr to @daddr.
+ * given, else from @saddr to @daddr; from our control port to port
+ * @dport.  An answer goes to the port the CM it answers came from: a NAT
+ * may have given that one another port than the control port.
  */
-void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
-		    struct mpip_path *p, __be32 saddr, __be32 daddr,
-		    struct mpip_cm *cm, const struct mpip_cm_ext *ext)
+void mpip_ctrl_send_to(struct mpip_net *mn, struct mpip_node *n,
+		       struct mpip_path *p, __be32 saddr, __be32 daddr,
+		       __be16 dport, struct mpip_cm *cm,
+		       const struct mpip_cm_ext *ext)
 {
 	struct flowi4 fl4 = {};
 	struct dst_entry *dst;
@@ -63,11 +66,20 @@ void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
 			return;
 	}
 	mpip_fb_pick(mn, n, p, cm);
-	mpip_udp_ctrl_xmit(mn, rt, saddr, daddr, htons(MPIP_CTRL_PORT),
-			   htons(MPIP_CTRL_PORT), n, cm, ext);
+	mpip_udp_ctrl_xmit(mn, rt, saddr, daddr, htons(MPIP_CTRL_PORT), dport,
+			   n, cm, ext);
 	if (p)
 		mpip_path_tx(p, 0, cm->xflags & MPIP_CM_X_QUIET);
 	mpip_touch(&n->last_tx);
+}
+
+/* As mpip_ctrl_send_to(), to the peer's control port. */
+void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
+		    struct mpip_path *p, __be32 saddr, __be32 daddr,
+		    struct mpip_cm *cm, const struct mpip_cm_ext *ext)
+{
+	mpip_ctrl_send_to(mn, n, p, saddr, daddr, htons(MPIP_CTRL_PORT), cm,
+			  ext);
 }
 
 /*

@@ -790,6 +790,10 @@ void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 		const struct mpip_rx *rx);
 
 /* heartbeat.c: the periodic tick, heartbeats, probes, address changes */
+void mpip_ctrl_send_to(struct mpip_net *mn, struct mpip_node *n,
+		       struct mpip_path *p, __be32 saddr, __be32 daddr,
+		       __be16 dport, struct mpip_cm *cm,
+		       const struct mpip_cm_ext *ext);
 void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
 		    struct mpip_path *p, __be32 saddr, __be32 daddr,
 		    struct mpip_cm *cm, const struct mpip_cm_ext *ext);

@@ -132,7 +132,8 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
 	memcpy(ext.b + MPIP_RR_ECHO_LEN, &rx->saddr, sizeof(rx->saddr));
 	memcpy(ext.b + MPIP_RR_ECHO_LEN + 4, &rx->sport, sizeof(rx->sport));
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
-	mpip_ctrl_send(mn, n, p, rx->daddr, rx->saddr, &cm, &ext);
+	mpip_ctrl_send_to(mn, n, p, rx->daddr, rx->saddr, rx->sport, &cm,
+			  &ext);
 	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
 }
 
