@@ -231,7 +231,7 @@ struct mpip_path {
 	unsigned long last_fb;	/* jiffies of the last delay report */
 	/* jiffies|1 of the first packet sent since the last report, or 0 */
 	unsigned long pending;
-	spinlock_t lock;	/* protects delay and feedback */
+	spinlock_t lock;	/* protects delay, feedback and seen_* */
 	struct mpip_path_delay delay;
 	u32 qdelay;		/* delay.q for the packet path, READ/WRITE_ONCE */
 	u32 drt;		/* delay.d_rt for the packet path, READ/WRITE_ONCE */
