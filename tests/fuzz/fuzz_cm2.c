@@ -19,7 +19,9 @@
  *
  * Checks, any failure aborts:
  *  - every result of the decoders equals that of a model written here
- *    from Documentation/wire-format.rst (its own CRC and sum);
+ *    from Documentation/wire-format.rst (its own CRC and sum), the sum
+ *    being that of a TCP trailer or of a UDP one at a place the input
+ *    chooses, 0x8000 more for a control CM (flag CTRL);
  *  - a decoded CM written back (mpip_cm2_write(), v1: mpip_cm_encode())
  *    gives exactly the bytes it was decoded from;
  *  - decode(encode(x)) == x, the auth block being the one
@@ -112,8 +114,34 @@ static unsigned int model_sum(const u8 *p, unsigned int n)
 	return (unsigned int)s;
 }
 
-/* Check and adjustment for the @t bytes at @b as they stand. */
-static void model_fix(u8 *b, unsigned int t)
+/*
+ * What the @t bytes at @b must sum to where the place's sum is @sum (0:
+ * a TCP trailer, 0x4000): "Checksum adjustment", "The sum of a UDP trailer
+ * in version 2", "Control datagrams and NATs".
+ */
+static unsigned int model_target(unsigned int sum, const u8 *b,
+				 unsigned int t)
+{
+	unsigned int s;
+
+	if (!sum || sum == 0x4000)
+		return 0x4000;
+	if (!(b[t - 10] & 0x04))
+		return sum;
+	s = sum + 0x8000;
+	return (s & 0xffff) + (s >> 16);
+}
+
+/* A UDP trailer's sum for @t bytes at offset @off: -t, swapped if odd. */
+static unsigned int model_udp_sum(unsigned int t, unsigned int off)
+{
+	unsigned int s = (0xffff - t) & 0xffff;
+
+	return off & 1 ? ((s << 8) | (s >> 8)) & 0xffff : s;
+}
+
+/* Check and adjustment for the @t bytes at @b as they stand, at @sum. */
+static void model_fix(u8 *b, unsigned int t, unsigned int sum)
 {
 	unsigned int a;
 	u32 crc;
@@ -125,13 +153,13 @@ static void model_fix(u8 *b, unsigned int t)
 	b[t - 3] = (u8)(crc >> 16);
 	b[t - 2] = (u8)(crc >> 8);
 	b[t - 1] = (u8)crc;
-	a = 0x4000 + (~model_sum(b, t) & 0xffff);
+	a = model_target(sum, b, t) + (~model_sum(b, t) & 0xffff);
 	a = (a & 0xffff) + (a >> 16);
 	b[t - 12] = (u8)(a >> 8);
 	b[t - 11] = (u8)a;
 }
 
-static int model_integrity(const u8 *b, unsigned int t)
+static int model_integrity(const u8 *b, unsigned int t, unsigned int sum)
 {
 	u8 tmp[RAW_MAX];
 
@@ -139,13 +167,13 @@ static int model_integrity(const u8 *b, unsigned int t)
 	tmp[t - 12] = 0;
 	tmp[t - 11] = 0;
 	if (be32(b + t - 4) != model_crc(tmp, t - 4) || !be16(b + t - 12) ||
-	    model_sum(b, t) != 0x4000)
+	    model_sum(b, t) != model_target(sum, b, t))
 		return MPIP_CM_E_CHECK;
 	return (int)t;
 }
 
-/* What mpip_cm2_decode() must return for the @len bytes at @b. */
-static int model_v2(const u8 *b, unsigned int len)
+/* What mpip_cm2_decode() must return for the @len bytes at @b, at @sum. */
+static int model_v2(const u8 *b, unsigned int len, unsigned int sum)
 {
 	unsigned int t, n;
 
@@ -163,11 +191,11 @@ static int model_v2(const u8 *b, unsigned int len)
 		return MPIP_CM_E_ADDRS;
 	if (t - 40 - 4 * n > 32)
 		return MPIP_CM_E_EXT;
-	return model_integrity(b, t);
+	return model_integrity(b, t, sum);
 }
 
-/* What mpip_cm_decode_any() must return. */
-static int model_any(const u8 *b, unsigned int len)
+/* What mpip_cm_decode_any() must return (a v1 trailer sums to 0x4000). */
+static int model_any(const u8 *b, unsigned int len, unsigned int sum)
 {
 	unsigned int t, n;
 
@@ -176,7 +204,7 @@ static int model_any(const u8 *b, unsigned int len)
 	if (b[len - 8] != 0xd7)
 		return MPIP_CM_E_MAGIC;
 	if (b[len - 7] == 2)
-		return model_v2(b, len);
+		return model_v2(b, len, sum);
 	if (b[len - 7] != 1)
 		return MPIP_CM_E_VERSION;
 	t = be16(b + len - 6);
@@ -185,7 +213,7 @@ static int model_any(const u8 *b, unsigned int len)
 	n = b[t - 9] & 0x0f;
 	if (n > 8 || 28 + 4 * n != t)
 		return MPIP_CM_E_ADDRS;
-	return model_integrity(b, t);
+	return model_integrity(b, t, 0);
 }
 
 /* ---- checks ----------------------------------------------------------- */
@@ -214,11 +242,13 @@ static int verifies(const struct mpip_cm2 *cm2, u8 proto, u64 top, u64 *ctr)
 }
 
 /*
- * Decode the @len bytes at @src every way there is and check the results
- * against the model; a CM that decodes must write back to @src.  Returns
- * the mpip_cm2_decode() result; fills @out with what it decoded.
+ * Decode the @len bytes at @src every way there is, at a place whose sum
+ * is @sum, and check the results against the model; a CM that decodes
+ * must write back to @src.  Returns the mpip_cm2_decode() result; fills
+ * @out with what it decoded.
  */
-static int decode_all(const u8 *src, unsigned int len, struct mpip_cm2 *out)
+static int decode_all(const u8 *src, unsigned int len, u16 sum,
+		      struct mpip_cm2 *out)
 {
 	u8 again[MPIP_CM_ANY_MAX_LEN];
 	struct mpip_cm2 any;
@@ -226,12 +256,12 @@ static int decode_all(const u8 *src, unsigned int len, struct mpip_cm2 *out)
 	int r2, ra, r1, want;
 	u8 *b = exact(src, len);
 
-	r2 = mpip_cm2_decode(b, len, 0, out);
-	want = model_v2(src, len);
+	r2 = mpip_cm2_decode(b, len, sum, out);
+	want = model_v2(src, len, sum);
 	if (r2 != want)
 		fail("mpip_cm2_decode", r2, want);
-	ra = mpip_cm_decode_any(b, len, 0, &any);
-	want = model_any(src, len);
+	ra = mpip_cm_decode_any(b, len, sum, &any);
+	want = model_any(src, len, sum);
 	if (ra != want)
 		fail("mpip_cm_decode_any", ra, want);
 	r1 = mpip_cm_decode(b, len, &v1);
@@ -273,6 +303,7 @@ static void do_raw(struct input *in, int shape)
 	u8 buf[RAW_MAX];
 	struct mpip_cm2 out;
 	unsigned int len, i, n;
+	u16 sum = 0;
 	u64 ctr;
 	int r;
 
@@ -291,9 +322,13 @@ static void do_raw(struct input *in, int shape)
 		buf[len - 7] = MPIP_CM2_VERSION;
 		buf[len - 6] = (u8)(len >> 8);
 		buf[len - 5] = (u8)len;
-		model_fix(buf, len);
 	}
-	r = decode_all(buf, len, &out);
+	/* a UDP trailer's place: its offset from the UDP header */
+	if (take8(in) & 1)
+		sum = (u16)model_udp_sum(len, take8(in));
+	if (shape)
+		model_fix(buf, len, sum);
+	r = decode_all(buf, len, sum, &out);
 	if (r >= 0 && (verifies(&out, 6, 0, &ctr) ||
 		       verifies(&out, 17, 0, &ctr)))
 		fail("raw bytes verified", r, MPIP_AUTH_E_MAC);
@@ -350,6 +385,9 @@ static void do_genuine(struct input *in)
 	if (!ctr)
 		ctr = 1;
 	proto = take8(in);
+	/* a UDP trailer at an offset of the input's, or a TCP one */
+	cm2.sum = proto == 17 ? (u16)model_udp_sum(mpip_cm2_len(&cm2),
+						   take8(in)) : 0;
 	/* what the decoder fills in must not matter to the encoder */
 	cm2.version = take8(in);
 	cm2.auth[take8(in) % MPIP_CM2_AUTH_LEN] = take8(in);
@@ -360,7 +398,7 @@ static void do_genuine(struct input *in)
 	mpip_cm2_auth_ctx(&cm2, proto, &ctx);
 	if (mpip_auth_seal(&key_tx, &cm2.cm, ctr, &ctx, blk))
 		fail("seal", -1, 0);
-	r = decode_all(buf, (unsigned int)t, &out);
+	r = decode_all(buf, (unsigned int)t, cm2.sum, &out);
 	if (r != t)
 		fail("decode(encode(x))", r, t);
 	if (memcmp(&out.cm, &cm2.cm, sizeof(out.cm)) ||
