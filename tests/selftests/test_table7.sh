@@ -44,8 +44,10 @@ share_ok() {
 	t=$((a1 + b1))
 	echo "$what: eth1 $a1 bytes, eth2 $b1 bytes"
 	((t > min)) || fail "$what: the paths carried only $t bytes"
-	((a1 * 100 >= t * m1 && b1 * 100 >= t * m2)) ||
+	((a1 * 100 >= t * m1 && b1 * 100 >= t * m2)) || {
+		mpip_paths_show "$A" || true
 		fail "$what: not at least $m1 % on eth1 and $m2 % on eth2"
+	}
 }
 
 # udp_sized SIZE PORT: 2000 datagrams of SIZE bytes from A to B's eth1
