@@ -102,16 +102,22 @@ t_line3() {
 	counted 120 2000
 }
 
-# ... larger ones to 5221 match no rule: all paths, by weight
+# ... larger ones to 5221 match no rule (its counter stays at 2000): all
+# paths, by weight.  How the weights split a 0.4 s flow depends on the
+# delays the emulated links showed just before (eth1's share was 24-50 %
+# in most runs, 1 %, 7 % and 10 % in three of 13 on 27 Nov), so the
+# share asked of each link is only the 1 % that shows it was used; the
+# split itself is a figure for make bench.
 t_line3_large() {
-	share_ok "UDP 5221, 1028-byte packets (no rule)" 20 20 2000000 \
+	share_ok "UDP 5221, 1028-byte packets (no rule)" 1 1 2000000 \
 		udp_sized 1000 5221
 	counted 120 2000
 }
 
-# line 2: large datagrams to 5222 over all paths
+# line 2: large datagrams to 5222 over all paths (rule 110 counts them;
+# the share asked of each link as above)
 t_line2() {
-	share_ok "UDP 5222, 1028-byte packets (tf)" 20 20 2000000 \
+	share_ok "UDP 5222, 1028-byte packets (tf)" 1 1 2000000 \
 		udp_sized 1000 5222
 	counted 110 2000
 }
@@ -123,9 +129,9 @@ t_line1() {
 	counted 100 ">40"
 }
 
-# ... its larger ones (data) over all paths
+# ... its larger ones (data) over all paths (the share asked as above)
 t_line1_data() {
-	share_ok "TCP to port 22, A's data (no rule)" 20 20 4000000 tcp_to_b 22
+	share_ok "TCP to port 22, A's data (no rule)" 1 1 4000000 tcp_to_b 22
 	mpipctl_in "$A" show rules
 }
 
