@@ -91,7 +91,7 @@ static int print_path(const struct mon *m, const char *name,
 		      struct nlattr *nest)
 {
 	char saddr[INET_ADDRSTRLEN], daddr[INET_ADDRSTRLEN];
-	char id[16], sbuf[8], devbuf[IF_NAMESIZE] = "-", seen[24] = "";
+	char id[16], sbuf[8], devbuf[IF_NAMESIZE] = "-", seen[24];
 	struct nlattr *tb[MPIP_PATH_A_MAX + 1];
 	uint32_t ifindex;
 	const char *st;
@@ -112,10 +112,7 @@ static int print_path(const struct mon *m, const char *name,
 	/* the interface may be gone already: then its index */
 	if (!if_indextoname(ifindex, devbuf))
 		snprintf(devbuf, sizeof(devbuf), "#%u", ifindex);
-	if (tb[MPIP_PATH_A_SEEN_ADDR] && tb[MPIP_PATH_A_SEEN_PORT])
-		fmt_endpoint(nla_get_u32(tb[MPIP_PATH_A_SEEN_ADDR]),
-			     nla_get_u16(tb[MPIP_PATH_A_SEEN_PORT]), seen,
-			     sizeof(seen));
+	fmt_path_seen(tb, seen, sizeof(seen));
 	if (!m->json) {
 		printf("%s: %s -> %s dev %s state %s (node %s, path %u)%s%s\n",
 		       name, saddr, daddr, devbuf, st, id,

@@ -113,6 +113,7 @@ int cmd_show(struct ctx *c, int argc, char **argv);
 const char *fmt_addr(uint32_t be_addr, char *buf, size_t len);
 const char *fmt_endpoint(uint32_t be_addr, uint16_t port, char *buf,
 			 size_t len);
+void fmt_path_seen(struct nlattr **tb, char *buf, size_t len);
 const char *fmt_node_id(uint32_t id, char *buf, size_t len);
 /* "tcp", "udp", or the protocol's number */
 const char *proto_name(uint8_t proto, char *buf, size_t len);

@@ -532,7 +532,7 @@ static const char *const path_delay_keys[] = {
  * "ADDR:PORT" the peer saw the path's probes come from into @buf, or ""
  * if it has not answered one.
  */
-static void path_seen(struct nlattr **tb, char *buf, size_t len)
+void fmt_path_seen(struct nlattr **tb, char *buf, size_t len)
 {
 	buf[0] = 0;
 	if (tb[MPIP_PATH_A_SEEN_ADDR])
@@ -576,7 +576,7 @@ static int path_entry(struct nlattr **top, void *arg)
 	have_delay = get_u8(tb[MPIP_PATH_A_HAVE_DELAY]);
 	fb_age = tb[MPIP_PATH_A_FB_AGE_MS] ?
 		 nla_get_u32(tb[MPIP_PATH_A_FB_AGE_MS]) : FB_AGE_NEVER;
-	path_seen(tb, seen, sizeof(seen));
+	fmt_path_seen(tb, seen, sizeof(seen));
 
 	if (!o->json) {
 		table_cell(&o->t, "%s", idbuf);
