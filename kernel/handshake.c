@@ -2,10 +2,11 @@
 /*
  * mpip handshake control packets (paper §3.2).
  *
- * TCP: a query or confirmation is a copy of the IP and TCP headers of a
- * segment the host is sending anyway, reduced to a bare ACK, with the CM
- * as its only payload.  Its TCP checksum is valid only without the trailer,
- * so a host without MPIP drops it; an MPIP host consumes it.
+ * TCP: a query or confirmation travels in a carrier, a copy of the IP and
+ * TCP headers of a segment the host is sending anyway, reduced to a bare
+ * ACK, with the CM as its only payload, placed before the data the peer
+ * acknowledged: a host without MPIP drops it as an old retransmission, a
+ * NAT translates it as it does the flow, an MPIP host consumes it.
  *
  * UDP: a confirmation is a new datagram with UDP length 8 and the CM in
  * the surplus area behind it.  Its UDP checksum is valid over the whole IP
@@ -70,22 +71,75 @@ static void mpip_ctrl_untrack(struct sk_buff *skb)
 }
 
 /*
- * Send a TCP control packet with CM flags @flags (plus CTRL) to node @n
- * next to the outgoing segment @skb, from the POST_ROUTING hook.  It is a packet of
- * its own: it goes out through LOCAL_OUT on a reference to the segment's
- * route, never through the segment's okfn, whose contract belongs to
- * whoever runs this hook.  It is marked as already past POST_ROUTING
- * (IPSKB_REROUTED, as IPsec marks what it has transformed), since it is
- * built from headers that have been there.
+ * Where a carrier copied from the outgoing segment @skb (TCP header @th)
+ * with a CM of @t bytes starts: @t bytes before what the peer has
+ * acknowledged, so all it carries is data the peer has had (or, copied
+ * from a SYN, the bytes before the initial sequence number, which no
+ * connection sends).  False if that cannot be told (a segment of a
+ * socket not fully open that is no SYN).
  */
-void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
-			struct mpip_node *n, u8 flags)
+static bool mpip_carrier_seq(const struct sk_buff *skb,
+			     const struct tcphdr *th, unsigned int t,
+			     __be32 *seq)
+{
+	struct sock *sk = skb->sk;
+	u32 una;
+
+	if (th->syn)
+		una = ntohl(th->seq);
+	else if (sk && sk_fullsock(sk) && sk->sk_protocol == IPPROTO_TCP)
+		una = READ_ONCE(tcp_sk(sk)->snd_una);
+	else
+		return false;
+	*seq = htonl(una - t);
+	return true;
+}
+
+/*
+ * Can a carrier go next to outgoing segment @skb to node @n now?  Not
+ * one copied from a SYN (it has no ACK) if the flow's addresses cross a
+ * NAT: its conntrack would see a segment of a connection it does not
+ * know yet, take it for INVALID and drop it.  The next segment carries
+ * it.  Caller holds RCU.
+ */
+bool mpip_tcp_carrier_ok(const struct sk_buff *skb, struct mpip_node *n)
 {
 	const struct iphdr *iph = ip_hdr(skb);
-	unsigned int ihl = iph->ihl * 4, thl, hlen;
+	const struct tcphdr *th;
+	struct tcphdr _th;
+	struct mpip_path *p;
+
+	th = skb_header_pointer(skb, iph->ihl * 4, sizeof(_th), &_th);
+	if (!th)
+		return false;
+	if (th->ack)
+		return true;
+	p = mpip_path_find(n, iph->saddr, iph->daddr);
+	return !p || !READ_ONCE(p->nat);
+}
+
+/*
+ * Send the CM @cm (CTRL is added) to node @n in a TCP carrier next to the
+ * outgoing segment @skb, from the POST_ROUTING hook: a copy of its IP and
+ * TCP headers reduced to a bare ACK whose payload is the CM, placed in
+ * sequence space before what the peer has acknowledged
+ * (mpip_carrier_seq()), with a TCP checksum valid over the whole segment.
+ * To a host without MPIP it is an old retransmission, which its TCP drops
+ * without taking a byte; a NAT's conntrack finds it in the window and
+ * translates it as it does the flow; an MPIP host consumes it.  It is a
+ * packet of its own: it goes out through LOCAL_OUT on a reference to the
+ * segment's route, never through the segment's okfn, whose contract
+ * belongs to whoever runs this hook.  It is marked as already past
+ * POST_ROUTING (IPSKB_REROUTED, as IPsec marks what it has transformed),
+ * since it is built from headers that have been there.
+ */
+void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
+			   struct mpip_node *n, struct mpip_cm *cm)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	unsigned int ihl = iph->ihl * 4, thl, hlen, len;
 	struct sk_buff *nskb;
 	struct tcphdr *th;
-	struct mpip_cm cm;
 	u8 buf[60];
 
 	th = skb_header_pointer(skb, ihl, sizeof(*th), buf);
@@ -99,24 +153,24 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return;
 	}
-	if (skb_copy_bits(skb, 0, skb_put(nskb, hlen), hlen)) {
-		kfree_skb(nskb);
-		return;
-	}
+	if (skb_copy_bits(skb, 0, skb_put(nskb, hlen), hlen))
+		goto drop;
 	skb_set_transport_header(nskb, ihl);
 	th = tcp_hdr(nskb);
+	cm->flags |= MPIP_CM_F_CTRL;
+	cm->xflags |= MPIP_CM_X_CARRIER;
+	if (!mpip_carrier_seq(skb, th, mpip_cm_wire_len(cm, NULL), &th->seq))
+		goto drop;
 	tcp_flag_word(th) &= ~(TCP_FLAG_CWR | TCP_FLAG_ECE | TCP_FLAG_URG |
 			       TCP_FLAG_PSH | TCP_FLAG_RST | TCP_FLAG_SYN |
 			       TCP_FLAG_FIN);
+	if (!mpip_ctrl_put_cm(nskb, n, cm, NULL))
+		goto drop;
+	iph = ip_hdr(nskb);
+	len = nskb->len - ihl;
 	th->check = 0;
-	th->check = csum_tcpudp_magic(iph->saddr, iph->daddr, thl, IPPROTO_TCP,
-				      csum_partial(th, thl, 0));
-
-	mpip_cm_fill(mn, &cm, flags | MPIP_CM_F_CTRL, READ_ONCE(n->verified));
-	if (!mpip_ctrl_put_cm(nskb, n, &cm, NULL)) {
-		kfree_skb(nskb);
-		return;
-	}
+	th->check = csum_tcpudp_magic(iph->saddr, iph->daddr, len, IPPROTO_TCP,
+				      csum_partial(th, len, 0));
 
 	skb_dst_set(nskb, dst_clone(skb_dst(skb)));
 	nskb->mark = skb->mark;
@@ -124,6 +178,22 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 	IPCB(nskb)->flags = IPSKB_REROUTED;
 	mpip_ctrl_untrack(nskb);
 	ip_local_out(mn->net, NULL, nskb);
+	return;
+drop:
+	kfree_skb(nskb);
+}
+
+/*
+ * A carrier (mpip_tcp_carrier_send()) with CM flags @flags next to
+ * outgoing segment @skb: a query or a confirmation.
+ */
+void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
+			struct mpip_node *n, u8 flags)
+{
+	struct mpip_cm cm;
+
+	mpip_cm_fill(mn, &cm, flags, READ_ONCE(n->verified));
+	mpip_tcp_carrier_send(mn, skb, n, &cm);
 }
 
 /*

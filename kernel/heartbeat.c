@@ -73,12 +73,16 @@ void mpip_ctrl_send_to(struct mpip_net *mn, struct mpip_node *n,
 	mpip_touch(&n->last_tx);
 }
 
-/* As mpip_ctrl_send_to(), to the peer's control port. */
+/*
+ * As mpip_ctrl_send_to(), to the peer's control port, or on a path
+ * learned through its NAT, to the NAT's port (paths.c).
+ */
 void mpip_ctrl_send(struct mpip_net *mn, struct mpip_node *n,
 		    struct mpip_path *p, __be32 saddr, __be32 daddr,
 		    struct mpip_cm *cm, const struct mpip_cm_ext *ext)
 {
-	mpip_ctrl_send_to(mn, n, p, saddr, daddr, htons(MPIP_CTRL_PORT), cm,
+	mpip_ctrl_send_to(mn, n, p, saddr, daddr,
+			  p ? READ_ONCE(p->dport) : htons(MPIP_CTRL_PORT), cm,
 			  ext);
 }
 

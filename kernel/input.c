@@ -80,6 +80,16 @@ static bool mpip_in_tcp_csum_ok(const struct sk_buff *skb, unsigned int ihl,
 }
 
 /*
+ * Is the CM of @rx one in a TCP carrier (handshake.c), a segment whose
+ * checksum holds over all of it?
+ */
+static bool mpip_in_carrier(const struct mpip_rx *rx)
+{
+	return (rx->c2.cm.flags & MPIP_CM_F_CTRL) &&
+	       (rx->c2.cm.xflags & MPIP_CM_X_CARRIER);
+}
+
+/*
  * The data CM of a GSO packet kept whole sits between its IP and TCP
  * headers (gso.c); it has no address list.
  */
@@ -146,7 +156,8 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 				       mpip_cm2_sum(rx->proto, plen - len, len),
 				       &rx->c2) != len)
 		return false;
-	if (rx->proto == IPPROTO_TCP && !mpip_in_tcp_csum_ok(skb, ihl, len))
+	if (rx->proto == IPPROTO_TCP &&
+	    !mpip_in_tcp_csum_ok(skb, ihl, mpip_in_carrier(rx) ? 0 : len))
 		return false;
 	rx->cm_len = len;
 	return true;
@@ -261,8 +272,15 @@ static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
 	if (s && s->t.proto == rx->proto && s->t.rport == rx->sport &&
 	    s->t.lport == rx->dport)
 		return s;
-	if (!(rx->c2.cm.flags & MPIP_CM_F_ORIG))
+	if (!(rx->c2.cm.flags & MPIP_CM_F_ORIG)) {
+		/*
+		 * Inside UDP, over a path: under the ports the flow has at
+		 * the sender, which a NAT may have changed on its way here.
+		 */
+		if (s && s->t.proto == rx->proto && rx->encap)
+			return s;
 		return NULL;
+	}
 	/*
 	 * A session is created, or one holding its ID replaced, only by a
 	 * CM of the node seen for the first time: its MAC proves the
@@ -290,6 +308,18 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 	struct mpip_session *s;
 	bool moved;
 
+	if ((rx->c2.cm.flags & MPIP_CM_F_CTRL) && rx->proto == IPPROTO_TCP &&
+	    mpip_in_carrier(rx)) {
+		/*
+		 * A carrier with a session's CM, under the flow's addresses
+		 * as we see them (through the peer's NAT): the session, as a
+		 * data packet of it would give it; the peer waits for it.
+		 */
+		s = mpip_in_session_get(mn, n, skb, rx);
+		if (s && (rx->c2.cm.flags & MPIP_CM_F_NEW))
+			mpip_heartbeat_session(mn, n, s);
+		return true;
+	}
 	if (rx->c2.cm.flags & MPIP_CM_F_CTRL) {
 		/* A heartbeat naming a session confirms it. */
 		s = mpip_session_by_id(mn, n->id, rx->c2.cm.session_id);
@@ -299,7 +329,7 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 	}
 	s = mpip_in_session_get(mn, n, skb, rx);
 	if (!s) {
-		if (rx->c2.cm.flags & MPIP_CM_F_ORIG)
+		if ((rx->c2.cm.flags & MPIP_CM_F_ORIG) && !rx->encap)
 			return true;
 		mpip_inc(mn, MPIP_STAT_DROP_SESSION);
 		return false;
@@ -326,6 +356,11 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 	if ((rx->c2.cm.flags & MPIP_CM_F_NEW) && rx->proto == IPPROTO_UDP)
 		mpip_heartbeat_session(mn, n, s);
 
+	if ((rx->sport != s->t.rport || rx->dport != s->t.lport) &&
+	    mpip_rewrite_ports(skb, s->t.rport, s->t.lport)) {
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return false;
+	}
 	if (!moved)
 		return true;
 	if (mpip_rewrite_addrs(skb, s->t.raddr, s->t.laddr)) {
@@ -380,7 +415,8 @@ static bool mpip_in_plain(struct mpip_net *mn, struct mpip_rx *rx)
 {
 	u8 flags = rx->c2.cm.flags;
 
-	if ((flags & MPIP_CM_F_CTRL) ||
+	/* inside UDP, it came over a path */
+	if (rx->encap || (flags & MPIP_CM_F_CTRL) ||
 	    !(flags & (MPIP_CM_F_ORIG | MPIP_CM_F_ENABLE)))
 		return false;
 	rx->node = NULL;
@@ -419,6 +455,22 @@ static bool mpip_in_open(struct mpip_net *mn, struct mpip_rx *rx)
 }
 
 /*
+ * A CM that came inside UDP or in a control datagram came from the
+ * peer's end of one of its paths, or from a NAT's: paths.c learns a path
+ * to the latter.
+ */
+static void mpip_in_endpoint(struct mpip_net *mn, struct mpip_node *n,
+			     const struct mpip_rx *rx)
+{
+	if (rx->encap)
+		mpip_path_learn(mn, n, rx->daddr, rx->saddr, rx->esport);
+	else if ((rx->c2.cm.flags & MPIP_CM_F_CTRL) &&
+		 rx->proto == IPPROTO_UDP &&
+		 rx->dport == htons(MPIP_CTRL_PORT))
+		mpip_path_learn(mn, n, rx->daddr, rx->saddr, rx->sport);
+}
+
+/*
  * Everything an authenticated CM tells us.  Returns false if the packet
  * must be dropped.  Caller holds RCU.
  */
@@ -429,6 +481,7 @@ static bool mpip_in_authed(struct mpip_net *mn, struct sk_buff *skb,
 	struct mpip_node *n = rx->node;
 
 	if (!rx->replayed) {
+		mpip_in_endpoint(mn, n, rx);
 		mpip_node_learn(mn, n, rx->saddr, rx->sport, &rx->c2);
 		mpip_in_paths(mn, n, skb, rx);
 		mpip_rr_rx(mn, n, rx);
@@ -553,6 +606,27 @@ static bool mpip_in_reassemble(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
+ * A datagram to our control port with a packet inside (encap.c): taken
+ * out, it must carry an authenticated CM, of our version; else it goes.
+ */
+static unsigned int mpip_in_encap(struct mpip_net *mn, struct sk_buff *skb,
+				  struct mpip_rx *rx, mpip_okfn_t okfn)
+{
+	int err = mpip_encap_pull(skb, rx);
+
+	if (err == -ENOMEM)
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+	if (err < 0 || !mpip_in_find_cm(skb, rx) ||
+	    rx->c2.version != MPIP_CM2_VERSION) {
+		if (err != -ENOMEM)
+			mpip_inc(mn, MPIP_STAT_RX_ENCAP_BAD);
+		return NF_DROP;
+	}
+	mpip_inc(mn, MPIP_STAT_RX_ENCAP);
+	return mpip_in_data(mn, skb, rx, okfn);
+}
+
+/*
  * Netfilter runs hooks inside an RCU read-side critical section (nf_hook()),
  * which covers every table lookup below.
  */
@@ -579,6 +653,11 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 			mpip_icmp_rx(mn, skb);
 		return NF_ACCEPT;
 	}
+	rx.encap = false;
+	if (unlikely(ip_hdr(skb)->protocol == IPPROTO_UDP &&
+		     mpip_encap_is(skb, ip_hdrlen(skb)) &&
+		     mpip_in_is_local(state->net, skb)))
+		return mpip_in_encap(mn, skb, &rx, state->okfn);
 	if (!mpip_in_find_cm(skb, &rx))
 		return NF_ACCEPT;
 	/* A peer that does not authenticate its CMs is not one. */

@@ -31,6 +31,7 @@
 #include "core/rule.h"
 #include "core/path.h"
 #include "core/reorder.h"
+#include "core/encap.h"
 
 #define MPIP_VERSION		"0.1.0"
 
@@ -62,6 +63,8 @@
 
 /* Paths per remote node; a path's ID is its slot plus one. */
 #define MPIP_MAX_PATHS		16
+/* Of those, paths to a NAT's end, learned from where CMs came from */
+#define MPIP_LEARNED_MAX	8
 #define MPIP_SESSION_MAX	65536
 /*
  * After each round of Algorithm 1 the weights of a node's paths are
@@ -78,6 +81,8 @@
 /* IP protocol of a GSO packet kept whole with one trailer (gso.c). */
 #define MPIP_GSO_PROTO		253
 
+/* A session's carriers through a NAT, until it is confirmed (output.c) */
+#define MPIP_CARRIER_GAP	(HZ / 100)
 /* A session's first packets all carry a CM, even on a sole path. */
 #define MPIP_BARE_CM_FIRST	4
 /*
@@ -148,6 +153,7 @@ struct mpip_config {
 	u32 reorder;
 	u32 reorder_max_pkts;
 	u32 reorder_max_hold_ms;
+	u32 nat_mode;
 };
 
 /*
@@ -253,6 +259,15 @@ struct mpip_path {
 	__be32 seen_addr;
 	__be16 seen_port;
 	bool nat;		/* written under lock; READ/WRITE_ONCE */
+	/*
+	 * The port the path's packets go to: the peer's control port, or,
+	 * on a path learned from where the peer's CMs came from (through
+	 * its NAT), the port the NAT gave it; then @learned (fixed).  Its
+	 * packets go inside UDP if @encap (encap.c).
+	 */
+	__be16 dport;		/* written under lock; READ/WRITE_ONCE */
+	bool learned;
+	bool encap;		/* READ/WRITE_ONCE */
 	bool rbackup;		/* @daddr is a backup of the peer's; READ/WRITE_ONCE */
 	/* jiffies|1 when it last came up after being down, else 0 */
 	unsigned long up_again;	/* READ/WRITE_ONCE */
@@ -656,6 +671,8 @@ bool mpip_sid_is_ours(const struct mpip_node *n, u16 sid);
 
 /* paths.c: paths to remote nodes, routing and weights */
 bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n);
+void mpip_path_learn(struct mpip_net *mn, struct mpip_node *n, __be32 laddr,
+		     __be32 raddr, __be16 rport);
 void mpip_paths_release(struct mpip_node *n);
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p);
 bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p);
@@ -867,6 +884,7 @@ void mpip_reorder_release(struct mpip_session *s);
 
 /* rewrite.c */
 int mpip_rewrite_addrs(struct sk_buff *skb, __be32 saddr, __be32 daddr);
+int mpip_rewrite_ports(struct sk_buff *skb, __be16 sport, __be16 dport);
 
 /* A local address and the interface that owns it. */
 struct mpip_laddr {
@@ -884,6 +902,9 @@ int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
 unsigned int mpip_skb_room(const struct sk_buff *skb);
 
 /* handshake.c: control packets */
+bool mpip_tcp_carrier_ok(const struct sk_buff *skb, struct mpip_node *n);
+void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
+			   struct mpip_node *n, struct mpip_cm *cm);
 void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 			struct mpip_node *n, u8 flags);
 void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
@@ -908,11 +929,18 @@ struct mpip_rx {
 	bool authed;		/* the MAC verified: @node sent it */
 	bool replayed;		/* a data CM seen before: deliver, learn nothing */
 	bool plain;		/* a data CM that did not open: plain IP */
+	bool encap;		/* it came inside UDP (encap.c) */
+	__be16 esport;		/* then the UDP source port */
 	unsigned int cm_len;
 	struct mpip_cm2 c2;
 	struct mpip_node *node;		/* the sender, under RCU */
 	struct mpip_session *sess;	/* the packet's session, under RCU */
 };
+
+/* encap.c: packets inside UDP on paths through NATs */
+int mpip_encap_push(struct sk_buff *skb, __be16 dport);
+bool mpip_encap_is(const struct sk_buff *skb, unsigned int ihl);
+int mpip_encap_pull(struct sk_buff *skb, struct mpip_rx *rx);
 
 /* output.c / input.c: netfilter hooks */
 unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,

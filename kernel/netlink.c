@@ -63,6 +63,10 @@ static struct netlink_range_validation mpip_range_rule_event = {
 	.min = 0, .max = 1000000000,
 };
 
+static struct netlink_range_validation mpip_range_nat = {
+	.min = MPIP_NAT_MODE_AUTO, .max = MPIP_NAT_MODE_UDP,
+};
+
 static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_QUERY_THRESHOLD] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_threshold),
@@ -98,6 +102,7 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_QUEUE_STEER] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_bool),
 	[MPIP_CFG_RULE_EVENT_PKTS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_rule_event),
+	[MPIP_CFG_NAT_MODE] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_nat),
 };
 
 static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
@@ -254,6 +259,7 @@ static const u16 mpip_cfg_off[MPIP_CFG_MAX + 1] = {
 	MPIP_CFG_FIELD(MPIP_CFG_BARE_CM_MS, bare_cm_ms),
 	MPIP_CFG_FIELD(MPIP_CFG_QUEUE_STEER, queue_steer),
 	MPIP_CFG_FIELD(MPIP_CFG_RULE_EVENT_PKTS, rule_event_pkts),
+	MPIP_CFG_FIELD(MPIP_CFG_NAT_MODE, nat_mode),
 };
 
 static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
@@ -619,18 +625,25 @@ static int mpip_nl_put_path_delay(struct sk_buff *skb, struct mpip_path *p)
 	return 0;
 }
 
-/* Return routability: verified, or where a NAT made the probes come from. */
+/*
+ * Return routability: verified, or where a NAT made the probes come from;
+ * and how the path crosses it.
+ */
 static int mpip_nl_put_path_rr(struct sk_buff *skb, struct mpip_path *p)
 {
+	__be16 port, dport;
 	__be32 addr;
-	__be16 port;
 
 	spin_lock_bh(&p->lock);
 	addr = p->seen_addr;
 	port = p->seen_port;
+	dport = p->dport;
 	spin_unlock_bh(&p->lock);
 	if (nla_put_u8(skb, MPIP_PATH_A_VERIFIED, READ_ONCE(p->rr_ok)) ||
-	    nla_put_u8(skb, MPIP_PATH_A_NAT, READ_ONCE(p->nat)))
+	    nla_put_u8(skb, MPIP_PATH_A_NAT, READ_ONCE(p->nat)) ||
+	    nla_put_u8(skb, MPIP_PATH_A_ENCAP, READ_ONCE(p->encap)) ||
+	    nla_put_u16(skb, MPIP_PATH_A_DPORT, ntohs(dport)) ||
+	    nla_put_u8(skb, MPIP_PATH_A_LEARNED, p->learned))
 		return -EMSGSIZE;
 	if (addr && (nla_put_in_addr(skb, MPIP_PATH_A_SEEN_ADDR, addr) ||
 		     nla_put_u16(skb, MPIP_PATH_A_SEEN_PORT, ntohs(port))))

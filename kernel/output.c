@@ -33,6 +33,7 @@ struct mpip_pkt {
 	struct mpip_path *orig;	/* the path of its own addresses, if any */
 	const struct mpip_rule *rule;	/* the routing rule it matches */
 	bool sole;		/* on the peer's only path, bare_cm_ms on */
+	bool translated;	/* TCP, own addresses cross a NAT */
 };
 
 /* Parse the transport header; false if mpip leaves the packet alone. */
@@ -90,19 +91,22 @@ static bool mpip_out_syn_legacy(struct mpip_net *mn,
 }
 
 /*
- * Lower the MSS option of an outgoing SYN by the data trailer length,
+ * Lower the MSS option of an outgoing SYN by the data trailer length, and
+ * the UDP encapsulation of paths through NATs unless that is off,
  * unless its destination is known to run without MPIP.
  */
 static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 			   const struct mpip_pkt *p)
 {
-	unsigned int off, end = p->ihl + p->thl;
+	unsigned int off, end = p->ihl + p->thl, room = MPIP_DATA_CM_LEN;
 	struct tcphdr *th;
 	u8 *opt;
 	u16 mss;
 
 	if (mpip_out_syn_legacy(mn, p))
 		return;
+	if (READ_ONCE(mn->cfg.nat_mode) != MPIP_NAT_MODE_NONE)
+		room += MPIP_ENCAP_LEN;
 	if (skb_ensure_writable(skb, end))
 		return;
 	th = (struct tcphdr *)(skb_network_header(skb) + p->ihl);
@@ -120,13 +124,11 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 			return;
 		if (opt[off] == TCPOPT_MSS && opt[off + 1] == TCPOLEN_MSS) {
 			mss = get_unaligned_be16(opt + off + 2);
-			if (mss <= TCP_MIN_MSS + MPIP_DATA_CM_LEN)
+			if (mss <= TCP_MIN_MSS + room)
 				return;
-			put_unaligned_be16(mss - MPIP_DATA_CM_LEN,
-					   opt + off + 2);
+			put_unaligned_be16(mss - room, opt + off + 2);
 			inet_proto_csum_replace2(&th->check, skb, htons(mss),
-						 htons(mss - MPIP_DATA_CM_LEN),
-						 false);
+						 htons(mss - room), false);
 			mpip_inc(mn, MPIP_STAT_MSS_CLAMPED);
 			return;
 		}
@@ -248,6 +250,8 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 	if (!n)
 		return;
 	if (ip_hdr(skb)->protocol == IPPROTO_TCP) {
+		if (!mpip_tcp_carrier_ok(skb, n))
+			return;
 		if (atomic_inc_return(&e->queries) > limit)
 			return;
 		mpip_tcp_ctrl_send(mn, skb, n, MPIP_CM_F_ENABLE);
@@ -273,15 +277,26 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
  * segments must, each with its own trailer, should it be split.
  */
 static bool mpip_out_fits(const struct sk_buff *skb,
-			  const struct dst_entry *dst)
+			  const struct dst_entry *dst, unsigned int extra)
 {
-	unsigned int mtu = dst_mtu(dst);
+	unsigned int mtu = dst_mtu(dst), add = MPIP_DATA_CM_LEN + extra;
 
-	if (mtu <= MPIP_DATA_CM_LEN)
+	if (mtu <= add)
 		return false;
 	if (skb_is_gso(skb))
-		return skb_gso_validate_network_len(skb, mtu - MPIP_DATA_CM_LEN);
-	return skb->len + MPIP_DATA_CM_LEN <= mtu;
+		return skb_gso_validate_network_len(skb, mtu - add);
+	return skb->len + add <= mtu;
+}
+
+/*
+ * Does a packet sent on @p go inside UDP?  On a path through a NAT, once
+ * the flow's session is confirmed: also on the flow's own addresses, so
+ * that the NAT sees none of its segments but the first (a TCP one past
+ * them would fall outside the window the NAT tracks).
+ */
+static bool mpip_out_encap(const struct mpip_path *p)
+{
+	return p && READ_ONCE(p->encap);
 }
 
 /*
@@ -302,7 +317,7 @@ static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_TX_POLICY_KEPT);
 		return false;
 	}
-	if (!mpip_out_fits(skb, dst) ||
+	if (!mpip_out_fits(skb, dst, mpip_out_encap(p) ? MPIP_ENCAP_LEN : 0) ||
 	    mpip_rewrite_addrs(skb, p->saddr, p->daddr)) {
 		dst_release(dst);
 		return false;
@@ -376,7 +391,8 @@ static struct mpip_path *mpip_out_move(struct mpip_net *mn,
 				       const struct mpip_pkt *pk,
 				       struct mpip_path *p, struct mpip_cm *cm)
 {
-	if (p == pk->orig || !mpip_out_reroute(mn, skb, pk, p))
+	if ((p == pk->orig && !mpip_out_encap(p)) ||
+	    !mpip_out_reroute(mn, skb, pk, p))
 		return pk->orig;
 	cm->flags &= ~MPIP_CM_F_ORIG;
 	return p;
@@ -402,12 +418,12 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 		cm->flags |= MPIP_CM_F_NEW;
 		return orig;
 	}
-	if (mpip_out_draining(mn, pk))
+	if (mpip_out_draining(mn, pk) && !mpip_out_encap(orig))
 		return orig;
 	p = mpip_out_rule_pick(mn, pk);
 	if (IS_ERR(p))
 		return p;
-	if (!p || p == orig)
+	if (!p || (p == orig && !mpip_out_encap(p)))
 		return p ? p : orig;
 	if (!mpip_policy_flow_plain(mn->net, skb)) {
 		mpip_inc(mn, MPIP_STAT_TX_POLICY_KEPT);
@@ -463,6 +479,12 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_fb_pick(mn, pk->node, path, cm);
 	err = kept ? mpip_gso_encap(skb, pk->node, cm) :
 		     mpip_out_add_cm(skb, pk->node, cm, ctr);
+	if (!err && !kept && !(cm->flags & MPIP_CM_F_ORIG) &&
+	    mpip_out_encap(path)) {
+		err = mpip_encap_push(skb, READ_ONCE(path->dport));
+		if (!err)
+			mpip_inc(mn, MPIP_STAT_TX_ENCAP);
+	}
 	if (err) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return -ENOMEM;
@@ -475,6 +497,20 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 	if (path)
 		mpip_path_tx(path, skb->len, false);
 	return 0;
+}
+
+/*
+ * A TCP packet of a flow whose own addresses cross a NAT, that stays on
+ * them (no path was up to move it to): without a trailer, which the NAT
+ * would take for INVALID.
+ */
+static bool mpip_out_bare_there(struct mpip_net *mn, const struct mpip_pkt *pk,
+				const struct mpip_cm *cm)
+{
+	if (!pk->translated || !(cm->flags & MPIP_CM_F_ORIG))
+		return false;
+	mpip_inc(mn, MPIP_STAT_TX_BARE);
+	return true;
 }
 
 /*
@@ -495,6 +531,8 @@ static unsigned int mpip_out_data_one(struct mpip_net *mn,
 	path = mpip_out_prepare(mn, skb, pk, &cm);
 	if (IS_ERR(path))
 		return NF_DROP;
+	if (mpip_out_bare_there(mn, pk, &cm))
+		return NF_ACCEPT;
 	if (mpip_out_finish(mn, skb, pk, path, &cm, false, 0))
 		return NF_DROP;
 	return NF_ACCEPT;
@@ -639,7 +677,8 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	gap = READ_ONCE(mn->bare_cm_gap_j);
 	if (!gap)
 		return false;
-	if (!orig || !mpip_path_sole(pk->node, orig))
+	/* inside UDP, a packet needs its CM */
+	if (!orig || mpip_out_encap(orig) || !mpip_path_sole(pk->node, orig))
 		return false;
 	/* a rule that keeps the flow off this path decides where it goes */
 	if (pk->rule && !mpip_rule_link_ok(pk->rule, orig->ifindex))
@@ -654,6 +693,66 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	atomic64_inc(&s->tx_pkts);
 	/* no sample for the peer to report: the CMs between arm the timeout */
 	mpip_path_tx(orig, skb->len, true);
+	mpip_inc(mn, MPIP_STAT_TX_BARE);
+	return true;
+}
+
+/*
+ * Does @pk's flow cross a NAT on its own addresses?  Ours, if the path of
+ * those addresses was found translated; the peer's, if the path is one
+ * learned from where its CMs came from, or, with no path there, if the
+ * flow's remote address is none the node lists.
+ */
+static bool mpip_out_translated(const struct mpip_pkt *pk)
+{
+	struct mpip_node *n = pk->node;
+	bool listed = false;
+	unsigned int i;
+
+	if (pk->orig)
+		return READ_ONCE(pk->orig->nat) || pk->orig->learned;
+	spin_lock_bh(&n->lock);
+	for (i = 0; i < n->naddrs && !listed; i++)
+		listed = n->addrs[i] == pk->iph->daddr;
+	spin_unlock_bh(&n->lock);
+	return !listed;
+}
+
+/*
+ * A segment of a TCP session whose own addresses cross a NAT (a strict
+ * one takes a segment with a trailer for INVALID) goes bare on them.
+ * Until the peer confirms the session, if the path of those addresses
+ * carries packets inside UDP, the session's CM goes in a carrier next to
+ * the segment (no more often than every 10 ms): the peer takes the
+ * session from it, under the addresses and ports the NAT gave the flow,
+ * and confirms it with a heartbeat; from then on the session's segments
+ * go inside UDP (mpip_out_route()).  Without UDP there (nat_mode none),
+ * they go bare for good.  Returns whether @skb goes bare now; sets
+ * pk->translated for the segments that go on.
+ */
+static bool mpip_out_nat_tcp(struct mpip_net *mn, const struct sk_buff *skb,
+			     struct mpip_pkt *pk)
+{
+	struct mpip_session *s = pk->sess;
+	struct mpip_path *orig = pk->orig;
+	unsigned long last;
+	struct mpip_cm cm;
+
+	pk->translated = s && mpip_out_translated(pk);
+	if (!pk->translated)
+		return false;
+	if (mpip_out_encap(orig) && READ_ONCE(s->confirmed))
+		return false;
+	last = READ_ONCE(s->cm_stamp);
+	if (mpip_out_encap(orig) &&
+	    (!last || !time_before(jiffies, last + MPIP_CARRIER_GAP))) {
+		WRITE_ONCE(s->cm_stamp, jiffies | 1);
+		mpip_cm_fill(mn, &cm, MPIP_CM_F_ORIG | MPIP_CM_F_NEW, false);
+		cm.session_id = READ_ONCE(s->id.sid);
+		cm.path_id = orig->id;
+		mpip_tcp_carrier_send(mn, skb, pk->node, &cm);
+		mpip_touch(&pk->node->last_tx);
+	}
 	mpip_inc(mn, MPIP_STAT_TX_BARE);
 	return true;
 }
@@ -689,14 +788,18 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 	struct mpip_path *path;
 	struct mpip_cm cm;
 
-	if (!mpip_out_fits(skb, skb_dst(skb))) {
+	if (!mpip_out_fits(skb, skb_dst(skb), 0)) {
 		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
 		return NF_ACCEPT;
 	}
 	path = mpip_out_prepare(mn, skb, pk, &cm);
 	if (IS_ERR(path))
 		return NF_DROP;
-	if (mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_wire_len(&cm, NULL))) {
+	if (mpip_out_bare_there(mn, pk, &cm))
+		return NF_ACCEPT;
+	/* one inside UDP is split: the UDP checksum covers each segment */
+	if (((cm.flags & MPIP_CM_F_ORIG) || !mpip_out_encap(path)) &&
+	    mpip_gso_keep(mn, skb, skb_dst(skb), mpip_cm_wire_len(&cm, NULL))) {
 		if (mpip_out_finish(mn, skb, pk, path, &cm, true, 0))
 			return NF_DROP;
 		mpip_inc(mn, MPIP_STAT_TX_GSO_KEPT);
@@ -840,6 +943,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	p.sess = NULL;
 	p.orig = NULL;
 	p.sole = false;
+	p.translated = false;
 	p.rule = mpip_rule_for(mn, skb);
 	if (p.rule && p.rule->mode == MPIP_MODE_OFF)
 		return NF_ACCEPT;
@@ -877,6 +981,8 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 		}
 		mpip_out_session(mn, skb, &p);
+		if (tcp && mpip_out_nat_tcp(mn, skb, &p))
+			return NF_ACCEPT;
 		if (mpip_out_bare(mn, skb, &p))
 			return NF_ACCEPT;
 		if (mpip_out_is_protected(mn, &p))

@@ -48,6 +48,7 @@ static struct mpip_path *mpip_path_alloc(u8 id, const struct mpip_laddr *la,
 	p->saddr = la->addr;
 	p->daddr = daddr;
 	p->ifindex = la->ifindex;
+	p->dport = htons(MPIP_CTRL_PORT);
 	p->state = MPIP_PATH_PROBING;
 	p->weight = MPIP_WEIGHT_MAX / 2;
 	p->last_fb = jiffies;
@@ -250,10 +251,14 @@ static bool mpip_path_exists(struct mpip_node *n, __be32 saddr,
 	return false;
 }
 
-/* Add a path; true if it is to be probed (neither unroutable nor down). */
+/*
+ * Add a path, to the peer's control port or, if @rport is not 0, to the
+ * NAT's port @rport learned from its CMs; true if it is to be probed
+ * (neither unroutable nor down).
+ */
 static bool mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
 			  unsigned int slot, const struct mpip_laddr *la,
-			  __be32 daddr)
+			  __be32 daddr, __be16 rport)
 {
 	struct mpip_path *p = mpip_path_alloc(slot + 1, la, daddr);
 
@@ -261,6 +266,12 @@ static bool mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return false;
 	}
+	if (rport) {
+		p->dport = rport;
+		p->learned = true;
+	}
+	p->encap = rport ||
+		   READ_ONCE(mn->cfg.nat_mode) == MPIP_NAT_MODE_UDP;
 	if (!mpip_path_routable(mn->net, la, daddr))
 		p->state = MPIP_PATH_NOROUTE;
 	else if (!mpip_path_dev_up(mn->net, la->ifindex))
@@ -273,8 +284,9 @@ static bool mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
 
 /*
  * Bring @n's paths in line with the local addresses and the addresses the
- * node advertised: remove paths whose addresses went away, add the missing
- * pairs, re-check routes and links of the others.  Returns true if it
+ * node advertised: remove paths whose addresses went away (and learned
+ * ones to an address the node now lists), add the missing pairs, re-check
+ * routes and links of the others.  Returns true if it
  * added a path that is waiting for its first probe.
  */
 bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
@@ -299,7 +311,8 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 			continue;
 		l = mpip_laddr_find(la, nla, p->saddr);
 		if (!l || l->ifindex != p->ifindex ||
-		    !mpip_addr_listed(p->daddr, n->addrs, n->naddrs))
+		    p->learned == mpip_addr_listed(p->daddr, n->addrs,
+						   n->naddrs))
 			mpip_path_remove(n, i);
 		else
 			mpip_path_refresh(mn, n, p, l);
@@ -310,7 +323,7 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 					     &slot) || slot < 0)
 				continue;
 			probe |= mpip_path_add(mn, n, slot, &la[i],
-					       n->addrs[j]);
+					       n->addrs[j], 0);
 		}
 	}
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
@@ -320,6 +333,91 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 	}
 	spin_unlock_bh(&n->lock);
 	return probe;
+}
+
+/* How many of @n's paths were learned.  Caller holds the node's lock. */
+static unsigned int mpip_paths_learned(struct mpip_node *n)
+{
+	unsigned int i, k = 0;
+	struct mpip_path *p;
+
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = mpip_path_slot(n, i);
+		k += p && p->learned;
+	}
+	return k;
+}
+
+/*
+ * Under the node's lock: move learned path @p to port @rport, or, with
+ * no path between @la's address and @raddr, make one there, within
+ * MPIP_LEARNED_MAX and a free slot.  Returns whether anything changed.
+ */
+static bool mpip_path_learn_locked(struct mpip_net *mn, struct mpip_node *n,
+				   const struct mpip_laddr *la, __be32 raddr,
+				   __be16 rport)
+{
+	struct mpip_path *p;
+	int i, slot = -1;
+
+	/* an address the peer lists is its own end: no NAT in between */
+	if (!n->naddrs || mpip_addr_listed(raddr, n->addrs, n->naddrs))
+		return false;
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = mpip_path_slot(n, i);
+		if (!p) {
+			if (slot < 0)
+				slot = i;
+			continue;
+		}
+		if (p->saddr != la->addr || p->daddr != raddr)
+			continue;
+		if (!p->learned || p->dport == rport)
+			return false;
+		spin_lock(&p->lock);
+		WRITE_ONCE(p->dport, rport);
+		spin_unlock(&p->lock);
+		return true;
+	}
+	if (slot < 0 || mpip_paths_learned(n) >= MPIP_LEARNED_MAX)
+		return false;
+	mpip_path_add(mn, n, slot, la, raddr, rport);
+	return true;
+}
+
+/*
+ * An authenticated CM of node @n, not seen before, came inside UDP or as
+ * a control datagram to our address @laddr from @raddr:@rport.  If no
+ * path of ours goes there, that is the NAT's end of one of the peer's
+ * paths: a path back to it, on which the peer's packets come in, and
+ * ours go out, inside UDP.  It carries data once it answered its probes
+ * (rr.c), so a CM copied and sent from elsewhere makes a path that never
+ * does.  One that moved to another port (the NAT rebound it) follows, as
+ * the CM proves.  Caller holds RCU.
+ */
+void mpip_path_learn(struct mpip_net *mn, struct mpip_node *n, __be32 laddr,
+		     __be32 raddr, __be16 rport)
+{
+	struct mpip_laddr la[MPIP_CM_MAX_ADDRS];
+	const struct mpip_laddr *l;
+	struct mpip_path *p;
+	unsigned int nla;
+	bool learned;
+
+	p = mpip_path_find(n, laddr, raddr);
+	if (p && (!p->learned || READ_ONCE(p->dport) == rport))
+		return;
+	if (READ_ONCE(mn->cfg.nat_mode) == MPIP_NAT_MODE_NONE)
+		return;
+	nla = mpip_local_addrs(mn, la, ARRAY_SIZE(la), false);
+	l = mpip_laddr_find(la, nla, laddr);
+	if (!l)
+		return;
+	spin_lock_bh(&n->lock);
+	learned = !n->dead && mpip_path_learn_locked(mn, n, l, raddr, rport);
+	spin_unlock_bh(&n->lock);
+	if (learned)
+		mpip_inc(mn, MPIP_STAT_PATH_LEARNED);
 }
 
 /*

@@ -69,6 +69,7 @@ static const struct mpip_config mpip_config_default = {
 	.reorder = 1,
 	.reorder_max_pkts = 100,
 	.reorder_max_hold_ms = 100,
+	.nat_mode = MPIP_NAT_MODE_AUTO,
 };
 
 u64 mpip_stat_sum(const struct mpip_net *mn, enum mpip_stat s)

@@ -43,3 +43,32 @@ int mpip_rewrite_addrs(struct sk_buff *skb, __be32 saddr, __be32 daddr)
 	iph->daddr = daddr;
 	return 0;
 }
+
+/*
+ * Give the TCP or UDP packet @skb the ports @sport and @dport: a flow
+ * whose ports a NAT translated has other ones at each end, and a packet
+ * that came over a path inside UDP (encap.c) carries the sender's.
+ */
+int mpip_rewrite_ports(struct sk_buff *skb, __be16 sport, __be16 dport)
+{
+	unsigned int ihl = ip_hdrlen(skb), off;
+	bool udp = ip_hdr(skb)->protocol == IPPROTO_UDP;
+	__be16 *ports;
+	__sum16 *check;
+
+	off = ihl + (udp ? offsetof(struct udphdr, check) :
+			   offsetof(struct tcphdr, check));
+	if (skb_ensure_writable(skb, off + sizeof(*check)))
+		return -ENOMEM;
+	ports = (__be16 *)(skb_network_header(skb) + ihl);
+	check = (__sum16 *)(skb_network_header(skb) + off);
+	if (!udp || *check || skb->ip_summed == CHECKSUM_PARTIAL) {
+		inet_proto_csum_replace2(check, skb, ports[0], sport, false);
+		inet_proto_csum_replace2(check, skb, ports[1], dport, false);
+		if (udp && !*check && skb->ip_summed != CHECKSUM_PARTIAL)
+			*check = CSUM_MANGLED_0;
+	}
+	ports[0] = sport;
+	ports[1] = dport;
+	return 0;
+}

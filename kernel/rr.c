@@ -141,21 +141,24 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
  * The peer answered a probe of @p, which it saw come from the address and
  * port at @seen (in the answer's extension, MPIP_RR_SEEN_LEN).  If that is
  * not our end of the path (its local address and the control port), a
- * NAT translates the path.  The peer could not take data from it (it
- * restores moved packets only from its own verified paths, and has none
- * to the NAT's address), so it stays unverified and is probed no more;
- * NAT traversal (issue 21) is to use it.  Returns whether it is.
+ * NAT translates the path.  The path then carries its packets inside UDP
+ * (encap.c), which the NAT translates as it did the probe, to the peer's
+ * path back to the NAT's end, learned from the probe (paths.c); the
+ * answer that came back through the NAT verifies it.  With nat_mode none
+ * it stays unverified and is probed no more.  Returns whether it stays
+ * unverified.
  */
 static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
 			 struct mpip_path *p, const u8 *seen)
 {
-	bool nat, first = false;
+	bool nat, first = false, off;
 	__be32 addr;
 	__be16 port;
 
 	memcpy(&addr, seen, sizeof(addr));
 	memcpy(&port, seen + sizeof(addr), sizeof(port));
 	nat = addr != p->saddr || port != htons(MPIP_CTRL_PORT);
+	off = READ_ONCE(mn->cfg.nat_mode) == MPIP_NAT_MODE_NONE;
 
 	spin_lock_bh(&p->lock);
 	p->seen_addr = addr;
@@ -163,14 +166,17 @@ static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
 	if (nat) {
 		first = !p->nat;
 		WRITE_ONCE(p->nat, true);
-		WRITE_ONCE(p->rr_tries, MPIP_RR_TRIES);
+		if (off)
+			WRITE_ONCE(p->rr_tries, MPIP_RR_TRIES);
+		else
+			WRITE_ONCE(p->encap, true);
 	}
 	spin_unlock_bh(&p->lock);
 	if (first) {
 		mpip_inc(mn, MPIP_STAT_RR_NAT);
 		mpip_event_path_nat(mn, n, p, addr, port);
 	}
-	return nat;
+	return nat && off;
 }
 
 /*

@@ -95,6 +95,10 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_EVENT_DROP]		= "event_drop",
 	[MPIP_STAT_BACKUP_HOLD]		= "backup_hold",
 	[MPIP_STAT_RR_NAT]		= "rr_nat",
+	[MPIP_STAT_PATH_LEARNED]	= "path_learned",
+	[MPIP_STAT_TX_ENCAP]		= "tx_encap",
+	[MPIP_STAT_RX_ENCAP]		= "rx_encap",
+	[MPIP_STAT_RX_ENCAP_BAD]	= "rx_encap_bad",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
@@ -118,6 +122,7 @@ static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_BARE_CM_MS]		= "bare_cm_ms",
 	[MPIP_CFG_QUEUE_STEER]		= "queue_steer",
 	[MPIP_CFG_RULE_EVENT_PKTS]	= "rule_event_pkts",
+	[MPIP_CFG_NAT_MODE]		= "nat_mode",
 };
 
 /*
@@ -374,6 +379,7 @@ static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_BARE_CM_MS]		= { .type = NLA_U32 },
 	[MPIP_CFG_QUEUE_STEER]		= { .type = NLA_U32 },
 	[MPIP_CFG_RULE_EVENT_PKTS]	= { .type = NLA_U32 },
+	[MPIP_CFG_NAT_MODE]		= { .type = NLA_U32 },
 };
 
 static int config_reply(struct nlattr **tb, void *arg)
@@ -486,6 +492,25 @@ static int cmd_get(struct ctx *c, int argc, char **argv)
 	return ret;
 }
 
+/* nat_mode takes the names of enum mpip_nat_mode as well. */
+static int parse_nat_mode(const char *s, uint32_t *out)
+{
+	static const char *const names[] = {
+		[MPIP_NAT_MODE_AUTO] = "auto",
+		[MPIP_NAT_MODE_NONE] = "none",
+		[MPIP_NAT_MODE_UDP] = "udp",
+	};
+	uint32_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(s, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static int cmd_set(struct ctx *c, int argc, char **argv)
 {
 	struct nlattr *nest;
@@ -505,9 +530,12 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	ret = parse_u32(argv[2], &val);
+	if (ret == -EINVAL && key == MPIP_CFG_NAT_MODE)
+		ret = parse_nat_mode(argv[2], &val);
 	if (ret == -EINVAL) {
-		err_msg("set: invalid value '%s' for %s: not a non-negative decimal integer",
-			argv[2], argv[1]);
+		err_msg("set: invalid value '%s' for %s: not a non-negative decimal integer%s",
+			argv[2], argv[1], key == MPIP_CFG_NAT_MODE ?
+			" or one of auto, none, udp" : "");
 		return EXIT_FAIL;
 	}
 	if (ret == -ERANGE) {

@@ -503,6 +503,9 @@ struct nla_policy path_policy[MPIP_PATH_A_MAX + 1] = {
 	[MPIP_PATH_A_NAT]		= ATTR(NLA_U8, 1),
 	[MPIP_PATH_A_SEEN_ADDR]		= ATTR(NLA_U32, 4),
 	[MPIP_PATH_A_SEEN_PORT]		= ATTR(NLA_U16, 2),
+	[MPIP_PATH_A_ENCAP]		= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_DPORT]		= ATTR(NLA_U16, 2),
+	[MPIP_PATH_A_LEARNED]		= ATTR(NLA_U8, 1),
 };
 
 #define FB_AGE_NEVER	0xffffffffu
@@ -550,10 +553,10 @@ static int path_entry(struct nlattr **top, void *arg)
 	struct nlattr *tb[MPIP_PATH_A_MAX + 1];
 	char saddr[INET_ADDRSTRLEN], daddr[INET_ADDRSTRLEN];
 	char idbuf[16], sbuf[8], abuf[24], devbuf[IF_NAMESIZE], seen[24];
-	const char *state, *dev = NULL;
+	const char *state, *dev = NULL, *encap;
 	uint32_t ifindex, fb_age;
+	uint8_t have_delay, learned;
 	struct out *o = arg;
-	uint8_t have_delay;
 	size_t i;
 
 	if (!top[MPIP_A_PATH] ||
@@ -577,12 +580,19 @@ static int path_entry(struct nlattr **top, void *arg)
 	fb_age = tb[MPIP_PATH_A_FB_AGE_MS] ?
 		 nla_get_u32(tb[MPIP_PATH_A_FB_AGE_MS]) : FB_AGE_NEVER;
 	fmt_path_seen(tb, seen, sizeof(seen));
+	learned = get_u8(tb[MPIP_PATH_A_LEARNED]);
+	encap = get_u8(tb[MPIP_PATH_A_ENCAP]) ? "udp" : "none";
 
 	if (!o->json) {
 		table_cell(&o->t, "%s", idbuf);
 		table_cell(&o->t, "%u", nla_get_u8(tb[MPIP_PATH_A_ID]));
 		table_cell(&o->t, "%s", saddr);
-		table_cell(&o->t, "%s", daddr);
+		/* a learned path's end is a NAT's address and port */
+		if (learned)
+			table_cell(&o->t, "%s:%u", daddr,
+				   get_u16(tb[MPIP_PATH_A_DPORT]));
+		else
+			table_cell(&o->t, "%s", daddr);
 		if (dev)
 			table_cell(&o->t, "%s", dev);
 		else if (ifindex)
@@ -606,6 +616,7 @@ static int path_entry(struct nlattr **top, void *arg)
 		table_cell(&o->t, "%s", get_u8(tb[MPIP_PATH_A_NAT]) ? "nat" :
 			   get_u8(tb[MPIP_PATH_A_VERIFIED]) ? "yes" : "no");
 		table_cell(&o->t, "%s", seen[0] ? seen : "-");
+		table_cell(&o->t, "%s", encap);
 		return 0;
 	}
 
@@ -653,6 +664,12 @@ static int path_entry(struct nlattr **top, void *arg)
 		json_str(&o->j, seen);
 	else
 		json_null(&o->j);
+	json_key(&o->j, "encap");
+	json_str(&o->j, encap);
+	json_key(&o->j, "dport");
+	json_uint(&o->j, get_u16(tb[MPIP_PATH_A_DPORT]));
+	json_key(&o->j, "learned");
+	json_bool(&o->j, learned);
 	json_obj_end(&o->j);
 	return 0;
 }
@@ -734,7 +751,7 @@ static const struct table_def {
 	reply_fn fn;
 	int ncols;
 	const char *align;
-	const char *const header[19];
+	const char *const header[20];
 } tables[] = {
 	{ "avail", MPIP_CMD_GET_AVAIL, avail_entry, 7, "lrllrlr",
 	  { "ADDRESS", "PORT", "PROTO", "STATE", "QUERIES", "NODE-ID",
@@ -745,10 +762,10 @@ static const struct table_def {
 	{ "sessions", MPIP_CMD_GET_SESSIONS, session_entry, 9, "lrllllrrr",
 	  { "NODE", "ID", "PROTO", "LOCAL", "REMOTE", "CONFIRMED", "AGE",
 	    "TX_PKTS", "RX_PKTS" } },
-	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 19, "lrllllrrrrrrrrrrrll",
+	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 20, "lrllllrrrrrrrrrrrlll",
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
-	    "RX_BYTES", "FB", "FB_AGE", "VERIFIED", "SEEN_AS" } },
+	    "RX_BYTES", "FB", "FB_AGE", "VERIFIED", "SEEN_AS", "ENCAP" } },
 	{ "links", MPIP_CMD_GET_LINKS, link_entry, 4, "lrll",
 	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP" } },
 	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",

@@ -99,6 +99,13 @@
  * plain IP.
  */
 #define MPIP_CM_X_DUP		0x04
+/*
+ * MPIP_CM_X_CARRIER: a TCP control CM (MPIP_CM_F_CTRL) in a carrier: a
+ * segment of old data whose TCP checksum is valid over all of it, the
+ * trailer included (handshake.c); any other TCP trailer leaves the
+ * checksum valid only without it.
+ */
+#define MPIP_CM_X_CARRIER	0x08
 #define MPIP_CM_X_MASK		0x0f
 
 /* Decoder results (negative); 0 or a positive length means success. */

@@ -483,10 +483,18 @@ enum mpip_path_state {
  *	nonce (return routability): only such a path carries data
  * @MPIP_PATH_A_NAT: u8, 1 if the peer saw the path's probes come from
  *	another address or port than the path's own: a NAT translates the
- *	path, which then carries no data
+ *	path, which then carries data only inside UDP (MPIP_PATH_A_ENCAP),
+ *	and none if MPIP_CFG_NAT_MODE is MPIP_NAT_MODE_NONE
  * @MPIP_PATH_A_SEEN_ADDR: be32, the address the peer saw the probe it
  *	answered come from (present once it answered)
  * @MPIP_PATH_A_SEEN_PORT: u16, the UDP port it saw (host byte order)
+ * @MPIP_PATH_A_ENCAP: u8, 1 if the path's packets travel inside UDP
+ *	(Documentation/wire-format.rst, "UDP encapsulation")
+ * @MPIP_PATH_A_DPORT: u16, the UDP port the path's control and
+ *	encapsulated packets go to (host byte order): the peer's control
+ *	port, or the one its NAT gave it
+ * @MPIP_PATH_A_LEARNED: u8, 1 if the path was not made from the peer's
+ *	address list but from where its CMs came from: its end is a NAT's
  */
 enum mpip_path_attr {
 	MPIP_PATH_A_UNSPEC,
@@ -513,6 +521,9 @@ enum mpip_path_attr {
 	MPIP_PATH_A_NAT,
 	MPIP_PATH_A_SEEN_ADDR,
 	MPIP_PATH_A_SEEN_PORT,
+	MPIP_PATH_A_ENCAP,
+	MPIP_PATH_A_DPORT,
+	MPIP_PATH_A_LEARNED,
 
 	__MPIP_PATH_A_MAX,
 };
@@ -614,7 +625,15 @@ enum mpip_path_attr {
  *	that had come back up less than a second before was up too (it must
  *	stay up that long before it takes the data back)
  * @MPIP_STAT_RR_NAT: paths found translated: the peer saw their probes
- *	come from another address or port (a NAT); they carry no data
+ *	come from another address or port (a NAT); they carry data only
+ *	inside UDP (MPIP_CFG_NAT_MODE)
+ * @MPIP_STAT_PATH_LEARNED: paths made, or moved to another port, from
+ *	where a peer's authenticated control packets came from: its NAT's
+ *	end of one of its paths
+ * @MPIP_STAT_TX_ENCAP: data packets sent inside UDP
+ * @MPIP_STAT_RX_ENCAP: packets received inside UDP and taken out
+ * @MPIP_STAT_RX_ENCAP_BAD: datagrams to the control port with a shim but
+ *	no valid packet inside, dropped
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -673,6 +692,10 @@ enum mpip_stat {
 	MPIP_STAT_EVENT_DROP,
 	MPIP_STAT_BACKUP_HOLD,
 	MPIP_STAT_RR_NAT,
+	MPIP_STAT_PATH_LEARNED,
+	MPIP_STAT_TX_ENCAP,
+	MPIP_STAT_RX_ENCAP,
+	MPIP_STAT_RX_ENCAP_BAD,
 
 	__MPIP_STAT_MAX,
 };
@@ -734,6 +757,8 @@ enum mpip_stat {
  * @MPIP_CFG_RULE_EVENT_PKTS: an event (MPIP_EVENT_RULE_HITS) each time
  *	a routing rule's packet count reaches a multiple of this, seen
  *	within a second; 0: none (0..1000000000, default 0)
+ * @MPIP_CFG_NAT_MODE: how paths through a NAT carry data, enum
+ *	mpip_nat_mode (default MPIP_NAT_MODE_AUTO)
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -756,8 +781,23 @@ enum mpip_cfg {
 	MPIP_CFG_BARE_CM_MS,
 	MPIP_CFG_QUEUE_STEER,
 	MPIP_CFG_RULE_EVENT_PKTS,
+	MPIP_CFG_NAT_MODE,
 
 	__MPIP_CFG_MAX,
+};
+
+/**
+ * enum mpip_nat_mode - NAT traversal (MPIP_CFG_NAT_MODE)
+ * @MPIP_NAT_MODE_AUTO: a path the peer saw come from a NAT's address or
+ *	port carries its packets inside UDP; the others go as they are
+ * @MPIP_NAT_MODE_NONE: paths through a NAT carry no data; flows keep
+ *	their own addresses there
+ * @MPIP_NAT_MODE_UDP: every path carries its packets inside UDP
+ */
+enum mpip_nat_mode {
+	MPIP_NAT_MODE_AUTO,
+	MPIP_NAT_MODE_NONE,
+	MPIP_NAT_MODE_UDP,
 };
 
 #define MPIP_CFG_MAX (__MPIP_CFG_MAX - 1)

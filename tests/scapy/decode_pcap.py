@@ -101,7 +101,8 @@ def text_line(info):
                        "|".join(tr["flags"] + [
                            name for bit, name in ((mpip_cm.X_SOLE, "SOLE"),
                                                   (mpip_cm.X_QUIET, "QUIET"),
-                                                  (mpip_cm.X_DUP, "DUP"))
+                                                  (mpip_cm.X_DUP, "DUP"),
+                                                  (mpip_cm.X_CARRIER, "CARRIER"))
                            if tr["xflags"] & bit]) or "0",
                        ", ".join(tr["addrs"]), tr["length"]))
 

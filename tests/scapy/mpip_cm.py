@@ -67,6 +67,7 @@ F_NEW = 0x80
 X_SOLE = 0x01
 X_QUIET = 0x02
 X_DUP = 0x04
+X_CARRIER = 0x08
 X_MASK = 0x0F
 
 # Bit i of the flags byte is FLAG_NAMES[i].

@@ -13,9 +13,15 @@
 #   lost, 5 INVALID.)
 # - With mpip on both hosts, the handshake of a UDP flow crosses the NAT,
 #   every datagram arrives, no packet of it is INVALID at a NAT, each of
-#   A's paths is found translated and carries no data; TCP after it stays
-#   intact; nothing leaks.  What mpip does not do yet (issue 21) is
-#   printed, not asserted: the INVALID drops of TCP control packets.
+#   A's paths is found translated and verified through it, B learns a
+#   path back to each NAT's end, and the flow's datagrams go inside UDP
+#   over both of A's links; TCP after it stays intact; nothing leaks.
+# - TCP both ways (B -> A on a connection A opened), with tx_gso 1 and 0:
+#   byte-exact, both links of the sender carry data, no packet INVALID at
+#   a NAT (TCP queries and sessions cross in carriers, the data inside
+#   UDP).
+# - nat_mode none on both hosts: paths through the NATs unused, nothing
+#   inside UDP, UDP and TCP both ways intact on one path, nothing INVALID.
 # - The same through a double NAT with random source ports.
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -77,31 +83,58 @@ t_udp_legacy() {
 		fail "n1 found $(($(nat_counter "${P}n1" ct_invalid) - inv0)) of A's datagrams INVALID"
 }
 
-# A has paths to B, and each was found translated by one of the NATs
+# A has paths to B, and each was found translated by one of the NATs,
+# verified through it (the answer came back), and goes inside UDP
 all_paths_translated() {
-	mpip_paths "$A" | jq -e 'length > 0 and all(.[]; .nat and (.verified | not) and
+	mpip_paths "$A" | jq -e 'length > 0 and all(.[]; .nat and .verified and
+		.encap == "udp" and (.learned | not) and
 		(.seen | startswith("198.18.1.1:") or startswith("198.18.2.1:")))' >/dev/null
 }
 
-# A's paths: ends, state, return routability
+# B learned a path back to the NAT's end of each of A's paths, to the
+# address and port the NAT gave it (what A's path says B saw), verified,
+# inside UDP
+all_paths_learned() {
+	local a b
+	a=$(mpip_paths "$A")
+	b=$(mpip_paths "$B")
+	jq -n -e --argjson a "$a" --argjson b "$b" '
+		($a | length) == 4 and
+		([$b[] | select(.learned)] | length) == 4 and
+		all($a[]; . as $p | any($b[]; .learned and .verified and
+			.encap == "udp" and .saddr == $p.daddr and
+			"\(.daddr):\(.dport)" == $p.seen))' >/dev/null
+}
+
+# the paths of A and B: ends, state, return routability, encapsulation
 paths_brief() {
-	mpip_paths "$A" | jq -c '[.[] | {saddr, daddr, state, verified, nat, seen}]'
-	mpipctl_in "$A" -j stats | jq -c '{rr_verified, rr_nat, rr_held, tx_heartbeat, rx_heartbeat}'
+	local ns
+	for ns in "$A" "$B"; do
+		mpip_paths "$ns" | jq -c '[.[] | {saddr, daddr, dport, state, verified, nat, seen, encap, learned}]'
+		mpipctl_in "$ns" -j stats | jq -c '{rr_verified, rr_nat, rr_held, path_learned, tx_encap, rx_encap, rx_encap_bad, tx_heartbeat, rx_heartbeat}'
+	done
 }
 
 # the growth of counter NAME of NS since its value V0
 grown() { echo $(($(mpip_stat "$1" "$2") - $3)); }
 
+# packets A sent inside UDP on its paths over interface DEV
+encap_pkts_on() {
+	mpip_paths "$A" | jq --arg d "$1" '[.[] | select(.dev == $d) | .tx_pkts] | add'
+}
+
 # With mpip on both hosts.  UDP first: its handshake crosses the NAT (the
 # control datagrams' checksums hold over the whole IP payload, as
 # conntrack checks them), the flow carries CMs, every datagram arrives,
-# no NAT finds a packet INVALID; the peer's answers to A's probes show
+# no NAT finds a packet INVALID.  The peer's answers to A's probes show
 # that every path of A's is translated (counted, and an event each for
-# mpipctl monitor), and none carries data.  Then TCP after it, byte-exact.  Still
-# printed, not asserted (issue 21): the INVALID drops of TCP control
-# packets, which paths came up.
+# mpipctl monitor); the paths are verified through the NATs and carry
+# their packets inside UDP; B learned a path back to each NAT's end.
+# Both of A's links carried the flow's datagrams.  Then TCP after it,
+# byte-exact.  Still printed, not asserted (issue 21): the INVALID drops
+# of TCP control packets.
 t_mpip() {
-	local n1 n2 c0 s0 a1 a2
+	local n1 n2 c0 s0 e0 a1 a2
 	n1=$(nat_counter "${P}n1" ct_invalid)
 	n2=$(nat_counter "${P}n2" ct_invalid)
 	mon_start "$A" "$T/ev" -j
@@ -109,23 +142,31 @@ t_mpip() {
 	mpipctl_in "$B" enable
 	c0=$(mpip_stat "$A" rx_confirm)
 	s0=$(mpip_stat "$B" rx_spoofed)
+	e0=$(mpip_stat "$B" rx_encap)
 	a1=$(tx_bytes "$A" eth1)
 	a2=$(tx_bytes "$A" eth2)
 	UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6002 2000 7002 2000 ||
 		fail "datagrams of a UDP flow between mpip hosts lost: $(cat "$(tmpdir)/udp-res.6002")"
 	echo "A sent during the UDP flow: eth1 $(($(tx_bytes "$A" eth1) - a1)) B, eth2 $(($(tx_bytes "$A" eth2) - a2)) B"
 	nat_report
-	mpipctl_in "$A" -j stats | jq -c '{tx_query, rx_confirm, tx_cm, rr_verified, rr_nat, probe_giveup}'
-	mpipctl_in "$B" -j stats | jq -c '{rx_query, tx_confirm, rx_cm, rx_spoofed, rx_auth_fail, rx_replay}'
+	mpipctl_in "$A" -j stats | jq -c '{tx_query, rx_confirm, tx_cm, tx_encap, rr_verified, rr_nat, probe_giveup}'
+	mpipctl_in "$B" -j stats | jq -c '{rx_query, tx_confirm, rx_cm, rx_encap, rx_encap_bad, path_learned, rx_spoofed, rx_auth_fail, rx_replay}'
 	mpip_paths_show "$A" || true
 	mpip_paths_show "$B" || true
 	(($(grown "$A" rx_confirm "$c0") > 0)) || fail "no confirmation crossed the NAT"
-	# every path of A's goes through a NAT, which the peer's answers to
-	# A's probes show: none carries data
 	wait_for 20 all_paths_translated ||
-		fail "A's paths through the NATs are not all found translated: $(paths_brief)"
+		fail "A's paths through the NATs are not all found translated and verified: $(paths_brief)"
+	wait_for 20 all_paths_learned ||
+		fail "B did not learn a verified path to each NAT's end of A's paths: $(paths_brief)"
 	paths_brief
 	(($(mpip_stat "$A" rr_nat) == 4)) || fail "rr_nat is $(mpip_stat "$A" rr_nat), not A's 4 paths"
+	(($(mpip_stat "$B" path_learned) == 4)) || fail "path_learned is $(mpip_stat "$B" path_learned), not 4"
+	# the datagrams went inside UDP, over both of A's links
+	(($(grown "$B" rx_encap "$e0") > 0)) || fail "B received nothing inside UDP"
+	(($(mpip_stat "$B" rx_encap_bad) == 0)) || fail "B dropped $(mpip_stat "$B" rx_encap_bad) datagrams inside UDP as bad"
+	echo "packets on A's paths: eth1 $(encap_pkts_on eth1), eth2 $(encap_pkts_on eth2)"
+	(($(encap_pkts_on eth1) > 0 && $(encap_pkts_on eth2) > 0)) ||
+		fail "the flow did not use both of A's links"
 	# and a path_nat event said so for each, once
 	wait_for 10 mon_has "$T/ev" '.event == "path_nat"' || fail "no path_nat event"
 	grep path_nat "$T/ev.txt" || true
@@ -148,13 +189,132 @@ t_mpip() {
 	(($(nat_counter "$R" leak) == 0)) || fail "a private address leaked"
 }
 
+# tcp_fetch_file PORT FILE OUT: A connects to B's eth1 address through the
+# NAT and B sends FILE down the connection, which A writes to OUT
+tcp_fetch_file() {
+	local port=$1 file=$2 out=$3 log spid rc=0
+	log=$(tmpdir)/tcp-send.$port.log
+	rm -f "$out"
+	ip netns exec "$B" timeout 120 socat -u "OPEN:$file" "TCP-LISTEN:$port,reuseaddr" \
+		</dev/null >"$log" 2>&1 &
+	spid=$!
+	if ! wait_for 30 tcp_listening "$B" "$port"; then
+		_bg_stop "$spid" "$log"
+		fail "nothing listens on $B:$port"
+	fi
+	if ! in_ns "$A" timeout 110 socat -u "TCP:198.18.3.2:$port" "OPEN:$out,creat,trunc"; then
+		_bg_stop "$spid" "$log"
+		fail "TCP receiver on A from B:$port failed"
+	fi
+	wait "$spid" || rc=$?
+	[[ -s $log ]] && cat "$log" >&2
+	((rc == 0)) || fail "TCP sender on B:$port failed (exit $rc)"
+}
+
+# tcp_both_ways TAG PORT: a file from A to B and one from B to A (A
+# connects), through the NATs: byte-exact, no packet INVALID at a NAT,
+# each host's two links carry the flow it sends
+tcp_both_ways() {
+	local tag=$1 port=$2 n1 n2 a1 a2 b1 b2 min
+	n1=$(nat_counter "${P}n1" ct_invalid)
+	n2=$(nat_counter "${P}n2" ct_invalid)
+	min=$(($(stat -c %s "$T/f") / 50))
+	a1=$(tx_bytes "$A" eth1)
+	a2=$(tx_bytes "$A" eth2)
+	tcp_send_file "$A" "$B" 198.18.3.2 "$port" "$T/f" "$T/g.$tag"
+	sha256_equal "$T/f" "$T/g.$tag" || fail "$tag: TCP data A -> B differs"
+	a1=$(($(tx_bytes "$A" eth1) - a1))
+	a2=$(($(tx_bytes "$A" eth2) - a2))
+	b1=$(tx_bytes "$B" eth1)
+	b2=$(tx_bytes "$B" eth2)
+	tcp_fetch_file $((port + 1)) "$T/f" "$T/h.$tag"
+	sha256_equal "$T/f" "$T/h.$tag" || fail "$tag: TCP data B -> A differs"
+	b1=$(($(tx_bytes "$B" eth1) - b1))
+	b2=$(($(tx_bytes "$B" eth2) - b2))
+	echo "$tag: A -> B sent eth1 $a1 B, eth2 $a2 B; B -> A sent eth1 $b1 B, eth2 $b2 B"
+	nat_report
+	(($(nat_counter "${P}n1" ct_invalid) == n1 && $(nat_counter "${P}n2" ct_invalid) == n2)) ||
+		fail "$tag: a NAT found packets of the TCP flows INVALID"
+	((a1 > min && a2 > min)) || fail "$tag: A's data did not go over both links"
+	((b1 > min && b2 > min)) || fail "$tag: B's data did not go over both links"
+	(($(nat_counter "$R" leak) == 0)) || fail "a private address leaked"
+}
+
+# TCP both ways through the NATs, with GSO packets kept whole (tx_gso 1,
+# the default: those on paths inside UDP are split) and without
+t_tcp_gso() {
+	tcp_both_ways gso1 5010
+	mpip_stats_brief
+}
+
+t_tcp_nogso() {
+	mpipctl_in "$A" set tx_gso 0
+	mpipctl_in "$B" set tx_gso 0
+	tcp_both_ways gso0 5020
+	mpipctl_in "$A" set tx_gso 1
+	mpipctl_in "$B" set tx_gso 1
+}
+
+# both hosts' counters of the NAT traversal
+mpip_stats_brief() {
+	local ns
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" -j stats | jq -c '{tx_query, rx_confirm, tx_bare, tx_encap, rx_encap, rx_encap_bad, path_learned, rx_spoofed, drop_session, probe_giveup}'
+	done
+}
+
+# A's four paths, each found translated, unverified and not inside UDP
+all_paths_unused() {
+	mpip_paths "$A" | jq -e 'length == 4 and all(.[]; .nat and
+		(.verified | not) and .encap == "none")' >/dev/null
+}
+
+# nat_mode none on both hosts, tables flushed: the paths through the
+# NATs are found translated again but left unverified and unused, no path
+# is learned, nothing goes inside UDP; UDP and TCP both ways still work,
+# single path, and no packet is INVALID at a NAT
+t_nat_none() {
+	local ns n1 n2 e0 t0
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set nat_mode none
+		mpipctl_in "$ns" flush
+	done
+	[[ $(mpipctl_in "$A" -j get nat_mode | jq .nat_mode) == 1 ]] || fail "nat_mode none did not read back as 1"
+	e0=$(mpip_stat "$B" rx_encap)
+	t0=$(mpip_stat "$A" tx_encap)
+	n1=$(nat_counter "${P}n1" ct_invalid)
+	n2=$(nat_counter "${P}n2" ct_invalid)
+	udp_all 6010
+	wait_for 20 all_paths_unused ||
+		fail "A's paths are not all found translated and left unused: $(paths_brief)"
+	tcp_send_file "$A" "$B" 198.18.3.2 5030 "$T/f" "$T/g.none"
+	sha256_equal "$T/f" "$T/g.none" || fail "nat_mode none: TCP data A -> B differs"
+	tcp_fetch_file 5031 "$T/f" "$T/h.none"
+	sha256_equal "$T/f" "$T/h.none" || fail "nat_mode none: TCP data B -> A differs"
+	nat_report
+	mpip_stats_brief
+	paths_brief
+	(($(nat_counter "${P}n1" ct_invalid) == n1 && $(nat_counter "${P}n2" ct_invalid) == n2)) ||
+		fail "nat_mode none: a NAT found packets INVALID"
+	(($(grown "$A" tx_encap "$t0") == 0 && $(grown "$B" rx_encap "$e0") == 0)) ||
+		fail "nat_mode none: packets went inside UDP"
+	mpip_paths "$B" | jq -e 'all(.[]; .learned | not)' >/dev/null || fail "nat_mode none: B learned a path"
+	(($(nat_counter "$R" leak) == 0)) || fail "a private address leaked"
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set nat_mode auto
+	done
+}
+
 # A second lab: link 2 crosses two NATs (a CGNAT stage), and every NAT
 # picks random source ports.  Between mpip hosts the handshake crosses,
 # each path of A's is found translated (seen from the outer NAT's address,
-# with its port), every datagram of a UDP flow arrives, no NAT finds one
-# INVALID, nothing leaks.
+# with its port) and verified through it, B learns a path to each of
+# those ports, every datagram of a UDP flow arrives, and so do those of a
+# second flow once the paths are up, inside UDP, under the ports the NATs
+# gave the flow at B (restored from the session: A sends its own); no NAT
+# finds a packet INVALID, nothing leaks.
 t_double_random() {
-	local ns c0
+	local ns c0 e0
 	"$TOPO" nat --prefix "$P" --double --random --link1 40mbit,2ms --link2 20mbit,2ms
 	for ns in "${P}n1" "${P}n2" "${P}c" "$R"; do
 		mpipctl_in "$ns" disable
@@ -166,8 +326,13 @@ t_double_random() {
 	echo "invalid: n1 $(nat_counter "${P}n1" ct_invalid), n2 $(nat_counter "${P}n2" ct_invalid), c $(nat_counter "${P}c" ct_invalid); leak: $(nat_counter "$R" leak)"
 	(($(grown "$A" rx_confirm "$c0") > 0)) || fail "no confirmation crossed the NATs"
 	wait_for 20 all_paths_translated ||
-		fail "A's paths through the NATs are not all found translated: $(paths_brief)"
+		fail "A's paths through the NATs are not all found translated and verified: $(paths_brief)"
+	wait_for 20 all_paths_learned ||
+		fail "B did not learn a verified path to each NAT's end of A's paths: $(paths_brief)"
 	paths_brief
+	e0=$(mpip_stat "$B" rx_encap)
+	udp_all 6004
+	(($(grown "$B" rx_encap "$e0") > 0)) || fail "B received nothing inside UDP"
 	for ns in "${P}n1" "${P}n2" "${P}c"; do
 		(($(nat_counter "$ns" ct_invalid) == 0)) || fail "$ns found packets INVALID"
 	done
@@ -177,11 +342,14 @@ t_double_random() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 6
+ktap_plan 9
 ktap_run nat_lab_up t_setup
 ktap_run plain_ip_crosses_nats t_plain
 ktap_run udp_new_flow_to_legacy_host_all_arrive t_udp_legacy
 ktap_run mpip_hosts_handshake_crosses_nat_udp_tcp_intact t_mpip
+ktap_run tcp_both_ways_both_links_no_invalid_gso t_tcp_gso
+ktap_run tcp_both_ways_both_links_no_invalid_nogso t_tcp_nogso
+ktap_run nat_mode_none_single_path_intact t_nat_none
 ktap_run double_nat_random_ports_handshake_and_detection t_double_random
 ktap_run dmesg_clean t_dmesg
 ktap_finish

@@ -82,7 +82,8 @@ type == "array" and length > 0 and all(.[];
 	(keys == (["node_id", "id", "saddr", "daddr", "ifindex", "dev", "state",
 		"weight", "have_delay", "min_delay_us", "delay_us", "qdelay_us",
 		"max_qdelay_us", "tx_pkts", "tx_bytes", "rx_pkts", "rx_bytes",
-		"feedback", "fb_age_ms", "verified", "nat", "seen"] | sort)) and
+		"feedback", "fb_age_ms", "verified", "nat", "seen", "encap",
+		"dport", "learned"] | sort)) and
 	(.node_id | type == "string" and test("^0x[0-9a-f]{8}$")) and
 	(.id | u and . >= 1 and . <= 16) and
 	(.saddr | ip) and (.daddr | ip) and (.ifindex | u) and
@@ -97,7 +98,10 @@ type == "array" and length > 0 and all(.[];
 	(.qdelay_us <= .max_qdelay_us) and
 	(.verified | type == "boolean") and (.nat | type == "boolean") and
 	(.seen == null or (.seen | type == "string" and
-		test("^[0-9]{1,3}(\\.[0-9]{1,3}){3}:[0-9]{1,5}$"))))'
+		test("^[0-9]{1,3}(\\.[0-9]{1,3}){3}:[0-9]{1,5}$"))) and
+	(.encap | IN("none", "udp")) and
+	(.dport | u and . >= 1 and . <= 65535) and
+	(.learned | type == "boolean"))'
 
 SESSION_SCHEMA='
 def ip: type == "string" and test("^[0-9]{1,3}(\\.[0-9]{1,3}){3}$");
@@ -122,10 +126,13 @@ t_paths_json() {
 			fail "$ns: show paths does not match the documented format"
 	done
 	# no NAT in this lab: every path that is up was verified, and the peer
-	# saw its probes come from its own address and the control port
-	jq -e 'all(.[]; (.nat | not) and (.state != "up" or
-		(.verified and .seen == "\(.saddr):19792")))' "$T/paths.$A" >/dev/null ||
-		fail "A: a path is taken for translated, or up but not verified"
+	# saw its probes come from its own address and the control port; no
+	# path was learned or goes inside UDP
+	jq -e -s 'all(.[][]; (.nat | not) and (.state != "up" or
+		(.verified and .seen == "\(.saddr):19792")) and
+		.encap == "none" and .dport == 19792 and (.learned | not))' \
+		"$T/paths.$A" "$T/paths.$B" >/dev/null ||
+		fail "a path is taken for translated or learned, or up but not verified"
 	# dev and ifindex agree with the interfaces of the namespace
 	ip -n "$A" -j link show >"$T/links"
 	jq -e --slurpfile l "$T/links" '

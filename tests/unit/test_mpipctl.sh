@@ -47,7 +47,7 @@ fi
 # Every tunable of enum mpip_cfg; NEW_TUNABLES came with sessions and paths,
 # GSO, the reorder buffer, the weight trend and step boost, bare packets
 # steering by the local queues and rule events.
-NEW_TUNABLES="session_timeout_ms weight_step weight_interval_ms heartbeat_ms path_timeout_ms delay_smooth_shift tx_gso reorder reorder_max_pkts reorder_max_hold_ms weight_trend_ms weight_boost bare_cm_ms queue_steer rule_event_pkts"
+NEW_TUNABLES="session_timeout_ms weight_step weight_interval_ms heartbeat_ms path_timeout_ms delay_smooth_shift tx_gso reorder reorder_max_pkts reorder_max_hold_ms weight_trend_ms weight_boost bare_cm_ms queue_steer rule_event_pkts nat_mode"
 TUNABLES="query_threshold peer_timeout_ms avail_timeout_ms node_timeout_ms $NEW_TUNABLES"
 
 passed=0
@@ -402,9 +402,9 @@ struct path {
 	uint32_t delay[4];
 	uint64_t cnt[5];
 	uint32_t fb_age;
-	uint8_t verified, nat;
+	uint8_t verified, nat, encap, learned;
 	const char *seen;	/* address the peer saw, or NULL */
-	uint16_t seen_port;
+	uint16_t seen_port, dport;
 };
 
 static void path(struct nl_msg *m, const struct path *p)
@@ -436,6 +436,9 @@ static void path(struct nl_msg *m, const struct path *p)
 		nla_put_u32(m, MPIP_PATH_A_FB_AGE_MS, p->fb_age);
 		nla_put_u8(m, MPIP_PATH_A_VERIFIED, p->verified);
 		nla_put_u8(m, MPIP_PATH_A_NAT, p->nat);
+		nla_put_u8(m, MPIP_PATH_A_ENCAP, p->encap);
+		nla_put_u16(m, MPIP_PATH_A_DPORT, p->dport);
+		nla_put_u8(m, MPIP_PATH_A_LEARNED, p->learned);
 	}
 	if (p->seen) {
 		nla_put_u32(m, MPIP_PATH_A_SEEN_ADDR, ip(p->seen));
@@ -660,13 +663,14 @@ static void build_paths(void)
 		.have_delay = 1, .delay = { 4294967295u, 12345, 678, 9012 },
 		.cnt = { 10, 6000000000ULL, 20, 30, 40 }, .fb_age = 250,
 		.verified = 1, .seen = "10.0.1.1", .seen_port = 19792,
+		.dport = 19792,
 	};
 	struct path probing = {
 		.node = 0x7d01e3b8, .id = 255, .s = "10.0.2.1",
 		.d = "10.0.2.2", .ifindex = 0x7ffffff0,
 		.state = MPIP_PATH_PROBING, .full = 1, .weight = 1,
 		.fb_age = 0xffffffff, .nat = 1, .seen = "198.18.2.1",
-		.seen_port = 65535,
+		.seen_port = 65535, .encap = 1, .dport = 40000, .learned = 1,
 	};
 	struct path odd = {
 		.node = 0x00000002, .id = 7, .s = "10.0.3.1", .d = "10.0.3.2",
@@ -1028,13 +1032,13 @@ SESSIONS_TEXT='NODE           ID  PROTO  LOCAL           REMOTE             CONF
 0x00000001      2  udp    192.168.0.1:53  192.168.0.2:65535  no         0.000s           0        0
 0xffffffff      3  132    10.0.0.1:1      10.0.0.2:2         no         0.005s           1        2'
 # Interface 1 is the loopback device in every network namespace.
-PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250,"verified":true,"nat":false,"seen":"10.0.1.1:19792"},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":true,"seen":"198.18.2.1:65535"}]'
-PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":"9","weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":false,"seen":null}]'
-PATHS_TEXT='NODE         ID  SRC       DST       DEV          STATE    WEIGHT      MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS    TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS
-0x7d01e3b8    1  10.0.1.1  10.0.1.2  lo           up         1000  4294967295     12345   678     9012       10  6000000000       20        30  40  0.250s  yes       10.0.1.1:19792
-0x7d01e3b8  255  10.0.2.1  10.0.2.2  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -  nat       198.18.2.1:65535'
-PATHS_MIN_TEXT='NODE        ID  SRC       DST       DEV  STATE  WEIGHT  MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS  TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS
-0x00000002   7  10.0.3.1  10.0.3.2  -    9           0       -         -     -        -        0         0        0         0   0       -  no        -'
+PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250,"verified":true,"nat":false,"seen":"10.0.1.1:19792","encap":"none","dport":19792,"learned":false},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":true,"seen":"198.18.2.1:65535","encap":"udp","dport":40000,"learned":true}]'
+PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":"9","weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":false,"seen":null,"encap":"none","dport":0,"learned":false}]'
+PATHS_TEXT='NODE         ID  SRC       DST             DEV          STATE    WEIGHT      MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS    TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS           ENCAP
+0x7d01e3b8    1  10.0.1.1  10.0.1.2        lo           up         1000  4294967295     12345   678     9012       10  6000000000       20        30  40  0.250s  yes       10.0.1.1:19792    none
+0x7d01e3b8  255  10.0.2.1  10.0.2.2:40000  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -  nat       198.18.2.1:65535  udp'
+PATHS_MIN_TEXT='NODE        ID  SRC       DST       DEV  STATE  WEIGHT  MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS  TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS  ENCAP
+0x00000002   7  10.0.3.1  10.0.3.2  -    9           0       -         -     -        -        0         0        0         0   0       -  no        -        none'
 AVAIL_TEXT='ADDRESS       PORT  PROTO  STATE       QUERIES  NODE-ID            AGE
 10.0.1.2      5201  tcp    yes               1  0x7d01e3b8      0.412s
 192.168.0.9     53  udp    probing           3  -               0.000s
@@ -1059,8 +1063,8 @@ avail entries:  2
 node entries:   1
 sessions:       3
 paths:          4"
-STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"rule_dropped":50000,"rx_dup":51000,"event_drop":52000,"backup_hold":53000,"rr_nat":54000,"stat_200":1099511627776}'
-CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180,"rule_event_pkts":190}'
+STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"rule_dropped":50000,"rx_dup":51000,"event_drop":52000,"backup_hold":53000,"rr_nat":54000,"path_learned":55000,"tx_encap":56000,"rx_encap":57000,"rx_encap_bad":58000,"stat_200":1099511627776}'
+CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180,"rule_event_pkts":190,"nat_mode":200}'
 LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true,"backup":false},{"dev":"wlp0s20f3","ifindex":2147483647,"advertise":false,"backup":false},{"dev":"wwan0","ifindex":4,"advertise":true,"backup":true}]'
 LINKS_TEXT='DEV           IFINDEX  ADVERTISE  BACKUP
 eth0                2  on         no
@@ -1080,7 +1084,7 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=243
+PLAN=248
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -1128,8 +1132,8 @@ check "show paths -j says options go before the command" expect_usage_error "sho
 check "show lists all four tables" expect_usage_error "avail|nodes|sessions|paths" show path
 check "show table names are case-sensitive" expect_usage_error "unknown table 'PATHS'" show PATHS
 check "get with a near-miss key exits 1" expect_usage_error "unknown tunable 'heartbeat'" get heartbeat
-check "get's error lists the new tunables" expect_usage_error "delay_smooth_shift, tx_gso, reorder, reorder_max_pkts, reorder_max_hold_ms, weight_trend_ms, weight_boost, bare_cm_ms, queue_steer, rule_event_pkts)" get x
-check "set's error lists the new tunables" expect_usage_error "weight_trend_ms, weight_boost, bare_cm_ms, queue_steer, rule_event_pkts)" set x 1
+check "get's error lists the new tunables" expect_usage_error "delay_smooth_shift, tx_gso, reorder, reorder_max_pkts, reorder_max_hold_ms, weight_trend_ms, weight_boost, bare_cm_ms, queue_steer, rule_event_pkts, nat_mode)" get x
+check "set's error lists the new tunables" expect_usage_error "weight_trend_ms, weight_boost, bare_cm_ms, queue_steer, rule_event_pkts, nat_mode)" set x 1
 check "get with two keys exits 1" expect_usage_error "unexpected argument 'heartbeat_ms'" get weight_step heartbeat_ms
 check "get with an unknown key exits 1" expect_usage_error "unknown tunable 'foo'" get foo
 check "set without arguments exits 1" expect_usage_error "missing KEY and VALUE" set
@@ -1291,6 +1295,11 @@ fcheck "set queue_steer sends a u32 of type 18" expect_request \
 	"cmd=7 version=1 dump=0 config(nested) 18:4=0" "" set queue_steer 0
 fcheck "set rule_event_pkts sends a u32 of type 19" expect_request \
 	"cmd=7 version=1 dump=0 config(nested) 19:4=1000" "" set rule_event_pkts 1000
+fcheck "set nat_mode none sends a u32 1 of type 20" expect_request \
+	"cmd=7 version=1 dump=0 config(nested) 20:4=1" "" set nat_mode none
+fcheck "set nat_mode udp sends a u32 2 of type 20" expect_request \
+	"cmd=7 version=1 dump=0 config(nested) 20:4=2" "" set nat_mode udp
+check "set nat_mode faketcp exits 1, naming the modes" expect_usage_error "invalid value 'faketcp' for nat_mode: not a non-negative decimal integer or one of auto, none, udp" set nat_mode faketcp
 check "link without a subcommand exits 1" expect_usage_error "link: missing 'set' (usage: mpipctl link set dev IF \\[advertise on|off\\] \\[backup|nobackup\\])" link
 check "link show points at show links" expect_usage_error "link: unknown subcommand 'show' (usage: mpipctl link set dev IF \\[advertise on|off\\] \\[backup|nobackup\\]; the settings: mpipctl show links)" link show
 check "link set without dev exits 1" expect_usage_error "link set: missing dev IF" link set advertise off
