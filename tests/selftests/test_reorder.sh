@@ -151,6 +151,10 @@ t_reorder_lost() {
 # delivering (it delivers nothing newer), so they are given up when the
 # hold time runs out.  (Cut at a fixed time after the start instead, a
 # loaded machine could start the data late, all of it on link 2 alone.)
+# Link 1 goes silent in the middle of a transfer: segments held for its
+# gaps are released when their hold time runs out.  (The other ways out
+# of the buffer are printed too: this failed once in ~15 runs with no
+# timeout counted, cause not known yet.)
 t_reorder_timeout() {
 	local cut held0
 	random_file "$T/big" 32
@@ -160,7 +164,7 @@ t_reorder_timeout() {
 			sleep 1 && "$TOPO" netem "$A" eth1 40mbit,10ms,100%
 	} &
 	cut=$!
-	TO=10.1.2.2 FILE=$T/big transfer "$B" reorder_held reorder_timeout
+	TO=10.1.2.2 FILE=$T/big transfer "$B" reorder_held reorder_timeout reorder_overflow reorder_lost
 	wait "$cut" || fail "could not cut link 1"
 	"$TOPO" netem "$A" eth1 40mbit,10ms,-
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
