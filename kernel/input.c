@@ -256,6 +256,20 @@ static void mpip_in_paths(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * The peer's CM in @rx names session @s by its ID: the peer knows it.  A
+ * CM that names another ID, one of ours that won over the peer's pick
+ * (mpip_session_rx()), does not confirm it: until the peer takes our ID
+ * from a CM of ours with the flow's own addresses, packets moved to other
+ * paths (or inside UDP) under it would find no session there.
+ */
+static void mpip_in_confirm(struct mpip_session *s, const struct mpip_rx *rx)
+{
+	if (!READ_ONCE(s->confirmed) &&
+	    READ_ONCE(s->id.sid) == rx->c2.cm.session_id)
+		WRITE_ONCE(s->confirmed, true);
+}
+
+/*
  * The session of a data packet with a session ID: found, or created from
  * a packet that carries the flow's original addresses.  NULL if the
  * packet cannot be mapped to its flow.
@@ -293,7 +307,7 @@ static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
 	s = mpip_session_rx(mn, n, rx->c2.cm.session_id, rx->proto, iph->daddr,
 			    rx->dport, iph->saddr, rx->sport);
 	if (s)
-		WRITE_ONCE(s->confirmed, true);
+		mpip_in_confirm(s, rx);
 	return s;
 }
 
@@ -347,8 +361,7 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 		mpip_inc(mn, MPIP_STAT_RX_SPOOFED);
 		return false;
 	}
-	if (!READ_ONCE(s->confirmed))
-		WRITE_ONCE(s->confirmed, true);
+	mpip_in_confirm(s, rx);
 	rx->sess = s;
 	mpip_touch(&s->stamp);
 	atomic64_inc(&s->rx_pkts);

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# test_encap.sh - nat_mode udp between two MPIP hosts joined by two links
+# (no NAT): every path carries its packets inside UDP (issue 21).  The
+# paths are up with ENCAP udp, and neither NAT-detected nor learned; a
+# 4 MiB TCP file each way (tx_gso 1 and 0) and 1000 UDP datagrams arrive
+# intact, both links carry data, and packets went inside UDP both ways,
+# none of them dropped as bad.  Back to auto, after a flush, the paths
+# carry their packets as they are.
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_setup_twolink ec
+
+t_setup() {
+	local ns
+	random_file "$T/file" 4
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set nat_mode udp
+	done
+	[[ $(mpipctl_in "$A" -j get nat_mode | jq .nat_mode) == 2 ]] || fail "nat_mode udp did not read back as 2"
+	head -c 100000 /dev/urandom >"$T/small"
+	ip netns exec "$B" timeout 40 socat -u TCP-LISTEN:4999,reuseaddr "OPEN:$T/small.out,creat,trunc" \
+		</dev/null &
+	wait_for 30 tcp_listening "$B" 4999 || fail "nothing listens on B:4999"
+	if ! in_ns "$A" timeout 30 socat -u "OPEN:$T/small" TCP:10.1.1.2:4999; then
+		in_ns "$A" ss -tin
+		for ns in "$A" "$B"; do
+			mpipctl_in "$ns" -j stats | jq -c 'with_entries(select(.value != 0))'
+			mpip_paths_show "$ns"
+			mpipctl_in "$ns" show sessions
+		done
+		fail "the first TCP flow, with every path inside UDP, did not finish in 30 s"
+	fi
+	wait
+	sha256_equal "$T/small" "$T/small.out" || fail "warm-up TCP data differs"
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+}
+
+# both hosts' up paths: inside UDP to the peer's control port, not NATed
+t_paths_encap() {
+	local ns
+	for ns in "$A" "$B"; do
+		mpip_paths "$ns" | jq -e '[.[] | select(.state == "up")] | length == 2 and
+			all(.[]; .encap == "udp" and .dport == 19792 and (.nat | not) and
+			(.learned | not))' >/dev/null ||
+			fail "$ns: paths not inside UDP: $(mpip_paths "$ns" | jq -c '[.[] | {saddr, daddr, state, encap, nat}]')"
+	done
+}
+
+# transfer TAG: the file both ways and 1000 datagrams A -> B, intact, both
+# links of A carrying data, packets inside UDP at both ends, none bad
+transfer() {
+	local tag=$1 a1 a2 ta tb
+	ta=$(mpip_stat "$A" tx_encap)
+	tb=$(mpip_stat "$B" tx_encap)
+	a1=$(tx_bytes "$A" eth1)
+	a2=$(tx_bytes "$A" eth2)
+	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/file" "$T/g.$tag"
+	sha256_equal "$T/file" "$T/g.$tag" || fail "$tag: TCP data A -> B differs"
+	tcp_send_file "$B" "$A" 10.1.1.1 5001 "$T/file" "$T/h.$tag"
+	sha256_equal "$T/file" "$T/h.$tag" || fail "$tag: TCP data B -> A differs"
+	udp_exchange "$A" "$B" 10.1.1.2 6000 1000 7000 200 || fail "$tag: datagrams lost"
+	a1=$(($(tx_bytes "$A" eth1) - a1))
+	a2=$(($(tx_bytes "$A" eth2) - a2))
+	echo "$tag: A sent eth1 $a1 B, eth2 $a2 B; inside UDP: A +$(($(mpip_stat "$A" tx_encap) - ta)), B +$(($(mpip_stat "$B" tx_encap) - tb))"
+	((a1 > 100000 && a2 > 100000)) || fail "$tag: A's data did not go over both links"
+	(($(mpip_stat "$A" tx_encap) > ta && $(mpip_stat "$B" tx_encap) > tb)) ||
+		fail "$tag: no packet inside UDP one way"
+	(($(mpip_stat "$A" rx_encap_bad) == 0 && $(mpip_stat "$B" rx_encap_bad) == 0)) ||
+		fail "$tag: datagrams inside UDP dropped as bad"
+}
+
+t_gso() { transfer gso1; }
+
+t_nogso() {
+	local ns
+	for ns in "$A" "$B"; do mpipctl_in "$ns" set tx_gso 0; done
+	transfer gso0
+	for ns in "$A" "$B"; do mpipctl_in "$ns" set tx_gso 1; done
+}
+
+# nat_mode auto and a flush: the paths found again go as they are
+t_auto() {
+	local ns t0
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set nat_mode auto
+		mpipctl_in "$ns" flush
+	done
+	mpip_twolink_warm_up
+	t0=$(mpip_stat "$A" tx_encap)
+	tcp_send_file "$A" "$B" 10.1.1.2 5002 "$T/file" "$T/g.auto"
+	sha256_equal "$T/file" "$T/g.auto" || fail "auto: TCP data differs"
+	mpip_paths "$A" | jq -e 'all(.[]; .encap == "none")' >/dev/null || fail "a path is still inside UDP"
+	(($(mpip_stat "$A" tx_encap) == t0)) || fail "packets went inside UDP with nat_mode auto and no NAT"
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+ktap_header
+ktap_plan 6
+ktap_run nat_mode_udp_warm_up t_setup
+ktap_run paths_inside_udp t_paths_encap
+ktap_run tcp_udp_intact_both_links_gso t_gso
+ktap_run tcp_udp_intact_both_links_nogso t_nogso
+ktap_run nat_mode_auto_no_encap_without_nat t_auto
+ktap_run dmesg_clean t_dmesg
+ktap_finish
