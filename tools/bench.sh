@@ -20,6 +20,9 @@
 # Benchmarks (issue 3 and 4 figures; full run / --quick):
 #   tcp       40/20 Mbit/s, iperf3 TCP 10 s: aggregate, per-link split
 #             (Fig. 4(a)); modes mpip, mptcp
+#   nat       40/20 Mbit/s, 2 ms, a behind two strict NATs (topo.sh nat),
+#             iperf3 TCP 10 s from a to b: goodput, aggregate, split;
+#             modes mpip (nat_mode auto), mptcp; 3 rounds (quick: 1)
 #   udp       40/20 Mbit/s, iperf3 UDP offered at 55 Mbit/s: fraction the
 #             receiver got (MPTCP does not carry UDP: single path)
 #   failover  40/40 Mbit/s, iperf3 TCP 30 s; link 2 goes down 10 s after
@@ -113,7 +116,7 @@ log() { printf '%s\n' "$*" >&2; }
 # ----------------------------------------------------------------- registry
 BENCH_NAMES=()
 declare -A BENCH_DESC=() BENCH_LINK1=() BENCH_LINK2=() BENCH_MODES=() BENCH_SCEN=()
-declare -A BENCH_ROUNDS=()
+declare -A BENCH_ROUNDS=() BENCH_TOPO=()
 
 # bench_register NAME DESCRIPTION LINK1_SPEC LINK2_SPEC [MODES]
 # MODES (comma-separated) are the benchmark's own; --modes overrides them.
@@ -140,6 +143,12 @@ bench_rounds() {
 	BENCH_ROUNDS[$1]=$2
 }
 
+# bench_topo NAME KIND: NAME runs in topo.sh's KIND lab (twolink or nat;
+# default twolink)
+bench_topo() {
+	BENCH_TOPO[$1]=$2
+}
+
 # Durations (set by set_durations from --quick)
 set_durations() {
 	if ((QUICK)); then
@@ -160,6 +169,15 @@ bench_register tcp "TCP bulk transfer: aggregate and per-link split" \
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_tcp() {
 	lab_run "$1" tcp "$DUR_TCP"
+}
+
+bench_register nat "TCP bulk transfer, a behind two strict NATs (issue 21)" \
+	40mbit,2ms,- 20mbit,2ms,-
+bench_topo nat nat
+bench_rounds nat 3
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_nat() {
+	LAB_TAG=nat lab_run "$1" tcp "$DUR_TCP"
 }
 
 bench_register udp "UDP offered at ${BENCH_UDP_RATE:-55M}bit/s: fraction delivered" \
@@ -464,6 +482,7 @@ run_bench() {
 				dir=$OUT/$name/${label:+$label/}$mode
 				((rounds == 1)) || dir+=/round$k
 				mkdir -p "$dir"
+				LAB_TOPO_KIND=${BENCH_TOPO[$name]:-twolink}
 				if ! lab_up "$dir" "${links%/*}" "${links#*/}"; then
 					echo "lab setup failed" >"$dir/error.txt"
 				elif ! lab_mode "$mode"; then

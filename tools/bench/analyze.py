@@ -97,6 +97,9 @@ CHECKS = {
     "udp": [
         ("delivered_pct", ">=", 95.0, "UDP delivered >= 95 %"),
     ],
+    "nat": [
+        ("goodput_pct", ">=", 85.0, "goodput through the NATs >= 85 % of capacity"),
+    ],
     "failover": [
         ("stall_s", "<=", 1.0, "longest goodput stall <= 1 s"),
         ("link2_back_s", "<=", 1.0, "returning link used within 1 s"),

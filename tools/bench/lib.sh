@@ -38,6 +38,7 @@ LAB_MODE=                       # see lab_mode
 LAB_MPIP=0                      # 1: mpip is on in this mode
 LAB_MPTCP=0                     # 1: iperf3 runs under mptcpize
 LAB_DIR=
+LAB_SERVER=10.1.1.2             # b's address iperf3 connects to (lab_up)
 LAB_LINK1=
 LAB_LINK2=
 LAB_SA_PID=
@@ -136,14 +137,33 @@ lab_mpip_load() {
 	insmod "$MPIP_KO"
 }
 
-# lab_up DIR LINK1 LINK2: fresh twolink lab (SPEC as for topo.sh), samplers
-# on both hosts writing DIR/sa.txt and DIR/sb.txt
+# lab_up DIR LINK1 LINK2: fresh lab (SPEC as for topo.sh), samplers on
+# both hosts writing DIR/sa.txt and DIR/sb.txt.  The twolink topology, or
+# with LAB_TOPO_KIND=nat topo.sh's nat lab: a behind two strict NATs
+# (${LAB_P}n1, ${LAB_P}n2, which with the router ${LAB_P}r never run
+# mpip), b public; iperf3 connects to b's eth1 address (LAB_SERVER).
 lab_up() {
+	local ns
 	LAB_DIR=$1 LAB_LINK1=$2 LAB_LINK2=$3 LAB_RUNS=0
 	mkdir -p "$LAB_DIR"
 	lab_samplers_stop
-	"$LAB_TOPO" twolink --prefix "$LAB_P" --link1 "$LAB_LINK1" --link2 "$LAB_LINK2" || return 1
+	case ${LAB_TOPO_KIND:-twolink} in
+	twolink)
+		LAB_SERVER=10.1.1.2
+		"$LAB_TOPO" twolink --prefix "$LAB_P" --link1 "$LAB_LINK1" --link2 "$LAB_LINK2" || return 1
+		;;
+	nat)
+		LAB_SERVER=198.18.3.2
+		"$LAB_TOPO" nat --prefix "$LAB_P" --link1 "$LAB_LINK1" --link2 "$LAB_LINK2" || return 1
+		;;
+	*) lab_die "unknown topology '$LAB_TOPO_KIND'" ;;
+	esac
 	lab_mpip_load 2>/dev/null || lab_log "lab: mpip.ko not loaded (mpip runs will fail)"
+	if [[ ${LAB_TOPO_KIND:-twolink} == nat ]] && lab_mpip_loaded; then
+		for ns in "${LAB_P}n1" "${LAB_P}n2" "${LAB_P}r"; do
+			ip netns exec "$ns" "$MPIPCTL" disable >/dev/null || return 1
+		done
+	fi
 	lab_samplers_start "$LAB_DIR"
 }
 
@@ -255,6 +275,24 @@ lab_mode() {
 	[[ $LAB_MODE == mptcp* ]] || return 0
 	LAB_MPTCP=1
 	command -v mptcpize >/dev/null || { lab_log "lab: mptcpize missing (Debian package mptcpd)"; return 1; }
+	if [[ ${LAB_TOPO_KIND:-twolink} == nat ]]; then
+		# Behind the NATs a opens the second subflow itself, from its
+		# link-2 address (routed by source through n2) to b's address:
+		# an address b announced would be reached over link 1.
+		ip -n "$LAB_A" -batch - <<-EOF || return 1
+			mptcp limits set subflows 2 add_addr_accepted 0
+			mptcp endpoint flush
+			mptcp endpoint add 192.168.2.2 dev eth2 subflow
+		EOF
+		ip -n "$LAB_B" -batch - <<-EOF || return 1
+			mptcp limits set subflows 2 add_addr_accepted 0
+			mptcp endpoint flush
+		EOF
+		for ns in "$LAB_A" "$LAB_B"; do
+			ip netns exec "$ns" sysctl -qw net.mptcp.enabled=1 || return 1
+		done
+		return 0
+	fi
 	# Both hosts may run 2 subflows and accept announced addresses.  b
 	# announces its link-2 address (ADD_ADDR); a's in-kernel path manager
 	# then opens the second subflow 10.1.2.1 -> 10.1.2.2 (source chosen by
@@ -376,7 +414,7 @@ lab_run() {
 	rm -f "$dir"/{events.txt,client.json,server.json,client.err,server.err} "$dir"/paths-*.json \
 		"$dir"/ss-*.txt "$dir"/tcp-*.txt "$dir"/*-before.*
 	((LAB_MPTCP)) && pre=(mptcpize run)
-	cargs=(-c 10.1.1.2 -p "$port" -t "$dur" -J -i 0.5)
+	cargs=(-c "$LAB_SERVER" -p "$port" -t "$dur" -J -i 0.5)
 	# UDP: big socket buffers, so that a receiver slowed down by emulation
 	# loses no datagrams in its socket
 	[[ $kind == udp ]] && cargs+=(-u -b "${LAB_UDP_RATE:-55M}" -w 4M)

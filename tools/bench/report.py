@@ -30,7 +30,7 @@ and replaces everything between:
     Markdown:  <!-- perf:begin NAME -->  ...  <!-- perf:end NAME -->
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
-NAME is a benchmark (tcp, udp, failover, backup, overhead, interleave,
+NAME is a benchmark (tcp, nat, udp, failover, backup, overhead, interleave,
 reorder, fig4d, scale, rules: its table) or "summary" (a few headline figures of all of
 them).  The format follows the file's extension (.md, .rst).
 
@@ -275,6 +275,22 @@ BENCHES = {
                 diff_key("goodput_pct", "mptcp"), fmt="%+.1f", cols=["mpip"]),
             Row("split", "link split, points off the links' 2:1", key("split_error_pts"),
                 check=check_of("tcp", "split_error_pts")),
+            Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
+                fmt="%.2f"),
+        ],
+    },
+    "nat": {
+        "what": "one iperf3 TCP connection from a, behind two strict NATs, to b",
+        "cols": ["mpip", "mptcp"],
+        "notes": [BUSY_NOTE, "mpip: nat_mode auto (its paths inside UDP); MPTCP: a's "
+                  "second subflow from its link-2 address through the second NAT."],
+        "rows": [
+            Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct"),
+                check=check_of("nat", "goodput_pct")),
+            Row("busy", pct_of_cap(BUSY), key("aggregate_pct")),
+            Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
+                diff_key("goodput_pct", "mptcp"), fmt="%+.1f", cols=["mpip"]),
+            Row("split", "link split, points off the links' 2:1", key("split_error_pts")),
             Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
                 fmt="%.2f"),
         ],
