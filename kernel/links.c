@@ -3,7 +3,8 @@
  * mpip per-interface settings (mpipctl link set).
  *
  * Each namespace keeps an xarray from ifindex to a value entry holding
- * MPIP_LINK_F_* bits (and a count of the backup links, so that a
+ * MPIP_LINK_F_* bits, the interface's enum mpip_link_nat among them
+ * (and a count of the backup links, so that a
  * namespace without any skips their lookups on the packet path); an
  * interface without an entry has the defaults, all bits clear, so the
  * array holds only the interfaces someone configured.
@@ -37,6 +38,29 @@ bool mpip_link_backup(struct mpip_net *mn, int ifindex)
 {
 	return READ_ONCE(mn->nbackup) &&
 	       (mpip_link_flags(mn, ifindex) & MPIP_LINK_F_BACKUP);
+}
+
+/* Interface @ifindex's enum mpip_link_nat. */
+u32 mpip_link_nat(struct mpip_net *mn, int ifindex)
+{
+	return (mpip_link_flags(mn, ifindex) & MPIP_LINK_F_NAT) >>
+	       MPIP_LINK_F_NAT_SHIFT;
+}
+
+/*
+ * The enum mpip_nat_mode of the paths from interface @ifindex: its own,
+ * or the namespace's.
+ */
+u32 mpip_link_nat_mode(struct mpip_net *mn, int ifindex)
+{
+	u32 nat = mpip_link_nat(mn, ifindex);
+
+	BUILD_BUG_ON(MPIP_LINK_NAT_NONE - MPIP_LINK_NAT_AUTO !=
+		     MPIP_NAT_MODE_NONE - MPIP_NAT_MODE_AUTO ||
+		     MPIP_LINK_NAT_UDP - MPIP_LINK_NAT_AUTO !=
+		     MPIP_NAT_MODE_UDP - MPIP_NAT_MODE_AUTO);
+	return nat ? nat - MPIP_LINK_NAT_AUTO + MPIP_NAT_MODE_AUTO :
+		     READ_ONCE(mn->cfg.nat_mode);
 }
 
 /* Count the backup links, for the packet path's shortcut.  RTNL held. */

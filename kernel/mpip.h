@@ -844,9 +844,14 @@ void mpip_rules_destroy(struct mpip_net *mn);
 /* links.c: per-interface settings */
 #define MPIP_LINK_F_NO_ADVERTISE	0x1	/* neither advertised nor used */
 #define MPIP_LINK_F_BACKUP		0x2	/* data only while no other path works */
+/* enum mpip_link_nat in bits 2-3 */
+#define MPIP_LINK_F_NAT_SHIFT		2
+#define MPIP_LINK_F_NAT			(0x3 << MPIP_LINK_F_NAT_SHIFT)
 u32 mpip_link_flags(struct mpip_net *mn, int ifindex);
 bool mpip_link_advertised(struct mpip_net *mn, int ifindex);
 bool mpip_link_backup(struct mpip_net *mn, int ifindex);
+u32 mpip_link_nat(struct mpip_net *mn, int ifindex);
+u32 mpip_link_nat_mode(struct mpip_net *mn, int ifindex);
 int mpip_link_set(struct mpip_net *mn, int ifindex, u32 mask, u32 flags,
 		  struct netlink_ext_ack *extack);
 void mpip_link_forget(struct net_device *dev);

@@ -111,6 +111,7 @@ static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_NAME] = { .type = NLA_REJECT },
 	[MPIP_LINK_A_ADVERTISE] = NLA_POLICY_MAX(NLA_U8, 1),
 	[MPIP_LINK_A_BACKUP] = NLA_POLICY_MAX(NLA_U8, 1),
+	[MPIP_LINK_A_NAT] = NLA_POLICY_MAX(NLA_U8, MPIP_LINK_NAT_UDP),
 };
 
 static const struct nla_policy mpip_rule_policy[MPIP_RULE_A_MAX + 1] = {
@@ -739,7 +740,8 @@ static int mpip_nl_put_link(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u8(skb, MPIP_LINK_A_ADVERTISE,
 		       mpip_link_advertised(mn, dev->ifindex)) ||
 	    nla_put_u8(skb, MPIP_LINK_A_BACKUP,
-		       mpip_link_backup(mn, dev->ifindex))) {
+		       mpip_link_backup(mn, dev->ifindex)) ||
+	    nla_put_u8(skb, MPIP_LINK_A_NAT, mpip_link_nat(mn, dev->ifindex))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -793,6 +795,11 @@ static int mpip_nl_set_link(struct sk_buff *skb, struct genl_info *info)
 		mask |= MPIP_LINK_F_BACKUP;
 		if (nla_get_u8(tb[MPIP_LINK_A_BACKUP]))
 			flags |= MPIP_LINK_F_BACKUP;
+	}
+	if (tb[MPIP_LINK_A_NAT]) {
+		mask |= MPIP_LINK_F_NAT;
+		flags |= (u32)nla_get_u8(tb[MPIP_LINK_A_NAT]) <<
+			 MPIP_LINK_F_NAT_SHIFT;
 	}
 	return mpip_link_set(mpip_nl_net(info),
 			     nla_get_u32(tb[MPIP_LINK_A_IFINDEX]), mask, flags,

@@ -271,7 +271,7 @@ static bool mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
 		p->learned = true;
 	}
 	p->encap = rport ||
-		   READ_ONCE(mn->cfg.nat_mode) == MPIP_NAT_MODE_UDP;
+		   mpip_link_nat_mode(mn, la->ifindex) == MPIP_NAT_MODE_UDP;
 	if (!mpip_path_routable(mn->net, la, daddr))
 		p->state = MPIP_PATH_NOROUTE;
 	else if (!mpip_path_dev_up(mn->net, la->ifindex))
@@ -407,11 +407,9 @@ void mpip_path_learn(struct mpip_net *mn, struct mpip_node *n, __be32 laddr,
 	p = mpip_path_find(n, laddr, raddr);
 	if (p && (!p->learned || READ_ONCE(p->dport) == rport))
 		return;
-	if (READ_ONCE(mn->cfg.nat_mode) == MPIP_NAT_MODE_NONE)
-		return;
 	nla = mpip_local_addrs(mn, la, ARRAY_SIZE(la), false);
 	l = mpip_laddr_find(la, nla, laddr);
-	if (!l)
+	if (!l || mpip_link_nat_mode(mn, l->ifindex) == MPIP_NAT_MODE_NONE)
 		return;
 	spin_lock_bh(&n->lock);
 	learned = !n->dead && mpip_path_learn_locked(mn, n, l, raddr, rport);

@@ -145,7 +145,8 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
  * (encap.c), which the NAT translates as it did the probe, to the peer's
  * path back to the NAT's end, learned from the probe (paths.c); the
  * answer that came back through the NAT verifies it.  With nat_mode none
- * it stays unverified and is probed no more.  Returns whether it stays
+ * (its interface's, or the namespace's) it stays unverified and is probed
+ * no more.  Returns whether it stays
  * unverified.
  */
 static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
@@ -158,7 +159,7 @@ static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
 	memcpy(&addr, seen, sizeof(addr));
 	memcpy(&port, seen + sizeof(addr), sizeof(port));
 	nat = addr != p->saddr || port != htons(MPIP_CTRL_PORT);
-	off = READ_ONCE(mn->cfg.nat_mode) == MPIP_NAT_MODE_NONE;
+	off = mpip_link_nat_mode(mn, p->ifindex) == MPIP_NAT_MODE_NONE;
 
 	spin_lock_bh(&p->lock);
 	p->seen_addr = addr;

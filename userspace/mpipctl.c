@@ -568,7 +568,7 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 
 /* link set dev IF SETTING VALUE... */
 
-#define LINK_USAGE "usage: mpipctl link set dev IF [advertise on|off] [backup|nobackup]"
+#define LINK_USAGE "usage: mpipctl link set dev IF [advertise on|off] [backup|nobackup] [nat default|auto|none|udp]"
 
 /* "on" 1, "off" 0, anything else -1 */
 static int parse_on_off(const char *s)
@@ -584,7 +584,25 @@ struct link_req {
 	const char *dev;
 	int advertise;		/* -1: not given */
 	int backup;		/* -1: not given */
+	int nat;		/* enum mpip_link_nat, -1: not given */
 };
+
+/* The enum mpip_link_nat of @s, or -1. */
+static int parse_link_nat(const char *s)
+{
+	static const char *const names[] = {
+		[MPIP_LINK_NAT_DEFAULT] = "default",
+		[MPIP_LINK_NAT_AUTO] = "auto",
+		[MPIP_LINK_NAT_NONE] = "none",
+		[MPIP_LINK_NAT_UDP] = "udp",
+	};
+	int i;
+
+	for (i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
 
 /* The name/value pairs after "link set"; prints why when they are bad. */
 static int link_parse(int argc, char **argv, struct link_req *r)
@@ -594,9 +612,11 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 	r->dev = NULL;
 	r->advertise = -1;
 	r->backup = -1;
+	r->nat = -1;
 	for (i = 0; i < argc; i += 2) {
 		bool dev = strcmp(argv[i], "dev") == 0;
 		bool adv = strcmp(argv[i], "advertise") == 0;
+		bool nat = strcmp(argv[i], "nat") == 0;
 
 		/* backup, nobackup, or backup on|off */
 		if (strcmp(argv[i], "backup") == 0 ||
@@ -614,7 +634,7 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 			continue;
 		}
 
-		if (!dev && !adv) {
+		if (!dev && !adv && !nat) {
 			err_msg("link set: unknown setting '%s' (" LINK_USAGE ")",
 				argv[i]);
 			return -1;
@@ -624,12 +644,22 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 				argv[i]);
 			return -1;
 		}
-		if ((dev && r->dev) || (adv && r->advertise >= 0)) {
+		if ((dev && r->dev) || (adv && r->advertise >= 0) ||
+		    (nat && r->nat >= 0)) {
 			err_msg("link set: '%s' given twice", argv[i]);
 			return -1;
 		}
 		if (dev) {
 			r->dev = argv[i + 1];
+			continue;
+		}
+		if (nat) {
+			r->nat = parse_link_nat(argv[i + 1]);
+			if (r->nat < 0) {
+				err_msg("link set: nat is default, auto, none or udp, not '%s'",
+					argv[i + 1]);
+				return -1;
+			}
 			continue;
 		}
 		r->advertise = parse_on_off(argv[i + 1]);
@@ -643,7 +673,7 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 		err_msg("link set: missing dev IF (" LINK_USAGE ")");
 		return -1;
 	}
-	if (r->advertise < 0 && r->backup < 0) {
+	if (r->advertise < 0 && r->backup < 0 && r->nat < 0) {
 		err_msg("link set: nothing to change (" LINK_USAGE ")");
 		return -1;
 	}
@@ -677,6 +707,7 @@ static int link_send(struct ctx *c, const struct link_req *r)
 	     nla_put_u8(msg, MPIP_LINK_A_ADVERTISE, r->advertise) < 0) ||
 	    (r->backup >= 0 &&
 	     nla_put_u8(msg, MPIP_LINK_A_BACKUP, r->backup) < 0) ||
+	    (r->nat >= 0 && nla_put_u8(msg, MPIP_LINK_A_NAT, r->nat) < 0) ||
 	    nla_nest_end(msg, nest) < 0) {
 		nlmsg_free(msg);
 		err_msg("out of memory");
@@ -755,7 +786,7 @@ static const struct cmd {
 	{ "rule", "add|del|flush ...",
 	  "add or remove routing rules (list them: show rules)",
 	  64, false, false, cmd_rule },
-	{ "link", "set dev IF [advertise on|off] [backup|nobackup]",
+	{ "link", "set dev IF [advertise on|off] [backup|nobackup] [nat default|auto|none|udp]",
 	  "use an interface's addresses or not; or only as a backup",
 	  9, false, false, cmd_link },
 	{ "monitor", "", "print events: peers, paths, failovers",

@@ -679,13 +679,31 @@ static struct nla_policy link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_NAME]	= { .type = NLA_STRING },
 	[MPIP_LINK_A_ADVERTISE]	= { .type = NLA_U8 },
 	[MPIP_LINK_A_BACKUP]	= { .type = NLA_U8 },
+	[MPIP_LINK_A_NAT]	= { .type = NLA_U8 },
 };
+
+/* The name of enum mpip_link_nat @v (a number it does not know). */
+static const char *link_nat_name(unsigned int v, char *buf, size_t len)
+{
+	static const char *const names[] = {
+		[MPIP_LINK_NAT_DEFAULT] = "default",
+		[MPIP_LINK_NAT_AUTO] = "auto",
+		[MPIP_LINK_NAT_NONE] = "none",
+		[MPIP_LINK_NAT_UDP] = "udp",
+	};
+
+	if (v < sizeof(names) / sizeof(names[0]))
+		return names[v];
+	snprintf(buf, len, "%u", v);
+	return buf;
+}
 
 static int link_entry(struct nlattr **top, void *arg)
 {
 	struct nlattr *tb[MPIP_LINK_A_MAX + 1];
+	const char *name, *nat;
 	struct out *o = arg;
-	const char *name;
+	char natbuf[12];
 	bool adv, backup;
 
 	if (!top[MPIP_A_LINK] ||
@@ -696,13 +714,17 @@ static int link_entry(struct nlattr **top, void *arg)
 		return -1;
 	name = nla_get_string(tb[MPIP_LINK_A_NAME]);
 	adv = nla_get_u8(tb[MPIP_LINK_A_ADVERTISE]);
-	/* absent from a module without backup links */
+	/* absent from a module without backup links, or NAT traversal */
 	backup = tb[MPIP_LINK_A_BACKUP] && nla_get_u8(tb[MPIP_LINK_A_BACKUP]);
+	nat = link_nat_name(tb[MPIP_LINK_A_NAT] ?
+			    nla_get_u8(tb[MPIP_LINK_A_NAT]) : 0,
+			    natbuf, sizeof(natbuf));
 	if (!o->json) {
 		table_cell(&o->t, "%s", name);
 		table_cell(&o->t, "%u", nla_get_u32(tb[MPIP_LINK_A_IFINDEX]));
 		table_cell(&o->t, "%s", adv ? "on" : "off");
 		table_cell(&o->t, "%s", backup ? "yes" : "no");
+		table_cell(&o->t, "%s", nat);
 		return 0;
 	}
 	json_obj_begin(&o->j);
@@ -714,6 +736,8 @@ static int link_entry(struct nlattr **top, void *arg)
 	json_bool(&o->j, adv);
 	json_key(&o->j, "backup");
 	json_bool(&o->j, backup);
+	json_key(&o->j, "nat");
+	json_str(&o->j, nat);
 	json_obj_end(&o->j);
 	return 0;
 }
@@ -766,8 +790,8 @@ static const struct table_def {
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
 	    "RX_BYTES", "FB", "FB_AGE", "VERIFIED", "SEEN_AS", "ENCAP" } },
-	{ "links", MPIP_CMD_GET_LINKS, link_entry, 4, "lrll",
-	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP" } },
+	{ "links", MPIP_CMD_GET_LINKS, link_entry, 5, "lrlll",
+	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP", "NAT" } },
 	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",
 	  { "PREF", "PKTS", "BYTES", "RULE" } },
 };

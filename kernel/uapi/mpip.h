@@ -197,6 +197,9 @@ enum mpip_attr {
  *	paths from it carry this host's data only while no other path is
  *	up (a path back from a failure beyond its link after a second of
  *	being up); 0 (the default) if not
+ * @MPIP_LINK_A_NAT: u8, enum mpip_link_nat: how the paths from the
+ *	interface cross a NAT (MPIP_LINK_NAT_DEFAULT: as MPIP_CFG_NAT_MODE
+ *	says)
  */
 enum mpip_link_attr {
 	MPIP_LINK_A_UNSPEC,
@@ -204,8 +207,23 @@ enum mpip_link_attr {
 	MPIP_LINK_A_NAME,
 	MPIP_LINK_A_ADVERTISE,
 	MPIP_LINK_A_BACKUP,
+	MPIP_LINK_A_NAT,
 
 	__MPIP_LINK_A_MAX,
+};
+
+/**
+ * enum mpip_link_nat - an interface's NAT traversal (MPIP_LINK_A_NAT)
+ * @MPIP_LINK_NAT_DEFAULT: the namespace's MPIP_CFG_NAT_MODE
+ * @MPIP_LINK_NAT_AUTO: as MPIP_NAT_MODE_AUTO, for the paths from it
+ * @MPIP_LINK_NAT_NONE: as MPIP_NAT_MODE_NONE
+ * @MPIP_LINK_NAT_UDP: as MPIP_NAT_MODE_UDP
+ */
+enum mpip_link_nat {
+	MPIP_LINK_NAT_DEFAULT,
+	MPIP_LINK_NAT_AUTO,
+	MPIP_LINK_NAT_NONE,
+	MPIP_LINK_NAT_UDP,
 };
 
 #define MPIP_LINK_A_MAX (__MPIP_LINK_A_MAX - 1)

@@ -5,7 +5,8 @@
 # 4 MiB TCP file each way (tx_gso 1 and 0) and 1000 UDP datagrams arrive
 # intact, both links carry data, and packets went inside UDP both ways,
 # none of them dropped as bad.  Back to auto, after a flush, the paths
-# carry their packets as they are.
+# carry their packets as they are; with one link set to udp (mpipctl
+# link set dev eth2 nat udp), only the path from it goes inside UDP.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -97,14 +98,39 @@ t_auto() {
 	(($(mpip_stat "$A" tx_encap) == t0)) || fail "packets went inside UDP with nat_mode auto and no NAT"
 }
 
+# A's eth2 alone set to udp (mpipctl link set dev eth2 nat udp): after a
+# flush, A's path from eth2 goes inside UDP and the one from eth1 does
+# not; the link table says so; data intact.  Back to default after.
+t_link_nat() {
+	local ns t0
+	mpipctl_in "$A" link set dev eth2 nat udp
+	mpipctl_in "$A" -j show links | jq -e 'any(.[]; .dev == "eth2" and .nat == "udp") and
+		any(.[]; .dev == "eth1" and .nat == "default")' >/dev/null ||
+		fail "show links: $(mpipctl_in "$A" -j show links)"
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" flush
+	done
+	mpip_twolink_warm_up
+	t0=$(mpip_stat "$A" tx_encap)
+	tcp_send_file "$A" "$B" 10.1.1.2 5003 "$T/file" "$T/g.link"
+	sha256_equal "$T/file" "$T/g.link" || fail "link nat: TCP data differs"
+	mpip_paths "$A" | jq -c '[.[] | select(.state == "up") | {dev, encap}]'
+	mpip_paths "$A" | jq -e '[.[] | select(.state == "up")] | length == 2 and
+		all(.[]; (.dev == "eth2") == (.encap == "udp"))' >/dev/null ||
+		fail "not just eth2's path inside UDP"
+	(($(mpip_stat "$A" tx_encap) > t0)) || fail "nothing went inside UDP on eth2"
+	mpipctl_in "$A" link set dev eth2 nat default
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 6
+ktap_plan 7
 ktap_run nat_mode_udp_warm_up t_setup
 ktap_run paths_inside_udp t_paths_encap
 ktap_run tcp_udp_intact_both_links_gso t_gso
 ktap_run tcp_udp_intact_both_links_nogso t_nogso
 ktap_run nat_mode_auto_no_encap_without_nat t_auto
+ktap_run link_nat_udp_one_link_inside_udp t_link_nat
 ktap_run dmesg_clean t_dmesg
 ktap_finish
