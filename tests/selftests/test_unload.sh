@@ -16,6 +16,7 @@ source "$(dirname "$0")/stress_lib.sh"
 
 mpip_setup_twolink ul
 cleanup_push mpip_load
+keep_hook_keys_on
 
 t_netns_delete() {
 	local i q qa qb
