@@ -492,23 +492,18 @@ static int cmd_get(struct ctx *c, int argc, char **argv)
 	return ret;
 }
 
-/* nat_mode takes the names of enum mpip_nat_mode as well. */
+/*
+ * nat_mode takes the names of enum mpip_nat_mode as well: those of enum
+ * mpip_link_nat but "default" (link_nat_lookup()).
+ */
 static int parse_nat_mode(const char *s, uint32_t *out)
 {
-	static const char *const names[] = {
-		[MPIP_NAT_MODE_AUTO] = "auto",
-		[MPIP_NAT_MODE_NONE] = "none",
-		[MPIP_NAT_MODE_UDP] = "udp",
-	};
-	uint32_t i;
+	int v = link_nat_lookup(s);
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (strcmp(s, names[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	if (v < MPIP_LINK_NAT_AUTO)
+		return -EINVAL;
+	*out = (uint32_t)(v - MPIP_LINK_NAT_AUTO) + MPIP_NAT_MODE_AUTO;
+	return 0;
 }
 
 static int cmd_set(struct ctx *c, int argc, char **argv)
@@ -587,23 +582,6 @@ struct link_req {
 	int nat;		/* enum mpip_link_nat, -1: not given */
 };
 
-/* The enum mpip_link_nat of @s, or -1. */
-static int parse_link_nat(const char *s)
-{
-	static const char *const names[] = {
-		[MPIP_LINK_NAT_DEFAULT] = "default",
-		[MPIP_LINK_NAT_AUTO] = "auto",
-		[MPIP_LINK_NAT_NONE] = "none",
-		[MPIP_LINK_NAT_UDP] = "udp",
-	};
-	int i;
-
-	for (i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
-		if (strcmp(s, names[i]) == 0)
-			return i;
-	return -1;
-}
-
 /* The name/value pairs after "link set"; prints why when they are bad. */
 static int link_parse(int argc, char **argv, struct link_req *r)
 {
@@ -654,7 +632,7 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 			continue;
 		}
 		if (nat) {
-			r->nat = parse_link_nat(argv[i + 1]);
+			r->nat = link_nat_lookup(argv[i + 1]);
 			if (r->nat < 0) {
 				err_msg("link set: nat is default, auto, none or udp, not '%s'",
 					argv[i + 1]);

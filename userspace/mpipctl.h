@@ -120,6 +120,8 @@ const char *proto_name(uint8_t proto, char *buf, size_t len);
 /* The attributes nested in MPIP_A_NODE and MPIP_A_PATH, as replies have them */
 extern struct nla_policy node_policy[MPIP_NODE_A_MAX + 1];
 extern struct nla_policy path_policy[MPIP_PATH_A_MAX + 1];
+/* The enum mpip_link_nat named @s ("default", "auto", ...), or -1 */
+int link_nat_lookup(const char *s);
 /* "up", "down" ... (enum mpip_path_state), or the number */
 const char *path_state_name(uint8_t state, char *buf, size_t len);
 

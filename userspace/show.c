@@ -682,18 +682,34 @@ static struct nla_policy link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_NAT]	= { .type = NLA_U8 },
 };
 
+/*
+ * The names of enum mpip_link_nat; from MPIP_LINK_NAT_AUTO on, those of
+ * enum mpip_nat_mode in the same order (the module relies on it too).
+ */
+static const char *const link_nat_names[] = {
+	[MPIP_LINK_NAT_DEFAULT] = "default",
+	[MPIP_LINK_NAT_AUTO] = "auto",
+	[MPIP_LINK_NAT_NONE] = "none",
+	[MPIP_LINK_NAT_UDP] = "udp",
+};
+
+#define LINK_NAT_COUNT	(sizeof(link_nat_names) / sizeof(link_nat_names[0]))
+
+int link_nat_lookup(const char *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < LINK_NAT_COUNT; i++)
+		if (strcmp(s, link_nat_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 /* The name of enum mpip_link_nat @v (a number it does not know). */
 static const char *link_nat_name(unsigned int v, char *buf, size_t len)
 {
-	static const char *const names[] = {
-		[MPIP_LINK_NAT_DEFAULT] = "default",
-		[MPIP_LINK_NAT_AUTO] = "auto",
-		[MPIP_LINK_NAT_NONE] = "none",
-		[MPIP_LINK_NAT_UDP] = "udp",
-	};
-
-	if (v < sizeof(names) / sizeof(names[0]))
-		return names[v];
+	if (v < LINK_NAT_COUNT)
+		return link_nat_names[v];
 	snprintf(buf, len, "%u", v);
 	return buf;
 }
