@@ -197,6 +197,13 @@ mpip_setup_router_globals() {
 	MARK=$(dmesg_mark)
 }
 
+# nat_counter NS NAME: packets counted by counter NAME of table inet natlab
+# (topo.sh nat)
+nat_counter() {
+	ip netns exec "$1" nft -j list counter inet natlab "$2" |
+		jq -er '.nftables[] | select(.counter) | .counter.packets'
+}
+
 # mpip_twolink_warm_up: 100 kB over TCP from A to B's link-1 address (port
 # 4999), intact, then both hosts have both of their paths up
 mpip_twolink_warm_up() {

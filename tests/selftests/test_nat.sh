@@ -31,12 +31,6 @@ source "$(dirname "$0")/mpip_lib.sh"
 # P, A, B, R (the internet router), T, MARK; the NATs are ${P}n1, ${P}n2
 mpip_setup_router_globals nat
 
-# nat_counter NS NAME: packets counted by counter NAME of table inet natlab
-nat_counter() {
-	ip netns exec "$1" nft -j list counter inet natlab "$2" |
-		jq -er '.nftables[] | select(.counter) | .counter.packets'
-}
-
 # nat_report: the NATs' INVALID drops and the internet's leak count
 nat_report() {
 	echo "invalid: n1 $(nat_counter "${P}n1" ct_invalid), n2 $(nat_counter "${P}n2" ct_invalid); leak: $(nat_counter "$R" leak)"

@@ -13,11 +13,6 @@ source "$(dirname "$0")/mpip_lib.sh"
 
 mpip_setup_router_globals ni
 
-nat_counter() {
-	ip netns exec "$1" nft -j list counter inet natlab "$2" |
-		jq -er '.nftables[] | select(.counter) | .counter.packets'
-}
-
 # A's four paths and B's four learned ones, all up inside UDP
 all_up() {
 	mpip_paths "$A" | jq -e 'length == 4 and all(.[]; .nat and .verified and
