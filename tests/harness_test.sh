@@ -21,7 +21,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=36
+PLAN=37
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -295,6 +295,7 @@ check "scapy runner: no tests found fails" scapy_counts "$TMP/py0" 1 "0 1 0"
 # ------------------------------------------------- tools/check.sh run_suite
 
 # (sourced in a subshell: it cds to the repository and sets globals)
+# shellcheck disable=SC2030 # (each subshell sets its own)
 suite_result() { # WANT "P F S" NAME CONSOLE COMMAND...: run_suite's line
 	local want=$1 sname=$2 console=$3
 	shift 3
@@ -331,6 +332,21 @@ check "check.sh: a WARNING in the guest's console log fails" \
 printf '#!/usr/bin/env bash\ncat %q; exit 255\n' "$TMP/ok1" >"$TMP/vm255.sh"
 check "check.sh: a crashed guest (exit 255) after a clean summary fails" \
 	suite_result "1 passed, 1 failed, 0 skipped" z "" bash "$TMP/vm255.sh"
+suite fails 'KTAP version 1' '1..2' '    1..2' '    ok 1 s1' '    not ok 2 s2' 'not ok 1 f1' \
+	'ok 2 f2' 'z: 1 passed, 1 failed'
+# shellcheck disable=SC2031 # (each subshell sets its own)
+summary_names() { # the failure summary names the failed test and subtest
+	(
+		export MPIP_CHECK_LOG=$TMP/check
+		# shellcheck source=tools/check.sh
+		source "$REPO/tools/check.sh"
+		run_suite z "$TMP/none" bash "$(fake "$TMP/fails" 1)" >/dev/null 2>&1
+		failure_summary
+	) >"$TMP/summary.out" 2>&1
+	cat "$TMP/summary.out"
+	grep -qx 'z: f1 (s2)' "$TMP/summary.out" && grep -qx 'z: exit status 1' "$TMP/summary.out"
+}
+check "check.sh: the failure summary names the failed test and subtest" summary_names
 
 if ((n != PLAN)); then
 	echo "# ran $n tests, planned $PLAN"

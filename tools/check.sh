@@ -38,7 +38,9 @@
 # For each suite this script prints "=== NAME: N passed, N failed, N
 # skipped": the suite's own counts, with each disallowed skip moved to the
 # failures, and at least one failure if any other check failed.  The last
-# line is "N passed, N failed, N skipped", the sums.  Exit status is non-zero
+# line is "N passed, N failed, N skipped", the sums; before it, if anything
+# failed, "=== what failed:" and a line for each failed test (with its
+# failed subtests) or other problem, so that the end of the log says it.  Exit status is non-zero
 # if anything failed.  Logs go to build/check/ (or $MPIP_CHECK_LOG).
 set -uo pipefail
 
@@ -55,6 +57,27 @@ SANITIZER_RE+='|runtime error:|SUMMARY: [A-Za-z]*Sanitizer'
 total_pass=0
 total_fail=0
 total_skip=0
+what_failed=()
+
+# failed_tests LOG: a line "NAME (SUB, SUB...)" for each top-level "not ok"
+# result of the KTAP in LOG, with the indented "not ok" results before it
+failed_tests() {
+	awk '
+	/^ +not ok [0-9]+/ { sub(/^ +not ok [0-9]+ +(- )?/, ""); subs = subs (subs == "" ? "" : ", ") $0; next }
+	/^ok [0-9]+/ { subs = ""; next }
+	/^not ok [0-9]+/ {
+		sub(/^not ok [0-9]+ +(- )?/, "")
+		print $0 (subs == "" ? "" : " (" subs ")")
+		subs = ""
+	}' "$1"
+}
+
+# failure_summary: what run_suite found failed, at most 30 lines
+failure_summary() {
+	((${#what_failed[@]})) || return 0
+	echo "=== what failed:"
+	printf '%s\n' "${what_failed[@]}" | head -n 30
+}
 
 # What the kernels other than the newest run in make check: the files that
 # cover most of the module's code in the least time (netlink, multipath
@@ -106,7 +129,11 @@ run_suite() {
 	fi
 	for l in "${problems[@]}"; do
 		echo "=== $name: $l"
+		what_failed+=("$name: $l")
 	done
+	while IFS= read -r l; do
+		[[ -z $l ]] || what_failed+=("$name: $l")
+	done < <(failed_tests "$log")
 	((${#problems[@]} == 0 || f > 0)) || f=1
 	echo "=== $name: $p passed, $f failed, $s skipped"
 	total_pass=$((total_pass + p))
@@ -173,6 +200,7 @@ main() {
 			tools/vm.sh --timeout 1200 --console-log "$LOG/bench-console.log" -- tests/bench_smoke.sh
 	fi
 
+	failure_summary
 	echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 	[[ $total_fail -eq 0 ]]
 }

@@ -9,27 +9,6 @@
 DURATION=1000
 PARALLEL=3
 
-# keep_hook_keys_on: an nftables table in the initial namespace with base
-# chains at IPv4 PRE_ROUTING and POST_ROUTING, removed at the end.  While
-# it is there, mpip's hooks are never the first or last of their kind,
-# so registering or unregistering them (rmmod, insmod, disable, enable)
-# does not flip the kernel's static branch for those hooks, which
-# rewrites code that the other vCPU runs through.  Under TCG that
-# crashed the guest ("Oops: int3" in ip_rcv(), no mpip frame, the moment
-# mpip loaded again under traffic in test_unload; CI's failed run of
-# e25534e lost the same three results at the end of 6.12, likely the
-# same), a fault of the emulation's code patching, not of mpip's hooks;
-# these tests are about mpip's own teardown.
-keep_hook_keys_on() {
-	nft -f - <<-'EOF' || fail "could not add the table that keeps the hook keys on"
-		table ip mpip_test_keys {
-			chain pre { type filter hook prerouting priority 500; policy accept; }
-			chain post { type filter hook postrouting priority 500; policy accept; }
-		}
-	EOF
-	cleanup_push nft delete table ip mpip_test_keys
-}
-
 # shape LAB_A LAB_B: link 1 slow and long, link 2 short
 shape() {
 	"$TOPO" netem "$1" eth1 40mbit,42ms,-

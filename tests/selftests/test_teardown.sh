@@ -16,7 +16,6 @@ source "$(dirname "$0")/mpip_lib.sh"
 source "$(dirname "$0")/stress_lib.sh"
 
 mpip_setup_twolink td
-keep_hook_keys_on
 cleanup_push mpip_load
 
 t_flush() {

@@ -16,7 +16,6 @@ source "$(dirname "$0")/stress_lib.sh"
 
 mpip_setup_twolink ul
 cleanup_push mpip_load
-keep_hook_keys_on
 
 t_netns_delete() {
 	local i q qa qb
