@@ -229,11 +229,11 @@ static const struct mpip_laddr *mpip_laddr_find(const struct mpip_laddr *la,
 }
 
 /*
- * Does the pair have a path?  If not, *@free is a free slot, or -1.
+ * The pair's path, if it has one; if not, *@free is a free slot, or -1.
  * Caller holds the node's lock.
  */
-static bool mpip_path_exists(struct mpip_node *n, __be32 saddr,
-			     __be32 daddr, int *free)
+static struct mpip_path *mpip_path_locate(struct mpip_node *n, __be32 saddr,
+					  __be32 daddr, int *free)
 {
 	struct mpip_path *p;
 	int i;
@@ -245,10 +245,10 @@ static bool mpip_path_exists(struct mpip_node *n, __be32 saddr,
 			if (*free < 0)
 				*free = i;
 		} else if (p->saddr == saddr && p->daddr == daddr) {
-			return true;
+			return p;
 		}
 	}
-	return false;
+	return NULL;
 }
 
 /*
@@ -319,7 +319,7 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 	}
 	for (i = 0; i < nla; i++) {
 		for (j = 0; j < n->naddrs; j++) {
-			if (mpip_path_exists(n, la[i].addr, n->addrs[j],
+			if (mpip_path_locate(n, la[i].addr, n->addrs[j],
 					     &slot) || slot < 0)
 				continue;
 			probe |= mpip_path_add(mn, n, slot, &la[i],
@@ -358,20 +358,13 @@ static bool mpip_path_learn_locked(struct mpip_net *mn, struct mpip_node *n,
 				   __be16 rport)
 {
 	struct mpip_path *p;
-	int i, slot = -1;
+	int slot;
 
 	/* an address the peer lists is its own end: no NAT in between */
 	if (!n->naddrs || mpip_addr_listed(raddr, n->addrs, n->naddrs))
 		return false;
-	for (i = 0; i < MPIP_MAX_PATHS; i++) {
-		p = mpip_path_slot(n, i);
-		if (!p) {
-			if (slot < 0)
-				slot = i;
-			continue;
-		}
-		if (p->saddr != la->addr || p->daddr != raddr)
-			continue;
+	p = mpip_path_locate(n, la->addr, raddr, &slot);
+	if (p) {
 		if (!p->learned || p->dport == rport)
 			return false;
 		spin_lock(&p->lock);

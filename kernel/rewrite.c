@@ -15,27 +15,49 @@
 
 #include "mpip.h"
 
+/*
+ * The transport checksum of TCP or UDP packet @skb, made writable, or
+ * NULL without memory.  *@live: whether it is one to update (a UDP
+ * checksum of 0 means none, unless it is a partial one).
+ */
+static __sum16 *mpip_rewrite_check(struct sk_buff *skb, bool *live)
+{
+	bool udp = ip_hdr(skb)->protocol == IPPROTO_UDP;
+	unsigned int off = ip_hdrlen(skb);
+	__sum16 *check;
+
+	off += udp ? offsetof(struct udphdr, check) :
+		     offsetof(struct tcphdr, check);
+	if (skb_ensure_writable(skb, off + sizeof(*check)))
+		return NULL;
+	check = (__sum16 *)(skb_network_header(skb) + off);
+	*live = !udp || *check || skb->ip_summed == CHECKSUM_PARTIAL;
+	return check;
+}
+
+/* A live UDP checksum that came out 0 is sent as all ones. */
+static void mpip_rewrite_check_done(struct sk_buff *skb, __sum16 *check)
+{
+	if (!*check && skb->ip_summed != CHECKSUM_PARTIAL &&
+	    ip_hdr(skb)->protocol == IPPROTO_UDP)
+		*check = CSUM_MANGLED_0;
+}
+
 /* Give the TCP or UDP packet @skb the addresses @saddr and @daddr. */
 int mpip_rewrite_addrs(struct sk_buff *skb, __be32 saddr, __be32 daddr)
 {
-	unsigned int ihl = ip_hdrlen(skb), off;
-	bool udp = ip_hdr(skb)->protocol == IPPROTO_UDP;
 	struct iphdr *iph;
 	__sum16 *check;
+	bool live;
 
-	off = ihl + (udp ? offsetof(struct udphdr, check) :
-			   offsetof(struct tcphdr, check));
-	if (skb_ensure_writable(skb, off + sizeof(*check)))
+	check = mpip_rewrite_check(skb, &live);
+	if (!check)
 		return -ENOMEM;
 	iph = ip_hdr(skb);
-	check = (__sum16 *)(skb_network_header(skb) + off);
-
-	/* A UDP checksum of 0 means none, unless it is a partial one. */
-	if (!udp || *check || skb->ip_summed == CHECKSUM_PARTIAL) {
+	if (live) {
 		inet_proto_csum_replace4(check, skb, iph->saddr, saddr, true);
 		inet_proto_csum_replace4(check, skb, iph->daddr, daddr, true);
-		if (udp && !*check && skb->ip_summed != CHECKSUM_PARTIAL)
-			*check = CSUM_MANGLED_0;
+		mpip_rewrite_check_done(skb, check);
 	}
 	csum_replace4(&iph->check, iph->saddr, saddr);
 	csum_replace4(&iph->check, iph->daddr, daddr);
@@ -51,22 +73,18 @@ int mpip_rewrite_addrs(struct sk_buff *skb, __be32 saddr, __be32 daddr)
  */
 int mpip_rewrite_ports(struct sk_buff *skb, __be16 sport, __be16 dport)
 {
-	unsigned int ihl = ip_hdrlen(skb), off;
-	bool udp = ip_hdr(skb)->protocol == IPPROTO_UDP;
-	__be16 *ports;
 	__sum16 *check;
+	__be16 *ports;
+	bool live;
 
-	off = ihl + (udp ? offsetof(struct udphdr, check) :
-			   offsetof(struct tcphdr, check));
-	if (skb_ensure_writable(skb, off + sizeof(*check)))
+	check = mpip_rewrite_check(skb, &live);
+	if (!check)
 		return -ENOMEM;
-	ports = (__be16 *)(skb_network_header(skb) + ihl);
-	check = (__sum16 *)(skb_network_header(skb) + off);
-	if (!udp || *check || skb->ip_summed == CHECKSUM_PARTIAL) {
+	ports = (__be16 *)(skb_network_header(skb) + ip_hdrlen(skb));
+	if (live) {
 		inet_proto_csum_replace2(check, skb, ports[0], sport, false);
 		inet_proto_csum_replace2(check, skb, ports[1], dport, false);
-		if (udp && !*check && skb->ip_summed != CHECKSUM_PARTIAL)
-			*check = CSUM_MANGLED_0;
+		mpip_rewrite_check_done(skb, check);
 	}
 	ports[0] = sport;
 	ports[1] = dport;
