@@ -24,6 +24,13 @@
  *   related to the flow.  The quoted transport checksum is left as it
  *   was (nothing checks it).
  *
+ * A packet sent inside UDP (encap.c) is quoted as a datagram from the
+ * control port to the port of the path it took.  Its error gives that
+ * path's MTU, which mpip records on the path's route; it is not passed
+ * on to the flow: the quote may end before the packet inside, and the
+ * flow's own route, where it shares it, already has the MTU.  A packet
+ * that does not fit the path inside UDP is then fragmented (output.c).
+ *
  * Other errors about a moved packet (unreachable, time exceeded) are not
  * translated: a path that fails is mpip's business (its path states and
  * failover), and the flow goes on over its other paths; the application
@@ -169,9 +176,22 @@ static bool mpip_icmp_ports(struct sk_buff *skb, unsigned int qoff,
 }
 
 /*
+ * Path @p, between the quoted packet's addresses, carries packets inside
+ * UDP to port @dport, from the control port @sport: the quoted packet
+ * was one of them.
+ */
+static bool mpip_icmp_encap(const struct mpip_path *p, __be16 sport,
+			    __be16 dport)
+{
+	return READ_ONCE(p->encap) && sport == htons(MPIP_CTRL_PORT) &&
+	       dport == READ_ONCE(p->dport);
+}
+
+/*
  * An ICMP error @skb for this host, in the input hook (RCU held): if it
- * says that a packet moved to a path needs fragmentation, record the MTU
- * on the path's route and translate the error back to the flow.
+ * says that a packet moved to a path, or sent inside UDP on one, needs
+ * fragmentation, record the MTU on the path's route, and translate the
+ * error about a moved packet back to the flow.
  */
 void mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
 {
@@ -201,6 +221,13 @@ void mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
 	n = mpip_icmp_node(mn, quoted->saddr, quoted->daddr, &p);
 	if (!n)
 		return;
+	if (quoted->protocol == IPPROTO_UDP && mpip_icmp_encap(p, sport, dport)) {
+		if (!mpip_icmp_csum_ok(skb, ip_hdrlen(skb)))
+			return;
+		mpip_icmp_path_mtu(mn, skb, qoff, p);
+		mpip_inc(mn, MPIP_STAT_RX_ICMP_PMTU);
+		return;
+	}
 	s = mpip_icmp_session(mn, n, p, quoted->protocol, sport, dport);
 	/* Not a session's packet, or one that was not moved. */
 	if (!s || (s->t.laddr == quoted->saddr && s->t.raddr == quoted->daddr))

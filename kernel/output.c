@@ -300,8 +300,21 @@ static bool mpip_out_encap(const struct mpip_path *p)
 }
 
 /*
+ * Is @pk a segment of a TCP session whose own addresses cross a NAT, and
+ * that goes inside UDP (mpip_out_nat_tcp() let it on)?  Such a segment
+ * never goes bare for want of room: the NAT saw none of the session's
+ * segments since its first, and drops one past the window it tracks.  It
+ * goes inside UDP anyway, to be fragmented (mpip_out_frag()).
+ */
+static bool mpip_out_wrapped(const struct mpip_pkt *pk)
+{
+	return pk->translated;
+}
+
+/*
  * Move @skb to path @p: its addresses and its route.  The new route must
- * leave room for the trailer.  Returns false if the packet stays as it is.
+ * leave room for the trailer, unless the packet is wrapped anyway.
+ * Returns false if the packet stays as it is.
  */
 static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
 			     const struct mpip_pkt *pk, struct mpip_path *p)
@@ -317,7 +330,8 @@ static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_TX_POLICY_KEPT);
 		return false;
 	}
-	if (!mpip_out_fits(skb, dst, mpip_out_encap(p) ? MPIP_ENCAP_LEN : 0) ||
+	if ((!mpip_out_fits(skb, dst, mpip_out_encap(p) ? MPIP_ENCAP_LEN : 0) &&
+	     !mpip_out_wrapped(pk)) ||
 	    mpip_rewrite_addrs(skb, p->saddr, p->daddr)) {
 		dst_release(dst);
 		return false;
@@ -463,6 +477,22 @@ static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
 }
 
 /*
+ * A packet inside UDP that is too big for its route goes without the
+ * don't-fragment bit: the IP output fragments it (and a NAT on the way
+ * reassembles it), where the bit would have it dropped.
+ */
+static void mpip_out_frag(struct mpip_net *mn, struct sk_buff *skb)
+{
+	struct iphdr *iph = ip_hdr(skb);
+
+	if (skb->len <= dst_mtu(skb_dst(skb)) || !(iph->frag_off & htons(IP_DF)))
+		return;
+	iph->frag_off &= ~htons(IP_DF);
+	ip_send_check(iph);
+	mpip_inc(mn, MPIP_STAT_TX_ENCAP_FRAG);
+}
+
+/*
  * Add the CM @cm to one packet, as its trailer or, for a GSO packet kept
  * whole (@kept), behind its IP header, and count it on @path.  Its
  * counter is @ctr, if not 0, else the node's next.
@@ -482,8 +512,10 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 	if (!err && !kept && !(cm->flags & MPIP_CM_F_ORIG) &&
 	    mpip_out_encap(path)) {
 		err = mpip_encap_push(skb, READ_ONCE(path->dport));
-		if (!err)
+		if (!err) {
+			mpip_out_frag(mn, skb);
 			mpip_inc(mn, MPIP_STAT_TX_ENCAP);
+		}
 	}
 	if (err) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
@@ -524,7 +556,7 @@ static unsigned int mpip_out_data_one(struct mpip_net *mn,
 	struct mpip_path *path;
 	struct mpip_cm cm;
 
-	if (mpip_skb_room(skb) < MPIP_DATA_CM_LEN) {
+	if (mpip_skb_room(skb) < MPIP_DATA_CM_LEN && !mpip_out_wrapped(pk)) {
 		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
 		return NF_ACCEPT;
 	}
@@ -701,7 +733,10 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
  * Does @pk's flow cross a NAT on its own addresses?  Ours, if the path of
  * those addresses was found translated; the peer's, if the path is one
  * learned from where its CMs came from, or, with no path there, if the
- * flow's remote address is none the node lists.
+ * flow's remote address is none the node lists.  A path whose probes all
+ * went unanswered counts too: something on it drops UDP, a NAT or a
+ * firewall, which may well take a TCP segment with a trailer for INVALID
+ * (test_natedge: a NAT that forwards no UDP); the flow goes bare there.
  */
 static bool mpip_out_translated(const struct mpip_pkt *pk)
 {
@@ -710,7 +745,8 @@ static bool mpip_out_translated(const struct mpip_pkt *pk)
 	unsigned int i;
 
 	if (pk->orig)
-		return READ_ONCE(pk->orig->nat) || pk->orig->learned;
+		return READ_ONCE(pk->orig->nat) || pk->orig->learned ||
+		       mpip_rr_gave_up(pk->orig);
 	spin_lock_bh(&n->lock);
 	for (i = 0; i < n->naddrs && !listed; i++)
 		listed = n->addrs[i] == pk->iph->daddr;
@@ -788,7 +824,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 	struct mpip_path *path;
 	struct mpip_cm cm;
 
-	if (!mpip_out_fits(skb, skb_dst(skb), 0)) {
+	if (!mpip_out_fits(skb, skb_dst(skb), 0) && !mpip_out_wrapped(pk)) {
 		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
 		return NF_ACCEPT;
 	}

@@ -99,6 +99,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_TX_ENCAP]		= "tx_encap",
 	[MPIP_STAT_RX_ENCAP]		= "rx_encap",
 	[MPIP_STAT_RX_ENCAP_BAD]	= "rx_encap_bad",
+	[MPIP_STAT_TX_ENCAP_FRAG]	= "tx_encap_frag",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

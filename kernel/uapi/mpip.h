@@ -652,6 +652,9 @@ enum mpip_path_attr {
  * @MPIP_STAT_RX_ENCAP: packets received inside UDP and taken out
  * @MPIP_STAT_RX_ENCAP_BAD: datagrams to the control port with a shim but
  *	no valid packet inside, dropped
+ * @MPIP_STAT_TX_ENCAP_FRAG: packets sent inside UDP that did not fit the
+ *	path's MTU and went without the don't-fragment bit (IP fragments
+ *	them), rather than bare on a path whose NAT would drop them
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -714,6 +717,7 @@ enum mpip_stat {
 	MPIP_STAT_TX_ENCAP,
 	MPIP_STAT_RX_ENCAP,
 	MPIP_STAT_RX_ENCAP_BAD,
+	MPIP_STAT_TX_ENCAP_FRAG,
 
 	__MPIP_STAT_MAX,
 };
