@@ -92,7 +92,8 @@ _bg_stop() {
 
 # tcp_send_file NS_SRC NS_DST DST_ADDR PORT FILE OUT: copy FILE over TCP;
 # sets TCP_SEND_MS to the milliseconds from starting the sender to the
-# receiver's exit (the connection's lifetime, give or take an exec)
+# receiver's exit (the connection's lifetime, give or take an exec).
+# TCP_BIND=ADDR: the connection's source address
 #
 # Background helpers here write to files, never to the subtest's stdout or
 # stderr: ktap_run reads those through a pipe, and a helper left running
@@ -112,7 +113,7 @@ tcp_send_file() {
 		fail "nothing listens on $dst:$port"
 	fi
 	t0=$(date +%s%N)
-	if ! in_ns "$src" timeout 110 socat -u "OPEN:$file" "TCP:$addr:$port"; then
+	if ! in_ns "$src" timeout 110 socat -u "OPEN:$file" "TCP:$addr:$port${TCP_BIND:+,bind=$TCP_BIND}"; then
 		_bg_stop "$lpid" "$log"
 		fail "TCP sender $src -> $addr:$port failed"
 	fi
@@ -121,6 +122,30 @@ tcp_send_file() {
 	TCP_SEND_MS=$((($(date +%s%N) - t0) / 1000000))
 	[[ -s $log ]] && cat "$log" >&2
 	((rc == 0)) || fail "TCP receiver on $dst:$port failed (exit $rc)"
+}
+
+# tcp_fetch_file NS_SRC NS_DST ADDR PORT FILE OUT: NS_SRC connects to
+# ADDR:PORT (NS_DST) and NS_DST sends FILE down the connection, which
+# NS_SRC writes to OUT.  TCP_BIND=ADDR: the connection's source address.
+tcp_fetch_file() {
+	local src=$1 dst=$2 addr=$3 port=$4 file=$5 out=$6 log spid rc=0
+	log=$(tmpdir)/tcp-send.$port.log
+	rm -f "$out"
+	ip netns exec "$dst" timeout 120 socat -u "OPEN:$file" "TCP-LISTEN:$port,reuseaddr" \
+		</dev/null >"$log" 2>&1 &
+	spid=$!
+	if ! wait_for 30 tcp_listening "$dst" "$port"; then
+		_bg_stop "$spid" "$log"
+		fail "nothing listens on $dst:$port"
+	fi
+	if ! in_ns "$src" timeout 110 socat -u "TCP:$addr:$port${TCP_BIND:+,bind=$TCP_BIND}" \
+		"OPEN:$out,creat,trunc"; then
+		_bg_stop "$spid" "$log"
+		fail "TCP receiver $src from $addr:$port failed"
+	fi
+	wait "$spid" || rc=$?
+	[[ -s $log ]] && cat "$log" >&2
+	((rc == 0)) || fail "TCP sender on $dst:$port failed (exit $rc)"
 }
 
 # udp_exchange NS_SRC NS_DST DST_ADDR PORT COUNT [SPORT [GAP_US]]: send COUNT

@@ -183,28 +183,6 @@ t_mpip() {
 	(($(nat_counter "$R" leak) == 0)) || fail "a private address leaked"
 }
 
-# tcp_fetch_file PORT FILE OUT: A connects to B's eth1 address through the
-# NAT and B sends FILE down the connection, which A writes to OUT
-tcp_fetch_file() {
-	local port=$1 file=$2 out=$3 log spid rc=0
-	log=$(tmpdir)/tcp-send.$port.log
-	rm -f "$out"
-	ip netns exec "$B" timeout 120 socat -u "OPEN:$file" "TCP-LISTEN:$port,reuseaddr" \
-		</dev/null >"$log" 2>&1 &
-	spid=$!
-	if ! wait_for 30 tcp_listening "$B" "$port"; then
-		_bg_stop "$spid" "$log"
-		fail "nothing listens on $B:$port"
-	fi
-	if ! in_ns "$A" timeout 110 socat -u "TCP:198.18.3.2:$port" "OPEN:$out,creat,trunc"; then
-		_bg_stop "$spid" "$log"
-		fail "TCP receiver on A from B:$port failed"
-	fi
-	wait "$spid" || rc=$?
-	[[ -s $log ]] && cat "$log" >&2
-	((rc == 0)) || fail "TCP sender on B:$port failed (exit $rc)"
-}
-
 # tcp_both_ways TAG PORT: a file from A to B and one from B to A (A
 # connects), through the NATs: byte-exact, no packet INVALID at a NAT,
 # each host's two links carry the flow it sends
@@ -221,7 +199,7 @@ tcp_both_ways() {
 	a2=$(($(tx_bytes "$A" eth2) - a2))
 	b1=$(tx_bytes "$B" eth1)
 	b2=$(tx_bytes "$B" eth2)
-	tcp_fetch_file $((port + 1)) "$T/f" "$T/h.$tag"
+	tcp_fetch_file "$A" "$B" 198.18.3.2 $((port + 1)) "$T/f" "$T/h.$tag"
 	sha256_equal "$T/f" "$T/h.$tag" || fail "$tag: TCP data B -> A differs"
 	b1=$(($(tx_bytes "$B" eth1) - b1))
 	b2=$(($(tx_bytes "$B" eth2) - b2))
@@ -283,7 +261,7 @@ t_nat_none() {
 		fail "A's paths are not all found translated and left unused: $(paths_brief)"
 	tcp_send_file "$A" "$B" 198.18.3.2 5030 "$T/f" "$T/g.none"
 	sha256_equal "$T/f" "$T/g.none" || fail "nat_mode none: TCP data A -> B differs"
-	tcp_fetch_file 5031 "$T/f" "$T/h.none"
+	tcp_fetch_file "$A" "$B" 198.18.3.2 5031 "$T/f" "$T/h.none"
 	sha256_equal "$T/f" "$T/h.none" || fail "nat_mode none: TCP data B -> A differs"
 	nat_report
 	mpip_stats_brief
