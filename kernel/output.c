@@ -733,10 +733,11 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
  * Does @pk's flow cross a NAT on its own addresses?  Ours, if the path of
  * those addresses was found translated; the peer's, if the path is one
  * learned from where its CMs came from, or, with no path there, if the
- * flow's remote address is none the node lists.  A path whose probes all
- * went unanswered counts too: something on it drops UDP, a NAT or a
- * firewall, which may well take a TCP segment with a trailer for INVALID
- * (test_natedge: a NAT that forwards no UDP); the flow goes bare there.
+ * flow's remote address is none the node lists.  So does a path whose
+ * probe has not been answered yet: only the answer tells whether a NAT,
+ * which takes a TCP segment with a trailer for INVALID, is on it.  One
+ * never answered (something there drops UDP: test_natedge's NAT that
+ * forwards no UDP) keeps its flows bare for good.
  */
 static bool mpip_out_translated(const struct mpip_pkt *pk)
 {
@@ -746,7 +747,7 @@ static bool mpip_out_translated(const struct mpip_pkt *pk)
 
 	if (pk->orig)
 		return READ_ONCE(pk->orig->nat) || pk->orig->learned ||
-		       mpip_rr_gave_up(pk->orig);
+		       !READ_ONCE(pk->orig->rr_ok);
 	spin_lock_bh(&n->lock);
 	for (i = 0; i < n->naddrs && !listed; i++)
 		listed = n->addrs[i] == pk->iph->daddr;
