@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip fake-TCP encapsulation: the state of a path's fake connection and
+ * its TCP headers (see ftcp.h).  Portable: no kernel API.
+ */
+#include "ftcp.h"
+
+#define MPIP_FTCP_URG		0x20
+#define MPIP_FTCP_ECE		0x40
+#define MPIP_FTCP_CWR		0x80
+
+/* Is sequence number @a after @b, modulo 2^32? */
+static bool mpip_ftcp_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
+
+/* Does @seq lie within the window around @expected, either way? */
+static bool mpip_ftcp_near(u32 seq, u32 expected)
+{
+	u32 d = seq - expected;
+
+	return d < MPIP_FTCP_MAX_WIN || -d < MPIP_FTCP_MAX_WIN;
+}
+
+void mpip_ftcp_connect(struct mpip_ftcp *c, u32 isn, u16 mss,
+		       struct mpip_ftcp_seg *syn)
+{
+	syn->seq = isn;
+	syn->ack = 0;
+	syn->flags = MPIP_FTCP_SYN;
+	syn->mss = mss;
+	c->snd_nxt = isn + 1;
+	c->rcv_nxt = 0;
+	c->state = MPIP_FTCP_SYN_SENT;
+}
+
+void mpip_ftcp_synack(const struct mpip_ftcp_seg *in, u32 cookie, u16 mss,
+		      struct mpip_ftcp_seg *out)
+{
+	out->seq = cookie;
+	out->ack = in->seq + 1;
+	out->flags = MPIP_FTCP_SYN | MPIP_FTCP_ACK;
+	out->mss = mss;
+}
+
+bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
+		      u32 len, u32 cookie)
+{
+	if ((in->flags & (MPIP_FTCP_SYN | MPIP_FTCP_RST | MPIP_FTCP_ACK)) !=
+	    MPIP_FTCP_ACK || in->ack != cookie + 1)
+		return false;
+	c->snd_nxt = cookie + 1;
+	c->rcv_nxt = in->seq + len;
+	c->state = MPIP_FTCP_OPEN;
+	return true;
+}
+
+bool mpip_ftcp_data(struct mpip_ftcp *c, u32 len, struct mpip_ftcp_seg *out)
+{
+	if (c->state != MPIP_FTCP_OPEN)
+		return false;
+	out->seq = c->snd_nxt;
+	out->ack = c->rcv_nxt;
+	out->flags = MPIP_FTCP_ACK | MPIP_FTCP_PSH;
+	out->mss = 0;
+	c->snd_nxt += len;
+	return true;
+}
+
+/* The ACK that completes the handshake, or keeps the counts known. */
+static void mpip_ftcp_ack(const struct mpip_ftcp *c, struct mpip_ftcp_seg *out)
+{
+	out->seq = c->snd_nxt;
+	out->ack = c->rcv_nxt;
+	out->flags = MPIP_FTCP_ACK;
+	out->mss = 0;
+}
+
+/* The SYN-ACK to our SYN: the connection opens, and we acknowledge it. */
+static enum mpip_ftcp_verdict mpip_ftcp_rx_synack(struct mpip_ftcp *c,
+						  const struct mpip_ftcp_seg *in,
+						  struct mpip_ftcp_seg *reply)
+{
+	if (in->flags != (MPIP_FTCP_SYN | MPIP_FTCP_ACK) ||
+	    in->ack != c->snd_nxt)
+		return MPIP_FTCP_DROP;
+	c->rcv_nxt = in->seq + 1;
+	c->state = MPIP_FTCP_OPEN;
+	mpip_ftcp_ack(c, reply);
+	return MPIP_FTCP_REPLY;
+}
+
+/*
+ * A segment on the open connection: in the window, acknowledging nothing
+ * we did not send.  The acknowledgment we send moves to the end of the
+ * highest one seen; gaps are left behind.
+ */
+static enum mpip_ftcp_verdict mpip_ftcp_rx_open(struct mpip_ftcp *c,
+						const struct mpip_ftcp_seg *in,
+						u32 len)
+{
+	u32 end = in->seq + len;
+
+	if ((in->flags & (MPIP_FTCP_SYN | MPIP_FTCP_ACK)) != MPIP_FTCP_ACK ||
+	    !mpip_ftcp_near(in->seq, c->rcv_nxt) ||
+	    mpip_ftcp_after(in->ack, c->snd_nxt) ||
+	    !mpip_ftcp_near(in->ack, c->snd_nxt))
+		return MPIP_FTCP_DROP;
+	if (mpip_ftcp_after(end, c->rcv_nxt))
+		c->rcv_nxt = end;
+	return MPIP_FTCP_TAKE;
+}
+
+enum mpip_ftcp_verdict mpip_ftcp_rx(struct mpip_ftcp *c,
+				    const struct mpip_ftcp_seg *in, u32 len,
+				    struct mpip_ftcp_seg *reply)
+{
+	switch (c->state) {
+	case MPIP_FTCP_SYN_SENT:
+		if (in->flags & MPIP_FTCP_RST) {
+			if ((in->flags & MPIP_FTCP_ACK) && in->ack == c->snd_nxt)
+				c->state = MPIP_FTCP_CLOSED;
+			return MPIP_FTCP_DROP;
+		}
+		return mpip_ftcp_rx_synack(c, in, reply);
+	case MPIP_FTCP_OPEN:
+		/* a RST in the window, or a SYN (the peer started over) */
+		if (in->flags & (MPIP_FTCP_RST | MPIP_FTCP_SYN)) {
+			if ((in->flags & MPIP_FTCP_SYN) ||
+			    mpip_ftcp_near(in->seq, c->rcv_nxt))
+				c->state = MPIP_FTCP_CLOSED;
+			return MPIP_FTCP_DROP;
+		}
+		return mpip_ftcp_rx_open(c, in, len);
+	default:
+		return MPIP_FTCP_DROP;
+	}
+}
+
+unsigned int mpip_ftcp_hdr_len(u8 flags)
+{
+	return flags & MPIP_FTCP_SYN ? MPIP_FTCP_SYN_HDR_LEN :
+				       MPIP_FTCP_HDR_LEN;
+}
+
+static void mpip_ftcp_put16(u8 *b, u16 v)
+{
+	b[0] = v >> 8;
+	b[1] = v & 0xff;
+}
+
+static void mpip_ftcp_put32(u8 *b, u32 v)
+{
+	mpip_ftcp_put16(b, v >> 16);
+	mpip_ftcp_put16(b + 2, v & 0xffff);
+}
+
+static u32 mpip_ftcp_get32(const u8 *b)
+{
+	return (u32)b[0] << 24 | (u32)b[1] << 16 | (u32)b[2] << 8 | b[3];
+}
+
+unsigned int mpip_ftcp_hdr_put(u8 *b, u16 sport, u16 dport,
+			       const struct mpip_ftcp_seg *s)
+{
+	unsigned int len = mpip_ftcp_hdr_len(s->flags);
+
+	mpip_ftcp_put16(b, sport);
+	mpip_ftcp_put16(b + 2, dport);
+	mpip_ftcp_put32(b + 4, s->seq);
+	mpip_ftcp_put32(b + 8, s->ack);
+	b[12] = (u8)(len / 4 << 4);
+	b[13] = s->flags;
+	mpip_ftcp_put16(b + 14, MPIP_FTCP_WINDOW);
+	memset(b + 16, 0, 4);		/* checksum, urgent pointer */
+	if (len == MPIP_FTCP_SYN_HDR_LEN) {
+		b[20] = 2;			/* MSS */
+		b[21] = 4;
+		mpip_ftcp_put16(b + 22, s->mss);
+		b[24] = 1;			/* NOP */
+		b[25] = 3;			/* window scale */
+		b[26] = 3;
+		b[27] = MPIP_FTCP_WSCALE;
+	}
+	return len;
+}
+
+/* The MSS option among the options @o, @n bytes, or 0. */
+static u16 mpip_ftcp_opt_mss(const u8 *o, unsigned int n)
+{
+	unsigned int i = 0;
+
+	while (i < n && o[i] != 0) {
+		if (o[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= n || o[i + 1] < 2 || i + o[i + 1] > n)
+			return 0;
+		if (o[i] == 2 && o[i + 1] == 4)
+			return (u16)(o[i + 2] << 8 | o[i + 3]);
+		i += o[i + 1];
+	}
+	return 0;
+}
+
+unsigned int mpip_ftcp_hdr_get(const u8 *b, unsigned int len,
+			       struct mpip_ftcp_seg *s)
+{
+	unsigned int doff;
+
+	if (len < MPIP_FTCP_HDR_LEN)
+		return 0;
+	doff = (unsigned int)(b[12] >> 4) * 4;
+	if (doff < MPIP_FTCP_HDR_LEN || doff > len ||
+	    (b[13] & (MPIP_FTCP_FIN | MPIP_FTCP_URG | MPIP_FTCP_ECE |
+		      MPIP_FTCP_CWR)))
+		return 0;
+	s->seq = mpip_ftcp_get32(b + 4);
+	s->ack = mpip_ftcp_get32(b + 8);
+	s->flags = b[13];
+	s->mss = s->flags & MPIP_FTCP_SYN ?
+		 mpip_ftcp_opt_mss(b + MPIP_FTCP_HDR_LEN,
+				   doff - MPIP_FTCP_HDR_LEN) : 0;
+	return doff;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mpip fake-TCP encapsulation of a path (issue 21, nat_mode faketcp): for
+ * NATs and firewalls that pass TCP but drop UDP.  Portable: no kernel API.
+ * Not wired into the module yet.
+ *
+ * A path inside fake TCP carries its packets as segments of one TCP
+ * connection of its own, between the control port and the path's port:
+ *
+ *   IP (path addresses, protocol TCP) | TCP header (this file) | shim
+ *   (encap.h, type MPIP_ENCAP_T_DATA) | inner TCP or UDP header, payload
+ *   and CM trailer
+ *
+ * with a TCP checksum valid over all of it.  No segment is ever sent
+ * again, and nothing waits for acknowledgments: the connection exists
+ * only for the middleboxes, which must see one they can track.  A Linux
+ * NAT (nf_conntrack_proto_tcp.c, tcp_in_window()) passes a segment whose
+ *  - sequence number lies below the highest acknowledgment it saw from
+ *    the other side plus that side's window, and above what this side
+ *    sent less the other side's largest window;
+ *  - acknowledgment number does not pass what the other side sent.
+ * So each end numbers its bytes in sequence (a lost segment leaves a gap,
+ * which conntrack does not mind), acknowledges the highest end of what it
+ * received (never more than the peer sent), and offers the largest window
+ * there is (65535 << 14, from a window scale option on the SYN and the
+ * SYN-ACK): a bulk flow in one direction stays in the window as long as
+ * the other direction sends something now and then (the inner flow's ACKs
+ * or mpip's heartbeats).
+ *
+ * The handshake is a real one, so that a NAT makes its mapping and a
+ * firewall sees an established connection: the end behind the NAT sends
+ * a SYN, the peer answers with a SYN-ACK whose sequence number is a
+ * cookie (the caller's keyed hash of the four-tuple: the peer keeps no
+ * state for a SYN), and the first segment after it (an ACK, or data)
+ * acknowledges cookie + 1.  A RST, or a SYN on an open connection, closes
+ * it; the initiator then starts again.
+ */
+#ifndef MPIP_CORE_FTCP_H
+#define MPIP_CORE_FTCP_H
+
+#include "compat.h"
+
+#ifndef __KERNEL__
+#include <stdbool.h>
+#endif
+
+/* TCP header flags, as in the header's 14th byte */
+#define MPIP_FTCP_FIN		0x01
+#define MPIP_FTCP_SYN		0x02
+#define MPIP_FTCP_RST		0x04
+#define MPIP_FTCP_PSH		0x08
+#define MPIP_FTCP_ACK		0x10
+
+#define MPIP_FTCP_HDR_LEN	20	/* a segment without options */
+#define MPIP_FTCP_SYN_HDR_LEN	28	/* a SYN or SYN-ACK: MSS, NOP, WS */
+#define MPIP_FTCP_WSCALE	14
+#define MPIP_FTCP_WINDOW	0xffff
+/*
+ * How far a sequence number may lie from the one expected, either way,
+ * and still be taken: the window offered (65535 << 14 is just under
+ * 2^30), as conntrack allows.
+ */
+#define MPIP_FTCP_MAX_WIN	(0xffffu << MPIP_FTCP_WSCALE)
+
+enum mpip_ftcp_state {
+	MPIP_FTCP_CLOSED,
+	MPIP_FTCP_SYN_SENT,	/* we sent a SYN */
+	MPIP_FTCP_OPEN,
+};
+
+/* One end of a path's fake connection. */
+struct mpip_ftcp {
+	u32 snd_nxt;	/* the sequence number of our next byte */
+	u32 rcv_nxt;	/* what we acknowledge: the end of the peer's bytes */
+	u8 state;	/* enum mpip_ftcp_state */
+};
+
+/* The fields of a fake segment's TCP header that are not fixed. */
+struct mpip_ftcp_seg {
+	u32 seq;
+	u32 ack;
+	u8 flags;	/* MPIP_FTCP_* */
+	u16 mss;	/* SYN and SYN-ACK only: the MSS option */
+};
+
+enum mpip_ftcp_verdict {
+	MPIP_FTCP_DROP,		/* not one of the connection's: drop it */
+	MPIP_FTCP_TAKE,		/* take its payload, if any */
+	MPIP_FTCP_REPLY,	/* send the reply filled in (no payload) */
+	MPIP_FTCP_TAKE_REPLY,	/* both */
+};
+
+/* Start the connection as its initiator: the SYN to send. */
+void mpip_ftcp_connect(struct mpip_ftcp *c, u32 isn, u16 mss,
+		       struct mpip_ftcp_seg *syn);
+
+/*
+ * The answer to a SYN @in, from an end that keeps no state: a SYN-ACK
+ * whose sequence number is @cookie.
+ */
+void mpip_ftcp_synack(const struct mpip_ftcp_seg *in, u32 cookie, u16 mss,
+		      struct mpip_ftcp_seg *out);
+
+/*
+ * Open the passive end of a connection from the first segment @in after
+ * the SYN-ACK (an ACK, with or without payload, of length @len), if it
+ * acknowledges @cookie + 1.  Returns whether it did.
+ */
+bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
+		      u32 len, u32 cookie);
+
+/*
+ * The header of a segment with @len bytes of payload on open connection
+ * @c (which counts them); false if the connection is not open.
+ */
+bool mpip_ftcp_data(struct mpip_ftcp *c, u32 len, struct mpip_ftcp_seg *out);
+
+/*
+ * Segment @in, with @len bytes of payload, came in on connection @c:
+ * what to do with it, and @reply, when there is one to send.
+ */
+enum mpip_ftcp_verdict mpip_ftcp_rx(struct mpip_ftcp *c,
+				    const struct mpip_ftcp_seg *in, u32 len,
+				    struct mpip_ftcp_seg *reply);
+
+/* The length of the header of a segment with flags @flags. */
+unsigned int mpip_ftcp_hdr_len(u8 flags);
+
+/*
+ * Write the TCP header of @s, from port @sport to port @dport (host
+ * order), to @b (mpip_ftcp_hdr_len() bytes); its checksum field is left
+ * 0.  Returns its length.
+ */
+unsigned int mpip_ftcp_hdr_put(u8 *b, u16 sport, u16 dport,
+			       const struct mpip_ftcp_seg *s);
+
+/*
+ * Read the TCP header at @b, @len bytes available, into @s; returns its
+ * length (data offset), or 0 if it is not one a fake connection sends:
+ * too short, a data offset past @len, or URG, FIN, ECE or CWR set.
+ */
+unsigned int mpip_ftcp_hdr_get(const u8 *b, unsigned int len,
+			       struct mpip_ftcp_seg *s);
+
+#endif /* MPIP_CORE_FTCP_H */

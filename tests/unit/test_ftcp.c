@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests for kernel/core/ftcp.c: a path's fake TCP connection.
+ * Its segments are checked against a model of what a Linux NAT's
+ * connection tracking accepts (nf_conntrack_proto_tcp.c, tcp_in_window():
+ * sequence within the window the other side offered, acknowledgment of
+ * no more than the other side sent), over long random exchanges with loss.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ftcp.h"
+#include "ktap.h"
+
+static bool seq_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+static bool seq_after(u32 a, u32 b)
+{
+	return (s32)(a - b) > 0;
+}
+
+/* One direction of a tracked connection, as conntrack keeps it. */
+struct track {
+	u32 td_end;	/* highest seq + len sent */
+	u32 td_maxend;	/* highest ack + window the other side offered */
+	u32 td_maxwin;	/* largest window this side offered */
+};
+
+static u32 max_ack_window(const struct track *s)
+{
+	return s->td_maxwin > 66000 ? s->td_maxwin : 66000;
+}
+
+/*
+ * Would conntrack let segment @g (with @len bytes) from @s to @r pass?
+ * Updates both directions when it does.  Windows are scaled by
+ * MPIP_FTCP_WSCALE (both ends sent the option).
+ */
+static bool track_ok(struct track *s, struct track *r,
+		     const struct mpip_ftcp_seg *g, u32 len)
+{
+	u32 end = g->seq + len, win = (u32)MPIP_FTCP_WINDOW << MPIP_FTCP_WSCALE;
+
+	if (!seq_before(g->seq, s->td_maxend + 1) ||
+	    !seq_after(end, s->td_end - r->td_maxwin - 1) ||
+	    !seq_before(g->ack, r->td_end + 1) ||
+	    !seq_after(g->ack, r->td_end - max_ack_window(s)))
+		return false;
+	if (seq_after(end, s->td_end))
+		s->td_end = end;
+	if (win > s->td_maxwin)
+		s->td_maxwin = win;
+	if (seq_after(g->ack + win, r->td_maxend))
+		r->td_maxend = g->ack + win;
+	return true;
+}
+
+/* A segment through a header on the wire and back. */
+static void wire(struct unit_ctx *ctx, struct mpip_ftcp_seg *g)
+{
+	u8 b[MPIP_FTCP_SYN_HDR_LEN];
+	struct mpip_ftcp_seg back;
+	unsigned int n;
+
+	n = mpip_ftcp_hdr_put(b, 19792, 40000, g);
+	CHECK_EQ(n, mpip_ftcp_hdr_len(g->flags));
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &back), n);
+	CHECK_EQ(back.seq, g->seq);
+	CHECK_EQ(back.ack, g->ack);
+	CHECK_EQ(back.flags, g->flags);
+	CHECK_EQ(back.mss, g->flags & MPIP_FTCP_SYN ? g->mss : 0);
+	*g = back;
+}
+
+/* A handshake through a header each way: both ends open. */
+static void handshake(struct unit_ctx *ctx, struct mpip_ftcp *a,
+		      struct mpip_ftcp *b, u32 isn, u32 cookie)
+{
+	struct mpip_ftcp_seg syn, synack, ack;
+
+	mpip_ftcp_connect(a, isn, 1400, &syn);
+	wire(ctx, &syn);
+	CHECK_EQ(syn.flags, MPIP_FTCP_SYN);
+	CHECK_EQ(syn.mss, 1400);
+	mpip_ftcp_synack(&syn, cookie, 1380, &synack);
+	wire(ctx, &synack);
+	CHECK_EQ(mpip_ftcp_rx(a, &synack, 0, &ack), MPIP_FTCP_REPLY);
+	CHECK_EQ(a->state, MPIP_FTCP_OPEN);
+	wire(ctx, &ack);
+	CHECK_EQ(ack.flags, MPIP_FTCP_ACK);
+	CHECK(mpip_ftcp_accept(b, &ack, 0, cookie));
+	CHECK_EQ(b->state, MPIP_FTCP_OPEN);
+}
+
+UNIT_TEST(ftcp_handshake_opens_both_ends)
+{
+	struct mpip_ftcp a, b;
+	struct mpip_ftcp_seg g, r;
+
+	memset(&b, 0, sizeof(b));
+	handshake(ctx, &a, &b, 0xfffffff0u, 0x7ffffffeu);
+	CHECK_EQ(a.snd_nxt, 0xfffffff1u);
+	CHECK_EQ(a.rcv_nxt, 0x7fffffffu);
+	CHECK_EQ(b.snd_nxt, 0x7fffffffu);
+	CHECK_EQ(b.rcv_nxt, 0xfffffff1u);
+	/* data across the wrap of the sequence space */
+	CHECK(mpip_ftcp_data(&a, 100, &g));
+	CHECK_EQ(g.seq, 0xfffffff1u);
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 100, &r), MPIP_FTCP_TAKE);
+	CHECK_EQ(b.rcv_nxt, 0x55u);
+	/* the passive end opens from a first data segment as well */
+	memset(&b, 0, sizeof(b));
+	CHECK(!mpip_ftcp_accept(&b, &g, 100, 0x7ffffffdu));
+	CHECK(mpip_ftcp_accept(&b, &g, 100, 0x7ffffffeu));
+	CHECK_EQ(b.rcv_nxt, 0x55u);
+}
+
+UNIT_TEST(ftcp_wrong_answers_and_closed_ends_drop)
+{
+	struct mpip_ftcp a, b, closed;
+	struct mpip_ftcp_seg syn, g, r;
+
+	memset(&closed, 0, sizeof(closed));
+	CHECK(!mpip_ftcp_data(&closed, 10, &g));
+	mpip_ftcp_connect(&a, 1000, 1400, &syn);
+	CHECK(!mpip_ftcp_data(&a, 10, &g));
+	/* a SYN-ACK for another SYN, a bare ACK, a SYN: dropped */
+	mpip_ftcp_synack(&syn, 5, 1400, &g);
+	g.ack++;
+	CHECK_EQ(mpip_ftcp_rx(&a, &g, 0, &r), MPIP_FTCP_DROP);
+	g.ack--;
+	g.flags = MPIP_FTCP_ACK;
+	CHECK_EQ(mpip_ftcp_rx(&a, &g, 0, &r), MPIP_FTCP_DROP);
+	g.flags = MPIP_FTCP_SYN;
+	CHECK_EQ(mpip_ftcp_rx(&a, &g, 0, &r), MPIP_FTCP_DROP);
+	CHECK_EQ(a.state, MPIP_FTCP_SYN_SENT);
+	/* a RST that does not acknowledge the SYN leaves it */
+	g.flags = MPIP_FTCP_RST | MPIP_FTCP_ACK;
+	g.ack = 5;
+	CHECK_EQ(mpip_ftcp_rx(&a, &g, 0, &r), MPIP_FTCP_DROP);
+	CHECK_EQ(a.state, MPIP_FTCP_SYN_SENT);
+	g.ack = 1001;
+	CHECK_EQ(mpip_ftcp_rx(&a, &g, 0, &r), MPIP_FTCP_DROP);
+	CHECK_EQ(a.state, MPIP_FTCP_CLOSED);
+	/* accept wants a plain ACK of the cookie + 1 */
+	memset(&b, 0, sizeof(b));
+	g.flags = MPIP_FTCP_ACK | MPIP_FTCP_SYN;
+	g.ack = 78;
+	CHECK(!mpip_ftcp_accept(&b, &g, 0, 77));
+	g.flags = MPIP_FTCP_ACK | MPIP_FTCP_RST;
+	CHECK(!mpip_ftcp_accept(&b, &g, 0, 77));
+	g.flags = MPIP_FTCP_PSH;
+	CHECK(!mpip_ftcp_accept(&b, &g, 0, 77));
+	CHECK_EQ(b.state, MPIP_FTCP_CLOSED);
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 0, &r), MPIP_FTCP_DROP);
+}
+
+UNIT_TEST(ftcp_open_end_checks_window_ack_rst_syn)
+{
+	struct mpip_ftcp a, b;
+	struct mpip_ftcp_seg g, r;
+
+	memset(&b, 0, sizeof(b));
+	handshake(ctx, &a, &b, 100, 5000);
+	CHECK(mpip_ftcp_data(&a, 500, &g));
+	/* far outside the window either way */
+	g.seq += MPIP_FTCP_MAX_WIN + 10;
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 500, &r), MPIP_FTCP_DROP);
+	g.seq -= 2 * (MPIP_FTCP_MAX_WIN + 10);
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 500, &r), MPIP_FTCP_DROP);
+	g.seq += MPIP_FTCP_MAX_WIN + 10;
+	/* acknowledging what b never sent */
+	g.ack = b.snd_nxt + 1;
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 500, &r), MPIP_FTCP_DROP);
+	g.ack = b.snd_nxt;
+	/* no ACK flag */
+	g.flags = MPIP_FTCP_PSH;
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 500, &r), MPIP_FTCP_DROP);
+	g.flags = MPIP_FTCP_ACK | MPIP_FTCP_PSH;
+	CHECK_EQ(b.rcv_nxt, 101u);
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 500, &r), MPIP_FTCP_TAKE);
+	CHECK_EQ(b.rcv_nxt, 601u);
+	/* an old segment is taken, the acknowledgment does not go back */
+	g.seq -= 1000;
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 500, &r), MPIP_FTCP_TAKE);
+	CHECK_EQ(b.rcv_nxt, 601u);
+	/* a RST out of the window leaves it open; in the window closes */
+	g.flags = MPIP_FTCP_RST;
+	g.seq = 601 + MPIP_FTCP_MAX_WIN + 1;
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 0, &r), MPIP_FTCP_DROP);
+	CHECK_EQ(b.state, MPIP_FTCP_OPEN);
+	g.seq = 601;
+	CHECK_EQ(mpip_ftcp_rx(&b, &g, 0, &r), MPIP_FTCP_DROP);
+	CHECK_EQ(b.state, MPIP_FTCP_CLOSED);
+	/* a SYN on an open connection: the peer started over */
+	CHECK_EQ(mpip_ftcp_rx(&a, &(struct mpip_ftcp_seg){ .seq = 9,
+			      .flags = MPIP_FTCP_SYN }, 0, &r), MPIP_FTCP_DROP);
+	CHECK_EQ(a.state, MPIP_FTCP_CLOSED);
+}
+
+/*
+ * 200,000 segments, 90 % one way, sizes 0..1400, 10 % lost before the NAT
+ * (never seen) and 10 % after it (seen, not delivered), in each of 20
+ * connections with random initial numbers: the tracker accepts every
+ * segment it sees, and the receiver takes every one it gets.
+ */
+UNIT_TEST(ftcp_segments_pass_a_conntrack_model_with_loss)
+{
+	unsigned int conn, i, seen = 0, taken = 0, bad = 0;
+
+	for (conn = 0; conn < 20; conn++) {
+		struct mpip_ftcp a, b, *s, *r;
+		struct track ta, tb, *ts, *tr;
+		u32 isn = unit_rand32(ctx), cookie = unit_rand32(ctx);
+		u32 win = (u32)MPIP_FTCP_WINDOW << MPIP_FTCP_WSCALE, len, loss;
+		struct mpip_ftcp_seg g, rep;
+
+		memset(&b, 0, sizeof(b));
+		handshake(ctx, &a, &b, isn, cookie);
+		ta = (struct track){ .td_end = isn + 1, .td_maxwin = win,
+				     .td_maxend = isn + 1 + win };
+		tb = (struct track){ .td_end = cookie + 1, .td_maxwin = win,
+				     .td_maxend = cookie + 1 + win };
+		for (i = 0; i < 10000; i++) {
+			bool from_a = unit_below(ctx, 10) < 9;
+
+			s = from_a ? &a : &b;
+			r = from_a ? &b : &a;
+			ts = from_a ? &ta : &tb;
+			tr = from_a ? &tb : &ta;
+			len = unit_below(ctx, 1401);
+			if (!CHECK(mpip_ftcp_data(s, len, &g)))
+				return;
+			loss = unit_below(ctx, 10);
+			if (loss == 0)
+				continue;
+			seen++;
+			if (!track_ok(ts, tr, &g, len)) {
+				if (bad++ < 5)
+					CHECK_MSG(0, "conn %u seg %u: seq %u ack %u len %u refused",
+						  conn, i, g.seq, g.ack, len);
+				continue;
+			}
+			if (loss == 1)
+				continue;
+			taken += mpip_ftcp_rx(r, &g, len, &rep) == MPIP_FTCP_TAKE;
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(seen > 170000);
+	CHECK(taken > 150000);
+	unit_diag("%u segments seen by the tracker, %u taken", seen, taken);
+}
+
+UNIT_TEST(ftcp_header_parse_rejects_and_survives_garbage)
+{
+	u8 b[64];
+	struct mpip_ftcp_seg g = { .seq = 1, .ack = 2, .flags = MPIP_FTCP_ACK };
+	unsigned int i, n;
+
+	n = mpip_ftcp_hdr_put(b, 1, 2, &g);
+	CHECK_EQ(b[0], 0);
+	CHECK_EQ(b[1], 1);
+	CHECK_EQ(b[14], 0xff);
+	CHECK_EQ(b[15], 0xff);
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n - 1, &g), 0);
+	b[13] |= 0x01;				/* FIN */
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), 0);
+	b[13] = MPIP_FTCP_ACK | 0x20;		/* URG */
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), 0);
+	b[13] = MPIP_FTCP_ACK;
+	b[12] = 4 << 4;				/* data offset 16 */
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), 0);
+	b[12] = 6 << 4;				/* past the bytes there */
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), 0);
+	/* random headers and options: no crash, MSS only from a SYN */
+	for (i = 0; i < 100000; i++) {
+		unit_fill(ctx, b, sizeof(b));
+		n = mpip_ftcp_hdr_get(b, unit_below(ctx, sizeof(b) + 1), &g);
+		if (n) {
+			CHECK(n >= MPIP_FTCP_HDR_LEN && n <= sizeof(b));
+			CHECK(g.mss == 0 || (g.flags & MPIP_FTCP_SYN));
+		}
+	}
+}
