@@ -28,6 +28,7 @@ declare -A KEY=(
 	[reorder]="iperf3_mbps retrans_pct goodput_pct dsack_segs"
 	[udp]=received_mbps [overhead]="tcp_iperf3_mbps udp_pps" [fig4d]=iperf3_mbps
 	[nat]="iperf3_mbps aggregate_pct goodput_pct"
+	[natmtu]="iperf3_mbps aggregate_pct goodput_pct"
 	[scale]="ns_per_pkt_1 cost_ratio_pct" [interleave]="on_mbps off_mbps ratio_pct"
 	[rules]="ns_per_pkt_none ns_per_pkt_100 cost_ratio_pct"
 )

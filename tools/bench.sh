@@ -23,6 +23,9 @@
 #   nat       40/20 Mbit/s, 2 ms, a behind two strict NATs (topo.sh nat),
 #             iperf3 TCP 10 s from a to b: goodput, aggregate, split;
 #             modes mpip (nat_mode auto), mptcp; 3 rounds (quick: 1)
+#   natmtu    as nat, with the NATs' far links at MTU 1400 (topo.sh nat
+#             --wan-mtu 1400): mpip's full-size segments inside UDP go in
+#             two fragments
 #   udp       40/20 Mbit/s, iperf3 UDP offered at 55 Mbit/s: fraction the
 #             receiver got (MPTCP does not carry UDP: single path)
 #   failover  40/40 Mbit/s, iperf3 TCP 30 s; link 2 goes down 10 s after
@@ -116,7 +119,7 @@ log() { printf '%s\n' "$*" >&2; }
 # ----------------------------------------------------------------- registry
 BENCH_NAMES=()
 declare -A BENCH_DESC=() BENCH_LINK1=() BENCH_LINK2=() BENCH_MODES=() BENCH_SCEN=()
-declare -A BENCH_ROUNDS=() BENCH_TOPO=()
+declare -A BENCH_ROUNDS=() BENCH_TOPO=() BENCH_TOPO_ARGS=()
 
 # bench_register NAME DESCRIPTION LINK1_SPEC LINK2_SPEC [MODES]
 # MODES (comma-separated) are the benchmark's own; --modes overrides them.
@@ -143,10 +146,11 @@ bench_rounds() {
 	BENCH_ROUNDS[$1]=$2
 }
 
-# bench_topo NAME KIND: NAME runs in topo.sh's KIND lab (twolink or nat;
-# default twolink)
+# bench_topo NAME KIND [ARG...]: NAME runs in topo.sh's KIND lab (twolink
+# or nat; default twolink), with ARGs for topo.sh
 bench_topo() {
 	BENCH_TOPO[$1]=$2
+	BENCH_TOPO_ARGS[$1]=${*:3}
 }
 
 # Durations (set by set_durations from --quick)
@@ -178,6 +182,15 @@ bench_rounds nat 3
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_nat() {
 	LAB_TAG=nat lab_run "$1" tcp "$DUR_TCP"
+}
+
+bench_register natmtu "TCP bulk transfer, a behind two strict NATs whose far links have MTU 1400" \
+	40mbit,2ms,- 20mbit,2ms,-
+bench_topo natmtu nat --wan-mtu 1400
+bench_rounds natmtu 3
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_natmtu() {
+	LAB_TAG=natmtu lab_run "$1" tcp "$DUR_TCP"
 }
 
 bench_register udp "UDP offered at ${BENCH_UDP_RATE:-55M}bit/s: fraction delivered" \
@@ -483,6 +496,7 @@ run_bench() {
 				((rounds == 1)) || dir+=/round$k
 				mkdir -p "$dir"
 				LAB_TOPO_KIND=${BENCH_TOPO[$name]:-twolink}
+				LAB_TOPO_ARGS=${BENCH_TOPO_ARGS[$name]:-}
 				if ! lab_up "$dir" "${links%/*}" "${links#*/}"; then
 					echo "lab setup failed" >"$dir/error.txt"
 				elif ! lab_mode "$mode"; then

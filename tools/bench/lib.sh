@@ -142,8 +142,9 @@ lab_mpip_load() {
 # with LAB_TOPO_KIND=nat topo.sh's nat lab: a behind two strict NATs
 # (${LAB_P}n1, ${LAB_P}n2, which with the router ${LAB_P}r never run
 # mpip), b public; iperf3 connects to b's eth1 address (LAB_SERVER).
+# LAB_TOPO_ARGS: more arguments for topo.sh nat (words).
 lab_up() {
-	local ns
+	local ns targs
 	LAB_DIR=$1 LAB_LINK1=$2 LAB_LINK2=$3 LAB_RUNS=0
 	mkdir -p "$LAB_DIR"
 	lab_samplers_stop
@@ -154,7 +155,9 @@ lab_up() {
 		;;
 	nat)
 		LAB_SERVER=198.18.3.2
-		"$LAB_TOPO" nat --prefix "$LAB_P" --link1 "$LAB_LINK1" --link2 "$LAB_LINK2" || return 1
+		read -ra targs <<<"${LAB_TOPO_ARGS:-}"
+		"$LAB_TOPO" nat --prefix "$LAB_P" --link1 "$LAB_LINK1" --link2 "$LAB_LINK2" \
+			"${targs[@]}" || return 1
 		;;
 	*) lab_die "unknown topology '$LAB_TOPO_KIND'" ;;
 	esac

@@ -30,7 +30,7 @@ and replaces everything between:
     Markdown:  <!-- perf:begin NAME -->  ...  <!-- perf:end NAME -->
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
-NAME is a benchmark (tcp, nat, udp, failover, backup, overhead, interleave,
+NAME is a benchmark (tcp, nat, natmtu, udp, failover, backup, overhead, interleave,
 reorder, fig4d, scale, rules: its table) or "summary" (a few headline figures of all of
 them).  The format follows the file's extension (.md, .rst).
 
@@ -291,6 +291,22 @@ BENCHES = {
             Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
                 diff_key("goodput_pct", "mptcp"), fmt="%+.1f", cols=["mpip"]),
             Row("split", "link split, points off the links' 2:1", key("split_error_pts")),
+            Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
+                fmt="%.2f"),
+        ],
+    },
+    "natmtu": {
+        "what": "one iperf3 TCP connection from a, behind two strict NATs whose far "
+                "links have MTU 1400, to b",
+        "cols": ["mpip", "mptcp"],
+        "notes": [BUSY_NOTE, "mpip: nat_mode auto; a full-size segment inside UDP "
+                  "does not fit the 1400 bytes with mpip's 52 and goes in two "
+                  "fragments (tx_encap_frag)."],
+        "rows": [
+            Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct")),
+            Row("busy", pct_of_cap(BUSY), key("aggregate_pct")),
+            Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
+                diff_key("goodput_pct", "mptcp"), fmt="%+.1f", cols=["mpip"]),
             Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
                 fmt="%.2f"),
         ],
