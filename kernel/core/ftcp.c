@@ -32,6 +32,7 @@ void mpip_ftcp_connect(struct mpip_ftcp *c, u32 isn, u16 mss,
 	syn->mss = mss;
 	c->snd_nxt = isn + 1;
 	c->rcv_nxt = 0;
+	c->ack_sent = 0;
 	c->state = MPIP_FTCP_SYN_SENT;
 }
 
@@ -44,8 +45,18 @@ void mpip_ftcp_synack(const struct mpip_ftcp_seg *in, u32 cookie, u16 mss,
 	out->mss = mss;
 }
 
+/* An ACK of all we received, which we note as sent. */
+static void mpip_ftcp_ack(struct mpip_ftcp *c, struct mpip_ftcp_seg *out)
+{
+	out->seq = c->snd_nxt;
+	out->ack = c->rcv_nxt;
+	out->flags = MPIP_FTCP_ACK;
+	out->mss = 0;
+	c->ack_sent = c->rcv_nxt;
+}
+
 bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
-		      u32 len, u32 cookie)
+		      u32 len, u32 cookie, struct mpip_ftcp_seg *ack)
 {
 	if ((in->flags & (MPIP_FTCP_SYN | MPIP_FTCP_RST | MPIP_FTCP_ACK)) !=
 	    MPIP_FTCP_ACK || in->ack != cookie + 1)
@@ -53,6 +64,7 @@ bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
 	c->snd_nxt = cookie + 1;
 	c->rcv_nxt = in->seq + len;
 	c->state = MPIP_FTCP_OPEN;
+	mpip_ftcp_ack(c, ack);
 	return true;
 }
 
@@ -65,16 +77,8 @@ bool mpip_ftcp_data(struct mpip_ftcp *c, u32 len, struct mpip_ftcp_seg *out)
 	out->flags = MPIP_FTCP_ACK | MPIP_FTCP_PSH;
 	out->mss = 0;
 	c->snd_nxt += len;
+	c->ack_sent = c->rcv_nxt;
 	return true;
-}
-
-/* The ACK that completes the handshake, or keeps the counts known. */
-static void mpip_ftcp_ack(const struct mpip_ftcp *c, struct mpip_ftcp_seg *out)
-{
-	out->seq = c->snd_nxt;
-	out->ack = c->rcv_nxt;
-	out->flags = MPIP_FTCP_ACK;
-	out->mss = 0;
 }
 
 /* The SYN-ACK to our SYN: the connection opens, and we acknowledge it. */
@@ -94,11 +98,13 @@ static enum mpip_ftcp_verdict mpip_ftcp_rx_synack(struct mpip_ftcp *c,
 /*
  * A segment on the open connection: in the window, acknowledging nothing
  * we did not send.  The acknowledgment we send moves to the end of the
- * highest one seen; gaps are left behind.
+ * highest one seen; gaps are left behind.  An ACK goes back when what we
+ * received ran MPIP_FTCP_ACK_GAP past the last one sent.
  */
 static enum mpip_ftcp_verdict mpip_ftcp_rx_open(struct mpip_ftcp *c,
 						const struct mpip_ftcp_seg *in,
-						u32 len)
+						u32 len,
+						struct mpip_ftcp_seg *reply)
 {
 	u32 end = in->seq + len;
 
@@ -109,7 +115,10 @@ static enum mpip_ftcp_verdict mpip_ftcp_rx_open(struct mpip_ftcp *c,
 		return MPIP_FTCP_DROP;
 	if (mpip_ftcp_after(end, c->rcv_nxt))
 		c->rcv_nxt = end;
-	return MPIP_FTCP_TAKE;
+	if (c->rcv_nxt - c->ack_sent < MPIP_FTCP_ACK_GAP)
+		return MPIP_FTCP_TAKE;
+	mpip_ftcp_ack(c, reply);
+	return MPIP_FTCP_TAKE_REPLY;
 }
 
 enum mpip_ftcp_verdict mpip_ftcp_rx(struct mpip_ftcp *c,
@@ -125,14 +134,18 @@ enum mpip_ftcp_verdict mpip_ftcp_rx(struct mpip_ftcp *c,
 		}
 		return mpip_ftcp_rx_synack(c, in, reply);
 	case MPIP_FTCP_OPEN:
-		/* a RST in the window, or a SYN (the peer started over) */
+		/*
+		 * A RST closes only with the very sequence number expected
+		 * (RFC 5961: one in the window is too easy to guess when the
+		 * window is a quarter of the space); a SYN changes nothing
+		 * (the opener opens again when its path goes down).
+		 */
 		if (in->flags & (MPIP_FTCP_RST | MPIP_FTCP_SYN)) {
-			if ((in->flags & MPIP_FTCP_SYN) ||
-			    mpip_ftcp_near(in->seq, c->rcv_nxt))
+			if (!(in->flags & MPIP_FTCP_SYN) && in->seq == c->rcv_nxt)
 				c->state = MPIP_FTCP_CLOSED;
 			return MPIP_FTCP_DROP;
 		}
-		return mpip_ftcp_rx_open(c, in, len);
+		return mpip_ftcp_rx_open(c, in, len, reply);
 	default:
 		return MPIP_FTCP_DROP;
 	}

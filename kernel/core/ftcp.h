@@ -23,17 +23,19 @@
  * which conntrack does not mind), acknowledges the highest end of what it
  * received (never more than the peer sent), and offers the largest window
  * there is (65535 << 14, from a window scale option on the SYN and the
- * SYN-ACK): a bulk flow in one direction stays in the window as long as
- * the other direction sends something now and then (the inner flow's ACKs
- * or mpip's heartbeats).
+ * SYN-ACK).  A NAT takes the window of a SYN or SYN-ACK unscaled, so the
+ * end that answered the SYN sends an ACK as soon as its end opens, and
+ * either end sends one whenever what it received ran a quarter of the
+ * window past what it last acknowledged: a bulk flow in one direction
+ * then never leaves the window.
  *
  * The handshake is a real one, so that a NAT makes its mapping and a
  * firewall sees an established connection: the end behind the NAT sends
  * a SYN, the peer answers with a SYN-ACK whose sequence number is a
  * cookie (the caller's keyed hash of the four-tuple: the peer keeps no
  * state for a SYN), and the first segment after it (an ACK, or data)
- * acknowledges cookie + 1.  A RST, or a SYN on an open connection, closes
- * it; the initiator then starts again.
+ * acknowledges cookie + 1.  A RST with the sequence number expected closes
+ * it; the initiator then starts again, as it does when its path goes down.
  */
 #ifndef MPIP_CORE_FTCP_H
 #define MPIP_CORE_FTCP_H
@@ -61,6 +63,8 @@
  * 2^30), as conntrack allows.
  */
 #define MPIP_FTCP_MAX_WIN	(0xffffu << MPIP_FTCP_WSCALE)
+/* What an end receives past its last acknowledgment before it sends one */
+#define MPIP_FTCP_ACK_GAP	(MPIP_FTCP_MAX_WIN / 4)
 
 enum mpip_ftcp_state {
 	MPIP_FTCP_CLOSED,
@@ -72,6 +76,7 @@ enum mpip_ftcp_state {
 struct mpip_ftcp {
 	u32 snd_nxt;	/* the sequence number of our next byte */
 	u32 rcv_nxt;	/* what we acknowledge: the end of the peer's bytes */
+	u32 ack_sent;	/* the acknowledgment we sent last */
 	u8 state;	/* enum mpip_ftcp_state */
 };
 
@@ -104,10 +109,11 @@ void mpip_ftcp_synack(const struct mpip_ftcp_seg *in, u32 cookie, u16 mss,
 /*
  * Open the passive end of a connection from the first segment @in after
  * the SYN-ACK (an ACK, with or without payload, of length @len), if it
- * acknowledges @cookie + 1.  Returns whether it did.
+ * acknowledges @cookie + 1.  Returns whether it did; then @ack is an ACK
+ * to send, which gives the NAT the scaled window.
  */
 bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
-		      u32 len, u32 cookie);
+		      u32 len, u32 cookie, struct mpip_ftcp_seg *ack);
 
 /*
  * The header of a segment with @len bytes of payload on open connection
