@@ -30,51 +30,101 @@ static unsigned int mpip_encap_check_off(u8 proto)
 				      offsetof(struct udphdr, check);
 }
 
-/*
- * Put @skb, an IPv4 TCP or UDP packet with its trailer and a complete
- * checksum, inside UDP to port @dport of its destination.
- */
-int mpip_encap_push(struct sk_buff *skb, __be16 dport)
+/* What encapsulation adds to a packet sent on path @p (0: none). */
+unsigned int mpip_encap_len(const struct mpip_path *p)
 {
-	unsigned int ihl = ip_hdrlen(skb), len, off;
+	switch (READ_ONCE(p->encap)) {
+	case MPIP_ENCAP_UDP:
+		return MPIP_ENCAP_LEN;
+	case MPIP_ENCAP_FTCP:
+		return MPIP_FTCP_HDR_LEN + MPIP_ENCAP_SHIM_LEN;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Make room for an outer header of @outer bytes and the shim in front of
+ * the transport header of @skb (a TCP or UDP packet with its trailer and
+ * a complete checksum, which then leaves the addresses out), and give
+ * the IP header protocol @outer_proto.  Returns the inner protocol, or 0
+ * without memory.
+ */
+static u8 mpip_encap_room(struct sk_buff *skb, unsigned int outer,
+			  u8 outer_proto)
+{
+	unsigned int ihl = ip_hdrlen(skb), add = outer + MPIP_ENCAP_SHIM_LEN;
 	struct iphdr *iph = ip_hdr(skb);
 	u8 proto = iph->protocol;
-	struct udphdr *uh;
-	__sum16 check;
+	unsigned int off;
 
-	if (WARN_ON_ONCE(skb_is_gso(skb) ||
-			 skb->ip_summed == CHECKSUM_PARTIAL))
-		return -EINVAL;
 	off = ihl + mpip_encap_check_off(proto);
-	if (skb_ensure_writable(skb, off + sizeof(check)) ||
-	    skb_cow_head(skb, MPIP_ENCAP_LEN))
-		return -ENOMEM;
+	if (skb_ensure_writable(skb, off + sizeof(__sum16)) ||
+	    skb_cow_head(skb, add))
+		return 0;
 	iph = ip_hdr(skb);
 	mpip_encap_csum_move(skb_network_header(skb) + off,
 			     proto == IPPROTO_UDP, (u8 *)&iph->saddr,
 			     (u8 *)&iph->daddr, mpip_encap_noaddr,
 			     mpip_encap_noaddr);
-
-	skb_push(skb, MPIP_ENCAP_LEN);
-	memmove(skb->data, skb->data + MPIP_ENCAP_LEN, ihl);
+	skb_push(skb, add);
+	memmove(skb->data, skb->data + add, ihl);
 	skb_reset_network_header(skb);
 	skb_set_transport_header(skb, ihl);
+	mpip_encap_shim_put(skb_transport_header(skb) + outer, proto);
 	iph = ip_hdr(skb);
-	len = skb->len - ihl;
-	uh = udp_hdr(skb);
-	uh->source = htons(MPIP_CTRL_PORT);
-	uh->dest = dport;
-	uh->len = htons(len);
-	uh->check = 0;
-	mpip_encap_shim_put((u8 *)(uh + 1), proto);
-	iph->protocol = IPPROTO_UDP;
+	iph->protocol = outer_proto;
 	iph->tot_len = htons(skb->len);
 	ip_send_check(iph);
+	return proto;
+}
 
-	check = csum_tcpudp_magic(iph->saddr, iph->daddr, len, IPPROTO_UDP,
-				  skb_checksum(skb, ihl, len, 0));
-	uh->check = check ? check : CSUM_MANGLED_0;
+/* The outer checksum of @skb, over all of it, into @check. */
+static void mpip_encap_csum(struct sk_buff *skb, __sum16 *check, u8 proto)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	unsigned int ihl = ip_hdrlen(skb), len = skb->len - ihl;
+	__sum16 c;
+
+	*check = 0;
+	c = csum_tcpudp_magic(iph->saddr, iph->daddr, len, proto,
+			      skb_checksum(skb, ihl, len, 0));
+	*check = c || proto != IPPROTO_UDP ? c : CSUM_MANGLED_0;
 	skb->ip_summed = CHECKSUM_NONE;
+}
+
+/*
+ * Put @skb, an IPv4 TCP or UDP packet with its trailer and a complete
+ * checksum, inside path @p's fake TCP connection if it is open
+ * (ftcp.c), else inside UDP to the path's port.
+ */
+int mpip_encap_push(struct sk_buff *skb, struct mpip_path *p)
+{
+	unsigned int ihl = ip_hdrlen(skb);
+	struct mpip_ftcp_seg g;
+	struct udphdr *uh;
+	__be16 dport;
+
+	if (WARN_ON_ONCE(skb_is_gso(skb) ||
+			 skb->ip_summed == CHECKSUM_PARTIAL))
+		return -EINVAL;
+	if (READ_ONCE(p->encap) == MPIP_ENCAP_FTCP &&
+	    mpip_ftcp_open(p, skb->len - ihl + MPIP_ENCAP_SHIM_LEN, &g,
+			   &dport)) {
+		if (!mpip_encap_room(skb, MPIP_FTCP_HDR_LEN, IPPROTO_TCP))
+			return -ENOMEM;
+		mpip_ftcp_hdr_put(skb_transport_header(skb), MPIP_CTRL_PORT,
+				  ntohs(dport), &g);
+		mpip_encap_csum(skb, &tcp_hdr(skb)->check, IPPROTO_TCP);
+		return 0;
+	}
+	if (!mpip_encap_room(skb, sizeof(*uh), IPPROTO_UDP))
+		return -ENOMEM;
+	uh = udp_hdr(skb);
+	uh->source = htons(MPIP_CTRL_PORT);
+	uh->dest = READ_ONCE(p->dport);
+	uh->len = htons(skb->len - ihl);
+	mpip_encap_csum(skb, &uh->check, IPPROTO_UDP);
 	return 0;
 }
 
@@ -103,32 +153,45 @@ bool mpip_encap_is(const struct sk_buff *skb, unsigned int ihl)
  */
 int mpip_encap_pull(struct sk_buff *skb, struct mpip_rx *rx)
 {
-	unsigned int ihl = ip_hdrlen(skb), len, off;
-	u8 _shim[MPIP_ENCAP_SHIM_LEN], proto;
+	unsigned int ihl = ip_hdrlen(skb);
 	const struct udphdr *uh;
-	const u8 *shim;
-	struct iphdr *iph;
+	struct udphdr _uh;
 
 	if (!mpip_encap_is(skb, ihl))
 		return 0;
-	len = skb->len - ihl;
-	shim = skb_header_pointer(skb, ihl + sizeof(*uh), sizeof(_shim),
-				  _shim);
-	proto = shim ? mpip_encap_shim_proto(shim) : 0;
-	if (!proto || len < MPIP_ENCAP_LEN + sizeof(struct udphdr))
+	uh = skb_header_pointer(skb, ihl, sizeof(_uh), &_uh);
+	/* the whole datagram, and no surplus behind it */
+	if (!uh || ntohs(uh->len) != skb->len - ihl)
 		return -EINVAL;
-	off = ihl + MPIP_ENCAP_LEN + mpip_encap_check_off(proto);
+	return mpip_encap_pull_at(skb, rx, sizeof(*uh), uh->source);
+}
+
+/*
+ * Take the packet behind an outer header of @outer bytes (UDP, or fake
+ * TCP: ftcp.c) and the shim out of @skb, which came from port @sport.
+ * Returns 1, -EINVAL (no shim, or nothing behind it: drop it) or -ENOMEM.
+ */
+int mpip_encap_pull_at(struct sk_buff *skb, struct mpip_rx *rx,
+		       unsigned int outer, __be16 sport)
+{
+	unsigned int ihl = ip_hdrlen(skb), add = outer + MPIP_ENCAP_SHIM_LEN;
+	u8 _shim[MPIP_ENCAP_SHIM_LEN], proto;
+	struct iphdr *iph;
+	const u8 *shim;
+	unsigned int off;
+
+	shim = skb_header_pointer(skb, ihl + outer, sizeof(_shim), _shim);
+	proto = shim ? mpip_encap_shim_proto(shim) : 0;
+	if (!proto || skb->len < ihl + add + sizeof(struct udphdr))
+		return -EINVAL;
+	off = ihl + add + mpip_encap_check_off(proto);
 	if (!pskb_may_pull(skb, off + sizeof(__sum16)) ||
 	    skb_ensure_writable(skb, off + sizeof(__sum16)))
 		return -ENOMEM;
-	uh = (const struct udphdr *)(skb_network_header(skb) + ihl);
-	/* the whole datagram, and no surplus behind it */
-	if (ntohs(uh->len) != len)
-		return -EINVAL;
-	rx->esport = uh->source;
+	rx->esport = sport;
 
-	memmove(skb->data + MPIP_ENCAP_LEN, skb->data, ihl);
-	__skb_pull(skb, MPIP_ENCAP_LEN);
+	memmove(skb->data + add, skb->data, ihl);
+	__skb_pull(skb, add);
 	skb_reset_network_header(skb);
 	skb_set_transport_header(skb, ihl);
 	skb_mac_header_rebuild(skb);
@@ -141,7 +204,7 @@ int mpip_encap_pull(struct sk_buff *skb, struct mpip_rx *rx)
 			     proto == IPPROTO_UDP, mpip_encap_noaddr,
 			     mpip_encap_noaddr, (u8 *)&iph->saddr,
 			     (u8 *)&iph->daddr);
-	/* Whatever was checked was the outer datagram. */
+	/* Whatever was checked was the outer packet. */
 	skb->ip_summed = CHECKSUM_NONE;
 	rx->encap = true;
 	return 1;

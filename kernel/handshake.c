@@ -63,7 +63,7 @@ static bool mpip_ctrl_put_cm(struct sk_buff *skb, struct mpip_node *n,
  * nor check it against the window of the connection whose headers a TCP
  * one copies (its payload is the CM).
  */
-static void mpip_ctrl_untrack(struct sk_buff *skb)
+void mpip_ctrl_untrack(struct sk_buff *skb)
 {
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
 	nf_ct_set(skb, NULL, IP_CT_UNTRACKED);

@@ -235,6 +235,7 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 		p = rcu_dereference(n->paths[i]);
 		if (!p)
 			continue;
+		mpip_ftcp_tick(mn, p);
 		state = READ_ONCE(p->state);
 		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN) {
 			if (mpip_probe_due(mn, p, busy))

@@ -475,7 +475,9 @@ static bool mpip_in_open(struct mpip_net *mn, struct mpip_rx *rx)
 static void mpip_in_endpoint(struct mpip_net *mn, struct mpip_node *n,
 			     const struct mpip_rx *rx)
 {
-	if (rx->encap)
+	if (rx->ftcp)
+		mpip_ftcp_learn(mn, n, rx);
+	else if (rx->encap)
 		mpip_path_learn(mn, n, rx->daddr, rx->saddr, rx->esport);
 	else if ((rx->c2.cm.flags & MPIP_CM_F_CTRL) &&
 		 rx->proto == IPPROTO_UDP &&
@@ -619,14 +621,17 @@ static bool mpip_in_reassemble(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
- * A datagram to our control port with a packet inside (encap.c): taken
- * out, it must carry an authenticated CM, of our version; else it goes.
+ * A datagram to our control port with a packet inside (encap.c), or a
+ * segment of a fake TCP connection to it (ftcp.c), which mpip_encap_pull()
+ * or mpip_ftcp_pull() took out (@err: 1) or not: taken out, it must
+ * carry an authenticated CM, of our version; else it goes.
  */
 static unsigned int mpip_in_encap(struct mpip_net *mn, struct sk_buff *skb,
-				  struct mpip_rx *rx, mpip_okfn_t okfn)
+				  struct mpip_rx *rx, mpip_okfn_t okfn,
+				  int err)
 {
-	int err = mpip_encap_pull(skb, rx);
-
+	if (!err)
+		return NF_DROP;
 	if (err == -ENOMEM)
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 	if (err < 0 || !mpip_in_find_cm(skb, rx) ||
@@ -667,10 +672,17 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	}
 	rx.encap = false;
+	rx.ftcp = false;
 	if (unlikely(ip_hdr(skb)->protocol == IPPROTO_UDP &&
 		     mpip_encap_is(skb, ip_hdrlen(skb)) &&
 		     mpip_in_is_local(state->net, skb)))
-		return mpip_in_encap(mn, skb, &rx, state->okfn);
+		return mpip_in_encap(mn, skb, &rx, state->okfn,
+				     mpip_encap_pull(skb, &rx));
+	if (unlikely(ip_hdr(skb)->protocol == IPPROTO_TCP &&
+		     mpip_ftcp_is(skb, ip_hdrlen(skb)) &&
+		     mpip_in_is_local(state->net, skb)))
+		return mpip_in_encap(mn, skb, &rx, state->okfn,
+				     mpip_ftcp_pull(mn, skb, &rx));
 	if (!mpip_in_find_cm(skb, &rx))
 		return NF_ACCEPT;
 	/* A peer that does not authenticate its CMs is not one. */

@@ -32,6 +32,7 @@
 #include "core/path.h"
 #include "core/reorder.h"
 #include "core/encap.h"
+#include "core/ftcp.h"
 
 #define MPIP_VERSION		"0.1.0"
 
@@ -263,11 +264,18 @@ struct mpip_path {
 	 * The port the path's packets go to: the peer's control port, or,
 	 * on a path learned from where the peer's CMs came from (through
 	 * its NAT), the port the NAT gave it; then @learned (fixed).  Its
-	 * packets go inside UDP if @encap (encap.c).
+	 * packets go inside UDP or fake TCP if @encap (encap.c, ftcp.c).
 	 */
 	__be16 dport;		/* written under lock; READ/WRITE_ONCE */
 	bool learned;
-	bool encap;		/* READ/WRITE_ONCE */
+	u8 encap;		/* enum mpip_encap_kind; READ/WRITE_ONCE */
+	/*
+	 * Its fake TCP connection (ftcp.c), under @lock: the state, the
+	 * port of the peer's end (a NAT's), and when we last sent a SYN.
+	 */
+	struct mpip_ftcp ftcp;
+	__be16 ftcp_dport;
+	unsigned long ftcp_syn;
 	bool rbackup;		/* @daddr is a backup of the peer's; READ/WRITE_ONCE */
 	/* jiffies|1 when it last came up after being down, else 0 */
 	unsigned long up_again;	/* READ/WRITE_ONCE */
@@ -914,6 +922,7 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 			struct mpip_node *n, u8 flags);
 void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
 			   struct mpip_node *n);
+void mpip_ctrl_untrack(struct sk_buff *skb);
 void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 			__be32 saddr, __be32 daddr, __be16 sport,
 			__be16 dport, struct mpip_node *n,
@@ -934,18 +943,40 @@ struct mpip_rx {
 	bool authed;		/* the MAC verified: @node sent it */
 	bool replayed;		/* a data CM seen before: deliver, learn nothing */
 	bool plain;		/* a data CM that did not open: plain IP */
-	bool encap;		/* it came inside UDP (encap.c) */
-	__be16 esport;		/* then the UDP source port */
+	bool encap;		/* it came inside UDP or fake TCP (encap.c) */
+	bool ftcp;		/* it came inside fake TCP (ftcp.c) */
+	__be16 esport;		/* then the outer source port */
+	struct mpip_ftcp_seg fseg;	/* the fake segment's header */
+	u32 flen;			/* and its payload length */
 	unsigned int cm_len;
 	struct mpip_cm2 c2;
 	struct mpip_node *node;		/* the sender, under RCU */
 	struct mpip_session *sess;	/* the packet's session, under RCU */
 };
 
-/* encap.c: packets inside UDP on paths through NATs */
-int mpip_encap_push(struct sk_buff *skb, __be16 dport);
+/* encap.c: packets inside UDP or fake TCP on paths through NATs */
+enum mpip_encap_kind {
+	MPIP_ENCAP_NONE,
+	MPIP_ENCAP_UDP,
+	MPIP_ENCAP_FTCP,	/* fake TCP once its connection is open, UDP before */
+};
+
+int mpip_encap_push(struct sk_buff *skb, struct mpip_path *p);
+unsigned int mpip_encap_len(const struct mpip_path *p);
 bool mpip_encap_is(const struct sk_buff *skb, unsigned int ihl);
 int mpip_encap_pull(struct sk_buff *skb, struct mpip_rx *rx);
+int mpip_encap_pull_at(struct sk_buff *skb, struct mpip_rx *rx,
+		       unsigned int outer, __be16 sport);
+
+/* ftcp.c: fake TCP connections of paths through NATs */
+bool mpip_ftcp_is(const struct sk_buff *skb, unsigned int ihl);
+int mpip_ftcp_pull(struct mpip_net *mn, struct sk_buff *skb,
+		   struct mpip_rx *rx);
+void mpip_ftcp_learn(struct mpip_net *mn, struct mpip_node *n,
+		     const struct mpip_rx *rx);
+void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p);
+bool mpip_ftcp_open(struct mpip_path *p, u32 len, struct mpip_ftcp_seg *g,
+		    __be16 *dport);
 
 /* output.c / input.c: netfilter hooks */
 unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,

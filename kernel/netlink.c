@@ -64,7 +64,7 @@ static struct netlink_range_validation mpip_range_rule_event = {
 };
 
 static struct netlink_range_validation mpip_range_nat = {
-	.min = MPIP_NAT_MODE_AUTO, .max = MPIP_NAT_MODE_UDP,
+	.min = MPIP_NAT_MODE_AUTO, .max = MPIP_NAT_MODE_FAKETCP,
 };
 
 static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {

@@ -92,8 +92,9 @@ static bool mpip_out_syn_legacy(struct mpip_net *mn,
 
 /*
  * Lower the MSS option of an outgoing SYN by the data trailer length, and
- * the UDP encapsulation of paths through NATs unless that is off,
- * unless its destination is known to run without MPIP.
+ * the encapsulation of paths through NATs (UDP, or fake TCP with
+ * nat_mode faketcp) unless that is off, unless its destination is known
+ * to run without MPIP.
  */
 static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 			   const struct mpip_pkt *p)
@@ -105,8 +106,15 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 
 	if (mpip_out_syn_legacy(mn, p))
 		return;
-	if (READ_ONCE(mn->cfg.nat_mode) != MPIP_NAT_MODE_NONE)
+	switch (READ_ONCE(mn->cfg.nat_mode)) {
+	case MPIP_NAT_MODE_NONE:
+		break;
+	case MPIP_NAT_MODE_FAKETCP:
+		room += MPIP_FTCP_HDR_LEN + MPIP_ENCAP_SHIM_LEN;
+		break;
+	default:
 		room += MPIP_ENCAP_LEN;
+	}
 	if (skb_ensure_writable(skb, end))
 		return;
 	th = (struct tcphdr *)(skb_network_header(skb) + p->ihl);
@@ -330,7 +338,7 @@ static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_TX_POLICY_KEPT);
 		return false;
 	}
-	if ((!mpip_out_fits(skb, dst, mpip_out_encap(p) ? MPIP_ENCAP_LEN : 0) &&
+	if ((!mpip_out_fits(skb, dst, mpip_encap_len(p)) &&
 	     !mpip_out_wrapped(pk)) ||
 	    mpip_rewrite_addrs(skb, p->saddr, p->daddr)) {
 		dst_release(dst);
@@ -511,7 +519,7 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 		     mpip_out_add_cm(skb, pk->node, cm, ctr);
 	if (!err && !kept && !(cm->flags & MPIP_CM_F_ORIG) &&
 	    mpip_out_encap(path)) {
-		err = mpip_encap_push(skb, READ_ONCE(path->dport));
+		err = mpip_encap_push(skb, path);
 		if (!err) {
 			mpip_out_frag(mn, skb);
 			mpip_inc(mn, MPIP_STAT_TX_ENCAP);

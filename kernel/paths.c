@@ -271,7 +271,8 @@ static bool mpip_path_add(struct mpip_net *mn, struct mpip_node *n,
 		p->learned = true;
 	}
 	p->encap = rport ||
-		   mpip_link_nat_mode(mn, la->ifindex) == MPIP_NAT_MODE_UDP;
+		   mpip_link_nat_mode(mn, la->ifindex) == MPIP_NAT_MODE_UDP ?
+		   MPIP_ENCAP_UDP : MPIP_ENCAP_NONE;
 	if (!mpip_path_routable(mn->net, la, daddr))
 		p->state = MPIP_PATH_NOROUTE;
 	else if (!mpip_path_dev_up(mn->net, la->ifindex))

@@ -170,7 +170,9 @@ static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
 		if (off)
 			WRITE_ONCE(p->rr_tries, MPIP_RR_TRIES);
 		else
-			WRITE_ONCE(p->encap, true);
+			WRITE_ONCE(p->encap, mpip_link_nat_mode(mn, p->ifindex) ==
+					       MPIP_NAT_MODE_FAKETCP ?
+					       MPIP_ENCAP_FTCP : MPIP_ENCAP_UDP);
 	}
 	spin_unlock_bh(&p->lock);
 	if (first) {

@@ -100,6 +100,8 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_ENCAP]		= "rx_encap",
 	[MPIP_STAT_RX_ENCAP_BAD]	= "rx_encap_bad",
 	[MPIP_STAT_TX_ENCAP_FRAG]	= "tx_encap_frag",
+	[MPIP_STAT_FTCP_CTRL]		= "ftcp_ctrl",
+	[MPIP_STAT_FTCP_OPEN]		= "ftcp_open",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
@@ -495,12 +497,17 @@ static int cmd_get(struct ctx *c, int argc, char **argv)
 
 /*
  * nat_mode takes the names of enum mpip_nat_mode as well: those of enum
- * mpip_link_nat but "default" (link_nat_lookup()).
+ * mpip_link_nat but "default" (link_nat_lookup()), and "faketcp", which
+ * is the namespace's only.
  */
 static int parse_nat_mode(const char *s, uint32_t *out)
 {
 	int v = link_nat_lookup(s);
 
+	if (strcmp(s, "faketcp") == 0) {
+		*out = MPIP_NAT_MODE_FAKETCP;
+		return 0;
+	}
 	if (v < MPIP_LINK_NAT_AUTO)
 		return -EINVAL;
 	*out = (uint32_t)(v - MPIP_LINK_NAT_AUTO) + MPIP_NAT_MODE_AUTO;
@@ -531,7 +538,7 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 	if (ret == -EINVAL) {
 		err_msg("set: invalid value '%s' for %s: not a non-negative decimal integer%s",
 			argv[2], argv[1], key == MPIP_CFG_NAT_MODE ?
-			" or one of auto, none, udp" : "");
+			" or one of auto, none, udp, faketcp" : "");
 		return EXIT_FAIL;
 	}
 	if (ret == -ERANGE) {

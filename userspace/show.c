@@ -581,7 +581,16 @@ static int path_entry(struct nlattr **top, void *arg)
 		 nla_get_u32(tb[MPIP_PATH_A_FB_AGE_MS]) : FB_AGE_NEVER;
 	fmt_path_seen(tb, seen, sizeof(seen));
 	learned = get_u8(tb[MPIP_PATH_A_LEARNED]);
-	encap = get_u8(tb[MPIP_PATH_A_ENCAP]) ? "udp" : "none";
+	switch (get_u8(tb[MPIP_PATH_A_ENCAP])) {
+	case 0:
+		encap = "none";
+		break;
+	case 1:
+		encap = "udp";
+		break;
+	default:
+		encap = "faketcp";
+	}
 
 	if (!o->json) {
 		table_cell(&o->t, "%s", idbuf);

@@ -506,7 +506,8 @@ enum mpip_path_state {
  * @MPIP_PATH_A_SEEN_ADDR: be32, the address the peer saw the probe it
  *	answered come from (present once it answered)
  * @MPIP_PATH_A_SEEN_PORT: u16, the UDP port it saw (host byte order)
- * @MPIP_PATH_A_ENCAP: u8, 1 if the path's packets travel inside UDP
+ * @MPIP_PATH_A_ENCAP: u8, 1 if the path's packets travel inside UDP, 2 if
+ *	inside fake TCP (inside UDP until its connection is open)
  *	(Documentation/wire-format.rst, "UDP encapsulation")
  * @MPIP_PATH_A_DPORT: u16, the UDP port the path's control and
  *	encapsulated packets go to (host byte order): the peer's control
@@ -655,6 +656,10 @@ enum mpip_path_attr {
  * @MPIP_STAT_TX_ENCAP_FRAG: packets sent inside UDP that did not fit the
  *	path's MTU and went without the don't-fragment bit (IP fragments
  *	them), rather than bare on a path whose NAT would drop them
+ * @MPIP_STAT_FTCP_CTRL: SYNs, SYN-ACKs and ACKs of fake TCP connections
+ *	sent
+ * @MPIP_STAT_FTCP_OPEN: fake TCP connections a peer opened to a path
+ *	learned through its NAT
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -718,6 +723,8 @@ enum mpip_stat {
 	MPIP_STAT_RX_ENCAP,
 	MPIP_STAT_RX_ENCAP_BAD,
 	MPIP_STAT_TX_ENCAP_FRAG,
+	MPIP_STAT_FTCP_CTRL,
+	MPIP_STAT_FTCP_OPEN,
 
 	__MPIP_STAT_MAX,
 };
@@ -815,11 +822,15 @@ enum mpip_cfg {
  * @MPIP_NAT_MODE_NONE: paths through a NAT carry no data; flows keep
  *	their own addresses there
  * @MPIP_NAT_MODE_UDP: every path carries its packets inside UDP
+ * @MPIP_NAT_MODE_FAKETCP: as MPIP_NAT_MODE_AUTO, but a path through a NAT
+ *	carries its packets inside a TCP connection of its own (fake TCP)
+ *	once that is open, inside UDP until then
  */
 enum mpip_nat_mode {
 	MPIP_NAT_MODE_AUTO,
 	MPIP_NAT_MODE_NONE,
 	MPIP_NAT_MODE_UDP,
+	MPIP_NAT_MODE_FAKETCP,
 };
 
 #define MPIP_CFG_MAX (__MPIP_CFG_MAX - 1)

@@ -21,6 +21,13 @@
 #   copies reach no application; datagrams to B's control port with
 #   a bad shim, or a good one and garbage inside, are dropped and
 #   counted (rx_encap_bad), and deliver nothing.
+# - fake TCP (nat_mode faketcp on A), through the plain strict NATs: A's
+#   paths through the NATs open TCP connections of their own to B's
+#   control port, B answers with cookies and opens its paths back on
+#   the first authenticated packet inside them; then TCP both ways is
+#   byte-exact over both links, its packets cross the NATs as TCP to or
+#   from port 19792 (captured at the internet router), nothing INVALID,
+#   nothing leaks.
 # - the NATs' wan links have MTU 1400: TCP both ways byte-exact, no black
 #   hole (each transfer has 110 s; a black hole fails it), over both
 #   links, nothing INVALID, nothing leaks.
@@ -78,10 +85,10 @@ warm_up() {
 	wait_for 20 n1_encap || fail "A's paths through n1 are not up inside UDP"
 }
 
-# A's paths over eth1 are up, verified, inside UDP
+# A's paths over eth1 are up, verified, inside UDP (or fake TCP)
 n1_encap() {
 	mpip_paths "$A" | jq -e '[.[] | select(.dev == "eth1" and .verified and
-		.encap == "udp" and .state == "up")] | length == 2' >/dev/null
+		.encap != "none" and .state == "up")] | length == 2' >/dev/null
 }
 
 t_blocked_setup() {
@@ -213,6 +220,58 @@ t_bad_shim() {
 	[[ ! -s $T/got6200 ]] || fail "B delivered the datagram inside"
 }
 
+t_ftcp_setup() {
+	lab
+	mpipctl_in "$A" set nat_mode faketcp
+	warm_up
+	wait_for 20 ftcp_all_open || fail "the fake TCP connections did not open: $(ftcp_brief)"
+	ftcp_brief
+}
+
+# A's paths inside fake TCP, and B's four learned ones too
+ftcp_all_open() {
+	mpip_paths "$A" | jq -e 'length == 4 and all(.[]; .encap == "faketcp")' >/dev/null &&
+		mpip_paths "$B" | jq -e '[.[] | select(.learned and .encap == "faketcp")] |
+			length == 4' >/dev/null
+}
+
+ftcp_brief() {
+	mpip_paths "$A" | jq -c '[.[] | {saddr, daddr, state, verified, encap, tx_pkts}]'
+	mpip_paths "$B" | jq -c '[.[] | select(.learned) | {saddr, daddr, dport, state, encap, tx_pkts}]'
+	mpipctl_in "$A" -j stats | jq -c '{ftcp_ctrl, ftcp_open, tx_encap, rx_encap, rx_encap_bad}'
+	mpipctl_in "$B" -j stats | jq -c '{ftcp_ctrl, ftcp_open, tx_encap, rx_encap, rx_encap_bad}'
+}
+
+t_ftcp() {
+	local i1 i2 a1 a2 b1 b2 min n
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	i1=$(nat_counter "${P}n1" ct_invalid)
+	i2=$(nat_counter "${P}n2" ct_invalid)
+	min=$(($(stat -c %s "$T/f") / 50))
+	capture_start "$R" w1 ftcp1 'tcp port 19792'
+	capture_start "$R" w2 ftcp2 'tcp port 19792'
+	a1=$(tx_bytes "$A" eth1)
+	a2=$(tx_bytes "$A" eth2)
+	b1=$(tx_bytes "$B" eth1)
+	b2=$(tx_bytes "$B" eth2)
+	both_ways ftcp 5040
+	a1=$(($(tx_bytes "$A" eth1) - a1))
+	a2=$(($(tx_bytes "$A" eth2) - a2))
+	b1=$(($(tx_bytes "$B" eth1) - b1))
+	b2=$(($(tx_bytes "$B" eth2) - b2))
+	echo "sent: A eth1 $a1 B, eth2 $a2 B; B eth1 $b1 B, eth2 $b2 B"
+	capture_stop ftcp1
+	capture_stop ftcp2
+	n=$(($(capture_packets ftcp1) + $(capture_packets ftcp2)))
+	echo "packets of fake TCP connections at the internet router: $n"
+	nat_report
+	ftcp_brief
+	((n > 1000)) || fail "only $n packets crossed the NATs inside fake TCP"
+	((a1 > min && a2 > min)) || fail "A's data did not go over both links"
+	((b1 > min && b2 > min)) || fail "B's data did not go over both links"
+	nat_clean "$i1" "$i2"
+}
+
 t_mtu_setup() {
 	lab --wan-mtu 1400
 	warm_up
@@ -244,11 +303,13 @@ t_mtu() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 7
+ktap_plan 9
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
 ktap_run bad_shims_dropped_and_counted t_bad_shim
+ktap_run faketcp_lab_up t_ftcp_setup
+ktap_run faketcp_tcp_both_ways_over_both_nats t_ftcp
 ktap_run wan_mtu_1400_lab_up t_mtu_setup
 ktap_run wan_mtu_1400_tcp_both_ways_no_black_hole t_mtu
 ktap_run dmesg_clean t_dmesg

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpip fake-TCP encapsulation (issue 21, nat_mode faketcp): the packets
+ * of a path through a NAT travel as segments of a TCP connection of the
+ * path's own, between the control ports, for NATs and firewalls that pass
+ * TCP better than UDP.  The connection's states and headers are the
+ * portable core's (core/ftcp.h); this file sends and receives them.
+ *
+ * The end behind the NAT (a path found translated while nat_mode is
+ * faketcp: rr.c) opens the connection: a SYN from the heartbeat, at most
+ * once a second, until the peer's SYN-ACK came.  Until then the path's
+ * packets go inside UDP.  The peer answers a SYN statelessly, with a
+ * cookie for its sequence number (SipHash of the four-tuple under the
+ * namespace's secret), and keeps no state until a packet inside the
+ * connection carries an authenticated CM of a node whose path (learned
+ * through the NAT) ends at the segment's source address, and
+ * acknowledges the cookie: that path then sends inside the connection,
+ * to the NAT's TCP port, and first an ACK, whose scaled window lets the
+ * NAT pass more than the 64 KiB the SYN-ACK's gave.  Either end sends an
+ * ACK of its own whenever it received a quarter of the window since it
+ * last acknowledged anything (a bulk flow one way).  Everything the connection carries is checked
+ * as a packet inside UDP is: the shim, then the CM's MAC, replay window
+ * and return routability.
+ *
+ * TCP to the control port is mpip's while it is loaded: every such
+ * segment is taken in the input hook and never reaches the stack (which
+ * would answer with a RST).
+ */
+#include <linux/ip.h>
+#include <linux/random.h>
+#include <linux/siphash.h>
+#include <linux/tcp.h>
+#include <net/checksum.h>
+#include <net/ip.h>
+#include <net/route.h>
+
+#include "mpip.h"
+
+/* The MSS our SYNs and SYN-ACKs announce: nothing is ever sent that big. */
+#define MPIP_FTCP_MSS		1400
+/* Domain of the cookie under the namespace's secret ("ftcp") */
+#define MPIP_FTCP_COOKIE_TAG	0x66746370
+
+/* The SYN-ACK's sequence number for the connection from @raddr:@rport. */
+static u32 mpip_ftcp_cookie(const struct mpip_net *mn, __be32 laddr,
+			    __be32 raddr, __be16 rport)
+{
+	return (u32)siphash_4u32((__force u32)laddr, (__force u32)raddr,
+				 (__force u32)rport, MPIP_FTCP_COOKIE_TAG,
+				 &mn->secret);
+}
+
+/* Send fake segment @g, without payload, to @daddr:@dport. */
+static void mpip_ftcp_xmit(struct mpip_net *mn, __be32 saddr, __be32 daddr,
+			   __be16 dport, const struct mpip_ftcp_seg *g)
+{
+	unsigned int hlen = mpip_ftcp_hdr_len(g->flags), hh;
+	struct flowi4 fl4 = {
+		.daddr = daddr,
+		.saddr = saddr,
+		.flowi4_proto = IPPROTO_TCP,
+	};
+	struct sk_buff *skb;
+	struct iphdr *iph;
+	struct tcphdr *th;
+	struct rtable *rt;
+
+	rt = ip_route_output_key(mn->net, &fl4);
+	if (IS_ERR(rt))
+		return;
+	hh = LL_RESERVED_SPACE(rt->dst.dev);
+	skb = alloc_skb(hh + sizeof(*iph) + hlen, GFP_ATOMIC);
+	if (!skb) {
+		ip_rt_put(rt);
+		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+		return;
+	}
+	skb_reserve(skb, hh);
+	skb_reset_network_header(skb);
+	skb->protocol = htons(ETH_P_IP);
+	skb_dst_set(skb, &rt->dst);
+
+	iph = skb_put_zero(skb, sizeof(*iph));
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->ttl = ip4_dst_hoplimit(&rt->dst);
+	iph->protocol = IPPROTO_TCP;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	iph->frag_off = htons(IP_DF);
+	iph->tot_len = htons(sizeof(*iph) + hlen);
+
+	skb_set_transport_header(skb, skb->len);
+	th = skb_put(skb, hlen);
+	mpip_ftcp_hdr_put((u8 *)th, MPIP_CTRL_PORT, ntohs(dport), g);
+	th->check = csum_tcpudp_magic(saddr, daddr, hlen, IPPROTO_TCP,
+				      csum_partial(th, hlen, 0));
+	skb->ip_summed = CHECKSUM_NONE;
+	mpip_ctrl_untrack(skb);
+	ip_select_ident(mn->net, skb, NULL);
+	ip_send_check(iph);
+	ip_local_out(mn->net, NULL, skb);
+	mpip_inc(mn, MPIP_STAT_FTCP_CTRL);
+}
+
+/*
+ * A path of ours that goes inside fake TCP and has no open connection,
+ * or is down (its connection may have died with a NAT's mapping), sends
+ * a SYN, at most once a second.  (A path learned through the peer's NAT
+ * waits for the peer's.)  Caller holds RCU.
+ */
+void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p)
+{
+	struct mpip_ftcp_seg syn;
+	bool send = false;
+
+	if (READ_ONCE(p->encap) != MPIP_ENCAP_FTCP || p->learned)
+		return;
+	spin_lock_bh(&p->lock);
+	if ((p->ftcp.state != MPIP_FTCP_OPEN ||
+	     READ_ONCE(p->state) == MPIP_PATH_DOWN) &&
+	    (!p->ftcp_syn || time_after_eq(jiffies, p->ftcp_syn + HZ))) {
+		p->ftcp_syn = jiffies | 1;
+		WRITE_ONCE(p->ftcp_dport, READ_ONCE(p->dport));
+		mpip_ftcp_connect(&p->ftcp, get_random_u32(), MPIP_FTCP_MSS,
+				  &syn);
+		send = true;
+	}
+	spin_unlock_bh(&p->lock);
+	if (send)
+		mpip_ftcp_xmit(mn, p->saddr, p->daddr, READ_ONCE(p->ftcp_dport),
+			       &syn);
+}
+
+/*
+ * The header of a packet of @len bytes (shim included) inside @p's fake
+ * connection, and the port it goes to; false if the connection is not
+ * open (the packet then goes inside UDP).
+ */
+bool mpip_ftcp_open(struct mpip_path *p, u32 len, struct mpip_ftcp_seg *g,
+		    __be16 *dport)
+{
+	bool open;
+
+	spin_lock_bh(&p->lock);
+	open = mpip_ftcp_data(&p->ftcp, len, g);
+	*dport = p->ftcp_dport;
+	spin_unlock_bh(&p->lock);
+	return open;
+}
+
+/* Is @skb a TCP segment to our control port? */
+bool mpip_ftcp_is(const struct sk_buff *skb, unsigned int ihl)
+{
+	const struct tcphdr *th;
+	struct tcphdr _th;
+
+	th = skb_header_pointer(skb, ihl, sizeof(_th), &_th);
+	return th && th->dest == htons(MPIP_CTRL_PORT);
+}
+
+/*
+ * Our path of the fake connection between local @laddr and @raddr, whose
+ * peer's end is port @rport, under RCU; or NULL.  A walk over the nodes:
+ * for handshakes and resets only, which the caller rate-limits.
+ */
+static struct mpip_path *mpip_ftcp_path(struct mpip_net *mn, __be32 laddr,
+					__be32 raddr, __be16 rport)
+{
+	struct mpip_path *p;
+	struct mpip_node *n;
+	unsigned int b;
+
+	for (b = 0; b < mn->nodes.size; b++) {
+		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
+			p = mpip_path_find(n, laddr, raddr);
+			if (p && READ_ONCE(p->encap) == MPIP_ENCAP_FTCP &&
+			    READ_ONCE(p->ftcp_dport) == rport)
+				return p;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A SYN, SYN-ACK or RST @g from @sport: a SYN is answered with the
+ * cookie; a SYN-ACK or RST goes to our path's connection.  Nothing else
+ * is done with it.
+ */
+static void mpip_ftcp_rx_ctrl(struct mpip_net *mn, const struct iphdr *iph,
+			      __be16 sport, const struct mpip_ftcp_seg *g)
+{
+	enum mpip_ftcp_verdict v;
+	struct mpip_ftcp_seg out;
+	struct mpip_path *p;
+
+	if (!__ratelimit(&mn->ctrl_rs)) {
+		mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
+		return;
+	}
+	if (g->flags == MPIP_FTCP_SYN) {
+		mpip_ftcp_synack(g, mpip_ftcp_cookie(mn, iph->daddr, iph->saddr,
+						     sport),
+				 MPIP_FTCP_MSS, &out);
+		mpip_ftcp_xmit(mn, iph->daddr, iph->saddr, sport, &out);
+		return;
+	}
+	p = mpip_ftcp_path(mn, iph->daddr, iph->saddr, sport);
+	if (!p)
+		return;
+	spin_lock_bh(&p->lock);
+	v = mpip_ftcp_rx(&p->ftcp, g, 0, &out);
+	spin_unlock_bh(&p->lock);
+	if (v == MPIP_FTCP_REPLY)
+		mpip_ftcp_xmit(mn, iph->daddr, iph->saddr, sport, &out);
+}
+
+/*
+ * A TCP segment @skb to our control port: a handshake segment or a reset
+ * (handled here), a bare ACK, or a packet inside the connection, which
+ * is taken out as from UDP (encap.c), with the segment's header in @rx
+ * for mpip_ftcp_learn().  Returns 1 if @skb is now the packet inside, 0
+ * if it is to be dropped without more, or an error as
+ * mpip_encap_pull_at() (a segment of no use: a bad checksum or header).
+ */
+int mpip_ftcp_pull(struct mpip_net *mn, struct sk_buff *skb,
+		   struct mpip_rx *rx)
+{
+	unsigned int ihl = ip_hdrlen(skb), len = skb->len - ihl, doff;
+	u8 buf[MPIP_FTCP_SYN_HDR_LEN + 32];
+	const struct iphdr *iph = ip_hdr(skb);
+	const u8 *b;
+	__be16 sport;
+
+	b = skb_header_pointer(skb, ihl, min_t(unsigned int, len, sizeof(buf)),
+			       buf);
+	if (!b)
+		return -EINVAL;
+	doff = mpip_ftcp_hdr_get(b, min_t(unsigned int, len, sizeof(buf)),
+				 &rx->fseg);
+	if (!doff || csum_tcpudp_magic(iph->saddr, iph->daddr, len,
+				       IPPROTO_TCP,
+				       skb_checksum(skb, ihl, len, 0)))
+		return -EINVAL;
+	memcpy(&sport, b, sizeof(sport));
+	if (rx->fseg.flags & (MPIP_FTCP_SYN | MPIP_FTCP_RST)) {
+		mpip_ftcp_rx_ctrl(mn, iph, sport, &rx->fseg);
+		return 0;
+	}
+	if (len == doff)
+		return 0;
+	rx->ftcp = true;
+	rx->flen = len - doff;
+	return mpip_encap_pull_at(skb, rx, doff, sport);
+}
+
+/*
+ * The packet that came inside fake TCP (@rx) carried an authenticated CM
+ * of node @n: the connection of our path back to where it came from
+ * acknowledges it, or, on a path learned through the peer's NAT that has
+ * none open yet, opens if the segment acknowledged our cookie.  Caller
+ * holds RCU.
+ */
+void mpip_ftcp_learn(struct mpip_net *mn, struct mpip_node *n,
+		     const struct mpip_rx *rx)
+{
+	struct mpip_path *p = mpip_path_find(n, rx->daddr, rx->saddr);
+	enum mpip_ftcp_verdict v = MPIP_FTCP_DROP;
+	struct mpip_ftcp_seg reply;
+	bool opened = false;
+	u32 cookie;
+
+	if (!p || (!p->learned && READ_ONCE(p->encap) != MPIP_ENCAP_FTCP))
+		return;
+	cookie = mpip_ftcp_cookie(mn, rx->daddr, rx->saddr, rx->esport);
+	spin_lock_bh(&p->lock);
+	/*
+	 * On the peer's side, a segment that acknowledges the cookie opens
+	 * the connection, or opens it again (a new one from the same port,
+	 * after a RST): it is what that side sent first.
+	 */
+	if (p->learned && rx->fseg.ack == cookie + 1 &&
+	    (p->ftcp.state != MPIP_FTCP_OPEN || p->ftcp.snd_nxt != cookie + 1 ||
+	     p->ftcp_dport != rx->esport) &&
+	    mpip_ftcp_accept(&p->ftcp, &rx->fseg, rx->flen, cookie, &reply)) {
+		WRITE_ONCE(p->ftcp_dport, rx->esport);
+		WRITE_ONCE(p->encap, MPIP_ENCAP_FTCP);
+		opened = true;
+	} else if (p->ftcp.state == MPIP_FTCP_OPEN &&
+		   p->ftcp_dport == rx->esport) {
+		v = mpip_ftcp_rx(&p->ftcp, &rx->fseg, rx->flen, &reply);
+	}
+	spin_unlock_bh(&p->lock);
+	if (opened)
+		mpip_inc(mn, MPIP_STAT_FTCP_OPEN);
+	/* the window the NAT takes from the SYN-ACK is not scaled yet */
+	if (opened || v == MPIP_FTCP_TAKE_REPLY)
+		mpip_ftcp_xmit(mn, rx->daddr, rx->saddr, rx->esport, &reply);
+}
