@@ -232,10 +232,13 @@ lab_ns_mode() {
 	local ns kv
 	for ns in "$@"; do
 		case $LAB_MODE in
-		mpip | mpip-noreorder | mptcp-mpip)
+		mpip | mpip-noreorder | mpip-faketcp | mptcp-mpip)
 			ip netns exec "$ns" "$MPIPCTL" enable >/dev/null || return 1
 			if [[ $LAB_MODE == mpip-noreorder ]]; then
 				ip netns exec "$ns" "$MPIPCTL" set reorder 0 || return 1
+			fi
+			if [[ $LAB_MODE == mpip-faketcp ]]; then
+				ip netns exec "$ns" "$MPIPCTL" set nat_mode faketcp || return 1
 			fi
 			# LAB_MPIP_SET="key=value ...": tunables for experiments
 			for kv in ${LAB_MPIP_SET:-}; do
@@ -264,7 +267,7 @@ lab_mode() {
 	LAB_MPIP=0
 	LAB_MPTCP=0
 	case $LAB_MODE in
-	mpip | mpip-noreorder | mptcp-mpip)
+	mpip | mpip-noreorder | mpip-faketcp | mptcp-mpip)
 		LAB_MPIP=1
 		lab_mpip_load || { lab_log "lab: cannot load mpip.ko"; return 1; }
 		;;
