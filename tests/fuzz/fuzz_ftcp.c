@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for the fake-TCP headers and connection states of
+ * kernel/core/ftcp.c, which read what anyone sends to the control port.
+ *
+ * The input is a TCP header and more, read with mpip_ftcp_hdr_get() from
+ * a heap buffer of exactly its length (ASan sees any read beyond); what
+ * it accepts is checked against a model of RFC 9293's header written
+ * here, then given to a connection in each state, with a payload length
+ * from the input's first bytes.
+ *
+ * Checks, any failure aborts:
+ *  - an accepted header has a data offset of 20 to 60 bytes within the
+ *    input, none of FIN, URG, ECE, CWR, and the sequence, acknowledgment
+ *    and flags of the bytes themselves; the MSS is 0 unless SYN is set;
+ *  - no segment moves an open connection's acknowledgment backwards or
+ *    further than the window, nor closes it unless it is a RST with the
+ *    sequence number expected, nor opens a closed one;
+ *  - a connection waiting for a SYN-ACK opens only on a SYN-ACK that
+ *    acknowledges its SYN, and then answers with an ACK.
+ *
+ * Build and run: make -C tests/fuzz run.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftcp.h"
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "fuzz_ftcp: %s\n", what);
+	abort();
+}
+
+static u32 be(const u8 *p)
+{
+	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
+}
+
+static void check_header(const u8 *b, size_t n, unsigned int doff,
+			 const struct mpip_ftcp_seg *g)
+{
+	if (doff < 20 || doff > 60 || doff > n || doff != (unsigned int)(b[12] >> 4) * 4)
+		fail("data offset");
+	if (b[13] & 0xe1)
+		fail("flags taken that a fake connection never sends");
+	if (g->seq != be(b + 4) || g->ack != be(b + 8) || g->flags != b[13])
+		fail("fields differ from the bytes");
+	if (g->mss && !(g->flags & MPIP_FTCP_SYN))
+		fail("MSS without SYN");
+}
+
+static void check_open(const struct mpip_ftcp_seg *g, u32 len)
+{
+	struct mpip_ftcp c = { .snd_nxt = 5000, .rcv_nxt = 1000,
+			       .ack_sent = 1000, .state = MPIP_FTCP_OPEN };
+	struct mpip_ftcp_seg r;
+	enum mpip_ftcp_verdict v = mpip_ftcp_rx(&c, g, len, &r);
+
+	if ((s32)(c.rcv_nxt - 1000) < 0 ||
+	    c.rcv_nxt - 1000 > MPIP_FTCP_MAX_WIN + len)
+		fail("acknowledgment moved backwards or past the window");
+	if (c.state == MPIP_FTCP_CLOSED &&
+	    ((g->flags & (MPIP_FTCP_RST | MPIP_FTCP_SYN)) != MPIP_FTCP_RST ||
+	     g->seq != 1000))
+		fail("closed by a segment that is no exact RST");
+	if (c.state != MPIP_FTCP_OPEN && c.state != MPIP_FTCP_CLOSED)
+		fail("open connection in another state");
+	if (v == MPIP_FTCP_TAKE_REPLY && (r.ack != c.rcv_nxt || r.seq != 5000))
+		fail("reply with other numbers");
+}
+
+static void check_closed_and_syn_sent(const struct mpip_ftcp_seg *g, u32 len)
+{
+	struct mpip_ftcp c = { .state = MPIP_FTCP_CLOSED };
+	struct mpip_ftcp_seg r, syn;
+	enum mpip_ftcp_verdict v;
+
+	if (mpip_ftcp_rx(&c, g, len, &r) != MPIP_FTCP_DROP ||
+	    c.state != MPIP_FTCP_CLOSED)
+		fail("closed connection took a segment");
+	mpip_ftcp_connect(&c, 77, 1400, &syn);
+	v = mpip_ftcp_rx(&c, g, len, &r);
+	if (c.state == MPIP_FTCP_OPEN &&
+	    (g->flags != (MPIP_FTCP_SYN | MPIP_FTCP_ACK) || g->ack != 78 ||
+	     v != MPIP_FTCP_REPLY || r.flags != MPIP_FTCP_ACK ||
+	     r.ack != g->seq + 1))
+		fail("opened without a SYN-ACK of our SYN, or no ACK back");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct mpip_ftcp_seg g;
+	unsigned int doff;
+	u8 *b;
+	u32 len;
+
+	if (size < 4)
+		return 0;
+	len = be(data);
+	b = malloc(size - 4);
+	if (!b && size > 4)
+		return 0;
+	memcpy(b, data + 4, size - 4);
+	doff = mpip_ftcp_hdr_get(b, (unsigned int)(size - 4), &g);
+	if (doff) {
+		check_header(b, size - 4, doff, &g);
+		check_open(&g, len);
+		check_closed_and_syn_sent(&g, len);
+	}
+	free(b);
+	return 0;
+}
