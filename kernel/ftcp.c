@@ -9,8 +9,9 @@
  * The end behind the NAT (a path found translated while nat_mode is
  * faketcp: rr.c) opens the connection: a SYN from the heartbeat, at most
  * once a second, until the peer's SYN-ACK came.  Until then the path's
- * packets go inside UDP.  The peer answers a SYN statelessly, with a
- * cookie for its sequence number (SipHash of the four-tuple under the
+ * packets go inside UDP.  The peer answers a SYN from the address of a
+ * path it learned through that NAT statelessly, with a cookie for its
+ * sequence number (SipHash of the four-tuple under the
  * namespace's secret), and keeps no state until a packet inside the
  * connection carries an authenticated CM of a node whose path (learned
  * through the NAT) ends at the segment's source address, and
@@ -160,12 +161,14 @@ bool mpip_ftcp_is(const struct sk_buff *skb, unsigned int ihl)
 }
 
 /*
- * Our path of the fake connection between local @laddr and @raddr, whose
- * peer's end is port @rport, under RCU; or NULL.  A walk over the nodes:
- * for handshakes and resets only, which the caller rate-limits.
+ * Our path between local @laddr and @raddr that is one learned through a
+ * NAT and verified (@learned), or one of a fake connection whose peer's end is port
+ * @rport, under RCU; or NULL.  A walk over the nodes: for handshakes and
+ * resets only, which the caller rate-limits.
  */
 static struct mpip_path *mpip_ftcp_path(struct mpip_net *mn, __be32 laddr,
-					__be32 raddr, __be16 rport)
+					__be32 raddr, __be16 rport,
+					bool learned)
 {
 	struct mpip_path *p;
 	struct mpip_node *n;
@@ -174,8 +177,11 @@ static struct mpip_path *mpip_ftcp_path(struct mpip_net *mn, __be32 laddr,
 	for (b = 0; b < mn->nodes.size; b++) {
 		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
 			p = mpip_path_find(n, laddr, raddr);
-			if (p && READ_ONCE(p->encap) == MPIP_ENCAP_FTCP &&
-			    READ_ONCE(p->ftcp_dport) == rport)
+			if (!p)
+				continue;
+			if (learned ? p->learned && READ_ONCE(p->rr_ok) :
+			    (READ_ONCE(p->encap) == MPIP_ENCAP_FTCP &&
+			     READ_ONCE(p->ftcp_dport) == rport))
 				return p;
 		}
 	}
@@ -183,9 +189,11 @@ static struct mpip_path *mpip_ftcp_path(struct mpip_net *mn, __be32 laddr,
 }
 
 /*
- * A SYN, SYN-ACK or RST @g from @sport: a SYN is answered with the
- * cookie; a SYN-ACK or RST goes to our path's connection.  Nothing else
- * is done with it.
+ * A SYN, SYN-ACK or RST @g from @sport: a SYN from the address of a path
+ * we learned through a NAT and verified (a peer's authenticated CMs came
+ * from there, and it echoed our nonce from there) is answered with the cookie, any other is not (a stranger
+ * learns nothing of us from one); a SYN-ACK or RST goes to our path's
+ * connection.  Nothing else is done with it.
  */
 static void mpip_ftcp_rx_ctrl(struct mpip_net *mn, const struct iphdr *iph,
 			      __be16 sport, const struct mpip_ftcp_seg *g)
@@ -199,13 +207,15 @@ static void mpip_ftcp_rx_ctrl(struct mpip_net *mn, const struct iphdr *iph,
 		return;
 	}
 	if (g->flags == MPIP_FTCP_SYN) {
+		if (!mpip_ftcp_path(mn, iph->daddr, iph->saddr, sport, true))
+			return;
 		mpip_ftcp_synack(g, mpip_ftcp_cookie(mn, iph->daddr, iph->saddr,
 						     sport),
 				 MPIP_FTCP_MSS, &out);
 		mpip_ftcp_xmit(mn, iph->daddr, iph->saddr, sport, &out);
 		return;
 	}
-	p = mpip_ftcp_path(mn, iph->daddr, iph->saddr, sport);
+	p = mpip_ftcp_path(mn, iph->daddr, iph->saddr, sport, false);
 	if (!p)
 		return;
 	spin_lock_bh(&p->lock);

@@ -20,7 +20,9 @@
 #   and TCP between A and B goes on; the flow's datagrams among the
 #   copies reach no application; datagrams to B's control port with
 #   a bad shim, or a good one and garbage inside, are dropped and
-#   counted (rx_encap_bad), and deliver nothing.
+#   counted (rx_encap_bad), and deliver nothing; R's SYNs to B's control
+#   port get no SYN-ACK (B answers only addresses of verified paths it
+#   learned through a NAT).
 # - fake TCP (nat_mode faketcp on A), through the plain strict NATs: A's
 #   paths through the NATs open TCP connections of their own to B's
 #   control port, B answers with cookies and opens its paths back on
@@ -196,7 +198,7 @@ t_stolen_cms() {
 # datagrams to B's control port with a bad shim, and with a good shim and
 # garbage inside: dropped, counted, nothing delivered
 t_bad_shim() {
-	local b0
+	local b0 syn
 	b0=$(mpip_stat "$B" rx_encap_bad)
 	in_ns "$B" socat -u UDP-RECV:6200 OPEN:"$T/got6200",creat,trunc </dev/null >/dev/null 2>&1 &
 	local rpid=$!
@@ -216,6 +218,23 @@ t_bad_shim() {
 	kill "$rpid" 2>/dev/null || true
 	wait "$rpid" 2>/dev/null || true
 	echo "rx_encap_bad grew by $(($(mpip_stat "$B" rx_encap_bad) - b0))"
+	# a SYN to the control port from R, whose address B has a learned
+	# path to (the stolen CMs'), never verified: no SYN-ACK
+	syn=$(in_ns "$R" /usr/bin/python3 - <<-'PY'
+		from scapy.all import IP, TCP, sr1, conf
+		conf.verb = 0
+		n = 0
+		for port in (40000, 40003):
+		    a = sr1(IP(src="198.18.3.254", dst="198.18.3.2") /
+		            TCP(sport=port, dport=19792, flags="S", seq=1000,
+		                options=[("MSS", 1400), ("NOP", None), ("WScale", 14)]),
+		            timeout=2)
+		    n += a is not None and TCP in a and (int(a[TCP].flags) & 0x12) == 0x12
+		print(n)
+	PY
+	) || fail "R could not send SYNs"
+	echo "SYN-ACKs R got: $syn"
+	((syn == 0)) || fail "B answered a stranger's SYN"
 	(($(mpip_stat "$B" rx_encap_bad) - b0 >= 24)) || fail "not every bad datagram was counted"
 	[[ ! -s $T/got6200 ]] || fail "B delivered the datagram inside"
 }
