@@ -81,14 +81,7 @@ static void mpip_ftcp_xmit(struct mpip_net *mn, __be32 saddr, __be32 daddr,
 	skb->protocol = htons(ETH_P_IP);
 	skb_dst_set(skb, &rt->dst);
 
-	iph = skb_put_zero(skb, sizeof(*iph));
-	iph->version = 4;
-	iph->ihl = sizeof(*iph) / 4;
-	iph->ttl = ip4_dst_hoplimit(&rt->dst);
-	iph->protocol = IPPROTO_TCP;
-	iph->saddr = saddr;
-	iph->daddr = daddr;
-	iph->frag_off = htons(IP_DF);
+	iph = mpip_ctrl_iph(skb, rt, IPPROTO_TCP, saddr, daddr);
 	iph->tot_len = htons(sizeof(*iph) + hlen);
 
 	skb_set_transport_header(skb, skb->len);
@@ -191,9 +184,10 @@ static struct mpip_path *mpip_ftcp_path(struct mpip_net *mn, __be32 laddr,
 /*
  * A SYN, SYN-ACK or RST @g from @sport: a SYN from the address of a path
  * we learned through a NAT and verified (a peer's authenticated CMs came
- * from there, and it echoed our nonce from there) is answered with the cookie, any other is not (a stranger
- * learns nothing of us from one); a SYN-ACK or RST goes to our path's
- * connection.  Nothing else is done with it.
+ * from there, and it echoed our nonce from there) is answered with the
+ * cookie, any other is not (a stranger learns nothing of us from one); a
+ * SYN-ACK or RST goes to our path's connection.  Nothing else is done
+ * with it.
  */
 static void mpip_ftcp_rx_ctrl(struct mpip_net *mn, const struct iphdr *iph,
 			      __be16 sport, const struct mpip_ftcp_seg *g)

@@ -41,6 +41,26 @@ static struct sk_buff *mpip_ctrl_alloc(const struct dst_entry *dst,
 	return skb;
 }
 
+/*
+ * The IP header of a control packet of protocol @proto from @saddr to
+ * @daddr on route @rt, put at the start of the empty @skb: DF set, the
+ * route's TTL; its length and checksum are the caller's.
+ */
+struct iphdr *mpip_ctrl_iph(struct sk_buff *skb, const struct rtable *rt,
+			    u8 proto, __be32 saddr, __be32 daddr)
+{
+	struct iphdr *iph = skb_put_zero(skb, sizeof(*iph));
+
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->ttl = ip4_dst_hoplimit(&rt->dst);
+	iph->protocol = proto;
+	iph->saddr = saddr;
+	iph->daddr = daddr;
+	iph->frag_off = htons(IP_DF);
+	return iph;
+}
+
 /* Seal @cm for node @n at the end of @skb; false if it cannot be sent. */
 static bool mpip_ctrl_put_cm(struct sk_buff *skb, struct mpip_node *n,
 			     const struct mpip_cm *cm,
@@ -228,14 +248,7 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 	}
 	skb_dst_set(nskb, &rt->dst);
 
-	iph = skb_put_zero(nskb, sizeof(*iph));
-	iph->version = 4;
-	iph->ihl = sizeof(*iph) / 4;
-	iph->ttl = ip4_dst_hoplimit(&rt->dst);
-	iph->protocol = IPPROTO_UDP;
-	iph->saddr = saddr;
-	iph->daddr = daddr;
-	iph->frag_off = htons(IP_DF);
+	iph = mpip_ctrl_iph(nskb, rt, IPPROTO_UDP, saddr, daddr);
 
 	skb_set_transport_header(nskb, nskb->len);
 	uh = skb_put_zero(nskb, sizeof(*uh));

@@ -923,6 +923,8 @@ void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
 void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
 			   struct mpip_node *n);
 void mpip_ctrl_untrack(struct sk_buff *skb);
+struct iphdr *mpip_ctrl_iph(struct sk_buff *skb, const struct rtable *rt,
+			    u8 proto, __be32 saddr, __be32 daddr);
 void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 			__be32 saddr, __be32 daddr, __be16 sport,
 			__be16 dport, struct mpip_node *n,

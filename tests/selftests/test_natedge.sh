@@ -93,6 +93,30 @@ n1_encap() {
 		.encap != "none" and .state == "up")] | length == 2' >/dev/null
 }
 
+# both_links TAG PORT: both_ways, and each host's two links carried the
+# data it sent (2 % of the file each at least), no packet INVALID at a
+# NAT, nothing leaked
+both_links() {
+	local i1 i2 a1 a2 b1 b2 min
+	i1=$(nat_counter "${P}n1" ct_invalid)
+	i2=$(nat_counter "${P}n2" ct_invalid)
+	min=$(($(stat -c %s "$T/f") / 50))
+	a1=$(tx_bytes "$A" eth1)
+	a2=$(tx_bytes "$A" eth2)
+	b1=$(tx_bytes "$B" eth1)
+	b2=$(tx_bytes "$B" eth2)
+	both_ways "$1" "$2"
+	a1=$(($(tx_bytes "$A" eth1) - a1))
+	a2=$(($(tx_bytes "$A" eth2) - a2))
+	b1=$(($(tx_bytes "$B" eth1) - b1))
+	b2=$(($(tx_bytes "$B" eth2) - b2))
+	echo "$1: sent A eth1 $a1 B, eth2 $a2 B; B eth1 $b1 B, eth2 $b2 B"
+	nat_report
+	((a1 > min && a2 > min)) || fail "$1: A's data did not go over both links"
+	((b1 > min && b2 > min)) || fail "$1: B's data did not go over both links"
+	nat_clean "$i1" "$i2"
+}
+
 t_blocked_setup() {
 	lab --udp-blocked
 	random_file "$T/f" 2
@@ -262,33 +286,17 @@ ftcp_brief() {
 }
 
 t_ftcp() {
-	local i1 i2 a1 a2 b1 b2 min n
+	local n
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
-	i1=$(nat_counter "${P}n1" ct_invalid)
-	i2=$(nat_counter "${P}n2" ct_invalid)
-	min=$(($(stat -c %s "$T/f") / 50))
 	capture_start "$R" w1 ftcp1 'tcp port 19792'
 	capture_start "$R" w2 ftcp2 'tcp port 19792'
-	a1=$(tx_bytes "$A" eth1)
-	a2=$(tx_bytes "$A" eth2)
-	b1=$(tx_bytes "$B" eth1)
-	b2=$(tx_bytes "$B" eth2)
-	both_ways ftcp 5040
-	a1=$(($(tx_bytes "$A" eth1) - a1))
-	a2=$(($(tx_bytes "$A" eth2) - a2))
-	b1=$(($(tx_bytes "$B" eth1) - b1))
-	b2=$(($(tx_bytes "$B" eth2) - b2))
-	echo "sent: A eth1 $a1 B, eth2 $a2 B; B eth1 $b1 B, eth2 $b2 B"
+	both_links ftcp 5040
 	capture_stop ftcp1
 	capture_stop ftcp2
 	n=$(($(capture_packets ftcp1) + $(capture_packets ftcp2)))
 	echo "packets of fake TCP connections at the internet router: $n"
-	nat_report
 	ftcp_brief
 	((n > 1000)) || fail "only $n packets crossed the NATs inside fake TCP"
-	((a1 > min && a2 > min)) || fail "A's data did not go over both links"
-	((b1 > min && b2 > min)) || fail "B's data did not go over both links"
-	nat_clean "$i1" "$i2"
 }
 
 t_mtu_setup() {
@@ -297,26 +305,9 @@ t_mtu_setup() {
 }
 
 t_mtu() {
-	local i1 i2 a1 a2 b1 b2 min
-	i1=$(nat_counter "${P}n1" ct_invalid)
-	i2=$(nat_counter "${P}n2" ct_invalid)
-	min=$(($(stat -c %s "$T/f") / 50))
-	a1=$(tx_bytes "$A" eth1)
-	a2=$(tx_bytes "$A" eth2)
-	b1=$(tx_bytes "$B" eth1)
-	b2=$(tx_bytes "$B" eth2)
-	both_ways mtu 5020
-	a1=$(($(tx_bytes "$A" eth1) - a1))
-	a2=$(($(tx_bytes "$A" eth2) - a2))
-	b1=$(($(tx_bytes "$B" eth1) - b1))
-	b2=$(($(tx_bytes "$B" eth2) - b2))
-	echo "sent: A eth1 $a1 B, eth2 $a2 B; B eth1 $b1 B, eth2 $b2 B"
-	nat_report
+	both_links mtu 5020
 	mpipctl_in "$A" -j stats | jq -c '{tx_no_room, tx_bare, tx_encap, rx_encap, tx_encap_frag, rx_icmp_pmtu}'
 	mpipctl_in "$B" -j stats | jq -c '{tx_no_room, tx_bare, tx_encap, rx_encap, tx_encap_frag, rx_icmp_pmtu}'
-	((a1 > min && a2 > min)) || fail "A's data did not go over both links"
-	((b1 > min && b2 > min)) || fail "B's data did not go over both links"
-	nat_clean "$i1" "$i2"
 }
 
 t_dmesg() { check_dmesg_clean "$MARK"; }
