@@ -9,6 +9,7 @@
 # fresh namespaces (tools/topo.sh twolink) once per mode:
 #   mpip            mpip.ko on in both hosts, plain iperf3 (TCP or UDP)
 #   mpip-noreorder  the same with the reorder buffer off (reorder 0)
+#   mpip-udp        mpip with nat_mode udp on both hosts
 #   mpip-faketcp    mpip with nat_mode faketcp on both hosts
 #   mptcp           mpip off in both hosts; Linux MPTCP: both hosts allow 2
 #                   subflows, b announces 10.1.2.2 (ADD_ADDR), iperf3 under
@@ -23,8 +24,8 @@
 #             (Fig. 4(a)); modes mpip, mptcp
 #   nat       40/20 Mbit/s, 2 ms, a behind two strict NATs (topo.sh nat),
 #             iperf3 TCP 10 s from a to b: goodput, aggregate, split;
-#             modes mpip (nat_mode auto), mpip-faketcp, mptcp; 3 rounds
-#             (quick: 1)
+#             modes mpip (nat_mode auto), mpip-udp, mpip-faketcp, mptcp;
+#             3 rounds (quick: 1)
 #   natmtu    as nat, with the NATs' far links at MTU 1400 (topo.sh nat
 #             --wan-mtu 1400): mpip's full-size segments inside UDP go in
 #             two fragments
@@ -178,7 +179,7 @@ bench_tcp() {
 }
 
 bench_register nat "TCP bulk transfer, a behind two strict NATs (issue 21)" \
-	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-faketcp,mptcp
+	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-udp,mpip-faketcp,mptcp
 bench_topo nat nat
 bench_rounds nat 3
 # shellcheck disable=SC2317  # called as "bench_$name"
@@ -342,7 +343,7 @@ done
 IFS=, read -ra MODE_LIST <<<"$MODES"
 for m in "${MODE_LIST[@]}"; do
 	case $m in
-	mpip | mpip-noreorder | mpip-faketcp | mptcp | mptcp-mpip | off | unloaded) ;;
+	mpip | mpip-noreorder | mpip-udp | mpip-faketcp | mptcp | mptcp-mpip | off | unloaded) ;;
 	*) log "bench.sh: bad mode '$m'"; exit 2 ;;
 	esac
 done

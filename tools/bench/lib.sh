@@ -232,13 +232,14 @@ lab_ns_mode() {
 	local ns kv
 	for ns in "$@"; do
 		case $LAB_MODE in
-		mpip | mpip-noreorder | mpip-faketcp | mptcp-mpip)
+		mpip | mpip-noreorder | mpip-udp | mpip-faketcp | mptcp-mpip)
 			ip netns exec "$ns" "$MPIPCTL" enable >/dev/null || return 1
 			if [[ $LAB_MODE == mpip-noreorder ]]; then
 				ip netns exec "$ns" "$MPIPCTL" set reorder 0 || return 1
 			fi
-			if [[ $LAB_MODE == mpip-faketcp ]]; then
-				ip netns exec "$ns" "$MPIPCTL" set nat_mode faketcp || return 1
+			if [[ $LAB_MODE == mpip-udp || $LAB_MODE == mpip-faketcp ]]; then
+				ip netns exec "$ns" "$MPIPCTL" set nat_mode "${LAB_MODE#mpip-}" ||
+					return 1
 			fi
 			# LAB_MPIP_SET="key=value ...": tunables for experiments
 			for kv in ${LAB_MPIP_SET:-}; do
@@ -267,7 +268,7 @@ lab_mode() {
 	LAB_MPIP=0
 	LAB_MPTCP=0
 	case $LAB_MODE in
-	mpip | mpip-noreorder | mpip-faketcp | mptcp-mpip)
+	mpip | mpip-noreorder | mpip-udp | mpip-faketcp | mptcp-mpip)
 		LAB_MPIP=1
 		lab_mpip_load || { lab_log "lab: cannot load mpip.ko"; return 1; }
 		;;

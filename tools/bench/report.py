@@ -82,7 +82,7 @@ HOW_TO_ADD = ("run {make bench}, then {tools/bench/report.py --add "
 
 MODE_NAMES = {
     "mpip": "mpip", "mptcp": "MPTCP", "mpip-noreorder": "mpip, reorder buffer off",
-    "mpip-faketcp": "mpip, nat_mode faketcp",
+    "mpip-udp": "mpip, nat_mode udp", "mpip-faketcp": "mpip, nat_mode faketcp",
     "mptcp-mpip": "MPTCP over mpip", "off": "mpip off", "unloaded": "no module",
 }
 
@@ -282,9 +282,10 @@ BENCHES = {
     },
     "nat": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs, to b",
-        "cols": ["mpip", "mpip-faketcp", "mptcp"],
-        "notes": [BUSY_NOTE, "mpip: nat_mode auto (its paths inside UDP); with "
-                  "faketcp, inside TCP connections of their own; MPTCP: a's "
+        "cols": ["mpip", "mpip-udp", "mpip-faketcp", "mptcp"],
+        "notes": [BUSY_NOTE, "mpip: nat_mode auto (its paths inside UDP, as all "
+                  "paths are with udp); with faketcp, inside TCP connections of "
+                  "their own; MPTCP: a's "
                   "second subflow from its link-2 address through the second NAT."],
         "rows": [
             Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct"),
@@ -292,7 +293,7 @@ BENCHES = {
             Row("busy", pct_of_cap(BUSY), key("aggregate_pct")),
             Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
                 diff_key("goodput_pct", "mptcp"), fmt="%+.1f",
-                cols=["mpip", "mpip-faketcp"]),
+                cols=["mpip", "mpip-udp", "mpip-faketcp"]),
             Row("split", "link split, points off the links' 2:1", key("split_error_pts")),
             Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
                 fmt="%.2f"),
