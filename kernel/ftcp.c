@@ -23,9 +23,9 @@
  * as a packet inside UDP is: the shim, then the CM's MAC, replay window
  * and return routability.
  *
- * TCP to the control port is mpip's while it is loaded: every such
- * segment is taken in the input hook and never reaches the stack (which
- * would answer with a RST).
+ * TCP to the control port is mpip's while it is enabled in the namespace:
+ * every such segment is taken in the input hook and never reaches the
+ * stack (which would answer with a RST).
  */
 #include <linux/ip.h>
 #include <linux/random.h>
