@@ -37,7 +37,7 @@ unsigned int mpip_encap_len(const struct mpip_path *p)
 	case MPIP_ENCAP_UDP:
 		return MPIP_ENCAP_LEN;
 	case MPIP_ENCAP_FTCP:
-		return MPIP_FTCP_HDR_LEN + MPIP_ENCAP_SHIM_LEN;
+		return MPIP_FTCP_ENCAP_LEN;
 	default:
 		return 0;
 	}

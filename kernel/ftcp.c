@@ -19,9 +19,9 @@
  * to the NAT's TCP port, and first an ACK, whose scaled window lets the
  * NAT pass more than the 64 KiB the SYN-ACK's gave.  Either end sends an
  * ACK of its own whenever it received a quarter of the window since it
- * last acknowledged anything (a bulk flow one way).  Everything the connection carries is checked
- * as a packet inside UDP is: the shim, then the CM's MAC, replay window
- * and return routability.
+ * last acknowledged anything (a bulk flow one way).  Everything the
+ * connection carries is checked as a packet inside UDP is: the shim,
+ * then the CM's MAC, replay window and return routability.
  *
  * TCP to the control port is mpip's while it is enabled in the namespace:
  * every such segment is taken in the input hook and never reaches the

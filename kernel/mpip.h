@@ -963,6 +963,9 @@ enum mpip_encap_kind {
 	MPIP_ENCAP_FTCP,	/* fake TCP once its connection is open, UDP before */
 };
 
+/* What fake TCP adds to a packet: the TCP header and the shim */
+#define MPIP_FTCP_ENCAP_LEN	(MPIP_FTCP_HDR_LEN + MPIP_ENCAP_SHIM_LEN)
+
 int mpip_encap_push(struct sk_buff *skb, struct mpip_path *p);
 unsigned int mpip_encap_len(const struct mpip_path *p);
 bool mpip_encap_is(const struct sk_buff *skb, unsigned int ihl);

@@ -110,7 +110,7 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 	case MPIP_NAT_MODE_NONE:
 		break;
 	case MPIP_NAT_MODE_FAKETCP:
-		room += MPIP_FTCP_HDR_LEN + MPIP_ENCAP_SHIM_LEN;
+		room += MPIP_FTCP_ENCAP_LEN;
 		break;
 	default:
 		room += MPIP_ENCAP_LEN;
