@@ -92,11 +92,14 @@ void mpip_ctrl_untrack(struct sk_buff *skb)
 
 /*
  * Where a carrier copied from the outgoing segment @skb (TCP header @th)
- * with a CM of @t bytes starts: @t bytes before what the peer has
+ * with a CM of @t bytes starts: @t + 1 bytes before what the peer has
  * acknowledged, so all it carries is data the peer has had (or, copied
- * from a SYN, the bytes before the initial sequence number, which no
- * connection sends).  False if that cannot be told (a segment of a
- * socket not fully open that is no SYN).
+ * from a SYN, bytes before the initial sequence number, which no
+ * connection sends).  It ends a byte short of that: were it to end where
+ * the next segment starts, a receiver's GRO could merge the two (behind
+ * WireGuard, which checks no checksums, even a next segment with a
+ * trailer).  False if that cannot be told (a segment of a socket not
+ * fully open that is no SYN).
  */
 static bool mpip_carrier_seq(const struct sk_buff *skb,
 			     const struct tcphdr *th, unsigned int t,
@@ -111,7 +114,7 @@ static bool mpip_carrier_seq(const struct sk_buff *skb,
 		una = READ_ONCE(tcp_sk(sk)->snd_una);
 	else
 		return false;
-	*seq = htonl(una - t);
+	*seq = htonl(una - t - 1);
 	return true;
 }
 

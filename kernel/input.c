@@ -66,6 +66,21 @@ static bool mpip_in_tcp_csum_state_ok(const struct sk_buff *skb)
 	return skb->ip_summed != CHECKSUM_PARTIAL;
 }
 
+/*
+ * Is @skb several segments that GRO merged?  Its checksum field is its
+ * first segment's, so no checksum can tell whether its tail is a
+ * trailer.  A receiver that checks checksums never merges a segment
+ * with a trailer (its checksum fails); one that does not (WireGuard)
+ * merges it with the segment before it when their sequence numbers
+ * meet, and the merged packet ends in the trailer.  Then only the CM's
+ * MAC can tell (mpip_in_open()).  A GSO packet mpip kept whole is no
+ * merge (rx->gso is tested first).
+ */
+static bool mpip_in_gro_merged(const struct sk_buff *skb)
+{
+	return skb_is_gso(skb) && skb->ip_summed == CHECKSUM_UNNECESSARY;
+}
+
 /* The checksum of the segment without its last @len bytes verifies. */
 static bool mpip_in_tcp_csum_ok(const struct sk_buff *skb, unsigned int ihl,
 				unsigned int len)
@@ -125,6 +140,7 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 		return false;
 	rx->saddr = iph->saddr;
 	rx->daddr = iph->daddr;
+	rx->unsummed = false;
 	rx->gso = mpip_gso_is_kept(skb);
 	if (rx->gso)
 		return mpip_in_find_gso_cm(skb, ihl, rx);
@@ -156,7 +172,8 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 				       mpip_cm2_sum(rx->proto, plen - len, len),
 				       &rx->c2) != len)
 		return false;
-	if (rx->proto == IPPROTO_TCP &&
+	rx->unsummed = rx->proto == IPPROTO_TCP && mpip_in_gro_merged(skb);
+	if (rx->proto == IPPROTO_TCP && !rx->unsummed &&
 	    !mpip_in_tcp_csum_ok(skb, ihl, mpip_in_carrier(rx) ? 0 : len))
 		return false;
 	rx->cm_len = len;
@@ -449,6 +466,16 @@ static bool mpip_in_open(struct mpip_net *mn, struct mpip_rx *rx)
 	int err = mpip_cm_open(mn, rx);
 
 	rx->plain = false;
+	/*
+	 * What no checksum confirmed is a trailer only if its MAC says so
+	 * (mpip_in_gro_merged()).  Else it is dropped, not delivered: it is
+	 * more likely a trailer of a peer that lost our keys than data of a
+	 * host without MPIP that ends like one, and TCP sends it again.
+	 */
+	if (rx->unsummed && !rx->authed) {
+		mpip_inc(mn, MPIP_STAT_RX_GRO_UNOPENED);
+		return false;
+	}
 	if (!err && rx->replayed && (rx->c2.cm.xflags & MPIP_CM_X_DUP)) {
 		mpip_inc(mn, MPIP_STAT_RX_DUP);
 		return false;

@@ -942,6 +942,7 @@ struct mpip_rx {
 	__be16 dport;
 	u8 proto;
 	bool gso;		/* a GSO packet kept whole (gso.c) */
+	bool unsummed;		/* merged by GRO: no checksum tested the CM */
 	bool authed;		/* the MAC verified: @node sent it */
 	bool replayed;		/* a data CM seen before: deliver, learn nothing */
 	bool plain;		/* a data CM that did not open: plain IP */

@@ -102,6 +102,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_TX_ENCAP_FRAG]	= "tx_encap_frag",
 	[MPIP_STAT_FTCP_CTRL]		= "ftcp_ctrl",
 	[MPIP_STAT_FTCP_OPEN]		= "ftcp_open",
+	[MPIP_STAT_RX_GRO_UNOPENED]	= "rx_gro_unopened",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

@@ -660,6 +660,9 @@ enum mpip_path_attr {
  *	sent
  * @MPIP_STAT_FTCP_OPEN: fake TCP connections a peer opened to a path
  *	learned through its NAT
+ * @MPIP_STAT_RX_GRO_UNOPENED: TCP packets that GRO merged without checking
+ *	checksums (behind WireGuard) ending in a CM whose MAC did not
+ *	verify, dropped
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -725,6 +728,7 @@ enum mpip_stat {
 	MPIP_STAT_TX_ENCAP_FRAG,
 	MPIP_STAT_FTCP_CTRL,
 	MPIP_STAT_FTCP_OPEN,
+	MPIP_STAT_RX_GRO_UNOPENED,
 
 	__MPIP_STAT_MAX,
 };

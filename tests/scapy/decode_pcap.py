@@ -27,6 +27,10 @@ sees it, trailer removed (null when not applicable; packets captured on the
 sending host may show bad checksums because of checksum offload).
 "ct_csum_ok" is the same checksum over the whole IP payload, trailer
 included, as a NAT's conntrack checks it (null when not applicable).
+"tcp_seq" and "tcp_end" (TCP, not fragments; else null): the sequence
+number of the segment and where the bytes after its TCP header end in
+sequence space (trailer included), read from the headers, so right for a
+packet cut short by the capture's snap length too.
 """
 
 import argparse
@@ -54,13 +58,17 @@ def packet_info(index, pkt, show_all):
     if tr is None and not show_all:
         return None
     proto = raw[9]
-    sport = dport = None
+    sport = dport = seq = end = None
     frag = struct.unpack("!H", raw[6:8])[0] & 0x1FFF
     if proto in (mpip_cm.IPPROTO_TCP, mpip_cm.IPPROTO_UDP,
                  mpip_cm.IPPROTO_MPIP_GSO) and not frag \
             and len(raw) >= mpip_cm.l4_offset(raw) + 4:
         off = mpip_cm.l4_offset(raw)
         sport, dport = struct.unpack("!HH", raw[off:off + 4])
+        if proto == mpip_cm.IPPROTO_TCP and len(raw) >= off + 13:
+            seq = struct.unpack("!I", raw[off + 4:off + 8])[0]
+            tot = struct.unpack("!H", raw[2:4])[0]
+            end = (seq + tot - off - (raw[off + 12] >> 4) * 4) % (1 << 32)
     info = {
         "index": index,
         "time": float(pkt.time),
@@ -72,6 +80,8 @@ def packet_info(index, pkt, show_all):
         "ip_len": len(raw),
         "l4_csum_ok": mpip_cm.l4_checksum_ok(raw),
         "ct_csum_ok": mpip_cm.ct_checksum_ok(raw),
+        "tcp_seq": seq,
+        "tcp_end": end,
         "trailer": None,
     }
     if tr is not None:

@@ -395,9 +395,10 @@ link_bytes() {
 }
 
 # capture_start NS DEV NAME FILTER: tcpdump on NS's DEV in the background
-# into $T/NAME.pcap; returns once its capture socket is open
+# into $T/NAME.pcap (the first CAPTURE_SNAP bytes of each packet, default
+# 256; 0: whole packets); returns once its capture socket is open
 capture_start() {
-	ip netns exec "$1" tcpdump -i "$2" -nn -U -s 256 -B 32768 \
+	ip netns exec "$1" tcpdump -i "$2" -nn -U -s "${CAPTURE_SNAP:-256}" -B 32768 \
 		-w "$T/$3.pcap" "$4" \
 		</dev/null >/dev/null 2>"$T/$3.log" &
 	echo $! >"$T/$3.pid"

@@ -10,7 +10,9 @@
 #   underlay links no TCP segment and no datagram of the test's ports may
 #   appear, although mpip has paths over both links to B's link
 #   addresses (it counts the packets it kept on their own route:
-#   tx_policy_kept).
+#   tx_policy_kept).  No TCP carrier inside the tunnel ends where the
+#   next segment of its flow starts: WireGuard checks no checksums, and
+#   its GRO merged the two, the next segment's trailer became data.
 # - IPsec (ESP, transport mode) between the link-1 addresses: no cleartext
 #   TCP or test datagram on link 1, whatever path mpip would choose.
 # - A VRF on A holding both links: TCP both ways intact (the VRF device
@@ -37,6 +39,24 @@ no_leaks() {
 	((total == 0))
 }
 
+# carriers_apart PCAP: the TCP carriers in PCAP (taken where they were
+# sent, whole packets) and how many of them end where the next segment of
+# their flow in the same direction starts, which a receiver's GRO would
+# merge with them; succeeds if there are carriers and none of them does
+carriers_apart() {
+	local res
+	res=$(/usr/bin/python3 "$REPO/tests/scapy/decode_pcap.py" --all --json "$1" | jq -s -c '
+		[.[] | select(.proto == "tcp" and .tcp_seq != null)]
+		| group_by([.src, .sport, .dst, .dport])
+		| [.[] | . as $f | range(0; length) | $f[.] as $p
+		   | select($p.trailer != null and
+			    ((($p.trailer.xflags / 8) | floor) % 2) == 1)
+		   | {next: ($f[. + 1].tcp_seq // null), end: $p.tcp_end}]
+		| {carriers: length, meeting_next: map(select(.next == .end)) | length}')
+	echo "carriers on A's wg0: $res"
+	jq -e '.carriers > 0 and .meeting_next == 0' <<<"$res" >/dev/null
+}
+
 # traffic TAG ADDR_AT_B ADDR_AT_A: TCP A -> B, TCP B -> A and UDP A -> B,
 # all intact
 traffic() {
@@ -56,7 +76,7 @@ t_setup() {
 }
 
 t_wireguard() {
-	local ka kb pa pb policy_a policy_b
+	local ka kb pa pb policy_a policy_b t0 ns
 	ka=$(wg genkey)
 	kb=$(wg genkey)
 	pa=$(wg pubkey <<<"$ka")
@@ -80,17 +100,32 @@ t_wireguard() {
 	ip -n "$A" route add default dev wg0 table 51820
 	ip -n "$A" rule add not fwmark 51820 table 51820 pref 100
 	ip -n "$A" rule add table main suppress_prefixlength 0 pref 99
-	wait_for 15 in_ns "$A" ping -c1 -W1 10.9.9.2 || fail "no ping through the tunnel"
+	# (WireGuard's handshake retries every 5 s; its first ones can take
+	# seconds on a loaded emulated machine)
+	t0=$(date +%s%N)
+	if ! wait_for 40 in_ns "$A" ping -c1 -W1 10.9.9.2; then
+		for ns in "$A" "$B"; do
+			in_ns "$ns" wg show wg0 || true
+			mpipctl_in "$ns" -j stats | jq -c 'with_entries(select(.value != 0))' || true
+		done
+		fail "no ping through the tunnel"
+	fi
+	echo "first ping through the tunnel after $((($(date +%s%N) - t0) / 1000000)) ms"
 	ip -n "$A" route get 10.9.9.2 | grep -q 'dev wg0' || fail "A's route to B is not the tunnel"
 
 	# A's underlay: only WireGuard's datagrams and mpip's own control
 	capture_start "$A" eth1 wg1 'tcp or (udp and not port 51820 and not port 19792)'
 	capture_start "$A" eth2 wg2 'tcp or (udp and not port 51820 and not port 19792)'
+	CAPTURE_SNAP=0 capture_start "$A" wg0 wgin tcp
 	sleep 1
 	policy_a=$(mpip_stat "$A" tx_policy_kept)
 	policy_b=$(mpip_stat "$B" tx_policy_kept)
 	traffic 61 10.9.9.2 10.8.0.1
 	no_leaks wg1 wg2 || fail "cleartext TCP or UDP of the flows left A outside the tunnel"
+	capture_stop wgin
+	# (ending where the next segment starts, a carrier was merged with it
+	# by GRO behind WireGuard, and TCP took that segment's trailer for data)
+	carriers_apart "$T/wgin.pcap" || fail "a carrier ends where the next segment of its flow starts"
 	mpip_paths_show "$A"
 	echo "tx_policy_kept: A $policy_a -> $(mpip_stat "$A" tx_policy_kept), B $policy_b -> $(mpip_stat "$B" tx_policy_kept)"
 	# the flows were mpip sessions with paths to choose from
