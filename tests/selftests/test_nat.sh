@@ -16,7 +16,8 @@
 #   A's paths is found translated and verified through it, B learns a
 #   path back to each NAT's end, and the flow's datagrams go inside UDP
 #   over both of A's links; TCP after it stays intact; nothing leaks.
-# - TCP both ways (B -> A on a connection A opened), with tx_gso 1 and 0:
+# - TCP both ways (B -> A on a connection A opened), with tx_gso 1 and
+#   nat_mode auto, then tx_gso 0 and nat_mode udp:
 #   byte-exact, both links of the sender carry data, no packet INVALID at
 #   a NAT (TCP queries and sessions cross in carriers, the data inside
 #   UDP).
@@ -219,12 +220,22 @@ t_tcp_gso() {
 	mpip_stats_brief
 }
 
+# (this one with nat_mode udp on both hosts: the same, and every path
+# that carried data went inside UDP)
 t_tcp_nogso() {
-	mpipctl_in "$A" set tx_gso 0
-	mpipctl_in "$B" set tx_gso 0
+	local ns
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set tx_gso 0
+		mpipctl_in "$ns" set nat_mode udp
+	done
 	tcp_both_ways gso0 5020
-	mpipctl_in "$A" set tx_gso 1
-	mpipctl_in "$B" set tx_gso 1
+	mpip_paths "$A" | jq -e '[.[] | select(.tx_pkts > 0 and .verified)] |
+		length >= 2 and all(.[]; .encap == "udp")' >/dev/null ||
+		fail "with nat_mode udp A's two paths are not both inside UDP"
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set tx_gso 1
+		mpipctl_in "$ns" set nat_mode auto
+	done
 }
 
 # both hosts' counters of the NAT traversal
@@ -320,7 +331,7 @@ ktap_run plain_ip_crosses_nats t_plain
 ktap_run udp_new_flow_to_legacy_host_all_arrive t_udp_legacy
 ktap_run mpip_hosts_handshake_crosses_nat_udp_tcp_intact t_mpip
 ktap_run tcp_both_ways_both_links_no_invalid_gso t_tcp_gso
-ktap_run tcp_both_ways_both_links_no_invalid_nogso t_tcp_nogso
+ktap_run tcp_both_ways_both_links_no_invalid_nogso_nat_mode_udp t_tcp_nogso
 ktap_run nat_mode_none_single_path_intact t_nat_none
 ktap_run double_nat_random_ports_handshake_and_detection t_double_random
 ktap_run dmesg_clean t_dmesg
