@@ -58,17 +58,44 @@ u32 mpip_link_nat_mode(struct mpip_net *mn, int ifindex)
 	BUILD_BUG_ON(MPIP_LINK_NAT_NONE - MPIP_LINK_NAT_AUTO !=
 		     MPIP_NAT_MODE_NONE - MPIP_NAT_MODE_AUTO ||
 		     MPIP_LINK_NAT_UDP - MPIP_LINK_NAT_AUTO !=
-		     MPIP_NAT_MODE_UDP - MPIP_NAT_MODE_AUTO);
+		     MPIP_NAT_MODE_UDP - MPIP_NAT_MODE_AUTO ||
+		     MPIP_LINK_NAT_FAKETCP - MPIP_LINK_NAT_AUTO !=
+		     MPIP_NAT_MODE_FAKETCP - MPIP_NAT_MODE_AUTO);
+	BUILD_BUG_ON(MPIP_LINK_NAT_FAKETCP >
+		     MPIP_LINK_F_NAT >> MPIP_LINK_F_NAT_SHIFT);
 	return nat ? nat - MPIP_LINK_NAT_AUTO + MPIP_NAT_MODE_AUTO :
 		     READ_ONCE(mn->cfg.nat_mode);
 }
 
-/* Count the backup links, for the packet path's shortcut.  RTNL held. */
+/* Do settings @flags make an interface's paths fake TCP ones? */
+static bool mpip_link_flags_ftcp(u32 flags)
+{
+	return (flags & MPIP_LINK_F_NAT) >> MPIP_LINK_F_NAT_SHIFT ==
+	       MPIP_LINK_NAT_FAKETCP;
+}
+
+/*
+ * Count the backup links and the fake TCP ones, for the packet path's
+ * shortcuts.  RTNL held.
+ */
 static void mpip_link_count(struct mpip_net *mn, u32 old, u32 new)
 {
 	if ((old ^ new) & MPIP_LINK_F_BACKUP)
 		WRITE_ONCE(mn->nbackup, mn->nbackup +
 			   (new & MPIP_LINK_F_BACKUP ? 1 : -1));
+	if (mpip_link_flags_ftcp(old) != mpip_link_flags_ftcp(new))
+		WRITE_ONCE(mn->nftcp, mn->nftcp +
+			   (mpip_link_flags_ftcp(new) ? 1 : -1));
+}
+
+/*
+ * May paths of this namespace carry packets inside fake TCP (its own
+ * nat_mode, or a link's)?  Then a SYN's MSS leaves room for it.
+ */
+bool mpip_links_ftcp(struct mpip_net *mn)
+{
+	return READ_ONCE(mn->cfg.nat_mode) == MPIP_NAT_MODE_FAKETCP ||
+	       READ_ONCE(mn->nftcp);
 }
 
 /*

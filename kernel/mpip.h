@@ -454,6 +454,8 @@ struct mpip_net {
 	struct xarray links;	/* ifindex -> MPIP_LINK_F_* (links.c) */
 	/* links with MPIP_LINK_F_BACKUP; written under RTNL, READ_ONCE */
 	unsigned int nbackup;
+	/* links with nat faketcp; written under RTNL, READ_ONCE */
+	unsigned int nftcp;
 	struct mpip_rule_table __rcu *rules;	/* NULL: none (rules.c) */
 	struct mutex rules_lock;	/* changes of @rules */
 };
@@ -854,12 +856,13 @@ void mpip_rules_destroy(struct mpip_net *mn);
 #define MPIP_LINK_F_BACKUP		0x2	/* data only while no other path works */
 /* enum mpip_link_nat in bits 2-3 */
 #define MPIP_LINK_F_NAT_SHIFT		2
-#define MPIP_LINK_F_NAT			(0x3 << MPIP_LINK_F_NAT_SHIFT)
+#define MPIP_LINK_F_NAT			(0x7 << MPIP_LINK_F_NAT_SHIFT)
 u32 mpip_link_flags(struct mpip_net *mn, int ifindex);
 bool mpip_link_advertised(struct mpip_net *mn, int ifindex);
 bool mpip_link_backup(struct mpip_net *mn, int ifindex);
 u32 mpip_link_nat(struct mpip_net *mn, int ifindex);
 u32 mpip_link_nat_mode(struct mpip_net *mn, int ifindex);
+bool mpip_links_ftcp(struct mpip_net *mn);
 int mpip_link_set(struct mpip_net *mn, int ifindex, u32 mask, u32 flags,
 		  struct netlink_ext_ack *extack);
 void mpip_link_forget(struct net_device *dev);

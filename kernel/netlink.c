@@ -111,7 +111,7 @@ static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_NAME] = { .type = NLA_REJECT },
 	[MPIP_LINK_A_ADVERTISE] = NLA_POLICY_MAX(NLA_U8, 1),
 	[MPIP_LINK_A_BACKUP] = NLA_POLICY_MAX(NLA_U8, 1),
-	[MPIP_LINK_A_NAT] = NLA_POLICY_MAX(NLA_U8, MPIP_LINK_NAT_UDP),
+	[MPIP_LINK_A_NAT] = NLA_POLICY_MAX(NLA_U8, MPIP_LINK_NAT_FAKETCP),
 };
 
 static const struct nla_policy mpip_rule_policy[MPIP_RULE_A_MAX + 1] = {

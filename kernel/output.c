@@ -106,15 +106,10 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 
 	if (mpip_out_syn_legacy(mn, p))
 		return;
-	switch (READ_ONCE(mn->cfg.nat_mode)) {
-	case MPIP_NAT_MODE_NONE:
-		break;
-	case MPIP_NAT_MODE_FAKETCP:
+	if (mpip_links_ftcp(mn))
 		room += MPIP_FTCP_ENCAP_LEN;
-		break;
-	default:
+	else if (READ_ONCE(mn->cfg.nat_mode) != MPIP_NAT_MODE_NONE)
 		room += MPIP_ENCAP_LEN;
-	}
 	if (skb_ensure_writable(skb, end))
 		return;
 	th = (struct tcphdr *)(skb_network_header(skb) + p->ihl);

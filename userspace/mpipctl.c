@@ -498,17 +498,12 @@ static int cmd_get(struct ctx *c, int argc, char **argv)
 
 /*
  * nat_mode takes the names of enum mpip_nat_mode as well: those of enum
- * mpip_link_nat but "default" (link_nat_lookup()), and "faketcp", which
- * is the namespace's only.
+ * mpip_link_nat but "default" (link_nat_lookup()).
  */
 static int parse_nat_mode(const char *s, uint32_t *out)
 {
 	int v = link_nat_lookup(s);
 
-	if (strcmp(s, "faketcp") == 0) {
-		*out = MPIP_NAT_MODE_FAKETCP;
-		return 0;
-	}
 	if (v < MPIP_LINK_NAT_AUTO)
 		return -EINVAL;
 	*out = (uint32_t)(v - MPIP_LINK_NAT_AUTO) + MPIP_NAT_MODE_AUTO;
@@ -572,7 +567,7 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 
 /* link set dev IF SETTING VALUE... */
 
-#define LINK_USAGE "usage: mpipctl link set dev IF [advertise on|off] [backup|nobackup] [nat default|auto|none|udp]"
+#define LINK_USAGE "usage: mpipctl link set dev IF [advertise on|off] [backup|nobackup] [nat default|auto|none|udp|faketcp]"
 
 /* "on" 1, "off" 0, anything else -1 */
 static int parse_on_off(const char *s)
@@ -643,7 +638,7 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 		if (nat) {
 			r->nat = link_nat_lookup(argv[i + 1]);
 			if (r->nat < 0) {
-				err_msg("link set: nat is default, auto, none or udp, not '%s'",
+				err_msg("link set: nat is default, auto, none, udp or faketcp, not '%s'",
 					argv[i + 1]);
 				return -1;
 			}
@@ -773,7 +768,7 @@ static const struct cmd {
 	{ "rule", "add|del|flush ...",
 	  "add or remove routing rules (list them: show rules)",
 	  64, false, false, cmd_rule },
-	{ "link", "set dev IF [advertise on|off] [backup|nobackup] [nat default|auto|none|udp]",
+	{ "link", "set dev IF [advertise on|off] [backup|nobackup] [nat default|auto|none|udp|faketcp]",
 	  "use an interface's addresses or not; or only as a backup",
 	  9, false, false, cmd_link },
 	{ "monitor", "", "print events: peers, paths, failovers",

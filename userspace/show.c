@@ -700,6 +700,7 @@ static const char *const link_nat_names[] = {
 	[MPIP_LINK_NAT_AUTO] = "auto",
 	[MPIP_LINK_NAT_NONE] = "none",
 	[MPIP_LINK_NAT_UDP] = "udp",
+	[MPIP_LINK_NAT_FAKETCP] = "faketcp",
 };
 
 #define LINK_NAT_COUNT	(sizeof(link_nat_names) / sizeof(link_nat_names[0]))

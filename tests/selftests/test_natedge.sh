@@ -29,11 +29,13 @@
 #   the first authenticated packet inside them; then TCP both ways is
 #   byte-exact over both links, its packets cross the NATs as TCP to or
 #   from port 19792 (captured at the internet router), nothing INVALID,
-#   nothing leaks.
+#   nothing leaks.  Then fake TCP set on A's eth1 alone (mpipctl link
+#   set dev eth1 nat faketcp, nat_mode auto): after a flush eth1's paths
+#   go inside fake TCP, eth2's inside UDP; TCP both ways over both links.
 # - the NATs' wan links have MTU 1400: TCP both ways byte-exact, no black
 #   hole (each transfer has 110 s; a black hole fails it), over both
 #   links, nothing INVALID, nothing leaks.
-# TIMEOUT: 300
+# TIMEOUT: 360
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -299,6 +301,28 @@ t_ftcp() {
 	((n > 1000)) || fail "only $n packets crossed the NATs inside fake TCP"
 }
 
+# A's paths over eth1 inside fake TCP, those over eth2 inside UDP
+ftcp_eth1_only() {
+	mpip_paths "$A" | jq -e 'length == 4 and
+		all(.[]; (.dev == "eth1") == (.encap == "faketcp") and .encap != "none")' >/dev/null
+}
+
+# fake TCP set on eth1 only (mpipctl link set ... nat faketcp), the
+# namespace back to auto, tables flushed: eth1's paths go inside fake TCP,
+# eth2's inside UDP, TCP both ways over both links
+t_ftcp_link() {
+	mpipctl_in "$A" set nat_mode auto
+	mpipctl_in "$A" link set dev eth1 nat faketcp
+	mpipctl_in "$A" -j show links | jq -c '.[] | {dev, nat}'
+	mpipctl_in "$A" flush
+	mpipctl_in "$B" flush
+	warm_up
+	wait_for 20 ftcp_eth1_only || fail "not eth1's paths alone inside fake TCP: $(ftcp_brief)"
+	both_links ftcplink 5060
+	ftcp_brief
+	mpipctl_in "$A" link set dev eth1 nat default
+}
+
 t_mtu_setup() {
 	lab --wan-mtu 1400
 	warm_up
@@ -313,13 +337,14 @@ t_mtu() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
 ktap_run bad_shims_dropped_and_counted t_bad_shim
 ktap_run faketcp_lab_up t_ftcp_setup
 ktap_run faketcp_tcp_both_ways_over_both_nats t_ftcp
+ktap_run faketcp_on_one_link_only t_ftcp_link
 ktap_run wan_mtu_1400_lab_up t_mtu_setup
 ktap_run wan_mtu_1400_tcp_both_ways_no_black_hole t_mtu
 ktap_run dmesg_clean t_dmesg

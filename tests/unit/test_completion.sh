@@ -122,7 +122,7 @@ t_link() {
 	expect_comp "set" "$MPIPCTL" link "" || return 1
 	expect_comp "$(lines advertise backup dev nat nobackup)" "$MPIPCTL" link set "" || return 1
 	expect_comp "$(lines advertise backup dev nat nobackup)" "$MPIPCTL" link set dev lo backup "" || return 1
-	expect_comp "$(lines auto default none udp)" "$MPIPCTL" link set dev lo nat "" || return 1
+	expect_comp "$(lines auto default faketcp none udp)" "$MPIPCTL" link set dev lo nat "" || return 1
 	expect_comp "$(lines off on)" "$MPIPCTL" link set dev lo advertise ""
 }
 
