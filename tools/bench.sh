@@ -26,6 +26,11 @@
 #             iperf3 TCP 10 s from a to b: goodput, aggregate, split;
 #             modes mpip (nat_mode auto), mpip-udp, mpip-faketcp, mptcp;
 #             3 rounds (quick: 1)
+#   natrev    as nat, data from b to a on the connection a opens (iperf3
+#             -R: a downloads); modes as nat
+#   natgso0   as nat with tx_gso 0 on both hosts (GSO packets split before
+#             mpip; the nat lab's routes have gateways, so tx_gso 1 keeps
+#             none whole either); modes mpip, mpip-udp, mpip-faketcp
 #   natmtu    as nat, with the NATs' far links at MTU 1400 (topo.sh nat
 #             --wan-mtu 1400): mpip's full-size segments inside UDP go in
 #             two fragments
@@ -185,6 +190,28 @@ bench_rounds nat 3
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_nat() {
 	LAB_TAG=nat lab_run "$1" tcp "$DUR_TCP"
+}
+
+bench_register natrev "TCP bulk transfer b -> a (a downloads), a behind two strict NATs" \
+	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-udp,mpip-faketcp,mptcp
+bench_topo natrev nat
+bench_rounds natrev 3
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_natrev() {
+	LAB_TAG=natrev LAB_REVERSE=1 lab_run "$1" tcp "$DUR_TCP"
+}
+
+bench_register natgso0 "TCP bulk transfer, a behind two strict NATs, tx_gso 0 on both hosts" \
+	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-udp,mpip-faketcp
+bench_topo natgso0 nat
+bench_rounds natgso0 3
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_natgso0() {
+	local ns
+	for ns in "$LAB_A" "$LAB_B"; do
+		ip netns exec "$ns" "$MPIPCTL" set tx_gso 0 || return 1
+	done
+	LAB_TAG=natgso0 lab_run "$1" tcp "$DUR_TCP"
 }
 
 bench_register natmtu "TCP bulk transfer, a behind two strict NATs whose far links have MTU 1400" \

@@ -9,7 +9,9 @@
     analyze.py demo DEMODIR               demo summary (writes summary.json,
                                           prints a table)
 
-Definitions (data flows from host a to host b; "link N" is ethN):
+Definitions (data flows from host a to host b; "link N" is ethN; a run
+recorded with "reverse" (iperf3 -R: b sends on the connection a opened)
+is read with the hosts' roles swapped, a's counters taken for b's):
 
   link N rate      bytes that a's shaper on ethN sent (the root qdisc's
                    counter, sampled every 0.1 s): Ethernet/IP/TCP headers
@@ -98,6 +100,12 @@ CHECKS = {
         ("delivered_pct", ">=", 95.0, "UDP delivered >= 95 %"),
     ],
     "nat": [
+        ("goodput_pct", ">=", 85.0, "goodput through the NATs >= 85 % of capacity"),
+    ],
+    "natrev": [
+        ("goodput_pct", ">=", 85.0, "goodput through the NATs >= 85 % of capacity"),
+    ],
+    "natgso0": [
         ("goodput_pct", ">=", 85.0, "goodput through the NATs >= 85 % of capacity"),
     ],
     "failover": [
@@ -325,6 +333,20 @@ class Run:
         self.server = load_json(os.path.join(d, "server.json"))
         self.sa = self._samples("sampler_a", "sa.txt")
         self.sb = self._samples("sampler_b", "sb.txt")
+        # iperf3's sums, both ends' (the client's "end" has both)
+        self.sums = (self.client or {}).get("end", {})
+        self.sender_nstat = "nstat-a.txt"
+        self.mpip_stats = ("stats-a.json", "stats-b.json")   # sender, receiver
+        # Reverse (iperf3 -R): data flows b -> a.  Everything below calls
+        # the receiver b and the sender a: swap the hosts' samples and the
+        # two iperf3 documents (with -R the client's intervals are the
+        # receiver's).
+        self.reverse = bool(self.meta.get("reverse"))
+        if self.reverse:
+            self.sa, self.sb = self.sb, self.sa
+            self.client, self.server = self.server, self.client
+            self.sender_nstat = "nstat-b.txt"
+            self.mpip_stats = self.mpip_stats[::-1]
         self.kind = self.meta.get("kind", "tcp")
         self.tag = self.meta.get("tag")   # a benchmark's own kind of tcp/udp run
         self.mode = self.meta.get("mode", "?")
@@ -464,7 +486,7 @@ class Run:
         return m
 
     def _tcp(self, m, cap):
-        end = (self.client or {}).get("end", {})
+        end = self.sums
         rcv = end.get("sum_received") or {}
         snd = end.get("sum_sent") or {}
         if "bits_per_second" in rcv:
@@ -475,7 +497,7 @@ class Run:
             m["retransmits"] = snd["retransmits"]
         # the sender's counters over the lab's life (the run and iperf3's
         # control connection)
-        ns = self.counters("nstat-a.txt", read_nstat)
+        ns = self.counters(self.sender_nstat, read_nstat)
         if ns.get("TcpOutSegs"):
             m["out_segs"] = ns["TcpOutSegs"]
             m["retrans_pct"] = r2(100 * ns.get("TcpRetransSegs", 0) / ns["TcpOutSegs"])
@@ -791,12 +813,12 @@ class Run:
                                                     "tx_pkts", "rx_pkts") if k in p})
             m["mpip_paths"] = paths
             m["mpip_paths_used"] = sum(1 for p in paths if (p.get("tx_pkts") or 0) > 0)
-        st = self.counters("stats-b.json", load_json)
+        st = self.counters(self.mpip_stats[1], load_json)
         if isinstance(st, dict):
             for k in ("reorder_held", "reorder_in_order", "reorder_lost",
                       "reorder_timeout", "reorder_overflow", "rx_gso_kept"):
                 m[k] = st.get(k)
-        st = self.counters("stats-a.json", load_json)
+        st = self.counters(self.mpip_stats[0], load_json)
         if isinstance(st, dict):
             m["tx_steered"] = st.get("tx_steered")
 

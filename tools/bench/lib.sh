@@ -195,7 +195,7 @@ lab_samplers_start() {
 	rm -f "$ra" "$rb" "$dir/ack-a.txt" "$dir/ack-b.txt"
 	# (the samplers also switch links on command: see lab_link_set)
 	ip netns exec "$LAB_A" nice -n -10 "$LAB_PY" "$LAB_SAMPLER" "$dir/sa.txt" \
-		--interval "$LAB_INTERVAL" --ready "$ra" \
+		--interval "$LAB_INTERVAL" --ready "$ra" --trigger "$dir/.trigger-a" \
 		--control "$LAB_TMP/ctl-a" --ack "$dir/ack-a.txt" </dev/null 2>"$dir/sampler-a.err" &
 	LAB_SA_PID=$!
 	ip netns exec "$LAB_B" nice -n -10 "$LAB_PY" "$LAB_SAMPLER" "$dir/sb.txt" \
@@ -412,11 +412,14 @@ lab_snapshot() {
 #     LAB_PORT       iperf3 port (default 5201)
 #     LAB_SNAPSHOT   0: no snapshot half-way (it starts processes in mpip
 #                    and MPTCP modes only, which a CPU-bound run would pay)
+#     LAB_REVERSE    1: TCP data flows b -> a, on the connection a opens
+#                    (iperf3 -R: a behind a NAT downloads); run.json says
+#                    "reverse", and analyze.py takes a for the receiver
 #   Returns non-zero if iperf3 failed (the data is kept for inspection).
 lab_run() {
 	local dir=$1 kind=$2 dur=$3 down_at=${4:-} up_at=${5:-}
 	local port=${LAB_PORT:-5201} pre=() cargs=() spid cpid rc=0 t0 t0_us down_us up_us
-	local trig=$LAB_DIR/.trigger rel snaps=() p
+	local trig=$LAB_DIR/.trigger rel snaps=() p rev=${LAB_REVERSE:-0} rx_pid=$LAB_SB_PID
 	mkdir -p "$dir"
 	rm -f "$dir"/{events.txt,client.json,server.json,client.err,server.err} "$dir"/paths-*.json \
 		"$dir"/ss-*.txt "$dir"/tcp-*.txt "$dir"/*-before.*
@@ -426,6 +429,10 @@ lab_run() {
 	# loses no datagrams in its socket
 	[[ $kind == udp ]] && cargs+=(-u -b "${LAB_UDP_RATE:-55M}" -w 4M)
 	[[ $kind == udp && -n ${LAB_UDP_LEN:-} ]] && cargs+=(-l "$LAB_UDP_LEN")
+	if ((rev)); then
+		cargs+=(-R)
+		trig=$LAB_DIR/.trigger-a rx_pid=$LAB_SA_PID
+	fi
 
 	{
 		printf '{"kind": %s, "mode": %s, "duration": %s, ' "$(json_str "$kind")" "$(json_str "$LAB_MODE")" "$dur"
@@ -441,6 +448,7 @@ lab_run() {
 		fi
 		printf '"sampler_a": %s, "sampler_b": %s' "$(json_str "${rel}sa.txt")" "$(json_str "${rel}sb.txt")"
 		[[ $kind == udp ]] && printf ', "udp_rate": %s' "$(json_str "${LAB_UDP_RATE:-55M}")"
+		((rev)) && printf ', "reverse": true'
 		[[ -n $down_at ]] && printf ', "down_at": %s, "up_at": %s, "fail_end": %s' \
 			"$down_at" "$up_at" "$(json_str "$LAB_FAIL_END")"
 		printf '}\n'
@@ -450,7 +458,7 @@ lab_run() {
 	# lab, take them before this one too (analyze.py subtracts)
 	if ((LAB_RUNS++)); then
 		ip netns exec "$LAB_A" nstat -asz >"$dir/nstat-a-before.txt" 2>/dev/null || true
-		if [[ $kind == udp ]]; then
+		if [[ $kind == udp ]] || ((rev)); then
 			ip netns exec "$LAB_B" nstat -asz >"$dir/nstat-b-before.txt" 2>/dev/null || true
 		fi
 		if ((LAB_MPIP)); then
@@ -468,9 +476,10 @@ lab_run() {
 		return 1
 	fi
 
-	# arm the trigger: b's sampler writes the time data starts arriving
+	# arm the trigger: the receiver's sampler writes the time data starts
+	# arriving
 	rm -f "$trig"
-	kill -USR1 "$LAB_SB_PID"
+	kill -USR1 "$rx_pid"
 	lab_event "$dir" start
 	ip netns exec "$LAB_A" timeout $((${dur%.*} + 45)) "${pre[@]}" iperf3 "${cargs[@]}" \
 		</dev/null >"$dir/client.json" 2>"$dir/client.err" &
@@ -521,7 +530,9 @@ lab_run() {
 		wait "$p" 2>/dev/null || true
 	done
 	LAB_BG_PIDS=()
-	[[ $kind == udp ]] && ip netns exec "$LAB_B" nstat -asz >"$dir/nstat-b.txt" 2>/dev/null
+	if [[ $kind == udp ]] || ((rev)); then
+		ip netns exec "$LAB_B" nstat -asz >"$dir/nstat-b.txt" 2>/dev/null || true
+	fi
 	ip netns exec "$LAB_A" nstat -asz >"$dir/nstat-a.txt" 2>/dev/null || true
 	if ((LAB_MPIP)); then
 		ip netns exec "$LAB_A" "$MPIPCTL" -j show paths >"$dir/paths-end.json" 2>/dev/null || true

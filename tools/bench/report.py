@@ -30,7 +30,7 @@ and replaces everything between:
     Markdown:  <!-- perf:begin NAME -->  ...  <!-- perf:end NAME -->
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
-NAME is a benchmark (tcp, nat, natmtu, udp, failover, backup, overhead, interleave,
+NAME is a benchmark (tcp, nat, natrev, natgso0, natmtu, udp, failover, backup, overhead, interleave,
 reorder, fig4d, scale, rules: its table) or "summary" (a few headline figures of all of
 them).  The format follows the file's extension (.md, .rst).
 
@@ -294,6 +294,40 @@ BENCHES = {
             Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
                 diff_key("goodput_pct", "mptcp"), fmt="%+.1f",
                 cols=["mpip", "mpip-udp", "mpip-faketcp"]),
+            Row("split", "link split, points off the links' 2:1", key("split_error_pts")),
+            Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
+                fmt="%.2f"),
+        ],
+    },
+    "natrev": {
+        "what": "one iperf3 TCP connection from a, behind two strict NATs, to b; "
+                "b sends (iperf3 -R: a downloads)",
+        "cols": ["mpip", "mpip-udp", "mpip-faketcp", "mptcp"],
+        "notes": [BUSY_NOTE, "Modes as in nat; the data flows from b, the public "
+                  "host, to a through the NATs' mappings that a's connection made."],
+        "rows": [
+            Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct"),
+                check=check_of("natrev", "goodput_pct")),
+            Row("busy", pct_of_cap(BUSY), key("aggregate_pct")),
+            Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
+                diff_key("goodput_pct", "mptcp"), fmt="%+.1f",
+                cols=["mpip", "mpip-udp", "mpip-faketcp"]),
+            Row("split", "link split, points off the links' 2:1", key("split_error_pts")),
+            Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
+                fmt="%.2f"),
+        ],
+    },
+    "natgso0": {
+        "what": "one iperf3 TCP connection from a, behind two strict NATs, to b, "
+                "tx_gso 0 on both hosts",
+        "cols": ["mpip", "mpip-udp", "mpip-faketcp"],
+        "notes": [BUSY_NOTE, "GSO packets are split before mpip sees them.  With "
+                  "tx_gso 1 (the nat row) none is kept whole either: the lab's "
+                  "routes have gateways (tx_gso_kept 0)."],
+        "rows": [
+            Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct"),
+                check=check_of("natgso0", "goodput_pct")),
+            Row("busy", pct_of_cap(BUSY), key("aggregate_pct")),
             Row("split", "link split, points off the links' 2:1", key("split_error_pts")),
             Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
                 fmt="%.2f"),
