@@ -391,6 +391,12 @@ lab_snapshot() {
 	if ((LAB_MPIP)); then
 		ip netns exec "$LAB_A" "$MPIPCTL" -j show paths >"$dir/paths-$tag.json" 2>/dev/null || true
 	fi
+	# b sends in a reverse run: its paths and its TCP sockets too
+	if ((${LAB_REVERSE:-0})); then
+		((LAB_MPIP)) && { ip netns exec "$LAB_B" "$MPIPCTL" -j show paths \
+			>"$dir/paths-b-$tag.json" 2>/dev/null || true; }
+		ip netns exec "$LAB_B" ss -tinH >"$dir/ss-b-$tag.txt" 2>/dev/null || true
+	fi
 	if ((LAB_MPTCP)); then
 		# a's TCP sockets (the subflows) without starting a process, then
 		# ss for the MPTCP tokens (which may come too late under load)
@@ -430,7 +436,9 @@ lab_run() {
 	[[ $kind == udp ]] && cargs+=(-u -b "${LAB_UDP_RATE:-55M}" -w 4M)
 	[[ $kind == udp && -n ${LAB_UDP_LEN:-} ]] && cargs+=(-l "$LAB_UDP_LEN")
 	if ((rev)); then
-		cargs+=(-R)
+		# (the client's intervals are the receiver's then: as often as
+		# the server's in a run a -> b)
+		cargs=("${cargs[@]/#0.5/0.1}" -R)
 		trig=$LAB_DIR/.trigger-a rx_pid=$LAB_SA_PID
 	fi
 
