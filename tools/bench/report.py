@@ -260,6 +260,24 @@ BUSY_NOTE = ("links busy: what the sender's shapers sent on both links (headers 
              "receiver's application bytes over the same window, in % of the same.  "
              "Even a full link reads below 100 % as goodput.")
 
+def nat_rows(kind, diff_cols=None, split=True):
+    """The rows of a TCP benchmark through the NATs: goodput (with kind's
+    check, if it has one), links busy, goodput against MPTCP's for
+    diff_cols, the link split (if split) and retransmissions."""
+    rows = [Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct"),
+                check=check_of(kind, "goodput_pct")),
+            Row("busy", pct_of_cap(BUSY), key("aggregate_pct"))]
+    if diff_cols:
+        rows.append(Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
+                        diff_key("goodput_pct", "mptcp"), fmt="%+.1f", cols=diff_cols))
+    if split:
+        rows.append(Row("split", "link split, points off the links' 2:1",
+                        key("split_error_pts")))
+    rows.append(Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
+                    fmt="%.2f"))
+    return rows
+
+
 BENCHES = {
     "tcp": {
         "what": "one iperf3 TCP connection",
@@ -287,17 +305,7 @@ BENCHES = {
                   "paths are with udp); with faketcp, inside TCP connections of "
                   "their own; MPTCP: a's "
                   "second subflow from its link-2 address through the second NAT."],
-        "rows": [
-            Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct"),
-                check=check_of("nat", "goodput_pct")),
-            Row("busy", pct_of_cap(BUSY), key("aggregate_pct")),
-            Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
-                diff_key("goodput_pct", "mptcp"), fmt="%+.1f",
-                cols=["mpip", "mpip-udp", "mpip-faketcp"]),
-            Row("split", "link split, points off the links' 2:1", key("split_error_pts")),
-            Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
-                fmt="%.2f"),
-        ],
+        "rows": nat_rows("nat", ["mpip", "mpip-udp", "mpip-faketcp"]),
     },
     "natrev": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs, to b; "
@@ -305,17 +313,7 @@ BENCHES = {
         "cols": ["mpip", "mpip-udp", "mpip-faketcp", "mptcp"],
         "notes": [BUSY_NOTE, "Modes as in nat; the data flows from b, the public "
                   "host, to a through the NATs' mappings that a's connection made."],
-        "rows": [
-            Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct"),
-                check=check_of("natrev", "goodput_pct")),
-            Row("busy", pct_of_cap(BUSY), key("aggregate_pct")),
-            Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
-                diff_key("goodput_pct", "mptcp"), fmt="%+.1f",
-                cols=["mpip", "mpip-udp", "mpip-faketcp"]),
-            Row("split", "link split, points off the links' 2:1", key("split_error_pts")),
-            Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
-                fmt="%.2f"),
-        ],
+        "rows": nat_rows("natrev", ["mpip", "mpip-udp", "mpip-faketcp"]),
     },
     "natgso0": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs, to b, "
@@ -324,14 +322,7 @@ BENCHES = {
         "notes": [BUSY_NOTE, "GSO packets are split before mpip sees them.  With "
                   "tx_gso 1 (the nat row) none is kept whole either: the lab's "
                   "routes have gateways (tx_gso_kept 0)."],
-        "rows": [
-            Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct"),
-                check=check_of("natgso0", "goodput_pct")),
-            Row("busy", pct_of_cap(BUSY), key("aggregate_pct")),
-            Row("split", "link split, points off the links' 2:1", key("split_error_pts")),
-            Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
-                fmt="%.2f"),
-        ],
+        "rows": nat_rows("natgso0"),
     },
     "natmtu": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs whose far "
@@ -340,14 +331,7 @@ BENCHES = {
         "notes": [BUSY_NOTE, "mpip: nat_mode auto; a full-size segment inside UDP "
                   "does not fit the 1400 bytes with mpip's 52 and goes in two "
                   "fragments (tx_encap_frag)."],
-        "rows": [
-            Row("goodput", pct_of_cap(GOODPUT), key("goodput_pct")),
-            Row("busy", pct_of_cap(BUSY), key("aggregate_pct")),
-            Row("goodput_diff", "goodput, mpip − MPTCP in the same run (points)",
-                diff_key("goodput_pct", "mptcp"), fmt="%+.1f", cols=["mpip"]),
-            Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
-                fmt="%.2f"),
-        ],
+        "rows": nat_rows("natmtu", ["mpip"], split=False),
     },
     "udp": {
         "what": "one iperf3 UDP stream",
