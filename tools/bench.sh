@@ -28,6 +28,9 @@
 #             3 rounds (quick: 1)
 #   natrev    as nat, data from b to a on the connection a opens (iperf3
 #             -R: a downloads); modes as nat
+#   natdown   as natrev, but b's links have no rate limit (topo.sh nat
+#             --b-no-rate): a's two links are the only bottlenecks, as
+#             they are for a -> b (natrev adds a second stage on b's side)
 #   natgso0   as nat with tx_gso 0 on both hosts (GSO packets split before
 #             mpip; the nat lab's routes have gateways, so tx_gso 1 keeps
 #             none whole either); modes mpip, mpip-udp, mpip-faketcp
@@ -199,6 +202,15 @@ bench_rounds natrev 3
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_natrev() {
 	LAB_TAG=natrev LAB_REVERSE=1 lab_run "$1" tcp "$DUR_TCP"
+}
+
+bench_register natdown "TCP bulk transfer b -> a (a downloads) through two strict NATs, b's links without a rate limit" \
+	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-udp,mpip-faketcp,mptcp
+bench_topo natdown nat --b-no-rate
+bench_rounds natdown 3
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_natdown() {
+	LAB_TAG=natdown LAB_REVERSE=1 lab_run "$1" tcp "$DUR_TCP"
 }
 
 bench_register natgso0 "TCP bulk transfer, a behind two strict NATs, tx_gso 0 on both hosts" \

@@ -25,6 +25,7 @@
 #
 #   topo.sh nat [--link1 SPEC] [--link2 SPEC] [--prefix P] [--double]
 #               [--udp-blocked] [--short-timeouts] [--wan-mtu N] [--random]
+#               [--b-no-rate]
 #       ${P}a behind two masquerading NAT routers, ${P}b public:
 #         ${P}a eth1 192.168.1.2/24 <-> ${P}n1 lan 192.168.1.1/24
 #           ${P}n1 wan 198.18.1.1/24 <-> ${P}r w1 198.18.1.254/24
@@ -48,6 +49,11 @@
 #       UDP mappings expire after 10 s on both NATs (udp_timeout 5,
 #       udp_timeout_stream 10).  --wan-mtu N: the NATs' wan links have
 #       MTU N.  --random: masquerade with random source ports.
+#       --b-no-rate: B's eth1 and eth2 keep their links' delay and loss
+#       but no rate: A's two links are the only bottlenecks also for
+#       what B sends (a server on a fast line), as they are for what A
+#       sends (r's b1 and b2 are never shaped); else B's two links and
+#       r's w1 and w2 are two stages of bottlenecks on B's four paths.
 #
 #   topo.sh down|up NS DEV          set a link down/up
 #   topo.sh netem NS DEV SPEC       change shaping of NS/DEV's egress live
@@ -134,6 +140,17 @@ netem_args() {
 		args+=(loss "$loss")
 	fi
 	echo "${args[*]}"
+}
+
+# no_rate KEEP SPEC: SPEC, or (KEEP 0) SPEC without its rate
+no_rate() {
+	if (($1)) || [[ -z $2 || $2 == - ]]; then
+		printf '%s\n' "$2"
+	elif [[ $2 != *,* ]]; then
+		printf -- '-\n'
+	else
+		printf -- '-,%s\n' "${2#*,}"
+	fi
 }
 
 # shape NS DEV SPEC: apply SPEC live (one tc call)
@@ -334,7 +351,7 @@ nat_rules() {
 }
 
 cmd_nat() {
-	local A B R N1 N2 C args=() double=0 mtu=
+	local A B R N1 N2 C args=() double=0 b_rate=1 mtu=
 	nat_udp_blocked=0 nat_short=0 nat_random=0
 	while (($#)); do
 		case $1 in
@@ -342,6 +359,7 @@ cmd_nat() {
 		--udp-blocked) nat_udp_blocked=1; shift ;;
 		--short-timeouts) nat_short=1; shift ;;
 		--random) nat_random=1; shift ;;
+		--b-no-rate) b_rate=0; shift ;;
 		--wan-mtu) mtu=${2:?--wan-mtu needs a value}; shift 2 ;;
 		--wan-mtu=*) mtu=${1#*=}; shift ;;
 		*) args+=("$1"); shift ;;
@@ -399,12 +417,12 @@ cmd_nat() {
 	b_shape "$N1" lan "$link1"
 	b_shape "$N1" wan "$link1"
 	b_shape "$R" w1 "$link1"
-	b_shape "$B" eth1 "$link1"
+	b_shape "$B" eth1 "$(no_rate "$b_rate" "$link1")"
 	b_shape "$A" eth2 "$link2"
 	b_shape "$N2" lan "$link2"
 	b_shape "$N2" wan "$link2"
 	b_shape "$R" w2 "$link2"
-	b_shape "$B" eth2 "$link2"
+	b_shape "$B" eth2 "$(no_rate "$b_rate" "$link2")"
 	b_flush
 	nat_rules "$N1" lan wan
 	nat_rules "$N2" lan wan

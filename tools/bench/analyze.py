@@ -105,6 +105,9 @@ CHECKS = {
     "natrev": [
         ("goodput_pct", ">=", 85.0, "goodput through the NATs >= 85 % of capacity"),
     ],
+    "natdown": [
+        ("goodput_pct", ">=", 85.0, "goodput through the NATs >= 85 % of capacity"),
+    ],
     "natgso0": [
         ("goodput_pct", ">=", 85.0, "goodput through the NATs >= 85 % of capacity"),
     ],

@@ -30,7 +30,7 @@ and replaces everything between:
     Markdown:  <!-- perf:begin NAME -->  ...  <!-- perf:end NAME -->
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
-NAME is a benchmark (tcp, nat, natrev, natgso0, natmtu, udp, failover, backup, overhead, interleave,
+NAME is a benchmark (tcp, nat, natrev, natdown, natgso0, natmtu, udp, failover, backup, overhead, interleave,
 reorder, fig4d, scale, rules: its table) or "summary" (a few headline figures of all of
 them).  The format follows the file's extension (.md, .rst).
 
@@ -260,6 +260,8 @@ BUSY_NOTE = ("links busy: what the sender's shapers sent on both links (headers 
              "receiver's application bytes over the same window, in % of the same.  "
              "Even a full link reads below 100 % as goodput.")
 
+
+
 def nat_rows(kind, diff_cols=None, split=True):
     """The rows of a TCP benchmark through the NATs: goodput (with kind's
     check, if it has one), links busy, goodput against MPTCP's for
@@ -314,6 +316,15 @@ BENCHES = {
         "notes": [BUSY_NOTE, "Modes as in nat; the data flows from b, the public "
                   "host, to a through the NATs' mappings that a's connection made."],
         "rows": nat_rows("natrev", ["mpip", "mpip-udp", "mpip-faketcp"]),
+    },
+    "natdown": {
+        "what": "one iperf3 TCP connection from a, behind two strict NATs, to b; "
+                "b sends (iperf3 -R), b's links without a rate limit",
+        "cols": ["mpip", "mpip-udp", "mpip-faketcp", "mptcp"],
+        "notes": [BUSY_NOTE, "Modes as in nat.  Only a's two links limit the rate, "
+                  "as in nat; b's shapers only delay, so links busy is what b "
+                  "sent on its two links (not a's), and their split is not shown."],
+        "rows": nat_rows("natdown", ["mpip", "mpip-udp", "mpip-faketcp"], split=False),
     },
     "natgso0": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs, to b, "
