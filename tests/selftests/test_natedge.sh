@@ -29,12 +29,17 @@
 #   the first authenticated packet inside them; then TCP both ways is
 #   byte-exact over both links, its packets cross the NATs as TCP to or
 #   from port 19792 (captured at the internet router), nothing INVALID,
-#   nothing leaks.  Then fake TCP set on A's eth1 alone (mpipctl link
+#   nothing leaks.  R then forges 100 RSTs (unknown sequence numbers)
+#   and 100 SYN-ACKs to B on each fake TCP connection: B answers none, no
+#   connection closes or opens again, TCP both ways still intact inside
+#   fake TCP alone.  Then fake TCP set on A's eth1 alone (mpipctl link
 #   set dev eth1 nat faketcp, nat_mode auto): after a flush eth1's paths
 #   go inside fake TCP, eth2's inside UDP; TCP both ways over both links.
 # - the NATs' wan links have MTU 1400: TCP both ways byte-exact, no black
 #   hole (each transfer has 110 s; a black hole fails it), over both
-#   links, nothing INVALID, nothing leaks.
+#   links, nothing INVALID, nothing leaks.  Then R forges "fragmentation
+#   needed" errors (MTU 552) about B's packets inside UDP: B lowers those
+#   routes' MTU, and TCP both ways is still intact over both links.
 # TIMEOUT: 360
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -301,6 +306,69 @@ t_ftcp() {
 	((n > 1000)) || fail "only $n packets crossed the NATs inside fake TCP"
 }
 
+# forge_to_b FILE: R sends B, from each NAT address and port of a fake
+# TCP connection in FILE (lines "NAT_ADDR NAT_PORT B_ADDR"), 100 RSTs
+# with sequence numbers it cannot know and 100 SYN-ACKs whose sequence
+# numbers are 0x5eed0000 + i; prints how many it sent
+forge_to_b() {
+	in_ns "$R" /usr/bin/python3 - "$1" <<-'PY'
+		import random, sys
+		from scapy.all import IP, TCP, send, conf
+		conf.verb = 0
+		n = 0
+		for line in open(sys.argv[1]):
+		    src, sport, dst = line.split()
+		    ip = IP(src=src, dst=dst)
+		    rst = [ip / TCP(sport=int(sport), dport=19792, flags="R",
+		                    seq=random.getrandbits(32)) for _ in range(100)]
+		    synack = [ip / TCP(sport=int(sport), dport=19792, flags="SA",
+		                       seq=0x5eed0000 + i, ack=random.getrandbits(32))
+		              for i in range(100)]
+		    send(rst + synack)
+		    n += 200
+		print(n)
+	PY
+}
+
+# After the transfer of t_ftcp: R forges RSTs and SYN-ACKs to B on each
+# fake TCP connection that crossed it (their NAT ends from its capture).
+# B answers none (no segment of B's acknowledges a forged SYN-ACK), no
+# connection closes (the next transfer goes inside fake TCP alone: no
+# full-size datagram to or from port 19792 at R) and none opens again
+# (B's ftcp_open), and TCP both ways is intact over both links.
+t_ftcp_forged() {
+	local sent open0 acks big n
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	for n in 1 2; do
+		tcpdump -nn -r "$T/ftcp$n.pcap" 'tcp and dst port 19792 and not src net 198.18.3.0/24 and not src net 198.18.4.0/24' 2>/dev/null
+	done | awk '{ split($3, s, "."); split($5, d, ".");
+		print s[1] "." s[2] "." s[3] "." s[4], s[5], d[1] "." d[2] "." d[3] "." d[4] }' |
+		sort -u >"$T/ftcp-conns"
+	cat "$T/ftcp-conns"
+	(($(wc -l <"$T/ftcp-conns") >= 2)) || fail "no fake TCP connections at R to attack"
+	open0=$(mpip_stat "$B" ftcp_open)
+	capture_start "$R" b1 frg1 'tcp and src port 19792'
+	capture_start "$R" b2 frg2 'tcp and src port 19792'
+	sent=$(forge_to_b "$T/ftcp-conns") || fail "R could not send"
+	capture_stop frg1
+	capture_stop frg2
+	acks=$(for n in 1 2; do tcpdump -nn -S -r "$T/frg$n.pcap" 2>/dev/null; done |
+		awk '{ for (i = 1; i < NF; i++) if ($i == "ack") {
+			a = $(i + 1); sub(",", "", a);
+			if (a + 0 > 1592590336 && a + 0 <= 1592590436) n++ } }
+			END { print n + 0 }')
+	echo "forged segments sent: $sent; B's segments acknowledging a forged SYN-ACK: $acks"
+	((acks == 0)) || fail "B answered forged SYN-ACKs"
+	capture_start "$R" w1 big1 'udp port 19792 and greater 1000'
+	capture_start "$R" w2 big2 'udp port 19792 and greater 1000'
+	both_links forged 5070
+	big=$(($(capture_count big1) + $(capture_count big2)))
+	echo "full-size datagrams to or from port 19792 at R during the transfer: $big"
+	ftcp_brief
+	((big == 0)) || fail "a fake TCP connection closed: packets went inside UDP"
+	(($(mpip_stat "$B" ftcp_open) == open0)) || fail "a fake TCP connection opened again"
+}
+
 # A's paths over eth1 inside fake TCP, those over eth2 inside UDP
 ftcp_eth1_only() {
 	mpip_paths "$A" | jq -e 'length == 4 and
@@ -334,18 +402,49 @@ t_mtu() {
 	mpipctl_in "$B" -j stats | jq -c '{tx_no_room, tx_bare, tx_encap, rx_encap, tx_encap_frag, rx_icmp_pmtu}'
 }
 
+# R forges "fragmentation needed" errors to B, MTU 552, quoting a packet
+# inside UDP on each of B's learned paths (ports any stranger can guess:
+# the control port and the NAT's).  B takes them (rx_icmp_pmtu) and
+# lowers those routes' MTU down to the kernel's floor, as it would for
+# any UDP flow; the harm stops there: TCP both ways still intact over
+# both links.
+t_forged_pmtu() {
+	local p0
+	mpip_paths "$B" | jq -r '.[] | select(.learned and .encap != "none") |
+		"\(.saddr) \(.daddr) \(.dport)"' >"$T/learned"
+	[[ -s $T/learned ]] || fail "B has no learned path inside UDP"
+	p0=$(mpip_stat "$B" rx_icmp_pmtu)
+	in_ns "$R" /usr/bin/python3 - "$T/learned" <<-'PY' || fail "R could not send"
+		import sys
+		from scapy.all import IP, UDP, ICMP, Raw, send, conf
+		conf.verb = 0
+		for line in open(sys.argv[1]):
+		    b, nat, port = line.split()
+		    quote = IP(src=b, dst=nat, len=1480) / UDP(sport=19792, dport=int(port), len=1460)
+		    send(IP(src=nat, dst=b) / ICMP(type=3, code=4, nexthopmtu=552) /
+		         Raw(bytes(quote)[:28]))
+	PY
+	sleep 1
+	echo "rx_icmp_pmtu: B $p0 -> $(mpip_stat "$B" rx_icmp_pmtu)"
+	in_ns "$B" ip route get 198.18.1.1 from 198.18.3.2 || true
+	(($(mpip_stat "$B" rx_icmp_pmtu) > p0)) || fail "B took none of the errors: the test proves nothing"
+	both_links forgedmtu 5080
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 10
+ktap_plan 12
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
 ktap_run bad_shims_dropped_and_counted t_bad_shim
 ktap_run faketcp_lab_up t_ftcp_setup
 ktap_run faketcp_tcp_both_ways_over_both_nats t_ftcp
+ktap_run forged_rsts_and_synacks_change_nothing t_ftcp_forged
 ktap_run faketcp_on_one_link_only t_ftcp_link
 ktap_run wan_mtu_1400_lab_up t_mtu_setup
 ktap_run wan_mtu_1400_tcp_both_ways_no_black_hole t_mtu
+ktap_run forged_frag_needed_lowers_mtu_only t_forged_pmtu
 ktap_run dmesg_clean t_dmesg
 ktap_finish
