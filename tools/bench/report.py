@@ -261,6 +261,9 @@ BUSY_NOTE = ("links busy: what the sender's shapers sent on both links (headers 
              "Even a full link reads below 100 % as goodput.")
 
 
+# mpip's modes in the benchmarks through the NATs
+NAT_MPIP = ["mpip", "mpip-udp", "mpip-faketcp"]
+
 
 def nat_rows(kind, diff_cols=None, split=True):
     """The rows of a TCP benchmark through the NATs: goodput (with kind's
@@ -302,34 +305,34 @@ BENCHES = {
     },
     "nat": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs, to b",
-        "cols": ["mpip", "mpip-udp", "mpip-faketcp", "mptcp"],
+        "cols": NAT_MPIP + ["mptcp"],
         "notes": [BUSY_NOTE, "mpip: nat_mode auto (its paths inside UDP, as all "
                   "paths are with udp); with faketcp, inside TCP connections of "
                   "their own; MPTCP: a's "
                   "second subflow from its link-2 address through the second NAT."],
-        "rows": nat_rows("nat", ["mpip", "mpip-udp", "mpip-faketcp"]),
+        "rows": nat_rows("nat", NAT_MPIP),
     },
     "natrev": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs, to b; "
                 "b sends (iperf3 -R: a downloads)",
-        "cols": ["mpip", "mpip-udp", "mpip-faketcp", "mptcp"],
+        "cols": NAT_MPIP + ["mptcp"],
         "notes": [BUSY_NOTE, "Modes as in nat; the data flows from b, the public "
                   "host, to a through the NATs' mappings that a's connection made."],
-        "rows": nat_rows("natrev", ["mpip", "mpip-udp", "mpip-faketcp"]),
+        "rows": nat_rows("natrev", NAT_MPIP),
     },
     "natdown": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs, to b; "
                 "b sends (iperf3 -R), b's links without a rate limit",
-        "cols": ["mpip", "mpip-udp", "mpip-faketcp", "mptcp"],
+        "cols": NAT_MPIP + ["mptcp"],
         "notes": [BUSY_NOTE, "Modes as in nat.  Only a's two links limit the rate, "
                   "as in nat; b's shapers only delay, so links busy is what b "
                   "sent on its two links (not a's), and their split is not shown."],
-        "rows": nat_rows("natdown", ["mpip", "mpip-udp", "mpip-faketcp"], split=False),
+        "rows": nat_rows("natdown", NAT_MPIP, split=False),
     },
     "natgso0": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs, to b, "
                 "tx_gso 0 on both hosts",
-        "cols": ["mpip", "mpip-udp", "mpip-faketcp"],
+        "cols": NAT_MPIP,
         "notes": [BUSY_NOTE, "GSO packets are split before mpip sees them.  With "
                   "tx_gso 1 (the nat row) none is kept whole either: the lab's "
                   "routes have gateways (tx_gso_kept 0)."],
