@@ -90,11 +90,12 @@ DROP_COLS = ("eth1.qdisc_drops", "eth2.qdisc_drops")
 STALL_FRACTION = 0.10
 SHIFT_FRACTION, SHIFT_SPAN = 0.80, 0.5
 
-# Thresholds of the spec, reported (not enforced).
 # the TCP benchmarks through the NATs (issue 21)
 NAT_CHECKS = [
     ("goodput_pct", ">=", 85.0, "goodput through the NATs >= 85 % of capacity"),
 ]
+
+# Thresholds of the spec, reported (not enforced).
 CHECKS = {
     "tcp": [
         ("aggregate_pct", ">=", 95.0, "aggregate >= 95 % of capacity"),
