@@ -828,8 +828,9 @@ class Run:
 REP_DIR = re.compile(r"(rep|round)[0-9]+")
 # figures of repeated runs given as median, with _min and _max
 REP_KEYS = ("aggregate_mbps", "aggregate_pct", "link1_mbps", "link2_mbps", "link1_share_pct",
-            "split_error_pts", "iperf3_mbps", "iperf3_pct", "retransmits", "retrans_pct",
-            "dsack_segs", "shaper_drops", "tcp_iperf3_mbps", "udp_pps")
+            "split_error_pts", "goodput_mbps", "goodput_pct", "iperf3_mbps", "iperf3_pct",
+            "retransmits", "retrans_pct", "dsack_segs", "shaper_drops", "tcp_iperf3_mbps",
+            "udp_pps")
 
 
 def holds_run(d):
@@ -904,8 +905,9 @@ def combine_reps(runs):
         if vals:
             m[k] = round(median(vals), 2)
             m[k + "_min"], m[k + "_max"] = min(vals), max(vals)
-    m["runs"] = [{k: x.get(k) for k in ("iperf3_mbps", "aggregate_pct", "retrans_pct",
-                                         "tcp_iperf3_mbps", "udp_pps") if k in x}
+    m["runs"] = [{k: x.get(k) for k in ("iperf3_mbps", "goodput_pct", "aggregate_pct",
+                                         "retrans_pct", "tcp_iperf3_mbps", "udp_pps")
+                  if k in x}
                  for x in runs]
     if "mptcp_verified" in m:
         m["mptcp_verified"] = all(x.get("mptcp_verified") for x in runs)

@@ -16,6 +16,7 @@ import unittest
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
+import analyze  # noqa: E402
 
 
 def tcp_line(date, agg=100.0, good=93.5, magg=100.0, mgood=94.0, **kw):
@@ -193,6 +194,22 @@ class ReportTest(unittest.TestCase):
         rc, out, _ = self.repo.run("--check", "--ktap")
         self.assertEqual(rc, 1)
         self.assertIn("not ok 1 result files", out)
+
+
+
+class CombineRepsTest(unittest.TestCase):
+    """analyze.combine_reps(): a mode's rounds give medians, not the first
+    round's figures (the goodput of the NAT tables was the first round's)."""
+
+    def test_goodput_is_the_median_of_the_rounds(self):
+        rounds = [{"goodput_pct": g, "goodput_mbps": g * 0.6, "aggregate_pct": a}
+                  for g, a in ((75.6, 83.0), (84.2, 91.5), (81.7, 88.9))]
+        m = analyze.combine_reps(rounds)
+        self.assertEqual(m["goodput_pct"], 81.7)
+        self.assertEqual((m["goodput_pct_min"], m["goodput_pct_max"]), (75.6, 84.2))
+        self.assertEqual(m["goodput_mbps"], round(81.7 * 0.6, 2))
+        self.assertEqual(m["aggregate_pct"], 88.9)
+        self.assertEqual([r["goodput_pct"] for r in m["runs"]], [75.6, 84.2, 81.7])
 
 
 if __name__ == "__main__":
