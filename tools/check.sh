@@ -7,7 +7,8 @@
 # /etc/mpip/mpip.conf run in batch mode (conf), bash completion), the Debian
 # packages (tests/packaging_test.sh: built, lintian, contents, mpip.service,
 # a DKMS build), the YAML netlink spec against the kernel's schema and
-# kernel/uapi/mpip.h (nlspec), the scapy-layer tests, the check that the
+# kernel/uapi/mpip.h (nlspec), the scapy-layer tests, the bench tools'
+# own tests (tools/bench/test_*.py: benchtools), the check that the
 # benchmark figures in README.md and Documentation/performance.rst are what
 # tools/bench/report.py generates from Documentation/perf/*.jsonl (perfdocs),
 # then the kernel selftests inside a QEMU guest, once for each kernel of
@@ -183,6 +184,8 @@ main() {
 	run_suite completion 'tests/unit/test_completion.sh' bash tests/unit/test_completion.sh
 	run_suite packaging 'tests/packaging_test.sh' bash tests/packaging_test.sh
 	run_suite scapy 'tests/scapy/test*.py' /usr/bin/python3 tests/scapy/run.py
+	run_suite benchtools 'tools/bench/test_*.py' \
+		/usr/bin/python3 tests/scapy/run.py tools/bench benchtools
 	run_suite perfdocs 'tools/bench/report.py' \
 		/usr/bin/python3 tools/bench/report.py --check --ktap
 	newest=$(sort -V <<<"$kernels" | tail -n 1)

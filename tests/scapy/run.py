@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Run the scapy-layer tests and print KTAP with exact counts.
 
-  /usr/bin/python3 tests/scapy/run.py [DIR]
+  /usr/bin/python3 tests/scapy/run.py [DIR [LABEL]]
 
 Discovers DIR/test*.py (default: tests/scapy/test*.py) with unittest and runs them.  Prints one
 KTAP result per test method, in the order they ran:
@@ -13,9 +13,9 @@ KTAP result per test method, in the order they ran:
   ok N ID # SKIP REASON    skipped
 
 with the tracebacks as "# " lines, and a last line
-"scapy: N passed, N failed, N skipped".  An error outside a test (a module
-that does not import, a failing setUpClass) is a failed result of its
-own.  The plan is the number of tests discovered; if fewer results come
+"LABEL: N passed, N failed, N skipped" (LABEL: scapy unless given).
+An error outside a test (a module that does not import, a failing
+setUpClass) is a failed result of its own.  The plan is the number of tests discovered; if fewer results come
 out, the missing ones count as failed.  Exit status 1 if anything failed
 or no test was found.  Skips are reported as skips here; tools/check.sh
 counts one as a failure unless the test file allows it ("# SKIP-OK:").
@@ -98,6 +98,7 @@ class KtapResult(unittest.TestResult):
 
 def main(argv):
     where = argv[1] if len(argv) > 1 else HERE
+    label = argv[2] if len(argv) > 2 else "scapy"
     suite = unittest.defaultTestLoader.discover(where, top_level_dir=where)
     plan = suite.countTestCases()
     print("KTAP version 1")
@@ -112,8 +113,8 @@ def main(argv):
     if result.n < plan:
         print("# ran %d of %d planned tests" % (result.n, plan))
         counts["failed"] += plan - result.n
-    print("scapy: %(passed)d passed, %(failed)d failed, %(skipped)d skipped"
-          % counts)
+    print("%s: %d passed, %d failed, %d skipped"
+          % (label, counts["passed"], counts["failed"], counts["skipped"]))
     return 1 if counts["failed"] else 0
 
 
