@@ -426,19 +426,21 @@ lab_run() {
 	local dir=$1 kind=$2 dur=$3 down_at=${4:-} up_at=${5:-}
 	local port=${LAB_PORT:-5201} pre=() cargs=() spid cpid rc=0 t0 t0_us down_us up_us
 	local trig=$LAB_DIR/.trigger rel snaps=() p rev=${LAB_REVERSE:-0} rx_pid=$LAB_SB_PID
+	# the client's report interval; in a reverse run its intervals are the
+	# receiver's, so as often as the server's in a run a -> b
+	local ivl=0.5
 	mkdir -p "$dir"
 	rm -f "$dir"/{events.txt,client.json,server.json,client.err,server.err} "$dir"/paths-*.json \
 		"$dir"/ss-*.txt "$dir"/tcp-*.txt "$dir"/*-before.*
 	((LAB_MPTCP)) && pre=(mptcpize run)
-	cargs=(-c "$LAB_SERVER" -p "$port" -t "$dur" -J -i 0.5)
+	((rev)) && ivl=0.1
+	cargs=(-c "$LAB_SERVER" -p "$port" -t "$dur" -J -i "$ivl")
 	# UDP: big socket buffers, so that a receiver slowed down by emulation
 	# loses no datagrams in its socket
 	[[ $kind == udp ]] && cargs+=(-u -b "${LAB_UDP_RATE:-55M}" -w 4M)
 	[[ $kind == udp && -n ${LAB_UDP_LEN:-} ]] && cargs+=(-l "$LAB_UDP_LEN")
 	if ((rev)); then
-		# (the client's intervals are the receiver's then: as often as
-		# the server's in a run a -> b)
-		cargs=("${cargs[@]/#0.5/0.1}" -R)
+		cargs+=(-R)
 		trig=$LAB_DIR/.trigger-a rx_pid=$LAB_SA_PID
 	fi
 
