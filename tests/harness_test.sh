@@ -21,7 +21,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=37
+PLAN=38
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -162,6 +162,16 @@ klog_passes_benign() {
 	[[ $(klog_bad <"$TMP/benign" | wc -l) == 2 ]]
 }
 check "klog: boot noise, our marks and a SysRq dump are not" klog_passes_benign
+
+klog_report_whole() {
+	local out
+	printf '[  1.0] %s\n' "mpip 0.1.0 loaded" "mpip-klog-mark-BUG-1" "Oops: int3: 0000 [#1]" \
+		"RIP: 0010:f+0x1/0x2" "Call Trace:" " <IRQ>" "Kernel panic - not syncing" >"$TMP/oops"
+	out=$(klog_report 3 <"$TMP/oops")
+	[[ $out == "$(sed -n 3,5p "$TMP/oops")" ]] || { echo "got: $out"; return 1; }
+	! klog_report <<<"[  1.0] mpip 0.1.0 loaded" >/dev/null
+}
+check "klog: the first report is printed whole, from its first line" klog_report_whole
 
 # ---------------------------------------------------- tests/selftests/run.sh
 

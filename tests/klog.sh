@@ -18,6 +18,10 @@
 #                   KLOG_BAD, except our own mark lines and the "Call
 #                   Trace" of a dump that a KLOG_BENIGN_TRACE line began;
 #                   succeeds if it printed any
+#   klog_report [N] print N lines (default 60) of its standard input from
+#                   the first line klog_bad reports: the first report
+#                   whole (RIP, Code, Call Trace), for a log that shows
+#                   only its summary; fails if klog_bad finds nothing
 #   klog_mark TAG   write a unique mark line to the kernel log and print it;
 #                   fails if it cannot be written
 #   klog_read       print the kernel log (dmesg)
@@ -70,6 +74,14 @@ klog_bad() {
 			$0 ~ benign { in_benign = 1; next }
 			/Call Trace/ { if (!in_benign) print; next }
 			{ in_benign = 0; print }' | grep .
+}
+
+klog_report() {
+	local in first
+	in=$(cat)
+	first=$(awk '{ printf "%d:%s\n", NR, $0 }' <<<"$in" | klog_bad | head -n 1) ||
+		return 1
+	tail -n "+${first%%:*}" <<<"$in" | head -n "${1:-60}"
 }
 
 klog_mark() {

@@ -59,6 +59,7 @@ total_pass=0
 total_fail=0
 total_skip=0
 what_failed=()
+kernel_reports=()
 
 # failed_tests LOG: a line "NAME (SUB, SUB...)" for each top-level "not ok"
 # result of the KTAP in LOG, with the indented "not ok" results before it
@@ -78,6 +79,7 @@ failure_summary() {
 	((${#what_failed[@]})) || return 0
 	echo "=== what failed:"
 	printf '%s\n' "${what_failed[@]}" | head -n 30
+	((${#kernel_reports[@]} == 0)) || printf '%s\n' "${kernel_reports[@]}"
 }
 
 # What the kernels other than the newest run in make check: the files that
@@ -115,7 +117,11 @@ run_suite() {
 			problems+=("no guest console log in $CONSOLE")
 		else
 			out=$(klog_bad <"$CONSOLE" | head -n 5)
-			[[ -z $out ]] || problems+=("guest console log $CONSOLE: ${out//$'\n'/ | }")
+			if [[ -n $out ]]; then
+				problems+=("guest console log $CONSOLE: ${out//$'\n'/ | }")
+				kernel_reports+=("=== $name: the first kernel report in its console log:"
+					"$(klog_report 60 <"$CONSOLE" | sed 's/^/ | /')")
+			fi
 		fi
 	fi
 	# shellcheck disable=SC2086 # SOURCES are globs
