@@ -34,6 +34,9 @@
 #                   never; also $MPIP_VM_BOOT_TIMEOUT); a guest that hangs
 #                   at boot twice gives exit status 124.  Needs --timeout.
 #   --accel A       kvm | tcg | auto (default auto; also $MPIP_VM_ACCEL)
+#   --tcg-thread T  multi | single: under TCG, one host thread per vCPU
+#                   (multi, QEMU's default) or all vCPUs in one host thread
+#                   taking turns (also $MPIP_VM_TCG_THREAD)
 #   --console-log FILE  write the guest's full kernel log (serial console,
 #                   all levels) to FILE on the host, so that an oops or panic
 #                   that kills the guest can still be read (also
@@ -88,6 +91,11 @@ guest_main() {
 	export TERM=${TERM:-dumb}
 	unset PYENV_VERSION PYTHONPATH VIRTUAL_ENV
 	cd "$REPO"
+	# under TCG with more than one vCPU, set the static branches the
+	# tests would flip, once (the emulation can crash on a flip)
+	if grep -qw 'mpip_accel=tcg' /proc/cmdline && (($(nproc) > 1)); then
+		"$REPO/tools/tcg-keys.sh"
+	fi
 	if [[ $quiet == 0 ]]; then
 		now=$(date +%s.%N)
 		read -r up _ </proc/uptime || up='?'
@@ -113,6 +121,7 @@ host_main() {
 	console_log=${MPIP_VM_CONSOLE_LOG:-}
 	ktree=${MPIP_VM_KERNEL_TREE:-}
 	stall=${MPIP_VM_STALL:-}
+	tcg_thread=${MPIP_VM_TCG_THREAD:-multi}
 
 	while (($#)); do
 		case $1 in
@@ -132,6 +141,8 @@ host_main() {
 		--console-log=*) console_log=${1#*=}; shift ;;
 		--accel) accel=${2:?}; shift 2 ;;
 		--accel=*) accel=${1#*=}; shift ;;
+		--tcg-thread) tcg_thread=${2:?}; shift 2 ;;
+		--tcg-thread=*) tcg_thread=${1#*=}; shift ;;
 		--stall) stall=${2:?}; shift 2 ;;
 		--stall=*) stall=${1#*=}; shift ;;
 		-q | --quiet) quiet=1; shift ;;
@@ -143,6 +154,7 @@ host_main() {
 	done
 	(($#)) || { echo "vm.sh: no command given" >&2; usage; }
 	[[ $cpus =~ ^[1-9][0-9]*$ ]] || die "bad --cpus '$cpus'"
+	[[ $tcg_thread == multi || $tcg_thread == single ]] || die "bad --tcg-thread '$tcg_thread'"
 	[[ $timeout_s =~ ^[0-9]+$ ]] || die "bad --timeout '$timeout_s'"
 	[[ $boot_timeout =~ ^[0-9]+$ ]] || die "bad --boot-timeout '$boot_timeout'"
 	((timeout_s > 0)) || boot_timeout=0
@@ -299,7 +311,7 @@ host_main() {
 	# (not for a kernel tree: it has its own, smaller, set of modules, and
 	# x86 cuts the kernel command line at 2048 bytes, where vng puts init=)
 	[[ -n $ktree ]] || vng_args+=(--append "modprobe.blacklist=$BLACKLIST")
-	[[ $accel == tcg ]] && vng_args+=(--disable-kvm)
+	[[ $accel == tcg ]] && vng_args+=(--disable-kvm "--qemu-opts=-accel tcg,thread=$tcg_thread")
 	[[ ${MPIP_VM_9P:-0} == 1 ]] && vng_args+=(--force-9p)
 	if [[ -n $console_log ]]; then
 		[[ $console_log == /* ]] || console_log=$PWD/$console_log

@@ -34,16 +34,10 @@
 # log since boot for bug reports that no file was blamed for.  With no
 # test file at all, run.sh fails.
 #
-# In the guest, the run keeps an nftables table in the initial namespace
-# with base chains at the IPv4 hooks mpip uses (mpip_test_keys, removed at
-# the end).  mpip's hooks are then never the first or last of their kind,
-# so loading or unloading mpip under traffic (test_reload, test_unload,
-# test_teardown) does not flip the kernel's static branch for those hooks,
-# which rewrites code that the other vCPU is running.  Under TCG that
-# crashed the guest ("Oops: int3" in ip_rcv(), no mpip frame; seen in
-# test_unload, and CI lost test_reload and every file after it the same
-# way): a fault of the emulation's cross-CPU code patching, which real
-# hosts do whenever a firewall is loaded.
+# In a TCG guest, tools/vm.sh sets the kernel's static branches that the
+# tests would flip (netfilter hooks, tc, timestamps...) before the run
+# (tools/tcg-keys.sh): a flip under the emulation can crash the guest
+# ("Oops: int3", no mpip code involved).
 #
 # Raw logs of each file go to /tmp/mpip-selftests/ (or
 # $MPIP_SELFTEST_LOGDIR; nothing else outside /tmp and the repo is
@@ -136,14 +130,6 @@ main() {
 	echo "# kernel $(uname -r), timeout ${timeout_s}s per file"
 
 	netns_list() { ip netns list 2>/dev/null | awk '{print $1}' | sort; }
-	if [[ -n ${MPIP_IN_VM:-} ]]; then
-		nft -f - <<-'EOF' || echo "# warning: no nftables table to keep the hooks' static branches on"
-			table ip mpip_test_keys {
-				chain pre { type filter hook prerouting priority 500; policy accept; }
-				chain post { type filter hook postrouting priority 500; policy accept; }
-			}
-		EOF
-	fi
 
 	idx=0
 	for t in "${tests[@]}"; do
@@ -303,7 +289,6 @@ main() {
 			problems+=("rmmod mpip failed: $out")
 		fi
 	fi
-	[[ -z ${MPIP_IN_VM:-} ]] || nft delete table ip mpip_test_keys 2>/dev/null
 	if klog_read >"$LOGDIR/klog" 2>"$LOGDIR/klog.err"; then
 		# (no empty pattern: it would match every line)
 		bad=$(klog_bad <"$LOGDIR/klog" | grep -vxF -f <(grep . "$reported"))
