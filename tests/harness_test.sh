@@ -21,7 +21,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=38
+PLAN=39
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -342,7 +342,8 @@ check "check.sh: a WARNING in the guest's console log fails" \
 printf '#!/usr/bin/env bash\ncat %q; exit 255\n' "$TMP/ok1" >"$TMP/vm255.sh"
 check "check.sh: a crashed guest (exit 255) after a clean summary fails" \
 	suite_result "1 passed, 1 failed, 0 skipped" z "" bash "$TMP/vm255.sh"
-suite fails 'KTAP version 1' '1..2' '    1..2' '    ok 1 s1' '    not ok 2 s2' 'not ok 1 f1' \
+suite fails 'KTAP version 1' '1..2' '    1..2' '    # s1 says' '    ok 1 s1' '    # s2 waited' \
+	'    # s2: no path came up' '    not ok 2 s2' 'not ok 1 f1' \
 	'ok 2 f2' 'z: 1 passed, 1 failed'
 # shellcheck disable=SC2031 # (each subshell sets its own)
 summary_names() { # the failure summary names the failed test and subtest
@@ -357,6 +358,13 @@ summary_names() { # the failure summary names the failed test and subtest
 	grep -qx 'z: f1 (s2)' "$TMP/summary.out" && grep -qx 'z: exit status 1' "$TMP/summary.out"
 }
 check "check.sh: the failure summary names the failed test and subtest" summary_names
+# ... and shows what the failed subtest printed, not what the others did
+summary_output() {
+	grep -qx -- '--- s2:' "$TMP/summary.out" &&
+		grep -qx ' |     # s2: no path came up' "$TMP/summary.out" &&
+		! grep -q 's1 says' "$TMP/summary.out"
+}
+check "check.sh: the failure summary shows the failed subtest's output" summary_output
 
 if ((n != PLAN)); then
 	echo "# ran $n tests, planned $PLAN"

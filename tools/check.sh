@@ -60,6 +60,7 @@ total_fail=0
 total_skip=0
 what_failed=()
 kernel_reports=()
+fail_output=()
 
 # failed_tests LOG: a line "NAME (SUB, SUB...)" for each top-level "not ok"
 # result of the KTAP in LOG, with the indented "not ok" results before it
@@ -74,11 +75,32 @@ failed_tests() {
 	}' "$1"
 }
 
+# failed_output LOG: for each nested "not ok" of the KTAP in LOG, its name
+# and the last 12 diagnostic ("# ") lines printed since the result before
+# it: why the subtest failed, for a log that shows only its tail
+failed_output() {
+	awk '
+	/^ +(not )?ok [0-9]+/ {
+		if ($1 == "not") {
+			name = $0
+			sub(/^ +not ok [0-9]+ +(- )?/, "", name)
+			print "--- " name ":"
+			for (i = (n > 12 ? n - 12 : 0); i < n; i++)
+				print " | " buf[i % 12]
+		}
+		n = 0
+		next
+	}
+	/^ +# / { buf[n % 12] = $0; n++ }' "$1"
+}
+
 # failure_summary: what run_suite found failed, at most 30 lines
 failure_summary() {
 	((${#what_failed[@]})) || return 0
 	echo "=== what failed:"
 	printf '%s\n' "${what_failed[@]}" | head -n 30
+	((${#fail_output[@]} == 0)) ||
+		printf '%s\n' "=== the output of the failed subtests:" "${fail_output[@]}" | head -n 80
 	((${#kernel_reports[@]} == 0)) || printf '%s\n' "${kernel_reports[@]}"
 }
 
@@ -141,6 +163,8 @@ run_suite() {
 	while IFS= read -r l; do
 		[[ -z $l ]] || what_failed+=("$name: $l")
 	done < <(failed_tests "$log")
+	out=$(failed_output "$log")
+	[[ -z $out ]] || fail_output+=("$out")
 	((${#problems[@]} == 0 || f > 0)) || f=1
 	echo "=== $name: $p passed, $f failed, $s skipped"
 	total_pass=$((total_pass + p))
