@@ -19,15 +19,25 @@
 #   - netfilter hooks (nf_hooks_needed, per family and hook; nf_hooks_ingress
 #     and _egress): nftables tables mpip_tcg_keys in the initial namespace
 #     with a base chain at every hook of the families the tests use;
-#   - tc ingress/egress (clsact in test_reorder, ingress in test_table7):
-#     a clsact qdisc on lo;
+#   - tc ingress/egress and tc filters (clsact in test_reorder, ingress
+#     and u32 in test_table7): a clsact qdisc on lo with a filter;
+#   - WireGuard (test_policy): its module and its crypto modules' keys are
+#     set at load, and an interface that is up holds sockets with
+#     SOCK_MEMALLOC and UDP tunnel (IPv4 and IPv6) keys: the module is
+#     loaded and an interface mpip-keys-wg0, without peers, kept up;
 #   - the once-only keys of net_get_random_once() (the hash secrets of TCP
-#     and UDP lookups, sequence numbers): traffic over lo, TCP and UDP, IPv4
-#     and IPv6, so that they are set now;
+#     and UDP lookups, sequence numbers, route exceptions): traffic over
+#     lo, TCP and UDP, IPv4 and IPv6, a "fragmentation needed" error over
+#     lo that gives a route an exception (its PMTU), and a datagram
+#     fragmented at it (reassembly looks up an inet_peer), so that they
+#     are set now;
 #   - packet timestamps (netstamp_needed_key: captures, scapy) and UDP
 #     encapsulation (udp_encap_needed_key: WireGuard, ESP in UDP): a
 #     process that holds a socket with SO_TIMESTAMP and one with UDP_ENCAP
 #     for the whole guest.
+# (What still flips during the selftests, traced with kprobes on
+# arch_jump_label_transform_apply and arch_static_call_transform: only
+# the code of a module being loaded, which nothing runs yet.)
 # The other CPUs are offline meanwhile, so that nothing runs the code that
 # is patched.  Any other branch a test flips still risks the crash.
 #
@@ -42,40 +52,43 @@ cpus_online() { # 0|1: every CPU but CPU 0 offline, or back online
 	done
 }
 
+# nft_table FAMILY HOOK...: an nftables table mpip_tcg_keys of FAMILY with
+# an empty base chain that accepts at each HOOK ("ingress" and "egress"
+# on lo)
+nft_table() {
+	local h dev
+	echo "table $1 mpip_tcg_keys {"
+	for h in "${@:2}"; do
+		dev=
+		[[ $h == ingress || $h == egress ]] && dev="device lo "
+		echo "chain k_$h { type filter hook $h ${dev}priority 500; policy accept; }"
+	done
+	echo "}"
+}
+
 set_keys() {
-	nft -f - <<-'EOF' || echo "tcg-keys: nftables tables not set" >&2
-		table inet mpip_tcg_keys {
-			chain k_pre { type filter hook prerouting priority 500; policy accept; }
-			chain k_in { type filter hook input priority 500; policy accept; }
-			chain k_fwd { type filter hook forward priority 500; policy accept; }
-			chain k_out { type filter hook output priority 500; policy accept; }
-			chain k_post { type filter hook postrouting priority 500; policy accept; }
-			chain k_ing { type filter hook ingress device lo priority 500; policy accept; }
-		}
-		table bridge mpip_tcg_keys {
-			chain k_pre { type filter hook prerouting priority 500; policy accept; }
-			chain k_in { type filter hook input priority 500; policy accept; }
-			chain k_fwd { type filter hook forward priority 500; policy accept; }
-			chain k_out { type filter hook output priority 500; policy accept; }
-			chain k_post { type filter hook postrouting priority 500; policy accept; }
-		}
-		table arp mpip_tcg_keys {
-			chain k_in { type filter hook input priority 500; policy accept; }
-			chain k_out { type filter hook output priority 500; policy accept; }
-		}
-		table netdev mpip_tcg_keys {
-			chain k_ing { type filter hook ingress device lo priority 500; policy accept; }
-			chain k_egr { type filter hook egress device lo priority 500; policy accept; }
-		}
-	EOF
+	local ip=(prerouting input forward output postrouting)
+	{
+		nft_table inet "${ip[@]}" ingress
+		nft_table bridge "${ip[@]}"
+		nft_table arp input output
+		nft_table netdev ingress egress
+	} | nft -f - || echo "tcg-keys: nftables tables not set" >&2
 	ip link set lo up
 	tc qdisc replace dev lo clsact || echo "tcg-keys: no clsact on lo" >&2
+	tc filter replace dev lo ingress pref 49152 matchall action pass ||
+		echo "tcg-keys: no tc filter on lo" >&2
+	if modprobe -q wireguard 2>/dev/null; then
+		ip link add mpip-keys-wg0 type wireguard &&
+			ip link set mpip-keys-wg0 up ||
+			echo "tcg-keys: no WireGuard interface" >&2
+	fi
 	# the holder: prints "ready" once its sockets are set, then sleeps
 	# until the guest ends (its stdout closed, so the command's own
 	# output stays the command's)
 	coproc HOLD {
 		exec /usr/bin/python3 -c '
-import socket, sys, time
+import socket, struct, sys, time
 SO_TIMESTAMP, UDP_ENCAP, ESPINUDP = 29, 100, 2
 held = []
 for fam, addr in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
@@ -99,6 +112,37 @@ try:
     held.append(e)
 except OSError as e:
     print("tcg-keys: UDP_ENCAP:", e, file=sys.stderr)
+
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xFFFF)
+    return ~(s + (s >> 16)) & 0xFFFF
+
+# a route exception (PMTU): "fragmentation needed" about a datagram of
+# a connected UDP socket over lo, from a raw socket
+try:
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0)); u.connect(("127.0.0.1", 9))
+    sp = u.getsockname()[1]
+    q = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28, 0, 0x4000, 64, 17, 0,
+                    socket.inet_aton("127.0.0.1"), socket.inet_aton("127.0.0.1"))
+    q += struct.pack("!HHHH", sp, 9, 8, 0)
+    icmp = struct.pack("!BBHHH", 3, 4, 0, 0, 1000) + q
+    icmp = icmp[:2] + struct.pack("!H", csum(icmp)) + icmp[4:]
+    r = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    r.sendto(icmp, ("127.0.0.1", 0))
+    time.sleep(0.2)
+    held += [u, r]
+    # and a datagram over lo fragmented at that MTU: its reassembly
+    # looks up the inet_peer of the sender (ip4_frag_init)
+    rcv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    rcv.bind(("127.0.0.1", 0)); rcv.settimeout(5)
+    f = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    f.setsockopt(socket.IPPROTO_IP, 10, 0)  # IP_MTU_DISCOVER: DONT
+    f.sendto(b"x" * 1500, rcv.getsockname())
+    rcv.recv(2000)
+except OSError as e:
+    print("tcg-keys: route exception or fragments:", e, file=sys.stderr)
 print("ready", flush=True)
 sys.stdout.close()
 while True:
@@ -110,6 +154,8 @@ while True:
 	[[ $line == ready ]] || echo "tcg-keys: the socket holder did not start" >&2
 }
 
+# (never on the host: it takes CPUs offline and changes the namespace)
+[[ -n ${MPIP_IN_VM:-} ]] || { echo "tcg-keys: only inside tools/vm.sh's guest" >&2; exit 2; }
 cpus_online 0
 set_keys
 cpus_online 1
