@@ -62,36 +62,32 @@ what_failed=()
 kernel_reports=()
 fail_output=()
 
-# failed_tests LOG: a line "NAME (SUB, SUB...)" for each top-level "not ok"
-# result of the KTAP in LOG, with the indented "not ok" results before it
-failed_tests() {
-	awk '
-	/^ +not ok [0-9]+/ { sub(/^ +not ok [0-9]+ +(- )?/, ""); subs = subs (subs == "" ? "" : ", ") $0; next }
-	/^ok [0-9]+/ { subs = ""; next }
-	/^not ok [0-9]+/ {
-		sub(/^not ok [0-9]+ +(- )?/, "")
-		print $0 (subs == "" ? "" : " (" subs ")")
-		subs = ""
-	}' "$1"
-}
-
-# failed_output LOG: for each nested "not ok" of the KTAP in LOG, its name
-# and the last 12 diagnostic ("# ") lines printed since the result before
-# it: why the subtest failed, for a log that shows only its tail
-failed_output() {
+# ktap_failures LOG: one awk pass over the KTAP in LOG, for the summary
+# of a log that shows only its tail.  Lines "T NAME (SUB, SUB...)": each
+# top-level "not ok" with its failed subtests.  Lines "O TEXT": for each
+# failed subtest, "--- NAME:" and the last 12 diagnostic ("# ") lines it
+# printed since the result before it: why it failed.
+ktap_failures() {
 	awk '
 	/^ +(not )?ok [0-9]+/ {
 		if ($1 == "not") {
 			name = $0
 			sub(/^ +not ok [0-9]+ +(- )?/, "", name)
-			print "--- " name ":"
+			subs = subs (subs == "" ? "" : ", ") name
+			print "O --- " name ":"
 			for (i = (n > 12 ? n - 12 : 0); i < n; i++)
-				print " | " buf[i % 12]
+				print "O  | " buf[i % 12]
 		}
 		n = 0
 		next
 	}
-	/^ +# / { buf[n % 12] = $0; n++ }' "$1"
+	/^ +# / { buf[n % 12] = $0; n++; next }
+	/^ok [0-9]+/ { subs = ""; next }
+	/^not ok [0-9]+/ {
+		sub(/^not ok [0-9]+ +(- )?/, "")
+		print "T " $0 (subs == "" ? "" : " (" subs ")")
+		subs = ""
+	}' "$1"
 }
 
 # failure_summary: what run_suite found failed, at most 30 lines
@@ -160,11 +156,14 @@ run_suite() {
 		echo "=== $name: $l"
 		what_failed+=("$name: $l")
 	done
+	out=()
 	while IFS= read -r l; do
-		[[ -z $l ]] || what_failed+=("$name: $l")
-	done < <(failed_tests "$log")
-	out=$(failed_output "$log")
-	[[ -z $out ]] || fail_output+=("$out")
+		case $l in
+		"T "?*) what_failed+=("$name: ${l#T }") ;;
+		"O "*) out+=("${l#O }") ;;
+		esac
+	done < <(ktap_failures "$log")
+	((${#out[@]} == 0)) || fail_output+=("$(printf '%s\n' "${out[@]}")")
 	((${#problems[@]} == 0 || f > 0)) || f=1
 	echo "=== $name: $p passed, $f failed, $s skipped"
 	total_pass=$((total_pass + p))
