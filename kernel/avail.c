@@ -30,6 +30,14 @@ unsigned long mpip_avail_ttl(const struct mpip_tnode *tn, unsigned long ttl)
 	return min_t(unsigned long, ttl, MPIP_NODE_UNVERIFIED_TTL);
 }
 
+/* Table callback: only strangers' queries named the entry so far. */
+bool mpip_avail_evictable(const struct mpip_tnode *tn)
+{
+	const struct mpip_avail *e = container_of(tn, struct mpip_avail, tn);
+
+	return test_bit(MPIP_AVF_STRANGER, &e->flags);
+}
+
 /*
  * Create the entry for (@addr, @port), or return the one another CPU
  * just added.  New entries start in the probing state; one that only an

@@ -196,10 +196,8 @@ static void mpip_ftcp_rx_ctrl(struct mpip_net *mn, const struct iphdr *iph,
 	struct mpip_ftcp_seg out;
 	struct mpip_path *p;
 
-	if (!__ratelimit(&mn->ctrl_rs)) {
-		mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
+	if (!mpip_ctrl_may_answer(mn, iph->saddr))
 		return;
-	}
 	if (g->flags == MPIP_FTCP_SYN) {
 		if (!mpip_ftcp_path(mn, iph->daddr, iph->saddr, sport, true))
 			return;

@@ -375,6 +375,7 @@ static void mpip_tick_work(struct work_struct *work)
 	rcu_read_lock();
 	for (b = 0; b < mn->nodes.size; b++) {
 		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
+			mpip_node_sync_due(mn, n);
 			mpip_paths_tick(mn, n, late);
 			if (!mpip_node_active(n)) {
 				/* a probe of an idle node's is answered */

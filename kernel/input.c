@@ -240,13 +240,12 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 	if (cm->flags & MPIP_CM_F_ENABLE) {
 		mpip_inc(mn, MPIP_STAT_RX_QUERY);
 		/* Whoever sends a query without a MAC gets no more back. */
-		if (rx->proto == IPPROTO_UDP && !rx->authed &&
-		    !__ratelimit(&mn->ctrl_rs))
-			mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
-		else if (rx->proto == IPPROTO_UDP)
+		if (rx->proto != IPPROTO_UDP) {
+			if (e)
+				set_bit(MPIP_AVF_CONFIRM, &e->flags);
+		} else if (rx->authed || mpip_ctrl_may_answer(mn, rx->saddr)) {
 			mpip_udp_confirm_send(mn, skb, rx->node);
-		else if (e)
-			set_bit(MPIP_AVF_CONFIRM, &e->flags);
+		}
 	}
 	if (cm->flags & MPIP_CM_F_ENABLED)
 		mpip_inc(mn, MPIP_STAT_RX_CONFIRM);

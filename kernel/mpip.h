@@ -57,8 +57,18 @@
 #define MPIP_NODE_BITS		8
 #define MPIP_NODE_MAX		4096
 #define MPIP_NODE_MAX_EP	8
+/*
+ * A full table evicts the least recently used stranger's entry of a
+ * sample: at most this many of them, in at most this many buckets, with
+ * at most this many entries walked (table.c).
+ */
+#define MPIP_EVICT_SAMPLE	8
+#define MPIP_EVICT_BUCKETS	8
+#define MPIP_EVICT_WALK		64
 /* A full endpoint list changes at most this often (node.c). */
 #define MPIP_NODE_EP_REPLACE	(HZ / 10)
+/* A node's paths are rebuilt for a new address list at most this often. */
+#define MPIP_NODE_SYNC_GAP	(HZ / 10)
 
 #define MPIP_GC_INTERVAL	HZ
 
@@ -182,6 +192,9 @@ struct mpip_table {
 	struct hlist_head *buckets;
 	mpip_release_t release;	/* frees an unlinked entry after a grace period */
 	mpip_ttl_t ttl;		/* an entry's own time to live, if set */
+	/* is the entry a stranger's, that may give way at a full table? */
+	bool (*evictable)(const struct mpip_tnode *n);
+	unsigned int cursor;	/* the bucket eviction looked at last; lock */
 };
 
 typedef bool (*mpip_same_t)(const struct mpip_tnode *a,
@@ -325,6 +338,7 @@ struct mpip_node {
 	struct mpip_keys __rcu *keys;	/* NULL until the peer's key is known */
 	atomic64_t tx_ctr;	/* counter of the last CM sent to the node */
 	bool verified;		/* an authenticated CM arrived; READ/WRITE_ONCE */
+	bool stranger;		/* made for a stranger's query (keys.c) */
 	unsigned long aq_stamp;	/* jiffies: last address query sent */
 	/* our address list told to the node: heartbeat.c, READ/WRITE_ONCE */
 	u32 addr_told;		/* digest of the list it last heard */
@@ -346,6 +360,9 @@ struct mpip_node {
 	/* @addrs on backup links: bit i for addrs[i]; READ_ONCE outside lock */
 	u32 addr_backup;
 	unsigned long ep_stamp;	/* jiffies: last endpoint replaced */
+	/* its paths rebuilt for its address list (node.c), READ/WRITE_ONCE */
+	unsigned long sync_stamp;	/* jiffies: last rebuild */
+	bool sync_due;		/* the list changed since */
 	struct mpip_endpoint ep[MPIP_NODE_MAX_EP];
 	__be32 addrs[MPIP_CM_MAX_ADDRS];
 	unsigned long last_tx;	/* jiffies: last packet sent to the node */
@@ -417,6 +434,16 @@ struct mpip_sessions {
 	struct rhashtable by_id;
 };
 
+/*
+ * The answers one source address (hashed into one of
+ * MPIP_RR_SRC_SLOTS) triggered in the second since @start (rr.c).
+ */
+#define MPIP_RR_SRC_SLOTS	256
+struct mpip_src_budget {
+	unsigned long start;	/* jiffies, READ/WRITE_ONCE */
+	atomic_t used;
+};
+
 /* Per network namespace state. */
 #define MPIP_NF_OPS	2	/* input and output hook */
 #define MPIP_NF_IN	0	/* index of the input hook in nf_ops */
@@ -447,9 +474,10 @@ struct mpip_net {
 	u32 addr_digest_plain;
 	unsigned long hb_stamp;		/* jiffies of the last heartbeat round */
 	unsigned long tick_due;		/* when tick_work should run; 0: unknown */
-	atomic_t ro_held;		/* segments in reorder buffers */
+	atomic_t ro_mem;		/* truesize held in reorder buffers */
 	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
 	struct ratelimit_state ctrl_rs;	/* answers strangers can trigger */
+	struct mpip_src_budget ctrl_src[MPIP_RR_SRC_SLOTS];	/* rr.c */
 	struct ratelimit_state event_rs;	/* events multicast (event.c) */
 	struct xarray links;	/* ifindex -> MPIP_LINK_F_* (links.c) */
 	/* links with MPIP_LINK_F_BACKUP; written under RTNL, READ_ONCE */
@@ -527,7 +555,7 @@ static inline void mpip_touch(unsigned long *stamp)
 /* table.c */
 void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
 		     unsigned int size, unsigned int max);
-bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t,
+bool mpip_table_has_room(struct mpip_net *mn, struct mpip_table *t,
 			 bool stranger);
 
 /* Is @t full, for an entry only a stranger asks for (half the table)? */
@@ -572,6 +600,7 @@ static inline struct mpip_avail *mpip_avail_lookup(struct mpip_net *mn,
 struct mpip_avail *mpip_avail_create(struct mpip_net *mn, __be32 addr,
 				     __be16 port, u8 proto, bool stranger);
 unsigned long mpip_avail_ttl(const struct mpip_tnode *tn, unsigned long ttl);
+bool mpip_avail_evictable(const struct mpip_tnode *tn);
 
 /* @e is "yes" again: forget its failed tries and the loss it had. */
 static inline void mpip_avail_yes_again(struct mpip_avail *e)
@@ -616,10 +645,12 @@ static inline struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 				   struct mpip_keys *k, bool stranger);
 u32 mpip_cm_backups(struct mpip_net *mn, const struct mpip_cm *cm);
+void mpip_node_sync_due(struct mpip_net *mn, struct mpip_node *n);
 void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
 		     __be16 port, const struct mpip_cm2 *c2);
 void mpip_node_release(struct mpip_tnode *tn);
 unsigned long mpip_node_ttl(const struct mpip_tnode *tn, unsigned long ttl);
+bool mpip_node_evictable(const struct mpip_tnode *tn);
 struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 				      struct mpip_avail *e);
 bool mpip_node_silent(const struct mpip_net *mn, const struct mpip_node *n);
@@ -804,10 +835,12 @@ struct mpip_path *mpip_fb_heard_over(struct mpip_net *mn, struct mpip_node *n);
 /* rr.c: return routability of paths */
 #define MPIP_RR_TRIES		6	/* probes of an unverified path */
 #define MPIP_RR_PER_SEC		200	/* answers and confirmations, per netns */
+#define MPIP_RR_PER_SRC		20	/* of those, per source address (slot) */
 #define MPIP_RR_CREDIT_INIT	4	/* a node's probes before its packets count */
 #define MPIP_RR_CREDIT_MAX	8	/* probes a node's packets can save up */
 void mpip_rr_init(struct mpip_path *p);
 void mpip_rr_init_net(struct mpip_net *mn);
+bool mpip_ctrl_may_answer(struct mpip_net *mn, __be32 saddr);
 void mpip_rr_node_init(struct mpip_node *n);
 void mpip_rr_earn(struct mpip_node *n);
 bool mpip_rr_gave_up(const struct mpip_path *p);

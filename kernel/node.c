@@ -21,7 +21,8 @@ static bool mpip_node_same(const struct mpip_tnode *a,
  * Make the node of our key @lkey, with the pair's keys @k if known (the
  * node takes them over), or return the one another CPU just added with
  * the same ID.  A stranger's query (@stranger) may fill only half of the
- * table.  Caller holds rcu_read_lock(); returns NULL when the table is
+ * table, and its node may give way to a new one there (table.c).
+ * Caller holds rcu_read_lock(); returns NULL when the table is
  * full or memory is short.
  */
 struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
@@ -41,6 +42,7 @@ struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 	}
 	n->id = id;
 	n->lkey = lkey;
+	n->stranger = stranger;
 	RCU_INIT_POINTER(n->keys, k);
 	/* Above every counter a former node of the same pair used. */
 	atomic64_set(&n->tx_ctr, ktime_get_boottime_ns());
@@ -50,6 +52,7 @@ struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 	n->asked = n->tn.stamp;
 	n->w_stamp = jiffies;
 	n->ep_stamp = jiffies;
+	n->sync_stamp = jiffies - MPIP_NODE_SYNC_GAP;
 	/* the handshake's address exchange carries the current list */
 	n->addr_told = READ_ONCE(mn->addr_digest_plain);
 	n->addr_sends = MPIP_ADDR_ROUNDS;
@@ -233,6 +236,18 @@ unsigned long mpip_node_ttl(const struct mpip_tnode *tn, unsigned long ttl)
 	return min_t(unsigned long, ttl, MPIP_NODE_UNVERIFIED_TTL);
 }
 
+/*
+ * Table callback: a node made for a stranger's query that has not proved
+ * since that the stranger holds the pair's keys.  (One this host made for
+ * its own query is not: its flows wait for the answer.)
+ */
+bool mpip_node_evictable(const struct mpip_tnode *tn)
+{
+	const struct mpip_node *n = container_of(tn, struct mpip_node, tn);
+
+	return n->stranger && !READ_ONCE(n->verified);
+}
+
 /* Table release callback: free the node and its paths after RCU. */
 void mpip_node_release(struct mpip_tnode *tn)
 {
@@ -248,11 +263,40 @@ void mpip_node_release(struct mpip_tnode *tn)
 }
 
 /*
+ * Rebuild @n's paths for its new address list, and probe those it adds
+ * at once, rather than at the next heartbeat, so that a new peer's paths
+ * come up within a round trip.  A rebuild looks up a route for every
+ * pair of addresses; a peer that changes its list more often than
+ * MPIP_NODE_SYNC_GAP (only the peer can) gets the later ones done by the
+ * tick (mpip_node_sync_due()), one per gap.  Caller holds RCU.
+ */
+static void mpip_node_sync(struct mpip_net *mn, struct mpip_node *n)
+{
+	unsigned long at = READ_ONCE(n->sync_stamp);
+
+	if (time_before(jiffies, at + MPIP_NODE_SYNC_GAP) ||
+	    cmpxchg(&n->sync_stamp, at, jiffies) != at) {
+		WRITE_ONCE(n->sync_due, true);
+		return;
+	}
+	if (mpip_paths_sync(mn, n))
+		mpip_node_probe(mn, n);
+}
+
+/* From the tick: a rebuild held back by the gap, now that it is over. */
+void mpip_node_sync_due(struct mpip_net *mn, struct mpip_node *n)
+{
+	if (!READ_ONCE(n->sync_due) ||
+	    time_before(jiffies, READ_ONCE(n->sync_stamp) + MPIP_NODE_SYNC_GAP))
+		return;
+	WRITE_ONCE(n->sync_due, false);
+	mpip_node_sync(mn, n);
+}
+
+/*
  * Record that an authenticated CM from node @n arrived from (@addr,
  * @port), and the address list it carried, if any: a new list rebuilds
- * the node's paths, and paths it adds are probed at once rather than at
- * the next heartbeat, so that a new peer's paths come up within a round
- * trip.  Caller holds rcu_read_lock().
+ * the node's paths (mpip_node_sync()).  Caller holds rcu_read_lock().
  */
 void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
 		     __be16 port, const struct mpip_cm2 *c2)
@@ -264,6 +308,6 @@ void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
 		mpip_event_peer(mn, n, MPIP_EVENT_PEER_FOUND);
 	if (!mpip_node_has_ep(n, addr, port))
 		mpip_node_add_ep(n, addr, port);
-	if (cm->naddrs && mpip_node_set_addrs(n, c2) && mpip_paths_sync(mn, n))
-		mpip_node_probe(mn, n);
+	if (cm->naddrs && mpip_node_set_addrs(n, c2))
+		mpip_node_sync(mn, n);
 }

@@ -223,7 +223,9 @@ static int __net_init mpip_net_init(struct net *net)
 			ARRAY_SIZE(mn->node_buckets), MPIP_NODE_MAX);
 	mn->nodes.release = mpip_node_release;
 	mn->nodes.ttl = mpip_node_ttl;
+	mn->nodes.evictable = mpip_node_evictable;
 	mn->avail.ttl = mpip_avail_ttl;
+	mn->avail.evictable = mpip_avail_evictable;
 	INIT_DELAYED_WORK(&mn->gc_work, mpip_gc_work);
 	mpip_tick_init(mn);
 	mpip_icmp_init(mn);

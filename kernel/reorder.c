@@ -27,8 +27,13 @@
 
 #include "mpip.h"
 
-/* Segments held at once in one namespace, over all sessions. */
-#define MPIP_RO_NET_MAX		8192
+/*
+ * Memory (truesize) of the segments held at once in one namespace, over
+ * all sessions: a peer's packets can make its sessions hold segments, and
+ * a count of them would not bound what a segment may cost (a GRO packet
+ * of 64 KiB, or a datagram in a page of its own).
+ */
+#define MPIP_RO_NET_MEM		(32 << 20)
 /* Extra hold time for scheduling jitter on top of the delay spread. */
 #define MPIP_RO_MARGIN_US	20000
 /* A path shows a gap lost with a packet sent this much after it. */
@@ -62,6 +67,7 @@ struct mpip_ro_cb {
 	u32 end;
 	u32 ts_us;	/* send time, from its CM (the peer's clock) */
 	u8 path_id;	/* its path, in the peer's numbering */
+	u32 mem;	/* its truesize when held, in mn->ro_mem */
 };
 
 static struct mpip_ro_cb *mpip_ro_cb(struct sk_buff *skb)
@@ -127,7 +133,7 @@ static unsigned int mpip_ro_take(struct mpip_reorder *ro,
 {
 	struct mpip_ro_cb *cb;
 	struct sk_buff *skb;
-	unsigned int n = 0;
+	unsigned int n = 0, mem = 0;
 
 	while ((skb = skb_peek(&ro->held))) {
 		cb = mpip_ro_cb(skb);
@@ -135,9 +141,10 @@ static unsigned int mpip_ro_take(struct mpip_reorder *ro,
 			break;
 		__skb_unlink(skb, &ro->held);
 		__skb_queue_tail(out, skb);
+		mem += cb->mem;
 		n++;
 	}
-	atomic_sub(n, &ro->mn->ro_held);
+	atomic_sub(mem, &ro->mn->ro_mem);
 	return n;
 }
 
@@ -399,8 +406,9 @@ static bool mpip_ro_hold(struct mpip_reorder *ro, const struct mpip_node *n,
 	bool first = skb_queue_empty(&ro->held);
 	unsigned int over = 0;
 
-	if (atomic_inc_return(&mn->ro_held) > MPIP_RO_NET_MAX) {
-		atomic_dec(&mn->ro_held);
+	mpip_ro_cb(skb)->mem = skb->truesize;
+	if (atomic_add_return(skb->truesize, &mn->ro_mem) > MPIP_RO_NET_MEM) {
+		atomic_sub(skb->truesize, &mn->ro_mem);
 		return false;
 	}
 	dev_hold(skb->dev);
@@ -528,7 +536,8 @@ void mpip_reorder_release(struct mpip_session *s)
 	__skb_queue_head_init(&drop);
 	spin_lock_bh(&ro->lock);
 	ro->dead = true;
-	atomic_sub(skb_queue_len(&ro->held), &ro->mn->ro_held);
+	skb_queue_walk(&ro->held, skb)
+		atomic_sub(mpip_ro_cb(skb)->mem, &ro->mn->ro_mem);
 	skb_queue_splice_init(&ro->held, &drop);
 	skb_queue_splice_init(&ro->ready, &drop);
 	spin_unlock_bh(&ro->lock);

@@ -4,8 +4,9 @@
  *
  * Readers walk buckets under rcu_read_lock(); insertion and removal take
  * the table lock.  Every entry starts with a struct mpip_tnode, whose
- * stamp (jiffies of last use) drives expiry, and is released once
- * unlinked: by default with kfree_rcu(), else by the table's callback.
+ * stamp (jiffies of last use) drives expiry and eviction, and is released
+ * once unlinked: by default with kfree_rcu(), else by the table's
+ * callback.
  */
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -23,6 +24,9 @@ void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
 	t->size = size;
 	/* Chosen keys must not fill one bucket (review M2). */
 	t->seed = get_random_u32();
+	t->cursor = 0;
+	t->evictable = NULL;
+	t->ttl = NULL;
 	t->buckets = buckets;
 	t->release = mpip_table_release_kfree;
 	for (i = 0; i < size; i++)
@@ -36,15 +40,63 @@ void mpip_table_release_kfree(struct mpip_tnode *n)
 }
 
 /*
- * May one more entry be added?  Counts a refusal.  Entries that only a
- * stranger's unauthenticated packet asks for (@stranger) get half of the
- * table: a flood of them leaves room for this host's own peers.
+ * Make room in full table @t: unlink the least recently used of the
+ * strangers' entries (@t->evictable) among the first MPIP_EVICT_SAMPLE
+ * found in the next MPIP_EVICT_BUCKETS buckets from a cursor that moves
+ * on at each call.  An approximation of LRU at a bounded cost per call,
+ * for the call may come from a stranger's packet.  Returns whether an
+ * entry went.
  */
-bool mpip_table_has_room(struct mpip_net *mn, const struct mpip_table *t,
+static bool mpip_table_evict(struct mpip_table *t)
+{
+	struct mpip_tnode *n, *old = NULL;
+	unsigned int i, seen = 0, walked = 0;
+
+	spin_lock_bh(&t->lock);
+	for (i = 0; i < MPIP_EVICT_BUCKETS; i++) {
+		t->cursor = (t->cursor + 1) & (t->size - 1);
+		hlist_for_each_entry(n, &t->buckets[t->cursor], hnode) {
+			if (++walked > MPIP_EVICT_WALK)
+				goto out;
+			if (!t->evictable(n))
+				continue;
+			if (!old || time_before(READ_ONCE(n->stamp),
+						READ_ONCE(old->stamp)))
+				old = n;
+			if (++seen == MPIP_EVICT_SAMPLE)
+				goto out;
+		}
+	}
+out:
+	if (old) {
+		hlist_del_rcu(&old->hnode);
+		WRITE_ONCE(t->count, t->count - 1);
+		t->release(old);
+	}
+	spin_unlock_bh(&t->lock);
+	return old;
+}
+
+/*
+ * May one more entry be added?  Entries that only a stranger's
+ * unauthenticated packet asks for (@stranger) get half of the table: a
+ * flood of them leaves room for this host's own peers.  At its limit, a
+ * new entry takes the place of a stranger's that was not used for the
+ * longest time (if the table says which are: @t->evictable), so that a
+ * flood that keeps the strangers' half full does not keep a new peer
+ * out: its entry stays until the flood made as many new ones as there
+ * are in that half, by when its handshake is long done.  Counts what it
+ * evicts and what it refuses.
+ */
+bool mpip_table_has_room(struct mpip_net *mn, struct mpip_table *t,
 			 bool stranger)
 {
 	if (!mpip_table_full(t, stranger))
 		return true;
+	if (t->evictable && mpip_table_evict(t)) {
+		mpip_inc(mn, MPIP_STAT_TABLE_EVICT);
+		return true;
+	}
 	mpip_inc(mn, MPIP_STAT_TABLE_FULL);
 	return false;
 }

@@ -103,6 +103,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_FTCP_CTRL]		= "ftcp_ctrl",
 	[MPIP_STAT_FTCP_OPEN]		= "ftcp_open",
 	[MPIP_STAT_RX_GRO_UNOPENED]	= "rx_gro_unopened",
+	[MPIP_STAT_TABLE_EVICT]		= "table_evict",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

@@ -665,6 +665,8 @@ enum mpip_path_attr {
  * @MPIP_STAT_RX_GRO_UNOPENED: TCP packets that GRO merged without checking
  *	checksums (behind WireGuard) ending in a CM whose MAC did not
  *	verify, dropped
+ * @MPIP_STAT_TABLE_EVICT: strangers' table entries removed to make room
+ *	for new ones at a full table
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -731,6 +733,7 @@ enum mpip_stat {
 	MPIP_STAT_FTCP_CTRL,
 	MPIP_STAT_FTCP_OPEN,
 	MPIP_STAT_RX_GRO_UNOPENED,
+	MPIP_STAT_TABLE_EVICT,
 
 	__MPIP_STAT_MAX,
 };
