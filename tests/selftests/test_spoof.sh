@@ -372,6 +372,13 @@ print(sent)
 PY
 }
 
+# flood_still_on WHAT: WHAT happened while the flood (t_query_flood's
+# $fpid) still ran, else it proved nothing
+flood_still_on() {
+	kill -0 "$fpid" 2>/dev/null || fail "the flood ended before this: $1; not a test"
+	echo "$1 while the flood ran, B holding $(nodes_count "$B") nodes"
+}
+
 # X floods B with 30,000 first queries; B shakes hands with Y, and Z
 # with B, meanwhile; A's session is used before and after
 t_query_flood() {
@@ -420,18 +427,14 @@ for i in range(150):
 		mpipctl_in "$Y" -j stats | jq -c '{rx_query, tx_confirm, ctrl_limited, rx_auth_fail}'
 		fail "B did not shake hands with Y during the flood"
 	}
-	nodes=$(nodes_count "$B")
-	kill -0 "$fpid" 2>/dev/null || fail "the flood ended before B reached Y: not a test"
-	echo "B's node for Y verified while the flood ran, B holding $nodes nodes"
+	flood_still_on "B's node for Y verified"
 	wait_for 15 z_and_b || {
 		echo "Z's entry for B: $(mpip_avail_state "$Z" 10.1.7.2 6300)"
 		mpipctl_in "$Z" -j stats | jq -c '{tx_query, rx_confirm, probe_giveup}'
 		mpipctl_in "$B" -j stats | jq -c '{rx_query, tx_confirm, ctrl_limited, table_full, table_evict}'
 		fail "Z and B did not shake hands during the flood"
 	}
-	nodes=$(nodes_count "$B")
-	kill -0 "$fpid" 2>/dev/null || fail "the flood ended before Z reached B: not a test"
-	echo "Z's and B's nodes verified while the flood ran, B holding $nodes nodes"
+	flood_still_on "Z's and B's nodes verified"
 	wait "$ypid" || fail "Y got no datagram from B"
 	wait "$fpid" || fail "the flood failed"
 	sent=$(cat "$T/flood.out")
