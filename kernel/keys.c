@@ -122,8 +122,7 @@ int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
 		c2.ext_len = ext->len;
 	}
 	c2.sum = mpip_cm2_sum(proto, off, mpip_cm2_len(&c2));
-	/* all but heartbeats that only carry reports want an answer */
-	if (!(cm->xflags & MPIP_CM_X_QUIET))
+	if (mpip_node_asks(n, cm))
 		mpip_node_asked(n);
 	if (k) {
 		c2.cm.node_id = k->ap.tx_token;

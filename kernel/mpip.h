@@ -654,6 +654,7 @@ bool mpip_node_evictable(const struct mpip_tnode *tn);
 struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 				      struct mpip_avail *e);
 bool mpip_node_silent(const struct mpip_net *mn, const struct mpip_node *n);
+bool mpip_node_asks(struct mpip_node *n, const struct mpip_cm *cm);
 void mpip_node_asked(struct mpip_node *n);
 bool mpip_node_unanswered(const struct mpip_net *mn,
 			  const struct mpip_node *n);

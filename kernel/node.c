@@ -83,6 +83,28 @@ bool mpip_node_silent(const struct mpip_net *mn, const struct mpip_node *n)
 }
 
 /*
+ * Is CM @cm to @n a question that @n owes an answer to, one that a peer
+ * that kept the pair's keys answers (mpip_node_unanswered())?  All CMs
+ * want an answer but heartbeats that only carry reports; and those on a
+ * path that is not up may get none from a live peer: the probes of a
+ * path whose link broke.  A stalled flow (TCP backing off) sends nothing
+ * else for seconds, and its peer, with nothing to say, was taken for
+ * lost while another path to it was up and worked (test_blackout).
+ * Caller holds RCU.
+ */
+bool mpip_node_asks(struct mpip_node *n, const struct mpip_cm *cm)
+{
+	struct mpip_path *p;
+
+	if (cm->xflags & MPIP_CM_X_QUIET)
+		return false;
+	if (!cm->path_id || cm->path_id > MPIP_MAX_PATHS)
+		return true;
+	p = rcu_dereference(n->paths[cm->path_id - 1]);
+	return !p || READ_ONCE(p->state) == MPIP_PATH_UP;
+}
+
+/*
  * A CM that wants an answer (a delay report, a confirmation) goes to @n.
  * If @n answered everything asked before, this is the oldest question it
  * owes.  (One write per answer heard, not one per packet.)

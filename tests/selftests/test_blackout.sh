@@ -27,6 +27,15 @@
 #    for the node to be heard again.  Now a peer is lost only while no
 #    path to it is up; and while none is, packets go over the path it was
 #    heard over last (feedback.c), not under the flow's own addresses.
+#  - A peer was also lost when it left a question unanswered for
+#    peer_timeout_ms, and probes of a path that is down were such
+#    questions: with link 1 black, a stalled stream (TCP backing off)
+#    sent nothing but those probes, the peer had nothing to say, and the
+#    next retransmission found it lost, with A's path over link 2 up; it
+#    went plain on link 1 (failed once in about twenty runs of this
+#    file, with A's retransmission timeout grown to 18 s).  Now only a
+#    CM on a path that is up counts as a question (node.c,
+#    mpip_node_asks()).  Subtest silent_peer_not_lost_for_probes.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -104,6 +113,45 @@ t_one_way_udp() {
 	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
 }
 
+# With link 1 black, A's path over it is down and A probes it at every
+# heartbeat; A's flow pauses for longer than peer_timeout_ms while B says
+# nothing (its sends on link 2 dropped: B had nothing to say, as a
+# receiver of a stalled stream has not), with A's path over link 2 up.
+# A must not take B for lost when the flow resumes: its datagrams go
+# over link 2.
+t_silent_peer() {
+	udp_exchange "$A" "$B" 10.1.1.2 6600 30 6601 ||
+		fail "datagrams before the break did not all arrive"
+	mpipctl_in "$A" -j stats >"$T/a2"
+	loss eth1 ",,100%"
+	UDP_MIN_GOOD=50 udp_exchange "$A" "$B" 10.1.1.2 6600 100 6601 10000 ||
+		{ blackout_why; fail "the flow did not go on over link 2"; }
+	wait_for 10 mpip_paths_in "$A" down 10.1.1.1:10.1.1.2 ||
+		{ blackout_why; fail "A's path over the broken link 1 is not down"; }
+	mpip_paths_in "$A" up 10.1.2.1:10.1.2.2 ||
+		{ blackout_why; fail "A's path over link 2 is not up"; }
+	# B's last reports arrive; then B goes silent.  (The datagrams
+	# after the pause ask for reports B cannot send: A's path over link 2
+	# must not time out for that while they go, however slowly.)
+	mpipctl_in "$A" set path_timeout_ms 10000
+	sleep 1
+	"$TOPO" netem "$B" eth2 ",,100%"
+	sleep 4.5
+	UDP_MIN_GOOD=15 udp_exchange "$A" "$B" 10.1.1.2 6600 20 6601 5000 || {
+		"$TOPO" netem "$B" eth2 ""
+		mpipctl_in "$A" set path_timeout_ms 500
+		blackout_why
+		fail "the flow did not resume over link 2"
+	}
+	"$TOPO" netem "$B" eth2 ""
+	mpipctl_in "$A" set path_timeout_ms 500
+	mpip_stats_since "$A" "$T/a2" '.peer_lost == 0' ||
+		{ blackout_why; fail "A took B for lost: its probes of the broken link went unanswered"; }
+	loss eth1 ""
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+}
+
 t_blackout() {
 	tcp_stream_bg "$A" "$B" 10.1.1.2 5400 "$T/blk" "$T/st"
 	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
@@ -158,10 +206,11 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 7
+	ktap_plan 8
 	ktap_run setup t_setup
 	ktap_run idle_pair_resumes_own_link_broken t_idle_resume
 	ktap_run one_way_udp_receiver_finds_link_broken t_one_way_udp
+	ktap_run silent_peer_not_lost_for_probes t_silent_peer
 	ktap_run both_links_black_paths_down t_blackout
 	ktap_run link2_back_paths_up_stream_goes_on t_link2_back
 	ktap_run link1_back_paths_up_stream_intact t_link1_back
