@@ -39,6 +39,14 @@ void mpip_table_release_kfree(struct mpip_tnode *n)
 	kfree_rcu(n, rcu);
 }
 
+/* Unlink entry @n of @t and hand it to the release.  Caller holds the lock. */
+static void mpip_table_unlink(struct mpip_table *t, struct mpip_tnode *n)
+{
+	hlist_del_rcu(&n->hnode);
+	WRITE_ONCE(t->count, t->count - 1);
+	t->release(n);
+}
+
 /*
  * Make room in full table @t: unlink the least recently used of the
  * strangers' entries (@t->evictable) among the first MPIP_EVICT_SAMPLE
@@ -68,11 +76,8 @@ static bool mpip_table_evict(struct mpip_table *t)
 		}
 	}
 out:
-	if (old) {
-		hlist_del_rcu(&old->hnode);
-		WRITE_ONCE(t->count, t->count - 1);
-		t->release(old);
-	}
+	if (old)
+		mpip_table_unlink(t, old);
 	spin_unlock_bh(&t->lock);
 	return old;
 }
@@ -146,9 +151,7 @@ void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all)
 			    !time_after(jiffies, READ_ONCE(n->stamp) +
 					(t->ttl ? t->ttl(n, ttl) : ttl)))
 				continue;
-			hlist_del_rcu(&n->hnode);
-			WRITE_ONCE(t->count, t->count - 1);
-			t->release(n);
+			mpip_table_unlink(t, n);
 		}
 		spin_unlock_bh(&t->lock);
 		if ((i + 1) % 64 == 0)
