@@ -66,6 +66,8 @@ static void mpip_ftcp_xmit(struct mpip_net *mn, __be32 saddr, __be32 daddr,
 	struct tcphdr *th;
 	struct rtable *rt;
 
+	if (!mpip_ctrl_may_send(mn))
+		return;
 	rt = ip_route_output_key(mn->net, &fl4);
 	if (IS_ERR(rt))
 		return;

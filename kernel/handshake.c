@@ -170,6 +170,8 @@ void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
 		return;
 	thl = th->doff * 4;
 	hlen = ihl + thl;
+	if (!mpip_ctrl_may_send(mn))
+		return;
 
 	nskb = mpip_ctrl_alloc(skb_dst(skb), hlen);
 	if (!nskb) {
@@ -239,7 +241,8 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 	__sum16 check;
 
 	/* without CTRL, the checksum would hold over the UDP length too */
-	if (WARN_ON_ONCE(!(cm->flags & MPIP_CM_F_CTRL))) {
+	if (WARN_ON_ONCE(!(cm->flags & MPIP_CM_F_CTRL)) ||
+	    !mpip_ctrl_may_send(mn)) {
 		ip_rt_put(rt);
 		return;
 	}

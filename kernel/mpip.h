@@ -165,6 +165,7 @@ struct mpip_config {
 	u32 reorder_max_pkts;
 	u32 reorder_max_hold_ms;
 	u32 nat_mode;
+	u32 ctrl_pps;
 };
 
 /*
@@ -436,7 +437,7 @@ struct mpip_sessions {
 
 /*
  * The answers one source address (hashed into one of
- * MPIP_RR_SRC_SLOTS) triggered in the second since @start (rr.c).
+ * MPIP_RR_SRC_SLOTS) triggered in the second since @start (budget.c).
  */
 #define MPIP_RR_SRC_SLOTS	256
 struct mpip_src_budget {
@@ -477,7 +478,8 @@ struct mpip_net {
 	atomic_t ro_mem;		/* truesize held in reorder buffers */
 	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
 	struct ratelimit_state ctrl_rs;	/* answers strangers can trigger */
-	struct mpip_src_budget ctrl_src[MPIP_RR_SRC_SLOTS];	/* rr.c */
+	struct mpip_src_budget ctrl_src[MPIP_RR_SRC_SLOTS];	/* budget.c */
+	atomic64_t ctrl_tat;	/* the ctrl_pps budget's state (budget.c) */
 	struct ratelimit_state event_rs;	/* events multicast (event.c) */
 	struct xarray links;	/* ifindex -> MPIP_LINK_F_* (links.c) */
 	/* links with MPIP_LINK_F_BACKUP; written under RTNL, READ_ONCE */
@@ -833,15 +835,18 @@ bool mpip_fb_pending(struct mpip_node *n);
 struct mpip_path *mpip_fb_way_back(struct mpip_node *n);
 struct mpip_path *mpip_fb_heard_over(struct mpip_net *mn, struct mpip_node *n);
 
-/* rr.c: return routability of paths */
-#define MPIP_RR_TRIES		6	/* probes of an unverified path */
+/* budget.c: budgets of control packets */
 #define MPIP_RR_PER_SEC		200	/* answers and confirmations, per netns */
 #define MPIP_RR_PER_SRC		20	/* of those, per source address (slot) */
+void mpip_budget_init_net(struct mpip_net *mn);
+bool mpip_ctrl_may_answer(struct mpip_net *mn, __be32 saddr);
+bool mpip_ctrl_may_send(struct mpip_net *mn);
+
+/* rr.c: return routability of paths */
+#define MPIP_RR_TRIES		6	/* probes of an unverified path */
 #define MPIP_RR_CREDIT_INIT	4	/* a node's probes before its packets count */
 #define MPIP_RR_CREDIT_MAX	8	/* probes a node's packets can save up */
 void mpip_rr_init(struct mpip_path *p);
-void mpip_rr_init_net(struct mpip_net *mn);
-bool mpip_ctrl_may_answer(struct mpip_net *mn, __be32 saddr);
 void mpip_rr_node_init(struct mpip_node *n);
 void mpip_rr_earn(struct mpip_node *n);
 bool mpip_rr_gave_up(const struct mpip_path *p);

@@ -67,6 +67,10 @@ static struct netlink_range_validation mpip_range_nat = {
 	.min = MPIP_NAT_MODE_AUTO, .max = MPIP_NAT_MODE_FAKETCP,
 };
 
+static struct netlink_range_validation mpip_range_ctrl_pps = {
+	.min = 0, .max = 1000000,
+};
+
 static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_QUERY_THRESHOLD] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_threshold),
@@ -103,6 +107,8 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_RULE_EVENT_PKTS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_rule_event),
 	[MPIP_CFG_NAT_MODE] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_nat),
+	[MPIP_CFG_CTRL_PPS] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_ctrl_pps),
 };
 
 static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
@@ -261,6 +267,7 @@ static const u16 mpip_cfg_off[MPIP_CFG_MAX + 1] = {
 	MPIP_CFG_FIELD(MPIP_CFG_QUEUE_STEER, queue_steer),
 	MPIP_CFG_FIELD(MPIP_CFG_RULE_EVENT_PKTS, rule_event_pkts),
 	MPIP_CFG_FIELD(MPIP_CFG_NAT_MODE, nat_mode),
+	MPIP_CFG_FIELD(MPIP_CFG_CTRL_PPS, ctrl_pps),
 };
 
 static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)

@@ -70,6 +70,7 @@ static const struct mpip_config mpip_config_default = {
 	.reorder_max_pkts = 100,
 	.reorder_max_hold_ms = 100,
 	.nat_mode = MPIP_NAT_MODE_AUTO,
+	.ctrl_pps = 1000,
 };
 
 u64 mpip_stat_sum(const struct mpip_net *mn, enum mpip_stat s)
@@ -230,7 +231,7 @@ static int __net_init mpip_net_init(struct net *net)
 	mpip_tick_init(mn);
 	mpip_icmp_init(mn);
 	mpip_event_init(mn);
-	mpip_rr_init_net(mn);
+	mpip_budget_init_net(mn);
 	mpip_links_init(mn);
 	mpip_rules_init(mn);
 

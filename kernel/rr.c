@@ -21,7 +21,7 @@
  * third parties' addresses gets at most one probe sent to them per
  * packet of its own (beyond MPIP_RR_CREDIT_INIT).  Answers are sent
  * only within a per-namespace budget (MPIP_RR_PER_SEC), a tenth of it
- * per source address, as are confirmations of queries nobody
+ * per source address (budget.c), as are confirmations of queries nobody
  * authenticated: a stranger's packets never make us send more packets
  * than it sent, to anyone.
  */
@@ -209,46 +209,4 @@ void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 		mpip_rr_verified(mn, n, p);
 	if (nonce)
 		mpip_rr_answer(mn, n, rx, p, nonce);
-}
-
-/*
- * May an answer to a packet from @saddr that nobody authenticated go?
- * Within the namespace's budget, MPIP_RR_PER_SEC, of which each source
- * address gets at most MPIP_RR_PER_SRC per second (addresses share one
- * of MPIP_RR_SRC_SLOTS by a keyed hash): one address that floods us takes
- * a tenth of the budget, not all of it, and a new peer's query still
- * draws its answer.  (A flood from forged addresses still takes it all.)
- * The source's share is checked first, so that what it may not send
- * does not use up the namespace's budget.  Counts a refusal.
- */
-bool mpip_ctrl_may_answer(struct mpip_net *mn, __be32 saddr)
-{
-	u32 h = siphash_1u32((__force u32)saddr, &mn->secret);
-	struct mpip_src_budget *b = &mn->ctrl_src[h % MPIP_RR_SRC_SLOTS];
-	unsigned long now = jiffies;
-
-	/* racing resets: both start a new second, one count may be lost */
-	if (time_after_eq(now, READ_ONCE(b->start) + HZ)) {
-		WRITE_ONCE(b->start, now);
-		atomic_set(&b->used, 0);
-	}
-	if (!atomic_add_unless(&b->used, 1, MPIP_RR_PER_SRC) ||
-	    !__ratelimit(&mn->ctrl_rs)) {
-		mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
-		return false;
-	}
-	return true;
-}
-
-/* The budget of control packets that strangers' packets can trigger. */
-void mpip_rr_init_net(struct mpip_net *mn)
-{
-	unsigned int i;
-
-	ratelimit_state_init(&mn->ctrl_rs, HZ, MPIP_RR_PER_SEC);
-	ratelimit_set_flags(&mn->ctrl_rs, RATELIMIT_MSG_ON_RELEASE);
-	for (i = 0; i < MPIP_RR_SRC_SLOTS; i++) {
-		mn->ctrl_src[i].start = jiffies - HZ;
-		atomic_set(&mn->ctrl_src[i].used, 0);
-	}
 }

@@ -667,6 +667,11 @@ enum mpip_path_attr {
  *	verify, dropped
  * @MPIP_STAT_TABLE_EVICT: strangers' table entries removed to make room
  *	for new ones at a full table
+ * @MPIP_STAT_CTRL_BUDGET: control packets (queries, confirmations,
+ *	answers, probes, heartbeats, IP_CHANGE, fake TCP handshakes) not
+ *	sent because the namespace's budget, MPIP_CFG_CTRL_PPS, was spent
+ *	(the counters of their kinds, such as MPIP_STAT_TX_HEARTBEAT, count
+ *	them as if they had been lost on the way)
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -734,6 +739,7 @@ enum mpip_stat {
 	MPIP_STAT_FTCP_OPEN,
 	MPIP_STAT_RX_GRO_UNOPENED,
 	MPIP_STAT_TABLE_EVICT,
+	MPIP_STAT_CTRL_BUDGET,
 
 	__MPIP_STAT_MAX,
 };
@@ -797,6 +803,10 @@ enum mpip_stat {
  *	within a second; 0: none (0..1000000000, default 0)
  * @MPIP_CFG_NAT_MODE: how paths through a NAT carry data, enum
  *	mpip_nat_mode (default MPIP_NAT_MODE_AUTO)
+ * @MPIP_CFG_CTRL_PPS: control packets the namespace sends per second at
+ *	most, with a burst of a quarter of that (at least 4); those over it
+ *	are not sent (MPIP_STAT_CTRL_BUDGET); 0: no limit (0..1000000,
+ *	default 1000)
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -820,6 +830,7 @@ enum mpip_cfg {
 	MPIP_CFG_QUEUE_STEER,
 	MPIP_CFG_RULE_EVENT_PKTS,
 	MPIP_CFG_NAT_MODE,
+	MPIP_CFG_CTRL_PPS,
 
 	__MPIP_CFG_MAX,
 };

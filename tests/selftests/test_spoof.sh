@@ -35,6 +35,10 @@
 #   its query takes the place of the flood's least recently used node and
 #   entries (table_evict) and draws its answer from the rest of B's
 #   budget.
+# - 8,000 queries from 240 forged addresses, with B's ctrl_pps at 20: B
+#   sends at most 20 control packets a second and a burst of 5, to X's
+#   addresses and A alike (ctrl_budget counts the rest); with no limit,
+#   the same flood draws at least three times that.
 # And session IDs are drawn at random, not counted up from 1.  Last, A
 # switches mpip off and B finds it lost: X's copies of A's earlier
 # packets do not make B take A for alive again.
@@ -341,17 +345,20 @@ b_node_for_y() { node_verified "$B" "$Y"; }
 z_and_b() { node_verified "$Z" "$B" && node_verified "$B" "$Z"; }
 
 # the flood: N queries from X to B, each with a key of its own, from
-# random ports; prints how many went out
+# random ports of X's address, or with FORGED "forged", of the 240
+# addresses 10.1.9.10-249 in turn; prints how many went out
 flood() {
-	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" <<'PY'
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "${2:-}" <<'PY'
 import os, random, socket, struct, sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
-n = int(sys.argv[2])
+n, forged = int(sys.argv[2]), sys.argv[3] == "forged"
 s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
 src, dst = socket.inet_aton("10.1.9.9"), socket.inet_aton("10.1.1.2")
 sent = 0
 for i in range(n):
+    if forged:
+        src = socket.inet_aton("10.1.9.%d" % (10 + i % 240))
     key = random.getrandbits(64) | 1
     payload = b"flood"
     t = mpip_cm.write_v2(struct.pack("!IQ", 1, 0), flags=0x01,
@@ -475,6 +482,65 @@ for i in range(150):
 	node_verified "$B" "$Z" || fail "B lost its node for Z"
 }
 
+# ctrl_sent: the control datagrams B sent since the counter was reset
+# (UDP length 8 with a CM behind it: answers, confirmations, probes,
+# heartbeats, IP_CHANGE, whoever they went to)
+ctrl_sent() {
+	in_ns "$B" nft -j list counter ip budget ctrl |
+		jq -e '.nftables[] | select(.counter) | .counter.packets'
+}
+
+# budget_flood PPS N: with ctrl_pps PPS on B, X floods B with N queries
+# from 240 forged addresses; prints "SENT SECS", the control datagrams B
+# sent meanwhile and the span they were counted over (a little longer
+# than the flood)
+budget_flood() {
+	local t0 t1
+	mpipctl_in "$B" set ctrl_pps "$1"
+	in_ns "$B" nft reset counter ip budget ctrl >/dev/null
+	t0=$(date +%s.%N)
+	flood "$2" forged >"$T/bflood.out" || fail "the flood failed"
+	echo "$(ctrl_sent) $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
+}
+
+# X floods B from forged addresses (each new one gets a share of the
+# answers to strangers) while A's session runs: with ctrl_pps 20, every
+# control packet B sends, to X's addresses and to A alike, stays within
+# 20 per second and a burst of 5 (ctrl_budget counts the rest); with no
+# limit, the same flood draws many more, or it proved nothing
+t_ctrl_budget() {
+	local pps0 b0 r sent secs
+	pps0=$(mpipctl_in "$B" -j get ctrl_pps | jq -e .ctrl_pps) ||
+		fail "cannot read B's ctrl_pps"
+	((pps0 == 1000)) || fail "ctrl_pps is $pps0 by default, not 1000"
+	in_ns "$B" nft -f - <<'NFT'
+table ip budget {
+	counter ctrl {}
+	chain post {
+		type filter hook postrouting priority 300; policy accept;
+		udp length 8 ip length > 28 counter name ctrl
+	}
+}
+NFT
+	# (a subtest is a subshell of its own: this runs when it ends)
+	# shellcheck disable=SC2064
+	trap "mpipctl_in '$B' set ctrl_pps $pps0; in_ns '$B' nft delete table ip budget" EXIT
+	r=$(budget_flood 0 8000)
+	read -r sent secs <<<"$r"
+	echo "no limit: B sent $sent control datagrams in $secs s ($(cat "$T/bflood.out") queries)"
+	awk -v n="$sent" -v s="$secs" 'BEGIN { exit !(n > 3 * (20 * s + 5)) }' ||
+		fail "with no limit B sent only $sent in $secs s: the flood draws too few to test a budget of 20 per second"
+	b0=$(mpip_stat "$B" ctrl_budget)
+	r=$(budget_flood 20 8000)
+	read -r sent secs <<<"$r"
+	echo "ctrl_pps 20: B sent $sent control datagrams in $secs s ($(cat "$T/bflood.out") queries), ctrl_budget +$(($(mpip_stat "$B" ctrl_budget) - b0))"
+	awk -v n="$sent" -v s="$secs" 'BEGIN { exit !(n <= 20 * s + 5) }' ||
+		fail "with ctrl_pps 20 B sent $sent control datagrams in $secs s, more than 20 per second and 5"
+	(($(mpip_stat "$B" ctrl_budget) > b0)) || fail "ctrl_budget did not count what was held back"
+	mpipctl_in "$B" set ctrl_pps "$pps0"
+	a_still_delivers "after the flood, ctrl_pps back to $pps0"
+}
+
 # A opens 16 UDP flows to B: their session IDs are not a sequence
 t_random_ids() {
 	local ids
@@ -551,7 +617,7 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 10
+	ktap_plan 11
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run stranger_cannot_unlink_session t_unlink
@@ -559,6 +625,7 @@ main() {
 	ktap_run replayed_control_messages_dropped t_replay
 	ktap_run replayed_second_copies_dropped t_replay_dup
 	ktap_run query_flood_bounded t_query_flood
+	ktap_run control_packets_within_ctrl_pps t_ctrl_budget
 	ktap_run session_ids_random t_random_ids
 	ktap_run replays_do_not_revive_lost_peer t_replay_no_revive
 	ktap_run dmesg_clean t_dmesg
