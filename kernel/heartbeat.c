@@ -186,6 +186,13 @@ static bool mpip_node_data_active(struct mpip_node *n)
 	return time_before(jiffies, t + MPIP_NODE_IDLE);
 }
 
+/* Are all paths of @n probed, those up too (mpip_node_probe())? */
+static bool mpip_node_probes_up(struct mpip_node *n)
+{
+	return mpip_node_waited(n) ||
+	       time_before(jiffies, READ_ONCE(n->single_used) + MPIP_NODE_IDLE);
+}
+
 /*
  * Is a probe of @p, which is not up, due?  While data flows, at every
  * heartbeat; while the node is idle, at gaps that double up to
@@ -224,8 +231,7 @@ static bool mpip_probe_due(struct mpip_net *mn, struct mpip_path *p,
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
 	bool waited = mpip_node_waited(n);
-	bool up_too = waited || time_before(jiffies, READ_ONCE(n->single_used) +
-					    MPIP_NODE_IDLE);
+	bool up_too = mpip_node_probes_up(n);
 	bool busy = waited || mpip_node_data_active(n);
 	struct mpip_path *p;
 	unsigned int i;
@@ -248,11 +254,34 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 }
 
 /*
+ * The path for a heartbeat that carries delay reports back to @n: the
+ * one @n was heard over last, if it is up and no backup (a packet from
+ * @n just came over it: it works, that way at least); else one of those
+ * up by weight; else, while none is, one a sample came over (feedback.c).
+ * A path up at this end may have broken without a word: a receiver learns
+ * it only from its own packets going unanswered.  Reports sent by weight
+ * alone went there half the time, and a sender whose only working path
+ * then had no report for path_timeout_ms took that path down too, and,
+ * with its peer silent after an idle pause, the peer for lost
+ * (test_blackout).  Caller holds RCU.
+ */
+static struct mpip_path *mpip_fb_path(struct mpip_net *mn,
+				      struct mpip_node *n)
+{
+	struct mpip_path *p = mpip_fb_heard_over(mn, n);
+
+	if (p && READ_ONCE(p->state) == MPIP_PATH_UP &&
+	    !mpip_path_is_backup(mn, p))
+		return p;
+	p = mpip_path_pick(mn, n, NULL, false);
+	return p ? p : mpip_fb_way_back(n);
+}
+
+/*
  * Carry pending delay reports back to node @n if nothing else went to it
- * for @quiet jiffies: on the paths up, or, while none is, on the path a
- * sample came over (feedback.c).  They want no report themselves, unless
- * their path had none for path_timeout_ms: then they are all that would
- * find it broken (mpip_path_unreported()).  Caller holds RCU.
+ * for @quiet jiffies (mpip_fb_path()).  They want no report themselves,
+ * unless their path had none for path_timeout_ms: then they are all that
+ * would find it broken (mpip_path_unreported()).  Caller holds RCU.
  */
 static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
 			       unsigned long quiet)
@@ -263,12 +292,36 @@ static void mpip_node_feedback(struct mpip_net *mn, struct mpip_node *n,
 	if (!time_after(jiffies, READ_ONCE(n->last_tx) + quiet))
 		return;
 	for (i = 0; i < MPIP_MAX_PATHS && mpip_fb_pending(n); i++) {
-		p = mpip_path_pick(mn, n, NULL, false);
-		if (!p)
-			p = mpip_fb_way_back(n);
+		p = mpip_fb_path(mn, n);
 		if (!p)
 			break;
 		mpip_probe_path(mn, n, p, !mpip_path_unreported(mn, p));
+	}
+}
+
+/*
+ * While data flows to or from node @n, probe the paths up that had no
+ * report for path_timeout_ms: the receiver of a one-way flow sends
+ * nothing but its reports, over the path it heard the sender over last
+ * (mpip_fb_path()), and would not find its other paths broken before
+ * its own data needed them.  After the reports went (mpip_node_feedback()),
+ * so that a probe of a path that may have broken takes none of them
+ * along.  Caller holds RCU.
+ */
+static void mpip_node_probe_unreported(struct mpip_net *mn,
+				       struct mpip_node *n)
+{
+	struct mpip_path *p;
+	unsigned int i;
+
+	/* (those probed already: all, or the backups) */
+	if (!mpip_node_data_active(n) || mpip_node_probes_up(n))
+		return;
+	for (i = 0; i < MPIP_MAX_PATHS; i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (p && READ_ONCE(p->state) == MPIP_PATH_UP &&
+		    !mpip_path_is_backup(mn, p) && mpip_path_unreported(mn, p))
+			mpip_probe_path(mn, n, p, false);
 	}
 }
 
@@ -388,6 +441,8 @@ static void mpip_tick_work(struct work_struct *work)
 				mpip_node_probe(mn, n);
 			}
 			mpip_node_feedback(mn, n, period);
+			if (hb_due)
+				mpip_node_probe_unreported(mn, n);
 		}
 		mpip_rcu_breather(b);
 	}

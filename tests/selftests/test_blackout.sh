@@ -36,6 +36,13 @@
 #    file, with A's retransmission timeout grown to 18 s).  Now only a
 #    CM on a path that is up counts as a question (node.c,
 #    mpip_node_asks()).  Subtest silent_peer_not_lost_for_probes.
+#  - The receiver of a one-way flow sent its reports over paths chosen by
+#    weight, half of them over a link that had broken before it found
+#    out.  A sender resuming after an idle pause (its peer silent since)
+#    then had its working path go without a report for path_timeout_ms
+#    too, took it down, and the peer for lost (idle_pair_resumes_own_
+#    link_broken failed so in a full run).  Now reports go over the path
+#    the sender was heard over last (heartbeat.c, mpip_fb_path()).
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -79,6 +86,9 @@ t_idle_resume() {
 	sleep 6
 	mpipctl_in "$A" -j stats >"$T/a0"
 	loss eth1 ",,100%"
+	# (a subtest is a subshell: this runs when it ends, failed or not,
+	# so that the next one starts with both links working)
+	trap 'loss eth1 "" || true' EXIT
 	UDP_MIN_GOOD=140 udp_exchange "$A" "$B" 10.1.1.2 6400 200 6401 10000 ||
 		{ blackout_why; fail "the flow did not go on over link 2"; }
 	mpip_stats_since "$A" "$T/a0" '.peer_lost == 0' ||
@@ -99,6 +109,7 @@ t_one_way_udp() {
 	pid=$!
 	sleep 2
 	loss eth2 ",,100%"
+	trap 'loss eth2 "" || true' EXIT
 	wait_for 10 mpip_paths_in "$B" down 10.1.2.2:10.1.2.1 || rc=1
 	wait "$pid" || { blackout_why; fail "datagrams lost over link 1"; }
 	((rc == 0)) || { blackout_why; fail "B's path over the broken link 2 stays up"; }
@@ -113,6 +124,49 @@ t_one_way_udp() {
 	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
 }
 
+# reports_in NAME: the CMs with a delay report in capture NAME
+reports_in() {
+	/usr/bin/python3 - "$REPO/tests/scapy" "$T/$1.pcap" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm
+from scapy.all import IP, rdpcap
+n = 0
+for p in rdpcap(sys.argv[2]):
+    t = mpip_cm.find_trailer(p[IP]) if IP in p else None
+    n += t is not None and t.fb_path_id != 0
+print(n)
+PY
+}
+
+# A one-way UDP flow from A to B while link 1 carries nothing from A to B
+# (from B to A it works): B hears A over link 2 only, and sends its delay
+# reports back that way.  Sent by weight, half of them went over link 1,
+# and where link 1 was broken both ways, B had not found it out yet and
+# A resumed after a pause, A's path over link 2 went without a report for
+# path_timeout_ms and A took B for lost (idle_pair_resumes_own_link_broken
+# failed so once in a full run).
+t_reports_way_back() {
+	local r1 r2
+	udp_exchange "$A" "$B" 10.1.1.2 6700 30 6701 ||
+		fail "datagrams before the break did not all arrive"
+	"$TOPO" netem "$A" eth1 ",,100%"
+	# shellcheck disable=SC2016
+	trap '"$TOPO" netem "$A" eth1 "" || true' EXIT
+	capture_start "$B" eth1 rep1 "udp and src host 10.1.1.2"
+	capture_start "$B" eth2 rep2 "udp and src host 10.1.2.2"
+	UDP_MIN_GOOD=200 udp_exchange "$A" "$B" 10.1.1.2 6700 300 6701 10000 ||
+		{ blackout_why; fail "the flow did not go on over link 2"; }
+	capture_stop rep1
+	capture_stop rep2
+	r1=$(reports_in rep1)
+	r2=$(reports_in rep2)
+	echo "B's CMs with a delay report: over link 1 $r1, over link 2 $r2"
+	((r2 >= 10)) || fail "B sent only $r2 reports over link 2"
+	((r1 * 4 <= r2)) ||
+		fail "B sent $r1 reports over link 1, which A's packets did not come over"
+}
+
 # With link 1 black, A's path over it is down and A probes it at every
 # heartbeat; A's flow pauses for longer than peer_timeout_ms while B says
 # nothing (its sends on link 2 dropped: B had nothing to say, as a
@@ -124,6 +178,7 @@ t_silent_peer() {
 		fail "datagrams before the break did not all arrive"
 	mpipctl_in "$A" -j stats >"$T/a2"
 	loss eth1 ",,100%"
+	trap 'loss eth1 "" || true' EXIT
 	UDP_MIN_GOOD=50 udp_exchange "$A" "$B" 10.1.1.2 6600 100 6601 10000 ||
 		{ blackout_why; fail "the flow did not go on over link 2"; }
 	wait_for 10 mpip_paths_in "$A" down 10.1.1.1:10.1.1.2 ||
@@ -205,10 +260,11 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 8
+	ktap_plan 9
 	ktap_run setup t_setup
 	ktap_run idle_pair_resumes_own_link_broken t_idle_resume
 	ktap_run one_way_udp_receiver_finds_link_broken t_one_way_udp
+	ktap_run receiver_reports_over_link_it_hears t_reports_way_back
 	ktap_run silent_peer_not_lost_for_probes t_silent_peer
 	ktap_run both_links_black_paths_down t_blackout
 	ktap_run link2_back_paths_up_stream_goes_on t_link2_back
