@@ -2,7 +2,7 @@
 /*
  * mpip fake-TCP encapsulation of a path (issue 21, nat_mode faketcp): for
  * NATs and firewalls that pass TCP but drop UDP.  Portable: no kernel API.
- * Not wired into the module yet.
+ * Wired into the module by kernel/ftcp.c (nat_mode or link nat faketcp).
  *
  * A path inside fake TCP carries its packets as segments of one TCP
  * connection of its own, between the control port and the path's port:
