@@ -92,7 +92,7 @@ t_peer_honours() {
 # back: after a second, the data returns to it
 t_failover_and_back() {
 	local s0 e1 e2 ha hb ha1 hb1
-	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" netem "$B" eth1 ""' EXIT
+	trap '"$TOPO" netem "$A" eth1 "" || true; "$TOPO" netem "$B" eth1 "" || true' EXIT
 	mon_start "$A" "$T/ev.a" -j
 	mon_start "$B" "$T/ev.b" -j
 	tcp_stream_bg "$A" "$B" 10.1.1.2 5301 "$T/blk" "$T/st"

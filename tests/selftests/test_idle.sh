@@ -92,7 +92,7 @@ t_peers_quiet() {
 # flows again, the path comes back at once.
 t_down_path_backoff() {
 	local h0 h1
-	trap '"$TOPO" up "$B" eth2' EXIT
+	trap '"$TOPO" up "$B" eth2 || true' EXIT
 	udp_exchange "$A" "$B" 10.1.1.2 6603 100 7603
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	"$TOPO" down "$B" eth2

@@ -177,7 +177,7 @@ t_default_param() {
 	# ends (a subtest is a subshell: its EXIT trap is its own; topo.sh
 	# clean does not know ${P}z)
 	# shellcheck disable=SC2064 # expand now: the locals are gone at exit
-	trap "echo $(printf %q "$old") >$p; ip netns del ${P}z 2>/dev/null" EXIT
+	trap "echo $(printf %q "$old") >$p || true; ip netns del ${P}z 2>/dev/null || true" EXIT
 	echo 0 >"$p"
 	ip netns add "${P}z"
 	in_ns "${P}z" "$MPIPCTL" -j status | jq -e '.enabled == false' ||

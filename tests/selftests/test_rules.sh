@@ -103,7 +103,7 @@ t_drop() {
 	mpipctl_in "$A" rule add pref 130 proto tcp dport 5103 mode selected \
 		dev eth2 fallback drop
 	# eth2 comes back however this subtest ends (it runs in a subshell)
-	trap '"$TOPO" up "$A" eth2' EXIT
+	trap '"$TOPO" up "$A" eth2 || true' EXIT
 	"$TOPO" down "$A" eth2
 	wait_for 10 mpip_path_is "$A" 10.1.2.1 10.1.2.2 down ||
 		fail "A: path over eth2 not down"
@@ -151,7 +151,7 @@ single_measured() {
 # flow the other link once the delays swap; each flow starts on the
 # slower link (its own addresses).  The rule counts every datagram.
 t_single() {
-	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" netem "$A" eth2 ""' EXIT
+	trap '"$TOPO" netem "$A" eth1 "" || true; "$TOPO" netem "$A" eth2 "" || true' EXIT
 	mpipctl_in "$A" rule add pref 140 proto udp dport 6200-6202 mode single
 	"$TOPO" netem "$A" eth1 ",20ms"
 	single_measured eth2
@@ -177,7 +177,7 @@ b_rx_dup() { mpip_stat "$B" rx_dup; }
 # packets go once, on its own path, until the peer confirms it.
 t_protected() {
 	local a0 b0 a1 b1 d0 da db
-	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" netem "$A" eth2 ""' EXIT
+	trap '"$TOPO" netem "$A" eth1 "" || true; "$TOPO" netem "$A" eth2 "" || true' EXIT
 	mpipctl_in "$A" rule add pref 160 proto udp dport 6300 mode protected
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	UDP_SIZE=1000 udp_exchange "$A" "$B" 10.1.1.2 6300 20 7300 1000 ||
@@ -201,7 +201,7 @@ t_protected() {
 # stream goes on over the other link, intact
 t_single_failover() {
 	local s0 a0 b0 a1 b1
-	trap '"$TOPO" netem "$A" eth1 ""; "$TOPO" up "$A" eth2' EXIT
+	trap '"$TOPO" netem "$A" eth1 "" || true; "$TOPO" up "$A" eth2 || true' EXIT
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	mpipctl_in "$A" rule add pref 150 proto tcp dport 5106 mode single
 	"$TOPO" netem "$A" eth2 ""
