@@ -196,6 +196,13 @@ struct mpip_table {
 	/* is the entry a stranger's, that may give way at a full table? */
 	bool (*evictable)(const struct mpip_tnode *n);
 	unsigned int cursor;	/* the bucket eviction looked at last; lock */
+	/*
+	 * The longest bucket chain: the one the last sweep found, or a longer
+	 * one an insertion made since (READ_ONCE; written under the lock).
+	 * Chosen keys that share a bucket would show here (review M2).
+	 */
+	unsigned int chain_max;
+	unsigned int chain_new;	/* longest an insertion made; lock */
 };
 
 typedef bool (*mpip_same_t)(const struct mpip_tnode *a,

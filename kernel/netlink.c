@@ -192,7 +192,11 @@ static int mpip_nl_fill_status(struct sk_buff *msg, struct mpip_net *mn)
 	    nla_put_u32(msg, MPIP_A_NODE_COUNT, READ_ONCE(mn->nodes.count)) ||
 	    nla_put_u32(msg, MPIP_A_SESSION_COUNT,
 			READ_ONCE(mn->sessions.count)) ||
-	    nla_put_u32(msg, MPIP_A_PATH_COUNT, mpip_paths_count(mn)))
+	    nla_put_u32(msg, MPIP_A_PATH_COUNT, mpip_paths_count(mn)) ||
+	    nla_put_u32(msg, MPIP_A_AVAIL_CHAIN,
+			READ_ONCE(mn->avail.chain_max)) ||
+	    nla_put_u32(msg, MPIP_A_NODE_CHAIN,
+			READ_ONCE(mn->nodes.chain_max)))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -25,6 +25,8 @@ void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
 	/* Chosen keys must not fill one bucket (review M2). */
 	t->seed = get_random_u32();
 	t->cursor = 0;
+	t->chain_max = 0;
+	t->chain_new = 0;
 	t->evictable = NULL;
 	t->ttl = NULL;
 	t->buckets = buckets;
@@ -116,6 +118,7 @@ struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
 				     mpip_same_t same)
 {
 	struct mpip_tnode *old;
+	unsigned int len = 1;
 
 	spin_lock_bh(&t->lock);
 	hlist_for_each_entry(old, &t->buckets[b], hnode) {
@@ -123,9 +126,13 @@ struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
 			spin_unlock_bh(&t->lock);
 			return old;
 		}
+		len++;
 	}
 	hlist_add_head_rcu(&n->hnode, &t->buckets[b]);
 	WRITE_ONCE(t->count, t->count + 1);
+	t->chain_new = max(t->chain_new, len);
+	if (len > t->chain_max)
+		WRITE_ONCE(t->chain_max, len);
 	spin_unlock_bh(&t->lock);
 	return n;
 }
@@ -133,28 +140,39 @@ struct mpip_tnode *mpip_table_insert(struct mpip_table *t,
 /*
  * Remove the entries unused for @ttl jiffies, or all of them.  The lock
  * is taken per bucket, and the walk yields the CPU now and then: a table
- * has up to thousands of buckets.  Sleeps.
+ * has up to thousands of buckets.  On the way, the walk measures the
+ * chains that stay; a chain that grew behind it counts too.  Sleeps.
  */
 void mpip_table_sweep(struct mpip_table *t, unsigned long ttl, bool all)
 {
+	unsigned int i, len, longest = 0;
 	struct hlist_node *tmp;
 	struct mpip_tnode *n;
-	unsigned int i;
 
 	might_sleep();
+	spin_lock_bh(&t->lock);
+	t->chain_new = 0;
+	spin_unlock_bh(&t->lock);
 	for (i = 0; i < t->size; i++) {
 		if (hlist_empty(&t->buckets[i]))
 			continue;
+		len = 0;
 		spin_lock_bh(&t->lock);
 		hlist_for_each_entry_safe(n, tmp, &t->buckets[i], hnode) {
 			if (!all &&
 			    !time_after(jiffies, READ_ONCE(n->stamp) +
-					(t->ttl ? t->ttl(n, ttl) : ttl)))
+					(t->ttl ? t->ttl(n, ttl) : ttl))) {
+				len++;
 				continue;
+			}
 			mpip_table_unlink(t, n);
 		}
 		spin_unlock_bh(&t->lock);
+		longest = max(longest, len);
 		if ((i + 1) % 64 == 0)
 			cond_resched();
 	}
+	spin_lock_bh(&t->lock);
+	WRITE_ONCE(t->chain_max, max(longest, t->chain_new));
+	spin_unlock_bh(&t->lock);
 }

@@ -186,9 +186,9 @@ struct status {
 	bool has_enabled;
 	uint8_t enabled;
 	uint32_t node_id, avail_count, node_count;
-	/* Older modules send no session or path count. */
-	bool has_session_count, has_path_count;
-	uint32_t session_count, path_count;
+	/* Older modules send no session or path count, nor chains. */
+	bool has_session_count, has_path_count, has_chains;
+	uint32_t session_count, path_count, avail_chain, node_chain;
 	char version[64];
 };
 
@@ -216,6 +216,11 @@ static int status_reply(struct nlattr **tb, void *arg)
 	if (tb[MPIP_A_PATH_COUNT]) {
 		st->has_path_count = true;
 		st->path_count = nla_get_u32(tb[MPIP_A_PATH_COUNT]);
+	}
+	if (tb[MPIP_A_AVAIL_CHAIN] && tb[MPIP_A_NODE_CHAIN]) {
+		st->has_chains = true;
+		st->avail_chain = nla_get_u32(tb[MPIP_A_AVAIL_CHAIN]);
+		st->node_chain = nla_get_u32(tb[MPIP_A_NODE_CHAIN]);
 	}
 	return 0;
 }
@@ -247,6 +252,10 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 			printf("sessions:       %u\n", st.session_count);
 		if (st.has_path_count)
 			printf("paths:          %u\n", st.path_count);
+		if (st.has_chains) {
+			printf("avail chain:    %u\n", st.avail_chain);
+			printf("node chain:     %u\n", st.node_chain);
+		}
 		return EXIT_OK;
 	}
 	json_init(&j, stdout);
@@ -275,6 +284,12 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 	if (st.has_path_count) {
 		json_key(&j, "paths");
 		json_uint(&j, st.path_count);
+	}
+	if (st.has_chains) {
+		json_key(&j, "avail_chain");
+		json_uint(&j, st.avail_chain);
+		json_key(&j, "nodes_chain");
+		json_uint(&j, st.node_chain);
 	}
 	json_obj_end(&j);
 	json_finish(&j);

@@ -57,6 +57,8 @@ static struct nla_policy mpip_policy[MPIP_A_MAX + 1] = {
 	[MPIP_A_LINK]		= { .type = NLA_NESTED },
 	[MPIP_A_RULE]		= { .type = NLA_NESTED },
 	[MPIP_A_EVENT]		= { .type = NLA_U8 },
+	[MPIP_A_AVAIL_CHAIN]	= { .type = NLA_U32 },
+	[MPIP_A_NODE_CHAIN]	= { .type = NLA_U32 },
 };
 
 int mpip_parse(struct nl_msg *msg, struct nlattr **tb)

@@ -158,6 +158,9 @@ enum mpip_event {
  * @MPIP_A_LINK: nested, enum mpip_link_attr
  * @MPIP_A_RULE: nested, enum mpip_rule_attr
  * @MPIP_A_EVENT: u8, enum mpip_event (MPIP_CMD_EVENT only)
+ * @MPIP_A_AVAIL_CHAIN: u32, the longest hash-bucket chain of the
+ *	availability table since its last expiry sweep
+ * @MPIP_A_NODE_CHAIN: u32, the same for the node table
  */
 enum mpip_attr {
 	MPIP_A_UNSPEC,
@@ -178,6 +181,8 @@ enum mpip_attr {
 	MPIP_A_LINK,
 	MPIP_A_RULE,
 	MPIP_A_EVENT,
+	MPIP_A_AVAIL_CHAIN,
+	MPIP_A_NODE_CHAIN,
 
 	__MPIP_A_MAX,
 };

@@ -35,6 +35,9 @@
 #   its query takes the place of the flood's least recently used node and
 #   entries (table_evict) and draws its answer from the rest of B's
 #   budget.
+# - 3,000 queries from forged endpoints that would all share the bucket of
+#   B's entry for A's flow if B's hash seed were 0, as it was (review
+#   M2): B's seed is random, and its longest chain stays short;
 # - 8,000 queries from 240 forged addresses, with B's ctrl_pps at 20: B
 #   sends at most 20 control packets a second and a burst of 5, to X's
 #   addresses and A alike (ctrl_budget counts the rest); with no limit,
@@ -345,27 +348,35 @@ b_node_for_y() { node_verified "$B" "$Y"; }
 z_and_b() { node_verified "$Z" "$B" && node_verified "$B" "$Z"; }
 
 # the flood: N queries from X to B, each with a key of its own, from
-# random ports of X's address, or with FORGED "forged", of the 240
-# addresses 10.1.9.10-249 in turn; prints how many went out
+# random ports of X's address; with FROM "forged", from the 240 addresses
+# 10.1.9.10-249 in turn; with FROM a file of "ADDR PORT" lines, from
+# those endpoints in turn; prints how many went out
 flood() {
 	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "${2:-}" <<'PY'
 import os, random, socket, struct, sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
-n, forged = int(sys.argv[2]), sys.argv[3] == "forged"
+n, frm = int(sys.argv[2]), sys.argv[3]
+eps = []
+if frm and frm != "forged":
+    eps = [(socket.inet_aton(a), int(p)) for a, p in
+           (line.split() for line in open(frm))]
 s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
 src, dst = socket.inet_aton("10.1.9.9"), socket.inet_aton("10.1.1.2")
 sent = 0
 for i in range(n):
-    if forged:
+    sport = random.randint(1024, 65535)
+    if frm == "forged":
         src = socket.inet_aton("10.1.9.%d" % (10 + i % 240))
+    elif eps:
+        src, sport = eps[i % len(eps)]
     key = random.getrandbits(64) | 1
     payload = b"flood"
     t = mpip_cm.write_v2(struct.pack("!IQ", 1, 0), flags=0x01,
                          ext=struct.pack("!QI", key, 0))
     # the sum a UDP trailer has (wire-format.rst)
     t = mpip_cm.resum(t, mpip_cm.udp_sum(len(t), 8 + len(payload)))
-    udp = struct.pack("!HHHH", random.randint(1024, 65535), 6100,
+    udp = struct.pack("!HHHH", sport, 6100,
                       8 + len(payload), 0) + payload
     tot = 20 + len(udp) + len(t)
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, tot, i & 0xffff, 0, 64, 17,
@@ -480,6 +491,37 @@ for i in range(150):
 	mpip_peer_node "$B" "$A" >/dev/null || fail "B lost its node for A"
 	b_node_for_y || fail "B lost its node for Y"
 	node_verified "$B" "$Z" || fail "B lost its node for Z"
+}
+
+# avail_chain NS / nodes_chain NS: the longest bucket chain of a table
+avail_chain() { mpipctl_in "$1" -j status | jq -er '.avail_chain'; }
+nodes_chain() { mpipctl_in "$1" -j status | jq -er '.nodes_chain'; }
+
+# X sends B 3,000 queries from endpoints (forged addresses 10.1.9.10-249,
+# ports of their own) that a hash seed of 0 puts all in the bucket of
+# B's entry for A's flow (10.1.1.1:7100): with that seed, as before
+# review M2, B's chain there grows by each of them and every packet B
+# sends A walks it.  B's seed is random: its longest chain stays a few
+# entries long, while the flood's entries are there
+t_collide() {
+	local n=3000 avail0 avail sent chain
+	cc -O2 -Wall -o "$T/avail_collide" "$REPO/tests/selftests/avail_collide.c" ||
+		fail "cannot build avail_collide"
+	"$T/avail_collide" 10.1.1.1 7100 0 12 "$n" 10.1.9.10 10.1.9.249 \
+		>"$T/collide.eps" || fail "found fewer than $n colliding endpoints"
+	avail0=$(avail_count "$B")
+	echo "before: avail $avail0, longest chains: avail $(avail_chain "$B"), nodes $(nodes_chain "$B")"
+	sent=$(flood "$n" "$T/collide.eps") || fail "the flood failed"
+	avail=$(avail_count "$B")
+	chain=$(avail_chain "$B")
+	echo "sent $sent queries; B: avail $avail, longest chains: avail $chain, nodes $(nodes_chain "$B"), table_evict $(mpip_stat "$B" table_evict)"
+	((sent >= n * 95 / 100)) || fail "X sent only $sent of $n queries"
+	# else the entries were not there to collide: not a test
+	((avail >= avail0 + n / 2)) || fail "the flood made only $((avail - avail0)) entries on B"
+	# 3,000 or so with the seed of old; a random seed spreads B's about
+	# 8,200 entries at most over 4,096 buckets: 10 or so at the longest
+	((chain <= 24)) || fail "B's availability table has a chain of $chain entries"
+	a_still_delivers "after the flood of colliding endpoints"
 }
 
 # ctrl_sent: the control datagrams B sent since the counter was reset
@@ -617,7 +659,7 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 11
+	ktap_plan 12
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run stranger_cannot_unlink_session t_unlink
@@ -625,6 +667,7 @@ main() {
 	ktap_run replayed_control_messages_dropped t_replay
 	ktap_run replayed_second_copies_dropped t_replay_dup
 	ktap_run query_flood_bounded t_query_flood
+	ktap_run colliding_keys_spread t_collide
 	ktap_run control_packets_within_ctrl_pps t_ctrl_budget
 	ktap_run session_ids_random t_random_ids
 	ktap_run replays_do_not_revive_lost_peer t_replay_no_revive

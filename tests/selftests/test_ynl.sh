@@ -45,7 +45,7 @@ t_setup() {
 	mpip_twolink_warm_up
 }
 
-# status: the same switch, node ID, version and table sizes
+# status: the same switch, node ID, version, table sizes and chains
 t_status() {
 	ynl "$A" --do get-status >"$T/st.ynl"
 	mpipctl_in "$A" -j status >"$T/st.ctl"
@@ -57,7 +57,9 @@ t_status() {
 		 reduce .[] as $d (0; . * 16 + $d)) as $cid |
 		($y.enabled == 1) == $c.enabled and $y["node-id"] == $cid and
 		$y.version == $c.version and
-		$y["node-count"] == $c.nodes and $y["path-count"] == $c.paths' \
+		$y["node-count"] == $c.nodes and $y["path-count"] == $c.paths and
+		$y["avail-chain"] == $c.avail_chain and
+		$y["node-chain"] == $c.nodes_chain' \
 		>/dev/null || fail "get-status through ynl differs from mpipctl -j status"
 }
 

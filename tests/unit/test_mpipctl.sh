@@ -467,6 +467,8 @@ static void build_status(void)
 	if (is("full")) {
 		nla_put_u32(m, MPIP_A_SESSION_COUNT, 3);
 		nla_put_u32(m, MPIP_A_PATH_COUNT, 4);
+		nla_put_u32(m, MPIP_A_AVAIL_CHAIN, 5);
+		nla_put_u32(m, MPIP_A_NODE_CHAIN, 6);
 	}
 	add(m);
 }
@@ -1057,7 +1059,7 @@ NODES_TEXT='NODE-ID     PEER-ID     VERIFIED  ENDPOINTS                     ADDR
 NODES_JSON='[{"node_id":"0x7d01e3b8","peer_id":"0x11223344","verified":true,"endpoints":[{"addr":"10.0.1.2","port":5201},{"addr":"10.0.2.2","port":40000}],"addrs":["10.0.1.2","10.0.2.2"],"age_ms":380},{"node_id":"0xffffffff","peer_id":null,"verified":false,"endpoints":[],"addrs":[],"age_ms":1}]'
 NODES_MIN_TEXT='NODE-ID     PEER-ID  VERIFIED  ENDPOINTS  ADDRESSES     AGE
 0x00000002  -        no        -          -          0.000s'
-STATUS_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"'$VERSION'","avail":2,"nodes":1,"sessions":3,"paths":4}'
+STATUS_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"'$VERSION'","avail":2,"nodes":1,"sessions":3,"paths":4,"avail_chain":5,"nodes_chain":6}'
 STATUS_MIN_JSON='{"enabled":true,"node_id":"0x3f2a9c41","version":"'$VERSION'","avail":2,"nodes":1}'
 STATUS_TEXT="mpip:           enabled
 node id:        0x3f2a9c41
@@ -1065,7 +1067,9 @@ version:        $VERSION
 avail entries:  2
 node entries:   1
 sessions:       3
-paths:          4"
+paths:          4
+avail chain:    5
+node chain:     6"
 STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"rule_dropped":50000,"rx_dup":51000,"event_drop":52000,"backup_hold":53000,"rr_nat":54000,"path_learned":55000,"tx_encap":56000,"rx_encap":57000,"rx_encap_bad":58000,"tx_encap_frag":59000,"ftcp_ctrl":60000,"ftcp_open":61000,"rx_gro_unopened":62000,"table_evict":63000,"ctrl_budget":64000,"stat_200":1099511627776}'
 CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180,"rule_event_pkts":190,"nat_mode":200,"ctrl_pps":210}'
 LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true,"backup":false,"nat":"default"},{"dev":"wlp0s20f3","ifindex":2147483647,"advertise":false,"backup":false,"nat":"none"},{"dev":"wwan0","ifindex":4,"advertise":true,"backup":true,"nat":"udp"},{"dev":"wwan1","ifindex":5,"advertise":true,"backup":false,"nat":"faketcp"}]'
