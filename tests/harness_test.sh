@@ -21,7 +21,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=39
+PLAN=41
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -176,11 +176,12 @@ check "klog: the first report is printed whole, from its first line" klog_report
 # ---------------------------------------------------- tests/selftests/run.sh
 
 # runsh NAME: run run.sh on the stub test file $TMP/t/NAME.sh with a
-# scratch kernel log; output in $TMP/NAME.out, status in RC
+# scratch kernel log and a time limit of RUNSH_TIMEOUT (default 20 s);
+# output in $TMP/NAME.out, status in RC
 runsh() {
 	RC=0
 	LIB=${LIB:-} MPIP_SELFTEST_LOGDIR=$TMP/logs KLOG_FILE=${KLOG:-$TMP/kmsg.$1} MPIP_IN_VM='' \
-		bash "$REPO/tests/selftests/run.sh" --timeout 20 "$TMP/t/$1.sh" \
+		bash "$REPO/tests/selftests/run.sh" --timeout "${RUNSH_TIMEOUT:-20}" "$TMP/t/$1.sh" \
 		>"$TMP/$1.out" 2>&1 || RC=$?
 	cat "$TMP/$1.out"
 }
@@ -230,6 +231,22 @@ check "run.sh: a skip without a SKIP-OK line fails" \
 stub skipall 'echo "1..0 # SKIP cannot load mpip.ko"' 'exit 4'
 check "run.sh: a whole file skipped without SKIP-OK fails" \
 	runsh_fails skipall 'no SKIP-OK line for skipall'
+stub slow 'echo "1..1"' 'sleep 4' 'echo "ok 1 a"'
+runsh_slow_fails() { RUNSH_TIMEOUT=2 runsh_fails slow 'timed out after 2s'; }
+check "run.sh: a file over its time limit fails" runsh_slow_fails
+# its own limit, declared below a header of 30 lines: 1200 * 2 / 300 s
+# (run.sh once read only the first 20 lines, and test_spoof's limit of
+# 600 s was 300 s)
+hdr=()
+for i in {1..30}; do hdr+=("# header line $i"); done
+stub slowok "${hdr[@]}" '# TIMEOUT: 1200' 'echo "1..1"' 'sleep 4' 'echo "ok 1 a"'
+runsh_slow_passes() {
+	RUNSH_TIMEOUT=2 runsh slowok
+	((RC == 0)) || { echo "run.sh exited $RC"; return 1; }
+	tail -n 1 "$TMP/slowok.out" | grep -qx 'selftests: 2 passed, 0 failed, 0 skipped' ||
+		{ echo "wrong summary"; return 1; }
+}
+check "run.sh: a TIMEOUT line past a long header is honoured" runsh_slow_passes
 stub noplan 'echo "1..0"'
 check "run.sh: a file that plans nothing fails" runsh_fails noplan 'plans no subtests'
 # shellcheck disable=SC2016

@@ -6,7 +6,7 @@
 # Runs every tests/selftests/test_*.sh in order, or the TESTs named (a file
 # name, a path, or a bare name like "lab" or "test_lab"), each with a time
 # limit (default 300 s, or $MPIP_TEST_TIMEOUT).  A file that needs longer
-# says so in a line "# TIMEOUT: SECS" near its top; that limit is scaled
+# says so in a line "# TIMEOUT: SECS" (its header); that limit is scaled
 # as the default is (SECS * the limit in force / 300).  Output is KTAP: one
 # top-level test per file with its subtests indented by 4 spaces, and a
 # last top-level test, kernel_log_at_end.  The last line is "selftests: N
@@ -59,11 +59,12 @@ timeout_s=${MPIP_TEST_TIMEOUT:-300}
 source "$REPO/tests/klog.sh"
 
 # file_time_limit FILE: the time limit for FILE, in seconds: its own
-# "# TIMEOUT: SECS" line (in the first 20 lines) scaled by timeout_s / 300,
-# else timeout_s
+# "# TIMEOUT: SECS" line (the first, wherever it is: a long header once
+# pushed it past the lines looked at, and the file ran under the default)
+# scaled by timeout_s / 300, else timeout_s
 file_time_limit() {
 	local own
-	own=$(head -n 20 "$1" | sed -nE 's/^#[[:space:]]*TIMEOUT:[[:space:]]*([0-9]+)[[:space:]]*$/\1/p' | head -n 1)
+	own=$(sed -nE 's/^#[[:space:]]*TIMEOUT:[[:space:]]*([0-9]+)[[:space:]]*$/\1/p' "$1" | head -n 1)
 	if [[ -n $own ]]; then
 		echo $((own * timeout_s / 300))
 	else
