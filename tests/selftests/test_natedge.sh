@@ -40,7 +40,7 @@
 #   links, nothing INVALID, nothing leaks.  Then R forges "fragmentation
 #   needed" errors (MTU 552) about B's packets inside UDP: B lowers those
 #   routes' MTU, and TCP both ways is still intact over both links.
-# TIMEOUT: 360
+# TIMEOUT: 600
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
