@@ -60,20 +60,9 @@ usage() {
 }
 
 # ------------------------------------------------------------------- build
-ensure_pkgs() {
-	local missing=() p
-	for p in "${DEBUGK_PKGS[@]}"; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -qx 'install ok installed' ||
-			missing+=("$p")
-	done
-	((${#missing[@]})) || return 0
-	log "installing ${missing[*]}"
-	local sudo=()
-	((EUID == 0)) || sudo=(sudo -n)
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y update >&2
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
-		-o DPkg::Lock::Timeout=600 install --no-install-recommends "${missing[@]}" >&2
-}
+# shellcheck source=tools/pkgs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pkgs.sh"
+ensure_pkgs() { pkgs_ensure debug-kernel "${DEBUGK_PKGS[@]}"; }
 
 src_tarball() {
 	local t

@@ -38,19 +38,8 @@ usage() {
 	exit 2
 }
 
-ensure_pkgs() {
-	local missing=() p sudo=()
-	for p in "${HOG_PKGS[@]}"; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-			grep -qx 'install ok installed' || missing+=("$p")
-	done
-	((${#missing[@]})) || return 0
-	((EUID == 0)) || sudo=(sudo -n)
-	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y update >&2 &&
-		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -y \
-			-o DPkg::Lock::Timeout=600 install --no-install-recommends \
-			"${missing[@]}" >&2
-}
+# shellcheck source=tools/pkgs.sh
+source "$REPO/tools/pkgs.sh"
 
 # the source tree the load builds, unpacked and configured once
 hog_tree() {
@@ -90,7 +79,7 @@ main() {
 	done
 	[[ $runs =~ ^[1-9][0-9]*$ && $jobs =~ ^[1-9][0-9]*$ ]] || usage
 	tools/deps.sh || die "tools/deps.sh failed"
-	ensure_pkgs || die "cannot install ${HOG_PKGS[*]}"
+	pkgs_ensure loaded-runs "${HOG_PKGS[@]}" || die "cannot install ${HOG_PKGS[*]}"
 	[[ -n ${kver:-} ]] || kver=$(tools/kernels.sh | sort -V | tail -n 1)
 	[[ -n $kver ]] || die "no kernel to run"
 	if ! make -s all W=1 >/dev/null || ! make -s kmod KVER="$kver" W=1 >/dev/null; then
