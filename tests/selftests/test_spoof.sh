@@ -326,9 +326,11 @@ t_replay_dup() {
 		fail "the application got $got datagrams, not $((50 + 3 * (n - d)))"
 }
 
-# nodes_count NS / avail_count NS: entries in the tables (mpipctl status)
-nodes_count() { mpipctl_in "$1" -j status | jq -er '.nodes'; }
-avail_count() { mpipctl_in "$1" -j status | jq -er '.avail'; }
+# status_of NS KEY: KEY of NS's mpipctl -j status
+status_of() { mpipctl_in "$1" -j status | jq -er --arg k "$2" '.[$k]'; }
+# nodes_count NS / avail_count NS: entries in the tables
+nodes_count() { status_of "$1" nodes; }
+avail_count() { status_of "$1" avail; }
 
 # nodes_at_least NS N: NS holds N nodes or more
 nodes_at_least() { (($(nodes_count "$1") >= $2)); }
@@ -493,10 +495,6 @@ for i in range(150):
 	node_verified "$B" "$Z" || fail "B lost its node for Z"
 }
 
-# avail_chain NS / nodes_chain NS: the longest bucket chain of a table
-avail_chain() { mpipctl_in "$1" -j status | jq -er '.avail_chain'; }
-nodes_chain() { mpipctl_in "$1" -j status | jq -er '.nodes_chain'; }
-
 # X sends B 3,000 queries from endpoints (forged addresses 10.1.9.10-249,
 # ports of their own) that a hash seed of 0 puts all in the bucket of
 # B's entry for A's flow (10.1.1.1:7100): with that seed, as before
@@ -510,11 +508,11 @@ t_collide() {
 	"$T/avail_collide" 10.1.1.1 7100 0 12 "$n" 10.1.9.10 10.1.9.249 \
 		>"$T/collide.eps" || fail "found fewer than $n colliding endpoints"
 	avail0=$(avail_count "$B")
-	echo "before: avail $avail0, longest chains: avail $(avail_chain "$B"), nodes $(nodes_chain "$B")"
+	echo "before: avail $avail0, longest chains: avail $(status_of "$B" avail_chain), nodes $(status_of "$B" nodes_chain)"
 	sent=$(flood "$n" "$T/collide.eps") || fail "the flood failed"
 	avail=$(avail_count "$B")
-	chain=$(avail_chain "$B")
-	echo "sent $sent queries; B: avail $avail, longest chains: avail $chain, nodes $(nodes_chain "$B"), table_evict $(mpip_stat "$B" table_evict)"
+	chain=$(status_of "$B" avail_chain)
+	echo "sent $sent queries; B: avail $avail, longest chains: avail $chain, nodes $(status_of "$B" nodes_chain), table_evict $(mpip_stat "$B" table_evict)"
 	((sent >= n * 95 / 100)) || fail "X sent only $sent of $n queries"
 	# else the entries were not there to collide: not a test
 	((avail >= avail0 + n / 2)) || fail "the flood made only $((avail - avail0)) entries on B"
