@@ -17,9 +17,8 @@
  * been lost on the way: a query still counts towards query_threshold, a
  * probe goes again at the next heartbeat.
  */
-#include <linux/ratelimit.h>
+#include <linux/ktime.h>
 #include <linux/siphash.h>
-#include <linux/timekeeping.h>
 
 #include "mpip.h"
 #include "core/budget.h"
@@ -46,7 +45,8 @@ bool mpip_ctrl_may_answer(struct mpip_net *mn, __be32 saddr)
 		atomic_set(&b->used, 0);
 	}
 	if (!atomic_add_unless(&b->used, 1, MPIP_RR_PER_SRC) ||
-	    !__ratelimit(&mn->ctrl_rs)) {
+	    !mpip_budget_try(&mn->answer_tat, MPIP_RR_PER_SEC,
+			     MPIP_RR_PER_SEC)) {
 		mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
 		return false;
 	}
@@ -54,27 +54,35 @@ bool mpip_ctrl_may_answer(struct mpip_net *mn, __be32 saddr)
 }
 
 /*
- * May one more control packet go, within ctrl_pps?  Lockless: the state
- * moves by compare-and-exchange, so that two CPUs never both take the
- * last packet of the budget, and neither is refused for the other's
- * sake.  Counts a refusal.
+ * May one more packet go within the budget whose state is @state, @rate
+ * packets a second with @burst?  Lockless: the state moves by
+ * compare-and-exchange, so that two CPUs never both take the last packet
+ * of the budget, and neither is refused for the other's sake (as a
+ * trylock would refuse it).
  */
+bool mpip_budget_try(atomic64_t *state, u32 rate, u32 burst)
+{
+	s64 tat = atomic64_read(state);
+	u64 now = ktime_get_mono_fast_ns(), next;
+
+	do {
+		if (!mpip_budget_take(tat, now, rate, burst, &next))
+			return false;
+	} while (!atomic64_try_cmpxchg(state, &tat, next));
+	return true;
+}
+
+/* May one more control packet go, within ctrl_pps?  Counts a refusal. */
 bool mpip_ctrl_may_send(struct mpip_net *mn)
 {
 	u32 rate = READ_ONCE(mn->cfg.ctrl_pps);
-	s64 tat = atomic64_read(&mn->ctrl_tat);
-	u64 now, next;
 
 	if (!rate)
 		return true;
-	now = ktime_get_mono_fast_ns();
-	do {
-		if (!mpip_budget_take(tat, now, rate, mpip_budget_burst(rate),
-				      &next)) {
-			mpip_inc(mn, MPIP_STAT_CTRL_BUDGET);
-			return false;
-		}
-	} while (!atomic64_try_cmpxchg(&mn->ctrl_tat, &tat, next));
+	if (!mpip_budget_try(&mn->ctrl_tat, rate, mpip_budget_burst(rate))) {
+		mpip_inc(mn, MPIP_STAT_CTRL_BUDGET);
+		return false;
+	}
 	return true;
 }
 
@@ -82,11 +90,10 @@ void mpip_budget_init_net(struct mpip_net *mn)
 {
 	unsigned int i;
 
-	ratelimit_state_init(&mn->ctrl_rs, HZ, MPIP_RR_PER_SEC);
-	ratelimit_set_flags(&mn->ctrl_rs, RATELIMIT_MSG_ON_RELEASE);
 	for (i = 0; i < MPIP_RR_SRC_SLOTS; i++) {
 		mn->ctrl_src[i].start = jiffies - HZ;
 		atomic_set(&mn->ctrl_src[i].used, 0);
 	}
 	atomic64_set(&mn->ctrl_tat, 0);
+	atomic64_set(&mn->answer_tat, 0);
 }

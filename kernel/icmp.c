@@ -46,7 +46,6 @@
  */
 #include <linux/icmp.h>
 #include <linux/ip.h>
-#include <linux/ratelimit.h>
 #include <net/checksum.h>
 #include <net/ip.h>
 #include <net/route.h>
@@ -213,7 +212,8 @@ void mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
 	    (quoted->protocol != IPPROTO_TCP &&
 	     quoted->protocol != IPPROTO_UDP))
 		return;
-	if (!__ratelimit(&mn->icmp_rs))
+	if (!mpip_budget_try(&mn->icmp_tat, MPIP_ICMP_PER_SEC,
+			     MPIP_ICMP_PER_SEC))
 		return;
 	if (!mpip_icmp_ports(skb, qoff, &sport, &dport))
 		return;
@@ -242,6 +242,5 @@ void mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
 
 void mpip_icmp_init(struct mpip_net *mn)
 {
-	ratelimit_state_init(&mn->icmp_rs, HZ, MPIP_ICMP_PER_SEC);
-	ratelimit_set_flags(&mn->icmp_rs, RATELIMIT_MSG_ON_RELEASE);
+	atomic64_set(&mn->icmp_tat, 0);
 }

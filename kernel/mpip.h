@@ -54,7 +54,12 @@
  */
 #define MPIP_AVAIL_BITS		12
 #define MPIP_AVAIL_MAX		16384
-#define MPIP_NODE_BITS		8
+/*
+ * Nodes are looked up by token for every packet from a peer; half of the
+ * table may be strangers' (a flood of forged queries fills it), so it
+ * has a bucket for every 4 entries too.
+ */
+#define MPIP_NODE_BITS		10
 #define MPIP_NODE_MAX		4096
 #define MPIP_NODE_MAX_EP	8
 /*
@@ -472,7 +477,6 @@ struct mpip_net {
 	struct mpip_stats __percpu *stats;
 	struct mpip_table avail;
 	struct mpip_table nodes;
-	struct hlist_head node_buckets[1 << MPIP_NODE_BITS];
 	struct mpip_sessions sessions;
 	struct delayed_work gc_work;
 	struct delayed_work tick_work;	/* weights, timeouts, heartbeats */
@@ -483,10 +487,10 @@ struct mpip_net {
 	unsigned long hb_stamp;		/* jiffies of the last heartbeat round */
 	unsigned long tick_due;		/* when tick_work should run; 0: unknown */
 	atomic_t ro_mem;		/* truesize held in reorder buffers */
-	struct ratelimit_state icmp_rs;	/* path searches for ICMP errors */
-	struct ratelimit_state ctrl_rs;	/* answers strangers can trigger */
+	atomic64_t icmp_tat;	/* budget of path searches for ICMP errors */
 	struct mpip_src_budget ctrl_src[MPIP_RR_SRC_SLOTS];	/* budget.c */
 	atomic64_t ctrl_tat;	/* the ctrl_pps budget's state (budget.c) */
+	atomic64_t answer_tat;	/* MPIP_RR_PER_SEC's state (budget.c) */
 	struct ratelimit_state event_rs;	/* events multicast (event.c) */
 	struct xarray links;	/* ifindex -> MPIP_LINK_F_* (links.c) */
 	/* links with MPIP_LINK_F_BACKUP; written under RTNL, READ_ONCE */
@@ -848,6 +852,7 @@ struct mpip_path *mpip_fb_heard_over(struct mpip_net *mn, struct mpip_node *n);
 void mpip_budget_init_net(struct mpip_net *mn);
 bool mpip_ctrl_may_answer(struct mpip_net *mn, __be32 saddr);
 bool mpip_ctrl_may_send(struct mpip_net *mn);
+bool mpip_budget_try(atomic64_t *state, u32 rate, u32 burst);
 
 /* rr.c: return routability of paths */
 #define MPIP_RR_TRIES		6	/* probes of an unverified path */

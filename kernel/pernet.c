@@ -204,12 +204,16 @@ static u32 mpip_new_node_id(void)
 static int __net_init mpip_net_init(struct net *net)
 {
 	struct mpip_net *mn = mpip_pernet(net);
-	struct hlist_head *avail;
+	struct hlist_head *avail, *nodes;
 	int err;
 
 	avail = kvcalloc(1 << MPIP_AVAIL_BITS, sizeof(*avail), GFP_KERNEL);
-	if (!avail)
+	nodes = kvcalloc(1 << MPIP_NODE_BITS, sizeof(*nodes), GFP_KERNEL);
+	if (!avail || !nodes) {
+		kvfree(nodes);
+		kvfree(avail);
 		return -ENOMEM;
+	}
 	mn->net = net;
 	mn->node_id = mpip_new_node_id();
 	get_random_bytes(&mn->secret, sizeof(mn->secret));
@@ -220,8 +224,8 @@ static int __net_init mpip_net_init(struct net *net)
 	mutex_init(&mn->cfg_lock);
 	mpip_table_init(&mn->avail, avail, 1 << MPIP_AVAIL_BITS,
 			MPIP_AVAIL_MAX);
-	mpip_table_init(&mn->nodes, mn->node_buckets,
-			ARRAY_SIZE(mn->node_buckets), MPIP_NODE_MAX);
+	mpip_table_init(&mn->nodes, nodes, 1 << MPIP_NODE_BITS,
+			MPIP_NODE_MAX);
 	mn->nodes.release = mpip_node_release;
 	mn->nodes.ttl = mpip_node_ttl;
 	mn->nodes.evictable = mpip_node_evictable;
@@ -258,6 +262,7 @@ err_avail:
 	mutex_destroy(&mn->rules_lock);
 	mutex_destroy(&mn->cfg_lock);
 	mutex_destroy(&mn->hook_lock);
+	kvfree(nodes);
 	kvfree(avail);
 	return err;
 }
@@ -275,6 +280,7 @@ static void __net_exit mpip_net_exit(struct net *net)
 	/* Readers of the session buckets are gone with the hooks. */
 	synchronize_rcu();
 	mpip_sessions_destroy(&mn->sessions);
+	kvfree(mn->nodes.buckets);
 	kvfree(mn->avail.buckets);
 	free_percpu(mn->stats);
 	mpip_links_destroy(mn);
