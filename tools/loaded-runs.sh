@@ -18,7 +18,8 @@
 # guest.  Each run is judged as make check judges a suite
 # (tools/check.sh's run_suite: exit status, KTAP plan and counts, skips,
 # the guest's kernel log).  DIR/summary has a line per run: its number,
-# start, duration, counts, the 1-minute load average at its end and the
+# start, duration, counts, the host's 1-minute load average over the run
+# (sampled every 30 s into DIR/load: median, lowest and highest) and the
 # builds finished during it.  Runs the module of `make kmod` for KVER
 # (built here first).  Exit status: non-zero if a run failed.
 set -uo pipefail
@@ -63,8 +64,27 @@ hog() {
 	done
 }
 
+# sample_load FILE: the 1-minute load average every 30 s, a line each
+sample_load() {
+	while :; do
+		cut -d' ' -f1 /proc/loadavg >>"$1"
+		sleep 30
+	done
+}
+
+# load_since FILE N: median (lowest-highest) of FILE's samples after line N
+load_since() {
+	tail -n +"$(($2 + 1))" "$1" | sort -g | awk '
+		{ v[NR] = $1 }
+		END {
+			if (!NR) { print "no samples"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.1f (%.1f-%.1f)\n", m, v[1], v[NR]
+		}'
+}
+
 main() {
-	local runs=5 jobs kver dir tree hogpid i t0 secs line failed=0
+	local runs=5 jobs kver dir tree hogpid samplerpid i t0 secs line failed=0
 	jobs=$(nproc)
 	dir=$REPO/build/loaded
 	while (($#)); do
@@ -88,6 +108,7 @@ main() {
 	tree=$(hog_tree) || exit 2
 	mkdir -p "$dir"
 	: >"$dir/builds"
+	: >"$dir/load"
 	# (run_suite and its counters; its logs go to $dir)
 	# shellcheck source=tools/check.sh
 	MPIP_CHECK_LOG=$dir source "$REPO/tools/check.sh"
@@ -96,14 +117,17 @@ main() {
 	hog "$tree" "$jobs" "$dir/builds" &
 	hogpid=$!
 	set +m
-	# shellcheck disable=SC2064 # the group's ID, now
-	trap "kill -- -$hogpid 2>/dev/null; sleep 1; make -s -C '$tree' clean >/dev/null 2>&1" EXIT
+	sample_load "$dir/load" &
+	samplerpid=$!
+	# shellcheck disable=SC2064 # the IDs, now
+	trap "kill $samplerpid 2>/dev/null; kill -- -$hogpid 2>/dev/null; sleep 1; make -s -C '$tree' clean >/dev/null 2>&1" EXIT
 	echo "load: make -j$jobs vmlinux in $tree, over and over (PID $hogpid)" |
 		tee "$dir/summary"
 	for ((i = 1; i <= runs; i++)); do
 		t0=$(date +%s)
-		local b0 p0=$total_pass f0=$total_fail s0=$total_skip
+		local b0 l0 p0=$total_pass f0=$total_fail s0=$total_skip
 		b0=$(wc -l <"$dir/builds")
+		l0=$(wc -l <"$dir/load")
 		CONSOLE=$dir/console-$i.log SUMMARY=selftests run_suite "run-$i" \
 			'tests/selftests/test_*.sh' \
 			tools/vm.sh --kernel "$kver" --timeout 5400 --console-log "$dir/console-$i.log" -- \
@@ -112,7 +136,7 @@ main() {
 		((total_fail == f0)) || failed=$((failed + 1))
 		line="run $i: started $(date -d "@$t0" +%T), $((secs / 60)) min $((secs % 60)) s,"
 		line+=" $((total_pass - p0)) passed, $((total_fail - f0)) failed, $((total_skip - s0)) skipped;"
-		line+=" load $(cut -d' ' -f1 /proc/loadavg), builds finished $(($(wc -l <"$dir/builds") - b0))"
+		line+=" load $(load_since "$dir/load" "$l0"), builds finished $(($(wc -l <"$dir/builds") - b0))"
 		echo "$line" | tee -a "$dir/summary"
 	done
 	echo "$runs runs on $kver, $failed failed; commit $(git rev-parse --short HEAD)" |
