@@ -7,7 +7,10 @@
 #   tools/loaded-runs.sh [--runs N] [--jobs J] [--kernel KVER] [--out DIR]
 #
 #   --runs N      runs of the suite, one after another (default 5)
-#   --jobs J      the build's make -j (default: the number of CPUs)
+#   --jobs J      the build's make -j (default: the number of CPUs); 0: no
+#                 build of its own, the load is another job's (a second
+#                 series beside this one, whose VM loads the CPUs as a
+#                 build would; the measured load is in the summary)
 #   --kernel KVER the guest's kernel (default: the newest of
 #                 tools/kernels.sh); every test file runs
 #   --out DIR     logs and summary (default build/loaded)
@@ -97,7 +100,7 @@ main() {
 		esac
 		shift
 	done
-	[[ $runs =~ ^[1-9][0-9]*$ && $jobs =~ ^[1-9][0-9]*$ ]] || usage
+	[[ $runs =~ ^[1-9][0-9]*$ && $jobs =~ ^[0-9]+$ ]] || usage
 	tools/deps.sh || die "tools/deps.sh failed"
 	pkgs_ensure loaded-runs "${HOG_PKGS[@]}" || die "cannot install ${HOG_PKGS[*]}"
 	[[ -n ${kver:-} ]] || kver=$(tools/kernels.sh | sort -V | tail -n 1)
@@ -105,24 +108,32 @@ main() {
 	if ! make -s all W=1 >/dev/null || ! make -s kmod KVER="$kver" W=1 >/dev/null; then
 		die "the build failed"
 	fi
-	tree=$(hog_tree) || exit 2
+	if ((jobs)); then
+		tree=$(hog_tree) || exit 2
+	fi
 	mkdir -p "$dir"
 	: >"$dir/builds"
 	: >"$dir/load"
 	# (run_suite and its counters; its logs go to $dir)
 	# shellcheck source=tools/check.sh
 	MPIP_CHECK_LOG=$dir source "$REPO/tools/check.sh"
-	# a process group of its own, so that the build's compilers stop too
-	set -m
-	hog "$tree" "$jobs" "$dir/builds" &
-	hogpid=$!
-	set +m
 	sample_load "$dir/load" &
 	samplerpid=$!
-	# shellcheck disable=SC2064 # the IDs, now
-	trap "kill $samplerpid 2>/dev/null; kill -- -$hogpid 2>/dev/null; sleep 1; make -s -C '$tree' clean >/dev/null 2>&1" EXIT
-	echo "load: make -j$jobs vmlinux in $tree, over and over (PID $hogpid)" |
-		tee "$dir/summary"
+	# shellcheck disable=SC2064 # the ID, now
+	trap "kill $samplerpid 2>/dev/null" EXIT
+	if ((jobs)); then
+		# a process group of its own, so that the build's compilers stop too
+		set -m
+		hog "$tree" "$jobs" "$dir/builds" &
+		hogpid=$!
+		set +m
+		# shellcheck disable=SC2064 # the IDs, now
+		trap "kill $samplerpid 2>/dev/null; kill -- -$hogpid 2>/dev/null; sleep 1; make -s -C '$tree' clean >/dev/null 2>&1" EXIT
+		line="load: make -j$jobs vmlinux in $tree, over and over (PID $hogpid)"
+	else
+		line="load: none of its own (--jobs 0): another job's"
+	fi
+	echo "$line" | tee "$dir/summary"
 	for ((i = 1; i <= runs; i++)); do
 		t0=$(date +%s)
 		local b0 l0 p0=$total_pass f0=$total_fail s0=$total_skip
