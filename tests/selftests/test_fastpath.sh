@@ -42,11 +42,15 @@ send() {
 # no_bare PORT WHY: send the file; neither host sent a packet without CM
 no_bare() {
 	send "$T/file" "$1"
-	# A's data goes in GSO packets of up to 64 kB: fewer CMs than B's ACKs
+	# Some CMs and no bare packet.  How many packets carry them depends on
+	# how far GRO and GSO aggregate: A's data goes in GSO packets of up to
+	# 64 kB, and B acknowledges each GRO packet, fewer the busier the CPU
+	# (B sent 130 ACKs for 8 MB in a loaded run, 94 for the 1 MB of the
+	# debug kernel's run).
 	mpip_stats_since "$A" "$T/a0" '.tx_cm > 10 and .tx_bare == 0' ||
-		fail "A sent bare data $2"
-	mpip_stats_since "$B" "$T/b0" '.tx_cm > 100 and .tx_bare == 0' ||
-		fail "B sent bare ACKs $2"
+		fail "A sent bare data, or 10 CMs or fewer, $2"
+	mpip_stats_since "$B" "$T/b0" '.tx_cm > 10 and .tx_bare == 0' ||
+		fail "B sent bare ACKs, or 10 CMs or fewer, $2"
 }
 
 t_two_paths() { no_bare 5300 "while it had two paths"; }
