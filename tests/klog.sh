@@ -15,9 +15,10 @@
 #   KLOG_BENIGN_TRACE  regex of the lines that may start a stack dump
 #                   that is no bug (see klog_bad)
 #   klog_bad        print the lines of its standard input that match
-#                   KLOG_BAD, except our own mark lines and the "Call
-#                   Trace" of a dump that a KLOG_BENIGN_TRACE line began;
-#                   succeeds if it printed any
+#                   KLOG_BAD, except our own mark lines, the "Call
+#                   Trace" of a dump that a KLOG_BENIGN_TRACE line began
+#                   and the reports of the kernel's own known to be no
+#                   bug (_KLOG_KNOWN_*); succeeds if it printed any
 #   klog_report [N] print N lines (default 60) of its standard input from
 #                   the first line klog_bad reports: the first report
 #                   whole (RIP, Code, Call Trace), for a log that shows
@@ -64,11 +65,54 @@ _KLOG_MARK_RE='mpip-klog-mark-[A-Za-z0-9_-]+$'
 # kernel's RCU announces that CONFIG_DEBUG_OBJECTS_RCU_HEAD is on
 _KLOG_ANNOUNCE_RE='rcu:[[:space:]]+RCU callback double-/use-after-free debug is enabled'
 
+# Reports of the kernel's own code that are no bug, each dropped whole
+# (from its headline to the end of its stack) only if no mpip function is
+# in it.  Linux 6.1 and 6.12 walk nf_tables' lists of sets and of set
+# elements (nft_set_lookup(), nft_bitmap_elem_find(), ...) with
+# list_for_each_entry_rcu() but no lockdep condition, under the commit
+# mutex that protects them, so with CONFIG_PROVE_RCU_LIST (the debug
+# kernel) every new nft set, an anonymous one such as
+# "tcp dport { 1, 2 }" too, says "RCU-list traversed in non-reader
+# section" (Documentation/debug-kernel.rst).
+_KLOG_KNOWN_HEAD='suspicious RCU usage'
+_KLOG_KNOWN_SITE='net/netfilter/(nf_tables_api|nft_set_[a-z]+)[.]c:[0-9]+ RCU-list traversed in non-reader section'
+_KLOG_KNOWN_FUNC='[(]&nft_net->commit_mutex[)]'
+
+# _klog_drop_known: standard input without the known reports above
+_klog_drop_known() {
+	awk -v head="$_KLOG_KNOWN_HEAD" -v site="$_KLOG_KNOWN_SITE" \
+		-v func_re="$_KLOG_KNOWN_FUNC" '
+		{ line[NR] = $0 }
+		END {
+			for (i = 1; i <= NR; i++) {
+				if (line[i] !~ head || drop[i])
+					continue
+				at = 0; in_func = 0; ours = 0
+				for (j = i; j <= NR && j < i + 80; j++) {
+					if (j > i && line[j] ~ head)
+						break
+					if (line[j] ~ site) at = 1
+					if (line[j] ~ func_re) in_func = 1
+					if (line[j] ~ /mpip_|\[mpip\]/) ours = 1
+					end = j
+					if (line[j] ~ /<\/TASK>/)
+						break
+				}
+				if (at && in_func && !ours)
+					for (j = i; j <= end; j++)
+						drop[j] = 1
+			}
+			for (i = 1; i <= NR; i++)
+				if (!drop[i])
+					print line[i]
+		}'
+}
+
 klog_bad() {
 	# After a KLOG_BENIGN_TRACE line, "Call Trace" lines are not findings
 	# until the next other KLOG_BAD line (a SysRq task dump has one trace
 	# per task).  Every other KLOG_BAD line is a finding.
-	grep -v -E -- "$_KLOG_MARK_RE|$_KLOG_ANNOUNCE_RE" |
+	_klog_drop_known | grep -v -E -- "$_KLOG_MARK_RE|$_KLOG_ANNOUNCE_RE" |
 		grep -E -- "$KLOG_BAD|$KLOG_BENIGN_TRACE" |
 		awk -v benign="$KLOG_BENIGN_TRACE" '
 			$0 ~ benign { in_benign = 1; next }
