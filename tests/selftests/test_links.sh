@@ -84,7 +84,7 @@ t_off() {
 # On again: B learns the address, both ends get paths over eth2, and the
 # next transfer uses it.
 t_on() {
-	local b0 b1
+	local b0 b1 min
 	mpipctl_in "$A" link set dev eth2 advertise on
 	[[ $(advertised "$A") == true ]] || fail "show links still says advertise off"
 	tcp_send_file "$A" "$B" 10.1.1.2 5002 "$T/f" "$T/g2"
@@ -95,8 +95,10 @@ t_on() {
 	tcp_send_file "$A" "$B" 10.1.1.2 5003 "$T/f" "$T/g3"
 	sha256_equal "$T/f" "$T/g3" || fail "TCP data differs"
 	b1=$(eth2_bytes "$A")
-	echo "A's eth2 carried $((b1 - b0)) bytes of a 2 MB transfer"
-	((b1 - b0 > 200000)) || fail "eth2 carried only $((b1 - b0)) bytes"
+	# a tenth of the file (the debug kernel's tests send an eighth of it)
+	min=$(($(file_size "$T/f") / 10))
+	echo "A's eth2 carried $((b1 - b0)) bytes of a $(file_size "$T/f")-byte transfer"
+	((b1 - b0 > min)) || fail "eth2 carried only $((b1 - b0)) bytes, not more than $min"
 }
 
 # Off while a stream runs over both links: the stream stays intact, B
