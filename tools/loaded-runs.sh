@@ -102,7 +102,9 @@ main() {
 	done
 	[[ $runs =~ ^[1-9][0-9]*$ && $jobs =~ ^[0-9]+$ ]] || usage
 	tools/deps.sh || die "tools/deps.sh failed"
-	pkgs_ensure loaded-runs "${HOG_PKGS[@]}" || die "cannot install ${HOG_PKGS[*]}"
+	if ((jobs)); then
+		pkgs_ensure loaded-runs "${HOG_PKGS[@]}" || die "cannot install ${HOG_PKGS[*]}"
+	fi
 	[[ -n ${kver:-} ]] || kver=$(tools/kernels.sh | sort -V | tail -n 1)
 	[[ -n $kver ]] || die "no kernel to run"
 	if ! make -s all W=1 >/dev/null || ! make -s kmod KVER="$kver" W=1 >/dev/null; then
