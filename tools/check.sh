@@ -4,7 +4,8 @@
 # Installs what is missing, builds the module and mpipctl with W=1, runs a
 # self-test of this harness (tests/harness_test.sh), the host unit tests
 # (ASan/UBSan/LSan), the mpipctl tests (commands, batch mode, the example
-# /etc/mpip/mpip.conf run in batch mode (conf), bash completion), the Debian
+# /etc/mpip/mpip.conf run in batch mode (conf), bash completion), the
+# weight model tools/wsim (tests/unit/test_wsim.sh), the Debian
 # packages (tests/packaging_test.sh: built, lintian, contents, mpip.service,
 # a DKMS build), the YAML netlink spec against the kernel's schema and
 # kernel/uapi/mpip.h (nlspec), the scapy-layer tests, the bench tools'
@@ -211,6 +212,7 @@ main() {
 	run_suite conf 'tests/unit/test_conf.sh' bash tests/unit/test_conf.sh
 	run_suite nlspec 'tests/unit/test_nlspec.py' /usr/bin/python3 tests/unit/test_nlspec.py
 	run_suite completion 'tests/unit/test_completion.sh' bash tests/unit/test_completion.sh
+	run_suite wsim 'tests/unit/test_wsim.sh' bash tests/unit/test_wsim.sh
 	run_suite packaging 'tests/packaging_test.sh' bash tests/packaging_test.sh
 	run_suite scapy 'tests/scapy/test*.py' /usr/bin/python3 tests/scapy/run.py
 	run_suite benchtools 'tools/bench/test_*.py' \
