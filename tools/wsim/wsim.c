@@ -10,7 +10,8 @@
  *
  *   wsim [-w WINDOW_PKTS] [-t SECONDS] [-r RATE1,RATE2 (Mbit/s)]
  *        [-d DELAY_MS (each bottleneck's delay after it)] [-s SEED]
- *        [-S STEP] [-b BOOST] [-T TREND_MS] [-R] [-D] [-p REF_US] [-v]
+ *        [-S STEP] [-b BOOST] [-T TREND_MS] [-g SEGS] [-R] [-D] [-p REF_US]
+ *        [-v]
  *
  * Four paths, as in the nat lab (natdown): two into each bottleneck, the
  * sender's own line 1 Gbit/s.  The window is fixed: no congestion
@@ -22,7 +23,9 @@
  * the slow link's share of the weights at the rounds, the mean
  * difference of the two bottlenecks' queueing delays at the rounds.
  * Paths are picked as the kernel picks them (mpip_weights_draw()); -R
- * picks with random draws instead, as the kernel did before.
+ * picks with random draws instead, as the kernel did before.  -g SEGS:
+ * a pick takes a GSO packet of 2 to SEGS segments (random), all on one
+ * path, as the kernel sends one (default: a pick per packet).
  * -S, -b, -T: weight_step, weight_boost, weight_trend_ms.  Trials of
  * what the kernel does not do: -D picks by smooth weighted round robin;
  * -p REF_US moves each path by STEP per REF_US of its distance from the
@@ -73,6 +76,7 @@ struct sim {
 	bool wrr;		/* -D: smooth weighted round robin, not random */
 	s64 credit[NPATH];
 	bool random;		/* -R: random draws, not the kernel's */
+	unsigned int gso;	/* -g: segments per pick, 2..this (1: one) */
 	u32 draws;
 	/* state */
 	struct ev *heap;
@@ -165,17 +169,18 @@ static u64 service_us(const struct sim *s, unsigned int link)
 }
 
 /*
- * Trial: smooth weighted round robin.  Every path earns its weight each
- * packet; the one with the most credit sends and pays the sum.
+ * Trial: smooth weighted round robin.  Every path earns its weight per
+ * segment of the packet; the one with the most credit sends it and pays
+ * what all earned.
  */
-static unsigned int wrr_pick(struct sim *s)
+static unsigned int wrr_pick(struct sim *s, unsigned int segs)
 {
 	unsigned int i, best = 0;
 	s64 sum = 0;
 
 	for (i = 0; i < NPATH; i++) {
-		s->credit[i] += s->w[i];
-		sum += s->w[i];
+		s->credit[i] += (s64)s->w[i] * segs;
+		sum += (s64)s->w[i] * segs;
 		if (s->credit[i] > s->credit[best])
 			best = i;
 	}
@@ -186,16 +191,22 @@ static unsigned int wrr_pick(struct sim *s)
 /* The sender fills its window, one packet per line time, by weight. */
 static void try_send(struct sim *s, u64 now)
 {
-	unsigned int path;
+	unsigned int path = 0, burst = 0;
 	u32 n;
 
 	while (s->inflight < s->window && s->next_seq < MAX_PKTS) {
 		if (s->line_free < now)
 			s->line_free = now;
 		s->line_free += s->line_us;
-		path = s->wrr ? wrr_pick(s) :
-		       mpip_weights_pick(s->w, NPATH, s->random ? rnd(s) :
-					 mpip_weights_draw(s->draws++));
+		if (!burst) {
+			/* one pick per GSO packet of 2..gso segments */
+			burst = s->gso > 1 ? 2 + rnd(s) % (s->gso - 1) : 1;
+			path = s->wrr ? wrr_pick(s, burst) :
+			       mpip_weights_pick(s->w, NPATH, s->random ?
+						 rnd(s) :
+						 mpip_weights_draw(s->draws++));
+		}
+		burst--;
 		n = s->next_seq++;
 		s->pkts[n].t_send = s->line_free;
 		s->pkts[n].path = (u8)path;
@@ -429,7 +440,7 @@ int main(int argc, char **argv)
 	s.d_back_us = 2500;
 	s.line_us = 12;
 	s.rng = 88172645463325252ULL;
-	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:DR")) != -1) {
+	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:DRg:")) != -1) {
 		switch (c) {
 		case 'w':
 			s.window = (u32)atoi(optarg);
@@ -457,6 +468,9 @@ int main(int argc, char **argv)
 		case 'S':
 			s.step = (u32)atoi(optarg);
 			break;
+		case 'g':
+			s.gso = (unsigned int)atoi(optarg);
+			break;
 		case 'R':
 			s.random = true;
 			break;
@@ -470,7 +484,7 @@ int main(int argc, char **argv)
 			s.trend_ms = (u32)atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: wsim [-w PKTS] [-t S] [-r R1,R2] [-d MS] [-s SEED] [-v]\n");
+			fprintf(stderr, "usage: wsim [-w PKTS] [-t S] [-r R1,R2] [-d MS] [-s SEED] [-S STEP] [-b BOOST] [-T MS] [-g SEGS] [-R] [-D] [-p US] [-v]\n");
 			return 2;
 		}
 	}
