@@ -365,7 +365,6 @@ struct mpip_node {
 				 * if after tn.stamp (node.c)
 				 */
 	atomic_t rr_credit;	/* probes of unverified paths we may send (rr.c) */
-	atomic_t draws;		/* paths picked for it (paths.c) */
 	spinlock_t lock;	/* protects the arrays below, path slots, dead */
 	bool dead;		/* unlinked: its paths are gone for good */
 	u8 nep;

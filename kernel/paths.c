@@ -571,9 +571,7 @@ bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p)
 
 /*
  * Choose a path for one packet, by weight among the paths up that @rule
- * allows (all if NULL), with the node's next draw (core/path.c:
- * mpip_weights_draw(): the split follows the weights packet by packet,
- * not only on average); for a data packet (@tx) with queue_steer on,
+ * allows (all if NULL); for a data packet (@tx) with queue_steer on,
  * steered by the device queues here (mpip_path_steer()).  NULL if none
  * is up.  Caller holds RCU.
  */
@@ -589,8 +587,7 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 		w[i] = READ_ONCE(cand[i]->weight);
 	if (k <= 1)
 		return k ? cand[0] : NULL;
-	pick = mpip_weights_pick(w, k, mpip_weights_draw((u32)
-				 atomic_inc_return(&n->draws)));
+	pick = mpip_weights_pick(w, k, get_random_u32());
 	if (pick == MPIP_PATH_NONE)
 		return NULL;
 	if (tx && READ_ONCE(mn->cfg.queue_steer))

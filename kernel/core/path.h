@@ -34,9 +34,6 @@
 /* A device queue whose length this host cannot read (mpip_paths_steer()). */
 #define MPIP_BACKLOG_UNKNOWN	(~0U)
 
-/* 2^32 / phi, phi the golden ratio, rounded to odd (mpip_weights_draw()) */
-#define MPIP_DRAW_STRIDE	0x9e3779b9U
-
 /* Returned by the index functions when there is no path to choose. */
 #define MPIP_PATH_NONE		(~0U)
 
@@ -96,7 +93,6 @@ u32 mpip_weights_boost_step(struct mpip_wboost *st, u32 up, u32 gain,
 void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step);
 void mpip_weights_normalize(u32 *w, unsigned int n, u32 total);
 unsigned int mpip_weights_pick(const u32 *w, unsigned int n, u32 rnd);
-u32 mpip_weights_draw(u32 seq);
 u32 mpip_paths_steer(const u32 *w, const u32 *dev, const u32 *backlog,
 		     const u32 *q, unsigned int n, unsigned int pick);
 unsigned int mpip_weights_pick_mask(const u32 *w, unsigned int n, u32 mask,
