@@ -10,7 +10,7 @@
  *
  *   wsim [-w WINDOW_PKTS] [-t SECONDS] [-r RATE1,RATE2 (Mbit/s)]
  *        [-d DELAY_MS (each bottleneck's delay after it)] [-s SEED]
- *        [-S STEP] [-b BOOST] [-T TREND_MS] [-g SEGS] [-R] [-D] [-p REF_US]
+ *        [-S STEP] [-b BOOST] [-T TREND_MS] [-g SEGS] [-G] [-D] [-p REF_US]
  *        [-v]
  *
  * Four paths, as in the nat lab (natdown): two into each bottleneck, the
@@ -22,12 +22,16 @@
  * the second second on: goodput in order, each bottleneck's busy time,
  * the slow link's share of the weights at the rounds, the mean
  * difference of the two bottlenecks' queueing delays at the rounds.
- * Paths are picked as the kernel picks them (mpip_weights_draw()); -R
- * picks with random draws instead, as the kernel did before.  -g SEGS:
+ * Paths are picked as the kernel picks them, by weight with random draws.
+ * -g SEGS:
  * a pick takes a GSO packet of 2 to SEGS segments (random), all on one
  * path, as the kernel sends one (default: a pick per packet).
  * -S, -b, -T: weight_step, weight_boost, weight_trend_ms.  Trials of
- * what the kernel does not do: -D picks by smooth weighted round robin;
+ * what the kernel does not do: -G draws the n-th pick's number as
+ * n * 2^32 / phi (phi the golden ratio), which covers the range so evenly
+ * that every run of picks splits by weight within two packets (the
+ * kernel had it for a day: the natdown lab, on a loaded machine, did not
+ * show the gain the model does); -D picks by smooth weighted round robin;
  * -p REF_US moves each path by STEP per REF_US of its distance from the
  * mean predicted delay, at most STEP, instead of STEP always.
  * -v also prints each weight round.
@@ -75,9 +79,9 @@ struct sim {
 	u32 prop_ref_us;	/* -p: proportional rounds, step S per this much */
 	bool wrr;		/* -D: smooth weighted round robin, not random */
 	s64 credit[NPATH];
-	bool random;		/* -R: random draws, not the kernel's */
+	bool golden;		/* -G: draws along the golden ratio */
 	unsigned int gso;	/* -g: segments per pick, 2..this (1: one) */
-	u32 draws;
+	u32 draws;		/* -G: picks so far */
 	/* state */
 	struct ev *heap;
 	unsigned int nev;
@@ -202,9 +206,9 @@ static void try_send(struct sim *s, u64 now)
 			/* one pick per GSO packet of 2..gso segments */
 			burst = s->gso > 1 ? 2 + rnd(s) % (s->gso - 1) : 1;
 			path = s->wrr ? wrr_pick(s, burst) :
-			       mpip_weights_pick(s->w, NPATH, s->random ?
-						 rnd(s) :
-						 mpip_weights_draw(s->draws++));
+			       mpip_weights_pick(s->w, NPATH, s->golden ?
+						 s->draws++ * 0x9e3779b9U :
+						 rnd(s));
 		}
 		burst--;
 		n = s->next_seq++;
@@ -440,7 +444,7 @@ int main(int argc, char **argv)
 	s.d_back_us = 2500;
 	s.line_us = 12;
 	s.rng = 88172645463325252ULL;
-	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:DRg:")) != -1) {
+	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:DGg:")) != -1) {
 		switch (c) {
 		case 'w':
 			s.window = (u32)atoi(optarg);
@@ -471,8 +475,8 @@ int main(int argc, char **argv)
 		case 'g':
 			s.gso = (unsigned int)atoi(optarg);
 			break;
-		case 'R':
-			s.random = true;
+		case 'G':
+			s.golden = true;
 			break;
 		case 'D':
 			s.wrr = true;
@@ -484,7 +488,7 @@ int main(int argc, char **argv)
 			s.trend_ms = (u32)atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: wsim [-w PKTS] [-t S] [-r R1,R2] [-d MS] [-s SEED] [-S STEP] [-b BOOST] [-T MS] [-g SEGS] [-R] [-D] [-p US] [-v]\n");
+			fprintf(stderr, "usage: wsim [-w PKTS] [-t S] [-r R1,R2] [-d MS] [-s SEED] [-S STEP] [-b BOOST] [-T MS] [-g SEGS] [-G] [-D] [-p US] [-v]\n");
 			return 2;
 		}
 	}
