@@ -29,6 +29,7 @@ import sys
 import time
 
 import aioice.ice
+import aiortc.jitterbuffer
 import aiortc.rtcdtlstransport
 import av
 import numpy
@@ -45,6 +46,32 @@ def fix_bundle_extension_ids():
     for ext in HEADER_EXTENSIONS["audio"]:
         if ext.uri.endswith("ssrc-audio-level"):
             ext.id = 3
+
+
+def fix_jitter_origin():
+    """aiortc 1.4's jitter buffer takes the first packet to arrive for the
+    stream's first, and drops any older one for good without asking for a
+    keyframe (JitterBuffer.add: misorder < MAX_MISORDER).  When the first
+    packet of a call's first keyframe arrives after the second (sent on a
+    path 30 ms slower), that frame lacks its start, every later frame
+    depends on it, and the receiver decodes no video for the whole call
+    (2 calls of 5 over mpip, the delay scenario, 2026-11-28).  Until the
+    buffer has given out a frame, an older packet, up to a quarter of its
+    capacity back, moves its origin back instead."""
+    jb = aiortc.jitterbuffer
+    add = jb.JitterBuffer.add
+
+    def patched(self, packet):
+        if self._origin is not None and not getattr(self, "_had_frame", False):
+            back = jb.uint16_add(self._origin, -packet.sequence_number)
+            if 0 < back < self._capacity // 4:
+                self._origin = packet.sequence_number
+        pli, frame = add(self, packet)
+        if frame is not None:
+            self._had_frame = True
+        return pli, frame
+
+    jb.JitterBuffer.add = patched
 
 
 def only_address(addr):
@@ -275,6 +302,7 @@ def main():
         ap.error("send needs --peer")
     socket.setdefaulttimeout(None)
     fix_bundle_extension_ids()
+    fix_jitter_origin()
     run = run_send if args.role == "send" else run_recv
     result = asyncio.run(run(args))
     result["args"] = vars(args)

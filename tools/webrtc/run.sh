@@ -12,9 +12,11 @@
 #   fail    two 10 Mbit/s links, 10 ms; at 1/3 of the call link 1 loses
 #           every packet, both ways: off (no mpip) vs mpip
 #   rate    two 1 Mbit/s links (WEBRTC_RATE), 10 ms: video rate, off vs mpip
-#   delay   links of 50 ms and 80 ms one-way delay (10 Mbit/s): mpip with
-#           all paths vs mpip with a rule that puts small packets (audio)
-#           on the lowest-delay path (mode single) and the rest on all
+#   delay   links of 50 ms and 80 ms one-way delay (10 Mbit/s): off (the
+#           call on link 1, the short path, alone), mpip with all paths,
+#           and mpip with a rule that puts the audio (marked DSCP EF,
+#           audio_ef) on the lowest-delay path (mode single) and the rest
+#           on all
 #
 # OUT/SCENARIO-MODE-REP/ holds run.json (what ran, and the failure time),
 # send.json and recv.json (call.py's per-second samples; send.json also
@@ -46,8 +48,27 @@ mpip_load() {
 	insmod "$MPIP_KO"
 }
 
+# audio_ef NS: NS's Opus packets leave with DSCP EF (46), as WebRTC
+# stacks mark audio (RFC 8837); aiortc marks nothing, so nftables does it
+# for it: RTP version 2, payload type 96 (aiortc's Opus), before mpip's
+# output hook (mangle priority).  The other packets of the bundled flow
+# (VP8 97, its RTX 98, RTCP, STUN, DTLS) keep DSCP 0.  A length rule
+# (len 0-600, the first version of this) also took the small last packet
+# of many video frames to the short path, ahead of the rest of the frame.
+audio_ef() {
+	ip netns exec "$1" nft -f - <<-'NFT'
+		table inet wrtef {
+			chain out {
+				type filter hook output priority mangle;
+				meta l4proto udp @th,64,2 2 @th,73,7 96 ip dscp set ef
+			}
+		}
+	NFT
+}
+
 # lab LINK1 LINK2 MODE: a fresh twolink lab, mpip on (mpip, mpip-rule) or
-# off in both hosts
+# off in both hosts; mpip-rule: Opus marked EF (audio_ef) and the rule
+# "proto udp dscp 46 mode single" in both
 lab() {
 	local ns
 	"$TOPO" clean --prefix "$P" 2>/dev/null || true
@@ -59,10 +80,10 @@ lab() {
 		esac
 	done
 	if [[ $3 == mpip-rule ]]; then
-		# Opus packets (a tone, ~96 kbit/s) are about 300 bytes on the wire,
-		# VP8 ones mostly near the MTU
-		ip netns exec "$A" "$MPIPCTL" rule add proto udp len 0-600 mode single
-		ip netns exec "$B" "$MPIPCTL" rule add proto udp len 0-600 mode single
+		for ns in "$A" "$B"; do
+			audio_ef "$ns"
+			ip netns exec "$ns" "$MPIPCTL" rule add proto udp dscp 46 mode single
+		done
 	fi
 	if [[ $3 == mpip* ]]; then
 		# the paths come up with the first packets between the hosts
@@ -129,7 +150,7 @@ scenario_rate() {
 
 scenario_delay() {
 	local m
-	for m in mpip mpip-rule; do
+	for m in off mpip mpip-rule; do
 		lab 10mbit,50ms,- 10mbit,80ms,- "$m"
 		call "$OUT/delay-$m-$1" 0
 	done
