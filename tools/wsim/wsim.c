@@ -425,74 +425,80 @@ static void report(const struct sim *s)
 	       s->held_max, REORDER_LIMIT, s->overflow_pkts);
 }
 
+/* The natdown lab's figures and mpip's default tunables. */
+static void sim_defaults(struct sim *s)
+{
+	s->window = 200;
+	s->interval_us = 100000;
+	s->trend_ms = 500;
+	s->step = 10;
+	s->boost = 3;
+	s->smooth = 3;
+	s->rate_mbit[0] = 40;
+	s->rate_mbit[1] = 20;
+	s->d_to_link_us = 500;
+	s->d_after_us = 2000;
+	s->d_back_us = 2500;
+	s->line_us = 12;
+	s->rng = 88172645463325252ULL;
+	s->end_us = 10000000;
+}
+
+/* One option; false if it is unknown or its value is not understood. */
+static bool sim_option(struct sim *s, int c, const char *arg)
+{
+	switch (c) {
+	case 'w':
+		s->window = (u32)atoi(arg);
+		return s->window > 0;
+	case 't':
+		s->end_us = (u64)(atof(arg) * 1e6);
+		return s->end_us > 1000000;
+	case 'r':
+		return sscanf(arg, "%lf,%lf", &s->rate_mbit[0],
+			      &s->rate_mbit[1]) == 2 &&
+		       s->rate_mbit[0] > 0 && s->rate_mbit[1] > 0;
+	case 'd':
+		s->d_after_us = (u64)(atof(arg) * 1000);
+		return true;
+	case 's':
+		s->rng ^= (u64)atoll(arg) * 0x9e3779b97f4a7c15ULL;
+		return true;
+	case 'S':
+		s->step = (u32)atoi(arg);
+		return true;
+	case 'b':
+		s->boost = (u32)atoi(arg);
+		return true;
+	case 'T':
+		s->trend_ms = (u32)atoi(arg);
+		return true;
+	case 'g':
+		s->gso = (unsigned int)atoi(arg);
+		return true;
+	case 'p':
+		s->prop_ref_us = (u32)atoi(arg);
+		return true;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	static struct sim s;
-	double secs = 10;
 	int c;
 
-	s.window = 200;
-	s.interval_us = 100000;
-	s.trend_ms = 500;
-	s.step = 10;
-	s.boost = 3;
-	s.smooth = 3;
-	s.rate_mbit[0] = 40;
-	s.rate_mbit[1] = 20;
-	s.d_to_link_us = 500;
-	s.d_after_us = 2000;
-	s.d_back_us = 2500;
-	s.line_us = 12;
-	s.rng = 88172645463325252ULL;
+	sim_defaults(&s);
 	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:DGg:")) != -1) {
-		switch (c) {
-		case 'w':
-			s.window = (u32)atoi(optarg);
-			break;
-		case 't':
-			secs = atof(optarg);
-			break;
-		case 'r':
-			if (sscanf(optarg, "%lf,%lf", &s.rate_mbit[0],
-				   &s.rate_mbit[1]) != 2)
-				return 2;
-			break;
-		case 'd':
-			s.d_after_us = (u64)(atof(optarg) * 1000);
-			break;
-		case 's':
-			s.rng ^= (u64)atoll(optarg) * 0x9e3779b97f4a7c15ULL;
-			break;
-		case 'v':
+		if (c == 'v')
 			s.verbose = true;
-			break;
-		case 'p':
-			s.prop_ref_us = (u32)atoi(optarg);
-			break;
-		case 'S':
-			s.step = (u32)atoi(optarg);
-			break;
-		case 'g':
-			s.gso = (unsigned int)atoi(optarg);
-			break;
-		case 'G':
+		else if (c == 'G')
 			s.golden = true;
-			break;
-		case 'D':
+		else if (c == 'D')
 			s.wrr = true;
-			break;
-		case 'b':
-			s.boost = (u32)atoi(optarg);
-			break;
-		case 'T':
-			s.trend_ms = (u32)atoi(optarg);
-			break;
-		default:
-			fprintf(stderr, "usage: wsim [-w PKTS] [-t S] [-r R1,R2] [-d MS] [-s SEED] [-S STEP] [-b BOOST] [-T MS] [-g SEGS] [-G] [-D] [-p US] [-v]\n");
-			return 2;
-		}
+		else if (!sim_option(&s, c, optarg))
+			goto usage;
 	}
-	s.end_us = (u64)(secs * 1e6);
 	s.warm_us = 1000000;
 	s.share_min = 1;
 	s.heap = calloc(MAX_EV, sizeof(*s.heap));
@@ -506,4 +512,9 @@ int main(int argc, char **argv)
 	free(s.pkts);
 	free(s.got);
 	return 0;
+usage:
+	fprintf(stderr, "usage: wsim [-w PKTS] [-t S (over 1)] [-r R1,R2] [-d MS] "
+		"[-s SEED] [-S STEP] [-b BOOST] [-T MS] [-g SEGS] [-G] [-D] "
+		"[-p US] [-v]\n");
+	return 2;
 }
