@@ -55,7 +55,8 @@ def fix_jitter_origin():
     packet of a call's first keyframe arrives after the second (sent on a
     path 30 ms slower), that frame lacks its start, every later frame
     depends on it, and the receiver decodes no video for the whole call
-    (2 calls of 5 over mpip, the delay scenario, 2026-11-28).  Until the
+    (the delay scenario over mpip: 2 of 5 calls with a rule, 0 of 5
+    without, 2026-11-27/28).  Until the
     buffer has given out a frame, an older packet, up to a quarter of its
     capacity back, moves its origin back instead."""
     jb = aiortc.jitterbuffer
