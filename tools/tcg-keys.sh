@@ -20,7 +20,10 @@
 #     and _egress): nftables tables mpip_tcg_keys in the initial namespace
 #     with a base chain at every hook of the families the tests use;
 #   - tc ingress/egress and tc filters (clsact in test_reorder, ingress
-#     and u32 in test_table7): a clsact qdisc on lo with a filter;
+#     and u32 in test_table7, an egress matchall in test_blackout): a
+#     clsact qdisc on lo with a filter (clsact's init counts both
+#     directions; the first software filter of any block, the global
+#     tcf_sw_enabled_key);
 #   - WireGuard (test_policy): its module and its crypto modules' keys are
 #     set at load, and an interface that is up holds sockets with
 #     SOCK_MEMALLOC and UDP tunnel (IPv4 and IPv6) keys: the module is

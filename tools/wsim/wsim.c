@@ -10,7 +10,7 @@
  *
  *   wsim [-w WINDOW_PKTS] [-t SECONDS] [-r RATE1,RATE2 (Mbit/s)]
  *        [-d DELAY_MS (each bottleneck's delay after it)] [-s SEED]
- *        [-S STEP] [-b BOOST] [-T TREND_MS] [-g SEGS] [-G] [-D] [-p REF_US]
+ *        [-S STEP] [-b BOOST] [-T TREND_MS] [-g SEGS] [-G] [-p REF_US]
  *        [-v]
  *
  * Four paths, as in the nat lab (natdown): two into each bottleneck, the
@@ -23,17 +23,16 @@
  * the slow link's share of the weights at the rounds, the mean
  * difference of the two bottlenecks' queueing delays at the rounds.
  * Paths are picked as the kernel picks them, by weight with random draws.
- * -g SEGS:
- * a pick takes a GSO packet of 2 to SEGS segments (random), all on one
- * path, as the kernel sends one (default: a pick per packet).
- * -S, -b, -T: weight_step, weight_boost, weight_trend_ms.  Trials of
- * what the kernel does not do: -G draws the n-th pick's number as
+ * -g SEGS: a pick takes a GSO packet of 2 to SEGS segments (random), all
+ * on one path, as the kernel sends one (default: a pick per packet).
+ * -S, -b, -T: weight_step, weight_boost, weight_trend_ms.  Trials of what
+ * the kernel does not do: -G draws the n-th pick's number as
  * n * 2^32 / phi (phi the golden ratio), which covers the range so evenly
- * that every run of picks splits by weight within two packets (the
- * kernel had it for a day: the natdown lab, on a loaded machine, did not
- * show the gain the model does); -D picks by smooth weighted round robin;
- * -p REF_US moves each path by STEP per REF_US of its distance from the
- * mean predicted delay, at most STEP, instead of STEP always.
+ * that every run of picks splits by weight within two packets (the kernel
+ * had it for a day; the natdown lab, loaded or idle, did not show the
+ * gain the model does: Documentation/performance.rst); -p REF_US moves
+ * each path by STEP per REF_US of its distance from the mean predicted
+ * delay, at most STEP, instead of STEP always.
  * -v also prints each weight round.
  *
  * Build: make -C tools/wsim (the binary is tools/wsim/wsim).
@@ -77,8 +76,6 @@ struct sim {
 	u64 d_to_link_us, d_after_us, d_back_us, line_us;
 	bool verbose;
 	u32 prop_ref_us;	/* -p: proportional rounds, step S per this much */
-	bool wrr;		/* -D: smooth weighted round robin, not random */
-	s64 credit[NPATH];
 	bool golden;		/* -G: draws along the golden ratio */
 	unsigned int gso;	/* -g: segments per pick, 2..this (1: one) */
 	u32 draws;		/* -G: picks so far */
@@ -172,26 +169,6 @@ static u64 service_us(const struct sim *s, unsigned int link)
 	return (u64)(PKT_BYTES * 8 / s->rate_mbit[link]);
 }
 
-/*
- * Trial: smooth weighted round robin.  Every path earns its weight per
- * segment of the packet; the one with the most credit sends it and pays
- * what all earned.
- */
-static unsigned int wrr_pick(struct sim *s, unsigned int segs)
-{
-	unsigned int i, best = 0;
-	s64 sum = 0;
-
-	for (i = 0; i < NPATH; i++) {
-		s->credit[i] += (s64)s->w[i] * segs;
-		sum += (s64)s->w[i] * segs;
-		if (s->credit[i] > s->credit[best])
-			best = i;
-	}
-	s->credit[best] -= sum;
-	return best;
-}
-
 /* The sender fills its window, one packet per line time, by weight. */
 static void try_send(struct sim *s, u64 now)
 {
@@ -205,8 +182,7 @@ static void try_send(struct sim *s, u64 now)
 		if (!burst) {
 			/* one pick per GSO packet of 2..gso segments */
 			burst = s->gso > 1 ? 2 + rnd(s) % (s->gso - 1) : 1;
-			path = s->wrr ? wrr_pick(s, burst) :
-			       mpip_weights_pick(s->w, NPATH, s->golden ?
+			path = mpip_weights_pick(s->w, NPATH, s->golden ?
 						 s->draws++ * 0x9e3779b9U :
 						 rnd(s));
 		}
@@ -442,6 +418,8 @@ static void sim_defaults(struct sim *s)
 	s->line_us = 12;
 	s->rng = 88172645463325252ULL;
 	s->end_us = 10000000;
+	s->warm_us = 1000000;
+	s->share_min = 1;
 }
 
 /* One option; false if it is unknown or its value is not understood. */
@@ -489,18 +467,14 @@ int main(int argc, char **argv)
 	int c;
 
 	sim_defaults(&s);
-	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:DGg:")) != -1) {
+	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:Gg:")) != -1) {
 		if (c == 'v')
 			s.verbose = true;
 		else if (c == 'G')
 			s.golden = true;
-		else if (c == 'D')
-			s.wrr = true;
 		else if (!sim_option(&s, c, optarg))
 			goto usage;
 	}
-	s.warm_us = 1000000;
-	s.share_min = 1;
 	s.heap = calloc(MAX_EV, sizeof(*s.heap));
 	s.pkts = calloc(MAX_PKTS, sizeof(*s.pkts));
 	s.got = calloc(MAX_PKTS, 1);
@@ -514,7 +488,7 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: wsim [-w PKTS] [-t S (over 1)] [-r R1,R2] [-d MS] "
-		"[-s SEED] [-S STEP] [-b BOOST] [-T MS] [-g SEGS] [-G] [-D] "
+		"[-s SEED] [-S STEP] [-b BOOST] [-T MS] [-g SEGS] [-G] "
 		"[-p US] [-v]\n");
 	return 2;
 }
