@@ -133,8 +133,35 @@ t_one_way_udp() {
 	echo "A's paths went down $(($(mpip_stat "$A" path_down) -
 		$(jq -r .path_down "$T/a1"))) times"
 	loss eth2 ""
-	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	# (the debug kernel's runs failed here: A's path over link 2 not up
+	# within 100 s, the pair idle; link2_why says what both hosts saw)
+	wait_for 20 mpip_paths_in "$A" up 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
+		{ link2_why; fail "A's path over link 2 is not back up"; }
 	mpip_wait_paths_up "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1
+}
+
+# link2_why: blackout_why, and what each host's eth2 did: its neighbour
+# entries, qdisc counters and mpip's probe and feedback counters, then
+# again after 12 s (more than the longest probe gap) with a capture of
+# A's eth2 over those 12 s
+link2_why() {
+	local ns
+	blackout_why
+	capture_start "$A" eth2 l2why "arp or ip"
+	for ns in "$A" "$B"; do
+		ip -n "$ns" neigh show dev eth2 | sed "s/^/$ns neigh: /"
+		tc -n "$ns" -s qdisc show dev eth2 | sed "s/^/$ns qdisc: /"
+	done
+	sleep 12
+	capture_stop l2why
+	tcpdump -nn -r "$T/l2why.pcap" 2>/dev/null | sed 's/^/A eth2: /' || true
+	for ns in "$A" "$B"; do
+		ip -n "$ns" neigh show dev eth2 | sed "s/^/$ns neigh (12 s on): /"
+		mpip_paths_show "$ns" || true
+		mpipctl_in "$ns" -j stats | jq -c --arg ns "$ns" '{ns: $ns,
+			tx_heartbeat, rx_heartbeat, ctrl_limited, rr_held,
+			tx_feedback, rx_feedback, path_up, path_down}' || true
+	done
 }
 
 # reports_in NAME: the CMs with a delay report in capture NAME
