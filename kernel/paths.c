@@ -445,6 +445,10 @@ static unsigned int mpip_path_steer(struct mpip_net *mn,
 				    unsigned int pick)
 {
 	u32 q[MPIP_MAX_PATHS], dev[MPIP_MAX_PATHS], backlog[MPIP_MAX_PATHS];
+	u32 far[MPIP_MAX_PATHS];
+	struct mpip_steer st = {
+		.w = w, .dev = dev, .far = far, .backlog = backlog, .q = q,
+	};
 	unsigned int i, j;
 	u32 alt;
 
@@ -454,12 +458,13 @@ static unsigned int mpip_path_steer(struct mpip_net *mn,
 		return pick;
 	for (i = 0; i < k; i++) {
 		dev[i] = cand[i]->ifindex;
+		far[i] = (__force u32)cand[i]->daddr;
 		if (i != pick)
 			backlog[i] = mpip_dev_backlog(mn->net,
 						      cand[i]->ifindex);
 		q[i] = READ_ONCE(cand[i]->qdelay);
 	}
-	alt = mpip_paths_steer(w, dev, backlog, q, k, pick);
+	alt = mpip_paths_steer(&st, k, pick);
 	if (!alt)
 		return pick;
 	j = mpip_weights_pick_mask(w, k, alt, get_random_u32());

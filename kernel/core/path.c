@@ -549,14 +549,31 @@ static u64 steer_dev_weight(const u32 *w, const u32 *dev, unsigned int n,
 	return sum;
 }
 
+/*
+ * The paths on device @d that may take a packet steered from path @pick:
+ * those to @pick's far end, if @d has any, else all of them; of these,
+ * those that report no more queueing delay than @pick.
+ */
+static u32 steer_alternatives(const u32 *dev, const u32 *far, const u32 *q,
+			      unsigned int n, unsigned int pick, u32 d)
+{
+	u32 same = 0, any = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (dev[i] != d)
+			continue;
+		if (far[i] == far[pick])
+			same |= 1U << i;
+		if (q[i] <= q[pick])
+			any |= 1U << i;
+	}
+	return same ? same & any : any;
+}
+
 /**
  * mpip_paths_steer() - paths whose local queue is shorter for their weight
- * @w: weights of @n paths
- * @dev: the device of each path: paths with the same value share one
- *	device queue at this host
- * @backlog: bytes waiting in each path's device queue at this host, or
- *	MPIP_BACKLOG_UNKNOWN where the device cannot tell
- * @q: queueing delays Q the @n paths report, in us
+ * @st: the paths: weights, devices, far ends, backlogs and delays
  * @n: number of paths, at most 32
  * @pick: the path the weights chose for a packet
  *
@@ -578,40 +595,48 @@ static u64 steer_dev_weight(const u32 *w, const u32 *dev, unsigned int n,
  * A local queue says nothing about a bottleneck further along the path,
  * so a path is an alternative only if the queueing delay it reports is
  * no higher than that of @pick: a path whose link is fast here and whose
- * bottleneck elsewhere is full gets nothing extra.
+ * bottleneck elsewhere is full gets nothing extra.  And where the other
+ * device has paths to @pick's far end (the same remote address), only
+ * those are: a packet moved to another local queue stays on its way to
+ * the same remote link.  Otherwise, with two local devices each holding
+ * a path to each of two remote bottlenecks, every packet steered off a
+ * path to the slower one could land on the faster one (a lower delay)
+ * but never the reverse; the weights then had to make up for it and
+ * swung further (the natdown lab, Documentation/performance.rst).
  *
  * Return: a mask of the paths, all on one device, to choose from by
  * weight instead of @pick; 0 to keep @pick (also if @pick is out of
  * range or its own backlog is unknown).
  */
-u32 mpip_paths_steer(const u32 *w, const u32 *dev, const u32 *backlog,
-		     const u32 *q, unsigned int n, unsigned int pick)
+u32 mpip_paths_steer(const struct mpip_steer *st, unsigned int n,
+		     unsigned int pick)
 {
-	u64 best_w, wi;
+	const u32 *dev = st->dev, *backlog = st->backlog;
+	u32 mask, best_mask = 0;
 	unsigned int i, best;
-	u32 mask = 0;
+	u64 best_w, wi;
 
 	if (n > 32)
 		n = 32;
 	if (pick >= n || backlog[pick] == MPIP_BACKLOG_UNKNOWN)
 		return 0;
 	best = pick;
-	best_w = steer_dev_weight(w, dev, n, dev[pick]);
+	best_w = steer_dev_weight(st->w, dev, n, dev[pick]);
 	for (i = 0; i < n; i++) {
-		if (dev[i] == dev[best] || q[i] > q[pick] ||
+		if (dev[i] == dev[best] || dev[i] == dev[pick] ||
 		    backlog[i] == MPIP_BACKLOG_UNKNOWN)
 			continue;
-		wi = steer_dev_weight(w, dev, n, dev[i]);
+		mask = steer_alternatives(dev, st->far, st->q, n, pick,
+					  dev[i]);
+		if (!mask)
+			continue;
+		wi = steer_dev_weight(st->w, dev, n, dev[i]);
 		/* backlog[i] / wi < backlog[best] / best_w, no division */
 		if ((u64)backlog[i] * best_w < (u64)backlog[best] * wi) {
 			best = i;
 			best_w = wi;
+			best_mask = mask;
 		}
 	}
-	if (dev[best] == dev[pick])
-		return 0;
-	for (i = 0; i < n; i++)
-		if (dev[i] == dev[best] && q[i] <= q[pick])
-			mask |= 1U << i;
-	return mask;
+	return best_mask;
 }

@@ -93,8 +93,23 @@ u32 mpip_weights_boost_step(struct mpip_wboost *st, u32 up, u32 gain,
 void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step);
 void mpip_weights_normalize(u32 *w, unsigned int n, u32 total);
 unsigned int mpip_weights_pick(const u32 *w, unsigned int n, u32 rnd);
-u32 mpip_paths_steer(const u32 *w, const u32 *dev, const u32 *backlog,
-		     const u32 *q, unsigned int n, unsigned int pick);
+/**
+ * struct mpip_steer - what mpip_paths_steer() knows of each path
+ * @w: weights
+ * @dev: the local device: paths with equal values share one device
+ *	queue at this host
+ * @far: the far end: paths with equal values end at the same remote
+ *	address
+ * @backlog: bytes waiting in the path's device queue at this host, or
+ *	MPIP_BACKLOG_UNKNOWN where the device cannot tell
+ * @q: queueing delays the paths report, in us
+ */
+struct mpip_steer {
+	const u32 *w, *dev, *far, *backlog, *q;
+};
+
+u32 mpip_paths_steer(const struct mpip_steer *st, unsigned int n,
+		     unsigned int pick);
 unsigned int mpip_weights_pick_mask(const u32 *w, unsigned int n, u32 mask,
 				    u32 rnd);
 

@@ -1679,6 +1679,29 @@ UNIT_TEST(pick_mask_edges)
 
 #define UNK	MPIP_BACKLOG_UNKNOWN
 
+/* mpip_paths_steer() with paths to far ends @far (NULL: all different) */
+static u32 steer_far(const u32 *w, const u32 *dev, const u32 *far,
+		     const u32 *b, const u32 *q, unsigned int n,
+		     unsigned int pick)
+{
+	static const u32 own[32] = {
+		0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+		17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+	};
+	struct mpip_steer st = {
+		.w = w, .dev = dev, .far = far ? far : own, .backlog = b,
+		.q = q,
+	};
+
+	return mpip_paths_steer(&st, n, pick);
+}
+
+static u32 steer(const u32 *w, const u32 *dev, const u32 *b, const u32 *q,
+		 unsigned int n, unsigned int pick)
+{
+	return steer_far(w, dev, NULL, b, q, n, pick);
+}
+
 UNIT_TEST(steer_by_backlog_per_weight)
 {
 	/* paths 0, 1 on device 7; path 2 on device 9; path 3 on device 4 */
@@ -1689,34 +1712,34 @@ UNIT_TEST(steer_by_backlog_per_weight)
 
 	/* nothing queued anywhere: the weights alone decide */
 	memset(b, 0, sizeof(b));
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 3), 0);
+	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0);
+	CHECK_EQ(steer(w, dev, b, q, 4, 3), 0);
 	/* device 7 (weight 600) holds 6000 B, device 9 (300) 2999 B: less
 	 * per unit of weight, and device 4 (100) 1000 B: 10 per unit */
 	b[0] = b[1] = 6000;
 	b[2] = 2999;
 	b[3] = 1000;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0x4);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 1), 0x4);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 3), 0x4);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 2), 0);
+	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0x4);
+	CHECK_EQ(steer(w, dev, b, q, 4, 1), 0x4);
+	CHECK_EQ(steer(w, dev, b, q, 4, 3), 0x4);
+	CHECK_EQ(steer(w, dev, b, q, 4, 2), 0);
 	/* equal per unit of weight: keep the pick */
 	b[2] = 3000;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 2), 0);
+	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0);
+	CHECK_EQ(steer(w, dev, b, q, 4, 2), 0);
 	/* the lowest device wins, and all its paths are offered */
 	b[2] = 5000;
 	b[3] = 0;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 2), 0x8);
+	CHECK_EQ(steer(w, dev, b, q, 4, 2), 0x8);
 	b[3] = 5000;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 3), 0x3);
+	CHECK_EQ(steer(w, dev, b, q, 4, 3), 0x3);
 	/* an empty queue beats any, whatever its weight */
 	w[3] = 1;
 	b[3] = 0;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0x8);
+	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0x8);
 	/* a device whose paths weigh nothing never gets a packet */
 	w[3] = 0;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 4, 0), 0);
+	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0);
 }
 
 UNIT_TEST(steer_respects_reported_delay)
@@ -1728,16 +1751,44 @@ UNIT_TEST(steer_respects_reported_delay)
 
 	/* path 1 idles here but reports a longer queue than path 0: its
 	 * bottleneck is further along; path 2 qualifies */
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x4);
+	CHECK_EQ(steer(w, dev, b, q, 3, 0), 0x4);
 	q[2] = 30000;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0);
+	CHECK_EQ(steer(w, dev, b, q, 3, 0), 0);
 	q[1] = 100;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x2);
+	CHECK_EQ(steer(w, dev, b, q, 3, 0), 0x2);
 	/* paths of the chosen device with a higher delay are left out */
 	dev[2] = 2;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x2);
+	CHECK_EQ(steer(w, dev, b, q, 3, 0), 0x2);
 	q[2] = 0;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x6);
+	CHECK_EQ(steer(w, dev, b, q, 3, 0), 0x6);
+}
+
+/* Two devices, each with a path to each of two far ends (natdown). */
+UNIT_TEST(steer_keeps_far_end)
+{
+	u32 w[4] = { 350, 150, 350, 150 };
+	u32 dev[4] = { 1, 1, 2, 2 };
+	u32 far[4] = { 7, 9, 7, 9 };
+	u32 b[4] = { 9000, 9000, 1000, 1000 };
+	u32 q[4] = { 10000, 30000, 10000, 29000 };
+
+	/*
+	 * off device 1: to the same far end on device 2, although the
+	 * path to the other one reports less delay
+	 */
+	CHECK_EQ(steer_far(w, dev, far, b, q, 4, 1), 0x8);
+	CHECK_EQ(steer_far(w, dev, far, b, q, 4, 0), 0x4);
+	/* the one to the same far end reports more delay: stay */
+	q[3] = 31000;
+	CHECK_EQ(steer_far(w, dev, far, b, q, 4, 1), 0);
+	/*
+	 * all far ends different (one path a device, twolink): as before,
+	 * any path of the other device with no more delay
+	 */
+	CHECK_EQ(steer(w, dev, b, q, 4, 1), 0x4);
+	/* device 2 has no path to far end 9: any of its paths then */
+	far[3] = 8;
+	CHECK_EQ(steer_far(w, dev, far, b, q, 4, 1), 0x4);
 }
 
 UNIT_TEST(steer_unknown_and_edges)
@@ -1748,44 +1799,45 @@ UNIT_TEST(steer_unknown_and_edges)
 	u32 q[3] = { 0, 0, 0 };
 
 	/* the pick's own queue unknown: keep it */
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0);
+	CHECK_EQ(steer(w, dev, b, q, 3, 0), 0);
 	/* unknown queues are never alternatives */
 	b[0] = 5000;
 	b[1] = UNK;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0x4);
+	CHECK_EQ(steer(w, dev, b, q, 3, 0), 0x4);
 	b[2] = UNK;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 0), 0);
+	CHECK_EQ(steer(w, dev, b, q, 3, 0), 0);
 	/* @pick out of range, no paths, paths past @n */
 	b[1] = b[2] = 0;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, 3), 0);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 3, MPIP_PATH_NONE), 0);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 0, 0), 0);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 1, 0), 0);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 2, 0), 0x2);
+	CHECK_EQ(steer(w, dev, b, q, 3, 3), 0);
+	CHECK_EQ(steer(w, dev, b, q, 3, MPIP_PATH_NONE), 0);
+	CHECK_EQ(steer(w, dev, b, q, 0, 0), 0);
+	CHECK_EQ(steer(w, dev, b, q, 1, 0), 0);
+	CHECK_EQ(steer(w, dev, b, q, 2, 0), 0x2);
 	/* largest values: no overflow in the comparison */
 	b[0] = UNK - 1;
 	b[1] = UNK - 2;
 	w[0] = w[1] = 0xffffffff;
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 2, 0), 0x2);
-	CHECK_EQ(mpip_paths_steer(w, dev, b, q, 2, 1), 0);
+	CHECK_EQ(steer(w, dev, b, q, 2, 0), 0x2);
+	CHECK_EQ(steer(w, dev, b, q, 2, 1), 0);
 }
 
 /* Against a model: the mask is one device, the one of least backlog per
  * unit of weight among the pick's and the qualifying ones. */
 UNIT_TEST(steer_matches_model)
 {
-	u32 w[8], dev[8], b[8], q[8];
+	u32 w[8], dev[8], far[8], b[8], q[8];
 	unsigned int t, i, n, pick;
 
 	for (t = 0; t < 50000; t++) {
 		double dw[8] = { 0 }, score, best;
-		u32 mask, want = 0;
+		u32 mask, want = 0, alt[4];
 		int bd;
 
 		n = 1 + unit_below(ctx, 8);
 		for (i = 0; i < n; i++) {
 			w[i] = unit_below(ctx, 5) ? 1 + unit_below(ctx, 1000) : 0;
 			dev[i] = unit_below(ctx, 4);
+			far[i] = unit_below(ctx, 3);
 			q[i] = unit_below(ctx, 3) * 1000;
 		}
 		for (i = 0; i < n; i++) {
@@ -1804,12 +1856,33 @@ UNIT_TEST(steer_matches_model)
 		pick = unit_below(ctx, n);
 		if (!w[pick])
 			continue;
-		mask = mpip_paths_steer(w, dev, b, q, n, pick);
+		mask = steer_far(w, dev, far, b, q, n, pick);
+		/*
+		 * each device's alternatives: its paths to the pick's far
+		 * end if it has any, else all; with no more delay
+		 */
+		memset(alt, 0, sizeof(alt));
+		for (i = 0; i < n; i++)
+			if (far[i] == far[pick])
+				alt[dev[i]] |= 1U << i;
+		for (bd = 0; bd < 4; bd++) {
+			u32 all = 0, lowq = 0;
+
+			for (i = 0; i < n; i++) {
+				if ((int)dev[i] != bd)
+					continue;
+				all |= 1U << i;
+				if (q[i] <= q[pick])
+					lowq |= 1U << i;
+			}
+			alt[bd] = (alt[bd] ? alt[bd] : all) & lowq;
+		}
 		if (b[pick] != UNK) {
 			bd = (int)dev[pick];
 			best = b[pick] / dw[bd];
 			for (i = 0; i < n; i++) {
-				if (b[i] == UNK || q[i] > q[pick] || !dw[dev[i]])
+				if (b[i] == UNK || !alt[dev[i]] || !dw[dev[i]] ||
+				    dev[i] == dev[pick])
 					continue;
 				score = b[i] / dw[dev[i]];
 				if (score < best) {
@@ -1817,9 +1890,8 @@ UNIT_TEST(steer_matches_model)
 					bd = (int)dev[i];
 				}
 			}
-			for (i = 0; bd != (int)dev[pick] && i < n; i++)
-				if ((int)dev[i] == bd && q[i] <= q[pick])
-					want |= 1U << i;
+			if (bd != (int)dev[pick])
+				want = alt[bd];
 		}
 		if (!CHECK_EQ_MSG(mask, want, "t %u n %u pick %u", t, n, pick))
 			return;
