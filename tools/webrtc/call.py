@@ -101,11 +101,16 @@ def log_rtp_sends(log):
 
 
 class PatternVideo(VideoStreamTrack):
-    """A random texture scrolling by a few pixels per frame."""
+    """A random texture scrolling by a few pixels per frame; with noise,
+    every frame's bytes also XORed with a random byte of its own, which
+    no motion vector predicts: the encoder then needs all the bits its
+    rate control allows, and the video rate is the congestion control's
+    target rather than what a scroll costs."""
 
-    def __init__(self, width, height, fps):
+    def __init__(self, width, height, fps, noise=False):
         super().__init__()
         rng = numpy.random.default_rng(1)
+        self.rng = rng if noise else None
         self.tex = rng.integers(0, 256, (height, width * 2, 3),
                                 dtype=numpy.uint8)
         self.width = width
@@ -121,9 +126,10 @@ class PatternVideo(VideoStreamTrack):
         if delay > 0:
             await asyncio.sleep(delay)
         x = (self.n * 4) % self.width
-        frame = av.VideoFrame.from_ndarray(
-            numpy.ascontiguousarray(self.tex[:, x:x + self.width]),
-            format="rgb24")
+        img = self.tex[:, x:x + self.width].copy()  # C-contiguous
+        if self.rng is not None:
+            img ^= numpy.uint8(self.rng.integers(1, 256))
+        frame = av.VideoFrame.from_ndarray(img, format="rgb24")
         frame.pts = self.n * (90000 // self.fps)
         frame.time_base = fractions.Fraction(1, 90000)
         self.n += 1
@@ -261,7 +267,8 @@ async def run_send(args):
     sent = []
     log_rtp_sends(sent)
     pc = RTCPeerConnection()
-    pc.addTrack(PatternVideo(args.width, args.height, args.fps))
+    pc.addTrack(PatternVideo(args.width, args.height, args.fps,
+                             noise=args.video == "noise"))
     pc.addTrack(ToneAudio())
     await pc.setLocalDescription(await pc.createOffer())
     offer_sdp = pc.localDescription.sdp
@@ -298,6 +305,9 @@ def main():
     ap.add_argument("--width", type=int, default=320)
     ap.add_argument("--height", type=int, default=240)
     ap.add_argument("--fps", type=int, default=15)
+    ap.add_argument("--video", choices=("pattern", "noise"),
+                    default="pattern", help="send: a scrolling texture, "
+                    "or one that also changes every frame (PatternVideo)")
     args = ap.parse_args()
     if args.role == "send" and not args.peer:
         ap.error("send needs --peer")

@@ -11,7 +11,9 @@
 #
 #   fail    two 10 Mbit/s links, 10 ms; at 1/3 of the call link 1 loses
 #           every packet, both ways: off (no mpip) vs mpip
-#   rate    two 1 Mbit/s links (WEBRTC_RATE), 10 ms: video rate, off vs mpip
+#   rate    two 1 Mbit/s links (WEBRTC_RATE), 10 ms: video rate, off vs mpip;
+#           WEBRTC_VIDEO=noise: a video that changes every frame (call.py
+#           --video noise), whose rate is what aiortc's estimate allows
 #   delay   links of 50 ms and 80 ms one-way delay (10 Mbit/s): off (the
 #           call on link 1, the short path, alone), mpip with all paths,
 #           and mpip with a rule that puts the audio (marked DSCP EF,
@@ -91,10 +93,11 @@ lab() {
 	fi
 }
 
-# call DIR FAIL_AT: one call into DIR; at FAIL_AT seconds (0: never) link
-# 1 starts losing every packet at both ends
+# call DIR FAIL_AT [VIDEO]: one call into DIR; at FAIL_AT seconds (0:
+# never) link 1 starts losing every packet at both ends; VIDEO is
+# call.py's --video (default pattern)
 call() {
-	local dir=$1 fail_at=$2 t0 tf='' pids=() p rc=0 i
+	local dir=$1 fail_at=$2 video=${3:-pattern} t0 tf='' pids=() p rc=0 i
 	mkdir -p "$dir"
 	ip netns exec "$B" tcpdump -i any -s 96 -U -w "$dir/b.pcap" udp 2>/dev/null &
 	pids+=($!)
@@ -104,7 +107,7 @@ call() {
 		--out "$dir/recv.json" >"$dir/recv.log" 2>&1 &
 	local rpid=$!
 	ip netns exec "$A" "$PY" "$CALL" send --bind 10.1.1.1 --peer 10.1.1.2 \
-		--port 7900 --seconds "$((SECONDS_CALL + 5))" \
+		--port 7900 --seconds "$((SECONDS_CALL + 5))" --video "$video" \
 		--out "$dir/send.json" >"$dir/send.log" 2>&1 &
 	local spid=$!
 	# the call starts when the receiver has answered the offer (python
@@ -144,7 +147,7 @@ scenario_rate() {
 	local m r=${WEBRTC_RATE:-1mbit}
 	for m in off mpip; do
 		lab "$r,10ms,-" "$r,10ms,-" "$m"
-		call "$OUT/rate-$m-$1" 0
+		call "$OUT/rate-$m-$1" 0 "${WEBRTC_VIDEO:-pattern}"
 	done
 }
 
