@@ -302,6 +302,22 @@ mpip_wait_paths_up() {
 	fi
 }
 
+# mpip_poke NS ADDR PORT [tcp]: NS sends ADDR:PORT one packet of a new
+# flow (a UDP datagram, or with tcp a connection attempt), to a port
+# NS's entry for ADDR says "yes" to, so that it is data: a pair that
+# carried none for MPIP_NODE_IDLE (5 s) is idle, and an idle node's paths
+# that are down are not probed (heartbeat.c) until something goes to it.
+# A wait for such paths to come back must keep the pair busy so on a
+# machine slow enough to let it go idle (the debug kernel's runs).
+mpip_poke() {
+	if [[ ${4:-udp} == tcp ]]; then
+		ip netns exec "$1" timeout 2 bash -c "exec 3<>/dev/tcp/$2/$3" \
+			2>/dev/null || true
+	else
+		ip netns exec "$1" bash -c "echo x >/dev/udp/$2/$3" || true
+	fi
+}
+
 # mpip_paths_show NS: the path table, one compact line per path (for
 # diagnostics in a subtest's output)
 mpip_paths_show() {
