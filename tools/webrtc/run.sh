@@ -13,7 +13,8 @@
 #           every packet, both ways: off (no mpip) vs mpip
 #   rate    two 1 Mbit/s links (WEBRTC_RATE), 10 ms: video rate, off vs mpip;
 #           WEBRTC_VIDEO=noise: a video that changes every frame (call.py
-#           --video noise), whose rate is what aiortc's estimate allows
+#           --video noise), whose rate is what aiortc's estimate allows;
+#           WEBRTC_SIZE=WxH: its size (default 320x240)
 #   delay   links of 50 ms and 80 ms one-way delay (10 Mbit/s): off (the
 #           call on link 1, the short path, alone), mpip with all paths,
 #           and mpip with a rule that puts the audio (marked DSCP EF,
@@ -98,6 +99,7 @@ lab() {
 # call.py's --video (default pattern)
 call() {
 	local dir=$1 fail_at=$2 video=${3:-pattern} t0 tf='' pids=() p rc=0 i
+	local size=${WEBRTC_SIZE:-320x240}
 	mkdir -p "$dir"
 	ip netns exec "$B" tcpdump -i any -s 96 -U -w "$dir/b.pcap" udp 2>/dev/null &
 	pids+=($!)
@@ -108,6 +110,7 @@ call() {
 	local rpid=$!
 	ip netns exec "$A" "$PY" "$CALL" send --bind 10.1.1.1 --peer 10.1.1.2 \
 		--port 7900 --seconds "$((SECONDS_CALL + 5))" --video "$video" \
+		--width "${size%x*}" --height "${size#*x}" \
 		--out "$dir/send.json" >"$dir/send.log" 2>&1 &
 	local spid=$!
 	# the call starts when the receiver has answered the offer (python
