@@ -318,6 +318,14 @@ mpip_poke() {
 	fi
 }
 
+# mpip_poked_paths_up FROM ADDR PORT PROTO NS PATH...: FROM pokes
+# ADDR:PORT (mpip_poke, PROTO udp or tcp), then NS's PATHs (as for
+# mpip_paths_in) are all up; for wait_for
+mpip_poked_paths_up() {
+	mpip_poke "$1" "$2" "$3" "$4"
+	mpip_paths_in "$5" up "${@:6}"
+}
+
 # mpip_paths_show NS: the path table, one compact line per path (for
 # diagnostics in a subtest's output)
 mpip_paths_show() {

@@ -84,22 +84,18 @@ blackout_why() {
 	done
 }
 
-# up_poked PORT NS PATH...: A sends B a datagram to PORT (mpip_poke),
-# then NS's PATHs (as for mpip_paths_in) are all up.  Without the
-# datagrams the waits below passed only while the subtest's last ones
-# were recent: the debug kernel's runs failed there (no probe in 12 s,
-# A's path over link 2 down with both links working, the pair idle).
-up_poked() {
-	mpip_poke "$A" 10.1.1.2 "$1"
-	mpip_paths_in "$2" up "${@:3}"
-}
-
-# paths_back PORT: both hosts' paths over both links come back up, with
-# A poking B at PORT (up_poked) meanwhile
+# paths_back PORT DEV: both hosts' paths over both links come back up
+# after DEV's link was broken, with A sending B datagrams to PORT
+# meanwhile (mpip_poke).  Without them the waits passed only while the
+# subtest's last datagrams were recent: the debug kernel's runs failed
+# there (no probe in 12 s, A's path over link 2 down with both links
+# working, the pair idle).  On a failure, link_why DEV.
 paths_back() {
-	wait_for 20 up_poked "$1" "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
-		{ link2_why; fail "A's paths are not all back up"; }
-	wait_for 20 up_poked "$1" "$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1 ||
+	wait_for 20 mpip_poked_paths_up "$A" 10.1.1.2 "$1" udp \
+		"$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
+		{ link_why "$2"; fail "A's paths are not all back up"; }
+	wait_for 20 mpip_poked_paths_up "$A" 10.1.1.2 "$1" udp \
+		"$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1 ||
 		{ blackout_why; fail "B's paths are not all back up"; }
 }
 
@@ -126,7 +122,7 @@ t_idle_resume() {
 	mpip_stats_since "$A" "$T/a0" '.peer_lost == 0' ||
 		{ blackout_why; fail "A took idle B for lost"; }
 	loss eth1 ""
-	paths_back 6400
+	paths_back 6400 eth1
 }
 
 # A one-way UDP flow from A to B over both links; link 2 stops carrying
@@ -151,26 +147,26 @@ t_one_way_udp() {
 	echo "A's paths went down $(($(mpip_stat "$A" path_down) -
 		$(jq -r .path_down "$T/a1"))) times"
 	loss eth2 ""
-	paths_back 6500
+	paths_back 6500 eth2
 }
 
-# link2_why: blackout_why, and what each host's eth2 did: its neighbour
-# entries, qdisc counters and mpip's probe and feedback counters, then
-# again after 12 s (more than the longest probe gap) with a capture of
-# A's eth2 over those 12 s
-link2_why() {
+# link_why DEV: blackout_why, and what each host's DEV did: its
+# neighbour entries, qdisc counters and mpip's probe and feedback
+# counters, then again after 12 s (more than the longest probe gap) with
+# a capture of A's DEV over those 12 s
+link_why() {
 	local ns
 	blackout_why
-	capture_start "$A" eth2 l2why "arp or ip"
+	capture_start "$A" "$1" lwhy "arp or ip"
 	for ns in "$A" "$B"; do
-		ip -n "$ns" neigh show dev eth2 | sed "s/^/$ns neigh: /"
-		tc -n "$ns" -s qdisc show dev eth2 | sed "s/^/$ns qdisc: /"
+		ip -n "$ns" neigh show dev "$1" | sed "s/^/$ns neigh: /"
+		tc -n "$ns" -s qdisc show dev "$1" | sed "s/^/$ns qdisc: /"
 	done
 	sleep 12
-	capture_stop l2why
-	tcpdump -nn -r "$T/l2why.pcap" 2>/dev/null | sed 's/^/A eth2: /' || true
+	capture_stop lwhy
+	tcpdump -nn -r "$T/lwhy.pcap" 2>/dev/null | sed "s/^/A $1: /" || true
 	for ns in "$A" "$B"; do
-		ip -n "$ns" neigh show dev eth2 | sed "s/^/$ns neigh (12 s on): /"
+		ip -n "$ns" neigh show dev "$1" | sed "s/^/$ns neigh (12 s on): /"
 		mpip_paths_show "$ns" || true
 		mpipctl_in "$ns" -j stats | jq -c --arg ns "$ns" '{ns: $ns,
 			tx_heartbeat, rx_heartbeat, ctrl_limited, rr_held,
@@ -258,7 +254,7 @@ t_silent_peer() {
 	mpip_stats_since "$A" "$T/a2" '.peer_lost == 0' ||
 		{ blackout_why; fail "A took B for lost: its probes of the broken link went unanswered"; }
 	loss eth1 ""
-	paths_back 6600
+	paths_back 6600 eth1
 }
 
 t_blackout() {

@@ -155,13 +155,6 @@ t_reorder_lost() {
 # gaps are released when their hold time runs out.  (The other ways out
 # of the buffer are printed too: this failed once in ~15 runs with no
 # timeout counted, cause not known yet.)
-# link1_back_poked: A tries a connection to the port of the last
-# transfer, to B's link-2 address, then both of A's paths are up
-link1_back_poked() {
-	mpip_poke "$A" 10.1.2.2 $((PORT - 1)) tcp
-	mpip_paths_in "$A" up 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
-}
-
 t_reorder_timeout() {
 	local cut held0
 	random_file "$T/big" 32
@@ -175,8 +168,10 @@ t_reorder_timeout() {
 	wait "$cut" || fail "could not cut link 1"
 	"$TOPO" netem "$A" eth1 40mbit,10ms,-
 	# (the pair may have gone idle since the transfer, and A's path over
-	# link 1 is probed again only once something goes to B: mpip_poke)
-	wait_for 20 link1_back_poked ||
+	# link 1 is probed again only once something goes to B: mpip_poke;
+	# A tries connections to the last transfer's port meanwhile)
+	wait_for 20 mpip_poked_paths_up "$A" 10.1.2.2 $((PORT - 1)) tcp \
+		"$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
 		{ mpip_paths_show "$A"; fail "A's path over link 1 is not back up"; }
 	grew "$BEFORE" "$AFTER" reorder_timeout ||
 		fail "no segment released by timeout with link 1 silent"
