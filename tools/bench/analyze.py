@@ -827,7 +827,8 @@ class Run:
 
 REP_DIR = re.compile(r"(rep|round)[0-9]+")
 # figures of repeated runs given as median, with _min and _max
-REP_KEYS = ("aggregate_mbps", "aggregate_pct", "link1_mbps", "link2_mbps", "link1_share_pct",
+REP_KEYS = ("aggregate_mbps", "aggregate_pct", "aggregate_rx_mbps", "aggregate_rx_pct",
+            "link1_mbps", "link2_mbps", "link1_share_pct",
             "split_error_pts", "goodput_mbps", "goodput_pct", "iperf3_mbps", "iperf3_pct",
             "retransmits", "retrans_pct", "dsack_segs", "shaper_drops", "tcp_iperf3_mbps",
             "udp_pps")
@@ -894,11 +895,17 @@ def mode_metrics(d):
 
 
 def combine_reps(runs):
-    """Repetitions: the first run's metrics, with REP_KEYS replaced by their
-    medians (KEY_min and KEY_max beside) and the machinery's verdicts taken
-    over all runs."""
+    """Repetitions: every number the runs have in common is their median;
+    REP_KEYS have KEY_min and KEY_max beside; the machinery's verdicts are
+    taken over all runs.  (Other values, lists and text, are the first
+    run's.)"""
     m = {k: v for k, v in runs[0].items() if k not in ("checks", "error")}
     m["reps"] = len(runs)
+    for k, v in runs[0].items():
+        vals = [x.get(k) for x in runs]
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool)
+               for x in vals):
+            m[k] = round(median(vals), 2)
     for k in REP_KEYS:
         m.pop(k, None)
         vals = [x[k] for x in runs if isinstance(x.get(k), (int, float))]

@@ -211,6 +211,21 @@ class CombineRepsTest(unittest.TestCase):
         self.assertEqual(m["aggregate_pct"], 88.9)
         self.assertEqual([r["goodput_pct"] for r in m["runs"]], [75.6, 84.2, 81.7])
 
+    def test_every_number_is_the_median(self):
+        """The receiver's rx aggregate and the counters were the first
+        round's (aggregate_rx_pct of the natdown table)."""
+        rounds = [{"aggregate_rx_pct": a, "tx_steered": n, "note": t,
+                   "mptcp_verified": True}
+                  for a, n, t in ((92.2, 2072, "x"), (96.7, 2250, "y"),
+                                  (98.8, 2100, "z"))]
+        m = analyze.combine_reps(rounds)
+        self.assertEqual(m["aggregate_rx_pct"], 96.7)
+        self.assertEqual((m["aggregate_rx_pct_min"], m["aggregate_rx_pct_max"]),
+                         (92.2, 98.8))
+        self.assertEqual(m["tx_steered"], 2100)
+        self.assertEqual(m["note"], "x")
+        self.assertIs(m["mptcp_verified"], True)
+
 
 if __name__ == "__main__":
     unittest.main()
