@@ -155,11 +155,30 @@ def analyze(d):
         res[kind + "_delay_ms_median"] = round(pct(xs, 0.5), 2) if xs else None
         res[kind + "_delay_ms_p95"] = round(pct(xs, 0.95), 2) if xs else None
         res[kind + "_arrived"] = round(share.get(kind, 0), 4)
+    res.update(estimates(recv.get("remb"), since))
     res["_fps"] = [(round(t - t_start, 2), v) for t, v in fps]
     res["_kbps"] = [(round(t - t_start, 2), v) for t, v in kbps]
     res["_fail_at"] = round(fail - t_start, 2) if fail else None
     res["_audio_owd"] = sorted(owd.get("audio", []))
     return res
+
+
+def estimates(remb, since):
+    """From the receiver's bitrate estimates (call.py log_estimates),
+    after SINCE: their median in kbit/s, the share sent while the
+    detector saw overuse, and the share at the ceiling of 1.5 times the
+    incoming rate plus 10 kbit/s that aiortc's rate control puts on an
+    increase (within 1 %): at that ceiling the encoder, not the
+    network, holds the rate back."""
+    xs = [e for e in remb or [] if e[0] >= since]
+    if not xs:
+        return {}
+    capped = [e for e in xs if e[5] and
+              e[1] >= 0.99 * (1.5 * e[5] + 10000)]
+    return {"remb_kbps_median": statistics.median(e[1] for e in xs) / 1000,
+            "remb_overuse_share": round(
+                sum(e[2] == "overusing" for e in xs) / len(xs), 3),
+            "remb_capped_share": round(len(capped) / len(xs), 3)}
 
 
 def group(name):
@@ -191,7 +210,8 @@ TABLES = {
     "fail": ["fps_median", "freeze_s", "below_half_fps_s",
              "video_kbps_median", "audio_arrived", "video_arrived"],
     "rate": ["video_kbps_median", "fps_median", "video_delay_ms_median",
-             "video_delay_ms_p95"],
+             "video_delay_ms_p95", "remb_kbps_median", "remb_overuse_share",
+             "remb_capped_share"],
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
               "video_kbps_median", "fps_median", "video_delay_ms_median"],
 }

@@ -17,8 +17,11 @@ Every second each end writes a sample of what the user sees: the
 receiver the video frames and audio frames it decoded, the RTP packets
 received and lost per kind and the jitter; the sender the bytes and
 packets it sent per kind (the encoder's rate) and the RTT its receiver
-reports give.  The one-way delay of each RTP packet comes from captures
-at both ends (rtp_delay.py): SRTP leaves RTP headers in clear.
+reports give, and the video encoder's target rate.  The receiver also
+keeps each bitrate estimate (REMB) it sends, with the state of the
+delay-based overuse detector behind it (log_estimates).  The one-way
+delay of each RTP packet comes from captures at both ends
+(rtp_delay.py): SRTP leaves RTP headers in clear.
 """
 import argparse
 import asyncio
@@ -30,6 +33,7 @@ import time
 
 import aioice.ice
 import aiortc.jitterbuffer
+import aiortc.rate
 import aiortc.rtcdtlstransport
 import av
 import numpy
@@ -73,6 +77,42 @@ def fix_jitter_origin():
         return pli, frame
 
     jb.JitterBuffer.add = patched
+
+
+def log_estimates(log):
+    """Append to LOG each bitrate estimate (REMB) the receiver's
+    delay-based estimator returns, with what it was based on: (wall
+    time, estimate in bit/s, the overuse detector's state, its adaptive
+    threshold and the delay-gradient offset it compared, in ms, the
+    incoming bit rate).  The rate a call reaches is whatever the REMB
+    lets the encoder spend; this says whether the estimate was held
+    back by detected overuse (delay variation) or by the 1.5 times the
+    incoming rate that it may not exceed (an encoder that does not fill
+    its target)."""
+    rbe = aiortc.rate.RemoteBitrateEstimator
+    add = rbe.add
+
+    def logged(self, arrival_time_ms, abs_send_time, payload_size, ssrc):
+        remb = add(self, arrival_time_ms, abs_send_time, payload_size, ssrc)
+        if remb is not None:
+            log.append((round(time.time(), 3), remb[0],
+                        self.detector.state().name.lower(),
+                        round(self.detector.threshold, 2),
+                        round(self.estimator.offset(), 2),
+                        self.incoming_bitrate.rate(arrival_time_ms)))
+        return remb
+
+    rbe.add = logged
+
+
+def encoder_target(pc):
+    """The video encoder's target bit rate (aiortc clamps the REMB to
+    250-1500 kbit/s), or None before it exists."""
+    for sender in pc.getSenders():
+        if sender.track is not None and sender.track.kind == "video":
+            enc = getattr(sender, "_RTCRtpSender__encoder", None)
+            return getattr(enc, "target_bitrate", None)
+    return None
 
 
 def only_address(addr):
@@ -214,13 +254,15 @@ class Counter:
             self.frames += 1
 
 
-async def sample_loop(pc, seconds, counters, out):
+async def sample_loop(pc, seconds, counters, out, target=False):
     t0 = time.monotonic()
     while time.monotonic() - t0 < seconds:
         await asyncio.sleep(1)
         s = {"t": round(time.monotonic() - t0, 3),
              "wall": time.time(), "state": pc.connectionState,
              "ice": pc.iceConnectionState, "rtp": await stats_of(pc)}
+        if target:
+            s["target_bps"] = encoder_target(pc)
         for kind, c in counters.items():
             s[kind + "_frames"] = c.frames
         out.append(s)
@@ -228,6 +270,8 @@ async def sample_loop(pc, seconds, counters, out):
 
 async def run_recv(args):
     only_address(args.bind)
+    estimates = []
+    log_estimates(estimates)
     pc = RTCPeerConnection()
     counters = {}
     tasks = []
@@ -259,7 +303,7 @@ async def run_recv(args):
     await pc.close()
     for t in tasks:
         t.cancel()
-    return {"role": "recv", "samples": samples}
+    return {"role": "recv", "samples": samples, "remb": estimates}
 
 
 async def run_send(args):
@@ -285,7 +329,7 @@ async def run_send(args):
     answer = await read_line(reader)
     await pc.setRemoteDescription(RTCSessionDescription(**answer))
     samples = []
-    await sample_loop(pc, args.seconds, {}, samples)
+    await sample_loop(pc, args.seconds, {}, samples, target=True)
     writer.close()
     await pc.close()
     return {"role": "send", "samples": samples,
