@@ -70,13 +70,17 @@ nft_table() {
 }
 
 set_keys() {
-	local ip=(prerouting input forward output postrouting)
-	{
-		nft_table inet "${ip[@]}" ingress
-		nft_table bridge "${ip[@]}"
-		nft_table arp input output
-		nft_table netdev ingress egress
-	} | nft -f - || echo "tcg-keys: nftables tables not set" >&2
+	local ip=(prerouting input forward output postrouting) fam
+	local -A hooks=([inet]="${ip[*]} ingress" [bridge]="${ip[*]}"
+		[arp]="input output" [netdev]="ingress egress")
+	# a table per family, each on its own: a kernel without one of the
+	# families (the debug kernel has no arp or netdev tables) still gets
+	# the others (one nft -f of all four set none there)
+	for fam in inet bridge arp netdev; do
+		# shellcheck disable=SC2086 # a list of hooks
+		nft_table "$fam" ${hooks[$fam]} | nft -f - 2>/dev/null ||
+			echo "tcg-keys: no nftables $fam table (hooks ${hooks[$fam]} not set)" >&2
+	done
 	ip link set lo up
 	tc qdisc replace dev lo clsact || echo "tcg-keys: no clsact on lo" >&2
 	tc filter replace dev lo ingress pref 49152 matchall action pass ||
