@@ -44,6 +44,15 @@ DATA_DIV=8
 # ... and their waits (wait_for) this many times longer: iperf3 took over
 # 20 s to show progress there
 WAIT_SCALE=5
+# ... and so is the hung-task watchdog's limit (120 s in the config), in
+# the guest before the first file: in test_unload's namespace deletions
+# under load, tc replacing a qdisc waits in synchronize_rcu() (called by
+# lockdep_unregister_key() as the old qdisc goes) for more than 120 s with
+# RTNL held, and the watchdog reported it in every run of that file, with
+# mpip.ko never loaded as well (tools/netns-delete-baseline.sh,
+# Documentation/debug-kernel.rst).  A task blocked for good is still
+# reported, after 600 s.
+HUNG_TASK_S=$((120 * WAIT_SCALE))
 DEBUGK_PKGS=(linux-source-6.1 flex bison libelf-dev libssl-dev bc cpio rsync xz-utils)
 # bump when the way the config is put together changes
 RECIPE=1
@@ -202,6 +211,11 @@ guest_main() {
 	export MPIP_TEST_DATA_DIV=$DATA_DIV MPIP_TEST_WAIT_SCALE=$WAIT_SCALE
 	echo "debugk: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1024) " MiB"}' /proc/meminfo)"
 	echo "debugk: test data divided by $MPIP_TEST_DATA_DIV, waits multiplied by $MPIP_TEST_WAIT_SCALE"
+	if echo "$HUNG_TASK_S" >/proc/sys/kernel/hung_task_timeout_secs; then
+		echo "debugk: hung-task watchdog at $HUNG_TASK_S s"
+	else
+		echo "debugk: hung-task watchdog left at $(cat /proc/sys/kernel/hung_task_timeout_secs) s"
+	fi
 	for m in "${MODPROBE_CHECK[@]}"; do
 		modprobe -q "$m" 2>/dev/null || bad+=("$m")
 	done
@@ -482,7 +496,7 @@ write_summary() {
 	echo "VM: tools/vm.sh, $(sed -nE 's/^vm\.sh: [^ ]+ ([a-z]+), command starts.*/\1/p' "$run_log" | head -n 1) ${MPIP_DEBUGK_MEM:-4G}, 2 vCPUs, $nvms boot(s); per-file timeout ${TEST_TIMEOUT:-3600} s"
 	echo "build time: $((build_s / 60)) min $((build_s % 60)) s (once, cached)"
 	echo "run time: $((run_s / 60)) min $((run_s % 60)) s (VM exit status $vm_rc)"
-	grep -E '^debugk: test data' "$run_log" | sed 's/^debugk: //' || true
+	grep -E '^debugk: (test data|hung-task)' "$run_log" | sed 's/^debugk: //' || true
 	grep -E '^debugk: modprobe' "$run_log" | sed 's/^debugk: //' || echo "modprobe check: did not run"
 	echo "per file (seconds, subtests):"
 	while IFS= read -r sum; do
