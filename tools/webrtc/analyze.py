@@ -100,6 +100,27 @@ def delays(send, pcap):
     return out, share
 
 
+def reordered(send, pcap):
+    """{kind: share of its RTP packets that arrived after one with a
+    higher sequence number of the same stream}: the reordering the
+    receiver's jitter buffer and bitrate estimator see."""
+    kinds = pt_kinds(send["sdp"])
+    kind_of = {ssrc: kinds.get(pt, "other")
+               for _, pt, _, ssrc in send["rtp_sent"]}
+    top, late, count = {}, {}, {}
+    for (ssrc, seq), _ in sorted(arrivals(pcap).items(), key=lambda kv: kv[1]):
+        kind = kind_of.get(ssrc)
+        if kind is None:
+            continue
+        count[kind] = count.get(kind, 0) + 1
+        hi = top.get(ssrc)
+        if hi is not None and (seq - hi) & 0xFFFF > 0x8000:
+            late[kind] = late.get(kind, 0) + 1
+        else:
+            top[ssrc] = seq
+    return {k: late.get(k, 0) / n for k, n in count.items()}
+
+
 def series(samples, getter):
     """[(wall time, per-second increase of getter(sample))]."""
     out, prev = [], None
@@ -150,11 +171,13 @@ def analyze(d):
         res["freeze_s"] = worst
         res["below_half_fps_s"] = low
     owd, share = delays(send, os.path.join(d, "b.pcap"))
+    late = reordered(send, os.path.join(d, "b.pcap"))
     for kind in ("audio", "video"):
         xs = owd.get(kind, [])
         res[kind + "_delay_ms_median"] = round(pct(xs, 0.5), 2) if xs else None
         res[kind + "_delay_ms_p95"] = round(pct(xs, 0.95), 2) if xs else None
         res[kind + "_arrived"] = round(share.get(kind, 0), 4)
+        res[kind + "_reordered"] = round(late.get(kind, 0), 4)
     res.update(estimates(recv.get("remb"), since))
     res["_fps"] = [(round(t - t_start, 2), v) for t, v in fps]
     res["_kbps"] = [(round(t - t_start, 2), v) for t, v in kbps]
@@ -165,8 +188,9 @@ def analyze(d):
 
 def estimates(remb, since):
     """From the receiver's bitrate estimates (call.py log_estimates),
-    after SINCE: their median in kbit/s, the share sent while the
-    detector saw overuse, and the share at the ceiling of 1.5 times the
+    after SINCE: their median in kbit/s, the shares sent while the
+    detector saw overuse and underuse (in which aiortc's rate control
+    holds the estimate where it is), and the share at the ceiling of 1.5 times the
     incoming rate plus 10 kbit/s that aiortc's rate control puts on an
     increase (within 1 %): at that ceiling the encoder, not the
     network, holds the rate back."""
@@ -178,6 +202,8 @@ def estimates(remb, since):
     return {"remb_kbps_median": statistics.median(e[1] for e in xs) / 1000,
             "remb_overuse_share": round(
                 sum(e[2] == "overusing" for e in xs) / len(xs), 3),
+            "remb_underuse_share": round(
+                sum(e[2] == "underusing" for e in xs) / len(xs), 3),
             "remb_capped_share": round(len(capped) / len(xs), 3)}
 
 
@@ -210,8 +236,8 @@ TABLES = {
     "fail": ["fps_median", "freeze_s", "below_half_fps_s",
              "video_kbps_median", "audio_arrived", "video_arrived"],
     "rate": ["video_kbps_median", "fps_median", "video_delay_ms_median",
-             "video_delay_ms_p95", "remb_kbps_median", "remb_overuse_share",
-             "remb_capped_share"],
+             "video_delay_ms_p95", "video_reordered", "remb_kbps_median",
+             "remb_overuse_share", "remb_underuse_share", "remb_capped_share"],
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
               "video_kbps_median", "fps_median", "video_delay_ms_median"],
 }
