@@ -79,6 +79,33 @@ def fix_jitter_origin():
     jb.JitterBuffer.add = patched
 
 
+def fix_interarrival_reorder():
+    """aiortc 1.4's bitrate estimator (InterArrival.compute_deltas) drops
+    a packet as out of order only if its send time (abs-send-time) is
+    older than the *first* of the current group of packets sent within
+    5 ms.  One sent between the group's first and last that arrives more
+    than 5 ms after the group's last (over another path) starts a new
+    group that begins before the old one ended: the next delta between
+    the groups' last send times is negative, and in the 24-bit
+    abs-send-time clock that is 64 s.  One such delta throws the Kalman
+    filter of the overuse estimator off (a calls' replay: slope from
+    0.007 to 0.7 ms/byte, offset to -420 ms at once, -2000 ms later);
+    its detector then says "underusing" for the rest of the call, in
+    which the rate control holds the estimate: the REMB stood still for
+    40 s in every call over mpip's two paths (2026-11-29).  libwebrtc's
+    send-side estimator orders packets by their transport sequence
+    number before it computes deltas, so a browser's does not meet this.
+    Here a packet older than the newest one of the current group is out
+    of order: it counts for the incoming rate, not for the delays."""
+    ia = aiortc.rate.InterArrival
+
+    def out_of_order(self, timestamp):
+        return aiortc.rate.uint32_add(
+            timestamp, -self.current_group.last_timestamp) >= 0x80000000
+
+    ia.packet_out_of_order = out_of_order
+
+
 def log_estimates(log):
     """Append to LOG each bitrate estimate (REMB) the receiver's
     delay-based estimator returns, with what it was based on: (wall
@@ -352,12 +379,17 @@ def main():
     ap.add_argument("--video", choices=("pattern", "noise"),
                     default="pattern", help="send: a scrolling texture, "
                     "or one that also changes every frame (PatternVideo)")
+    ap.add_argument("--stock-estimator", action="store_true",
+                    help="recv: aiortc's bitrate estimator as shipped, "
+                    "without fix_interarrival_reorder()")
     args = ap.parse_args()
     if args.role == "send" and not args.peer:
         ap.error("send needs --peer")
     socket.setdefaulttimeout(None)
     fix_bundle_extension_ids()
     fix_jitter_origin()
+    if not args.stock_estimator:
+        fix_interarrival_reorder()
     run = run_send if args.role == "send" else run_recv
     result = asyncio.run(run(args))
     result["args"] = vars(args)

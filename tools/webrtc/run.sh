@@ -15,6 +15,9 @@
 #           WEBRTC_VIDEO=noise: a video that changes every frame (call.py
 #           --video noise), whose rate is what aiortc's estimate allows;
 #           WEBRTC_SIZE=WxH: its size (default 320x240)
+#           (every scenario: WEBRTC_STOCK_ESTIMATOR=1 runs the receiver's
+#           bitrate estimator as aiortc ships it, without call.py's
+#           fix_interarrival_reorder())
 #   delay   links of 50 ms and 80 ms one-way delay (10 Mbit/s): off (the
 #           call on link 1, the short path, alone), mpip with all paths,
 #           and mpip with a rule that puts the audio (marked DSCP EF,
@@ -104,8 +107,10 @@ call() {
 	ip netns exec "$B" tcpdump -i any -s 96 -U -w "$dir/b.pcap" udp 2>/dev/null &
 	pids+=($!)
 	rm -f "$dir/.ready"
+	# shellcheck disable=SC2046 # no option or one
 	ip netns exec "$B" "$PY" "$CALL" recv --bind 10.1.1.2 --port 7900 \
 		--seconds "$SECONDS_CALL" --ready "$dir/.ready" \
+		$( ((${WEBRTC_STOCK_ESTIMATOR:-0})) && echo --stock-estimator) \
 		--out "$dir/recv.json" >"$dir/recv.log" 2>&1 &
 	local rpid=$!
 	ip netns exec "$A" "$PY" "$CALL" send --bind 10.1.1.1 --peer 10.1.1.2 \
