@@ -16,22 +16,15 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 TOPO=$REPO/tools/topo.sh
 ROUNDS=${1:-2}
-DURATION=1000
-PARALLEL=3
+# test_unload's shaping, shape(), DURATION and PARALLEL
+# shellcheck source=tests/selftests/stress_lib.sh
+source "$REPO/tests/selftests/stress_lib.sh"
 pids=()
 
 die() { echo "baseline: $*" >&2; exit 1; }
 
 # say MSG: MSG, after the guest's uptime (the kernel log's clock)
 say() { echo "baseline: [$(cut -d' ' -f1 /proc/uptime)] $*"; }
-
-# shape NSA NSB: as tests/selftests/stress_lib.sh shape()
-shape() {
-	"$TOPO" netem "$1" eth1 40mbit,42ms,-
-	"$TOPO" netem "$2" eth1 40mbit,42ms,-
-	"$TOPO" netem "$1" eth2 20mbit,2ms,-
-	"$TOPO" netem "$2" eth2 20mbit,2ms,-
-}
 
 # flows NSA NSB PORT: iperf3 both ways, PARALLEL streams each
 flows() {
