@@ -5,8 +5,11 @@
 # in their reorder buffers while the tests tear state down.  Needs lib.sh,
 # mpip_lib.sh and mpip_setup_twolink's globals.
 
-# the iperf3 runs: long enough for any test (they are stopped at its end)
-DURATION=1000
+# the iperf3 runs: long enough for any test (they are stopped at its end);
+# as long again as the waits are scaled (MPIP_TEST_WAIT_SCALE): on the
+# debug kernel test_unload's namespace deletions alone took 1140-1216 s,
+# and runs of 1000 s had ended before the subtests after them
+DURATION=$((1000 * ${MPIP_TEST_WAIT_SCALE:-1}))
 PARALLEL=3
 
 # shape LAB_A LAB_B: link 1 slow and long, link 2 short
