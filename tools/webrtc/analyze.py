@@ -100,25 +100,34 @@ def delays(send, pcap):
     return out, share
 
 
+def behind_later(packets):
+    """For (SSRC, sequence number) pairs in arrival order: whether each
+    arrived behind one with a higher sequence number of its stream."""
+    top = {}
+    for ssrc, seq in packets:
+        hi = top.get(ssrc)
+        late = hi is not None and (seq - hi) & 0xFFFF > 0x8000
+        if not late:
+            top[ssrc] = seq
+        yield late
+
+
 def reordered(send, pcap):
-    """{kind: share of its RTP packets that arrived after one with a
-    higher sequence number of the same stream}: the reordering the
-    receiver's jitter buffer and bitrate estimator see."""
+    """{kind: share of its RTP packets that arrived behind a later one
+    of their stream}: the reordering the receiver's jitter buffer and
+    bitrate estimator see."""
     kinds = pt_kinds(send["sdp"])
     kind_of = {ssrc: kinds.get(pt, "other")
                for _, pt, _, ssrc in send["rtp_sent"]}
-    top, late, count = {}, {}, {}
-    for (ssrc, seq), _ in sorted(arrivals(pcap).items(), key=lambda kv: kv[1]):
-        kind = kind_of.get(ssrc)
-        if kind is None:
-            continue
+    order = [key for key, _ in sorted(arrivals(pcap).items(),
+                                      key=lambda kv: kv[1])
+             if key[0] in kind_of]
+    late, count = {}, {}
+    for (ssrc, _), behind in zip(order, behind_later(order)):
+        kind = kind_of[ssrc]
         count[kind] = count.get(kind, 0) + 1
-        hi = top.get(ssrc)
-        if hi is not None and (seq - hi) & 0xFFFF > 0x8000:
-            late[kind] = late.get(kind, 0) + 1
-        else:
-            top[ssrc] = seq
-    return {k: late.get(k, 0) / n for k, n in count.items()}
+        late[kind] = late.get(kind, 0) + behind
+    return {k: late[k] / n for k, n in count.items()}
 
 
 def series(samples, getter):

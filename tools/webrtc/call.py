@@ -88,8 +88,9 @@ def fix_interarrival_reorder():
     group that begins before the old one ended: the next delta between
     the groups' last send times is negative, and in the 24-bit
     abs-send-time clock that is 64 s.  One such delta throws the Kalman
-    filter of the overuse estimator off (a calls' replay: slope from
-    0.007 to 0.7 ms/byte, offset to -420 ms at once, -2000 ms later);
+    filter of the overuse estimator off (a call's replay, replay.py:
+    slope from 0.007 to 0.27 ms/byte and offset to -200 ms at the
+    first, 0.73 and -420 ms at the next, -2000 ms later);
     its detector then says "underusing" for the rest of the call, in
     which the rate control holds the estimate: the REMB stood still for
     40 s in every call over mpip's two paths (2026-11-29).  libwebrtc's

@@ -24,7 +24,7 @@ import sys
 import aiortc.rate
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import analyze  # noqa: E402 (pcap_udp)
+import analyze  # noqa: E402 (pcap_udp, behind_later)
 
 ABS_SEND_TIME_ID = 2
 
@@ -82,12 +82,9 @@ def main():
     if not pkts:
         sys.exit("no video packets with abs-send-time in the capture")
     rbe = aiortc.rate.RemoteBitrateEstimator()
-    states, late, top, next_t = {}, 0, {}, pkts[0][0]
-    for t, ast, ssrc, seq in pkts:
-        if ssrc in top and (seq - top[ssrc]) & 0xFFFF > 0x8000:
-            late += 1
-        else:
-            top[ssrc] = seq
+    late = sum(analyze.behind_later((ssrc, seq) for _, _, ssrc, seq in pkts))
+    states, next_t = {}, pkts[0][0]
+    for t, ast, _, _ in pkts:
         rbe.add(arrival_time_ms=int(t * 1000), abs_send_time=ast,
                 payload_size=1000, ssrc=1)
         state = rbe.detector.state().name.lower()
