@@ -11,7 +11,8 @@
 # reports that the debug kernel gives in test_unload (tc blocked in
 # synchronize_rcu() from lockdep_unregister_key() with RTNL held, during a
 # namespace deletion) need mpip.  Prints how long each deletion took and
-# the kernel's hung-task and RCU-stall lines; exits 1 if mpip is loaded.
+# the kernel-log lines that the selftests' check (tests/klog.sh) calls
+# bugs, hung tasks among them; exits 1 if mpip is loaded.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 TOPO=$REPO/tools/topo.sh
@@ -19,6 +20,9 @@ ROUNDS=${1:-2}
 # test_unload's shaping, shape(), DURATION and PARALLEL
 # shellcheck source=tests/selftests/stress_lib.sh
 source "$REPO/tests/selftests/stress_lib.sh"
+# the selftests' kernel-log check, klog_bad
+# shellcheck source=tests/klog.sh
+source "$REPO/tests/klog.sh"
 pids=()
 
 die() { echo "baseline: $*" >&2; exit 1; }
@@ -71,8 +75,8 @@ main() {
 	say "waited $(($(date +%s) - t0)) s more"
 	kill "${pids[@]}" 2>/dev/null || true
 	"$TOPO" clean --prefix blm
-	say "kernel log lines of interest:"
-	dmesg | grep -E 'blocked for more than|rcu.*stall|INFO:|WARNING|BUG' || echo "baseline: none"
+	say "kernel log lines that tests/klog.sh calls bugs:"
+	dmesg | klog_bad || echo "baseline: none"
 }
 
 main "$@"
