@@ -901,10 +901,11 @@ def combine_reps(runs):
     run's.)"""
     m = {k: v for k, v in runs[0].items() if k not in ("checks", "error")}
     m["reps"] = len(runs)
-    for k, v in runs[0].items():
+    for k in runs[0]:
         vals = [x.get(k) for x in runs]
-        if all(isinstance(x, (int, float)) and not isinstance(x, bool)
-               for x in vals):
+        if k not in REP_KEYS and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool)
+                for x in vals):
             m[k] = round(median(vals), 2)
     for k in REP_KEYS:
         m.pop(k, None)
