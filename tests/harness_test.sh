@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/harness_test.sh - self-test of the test harness, on the host, in a
 # few seconds: feeds tools/check.sh's run_suite, tests/ktap_verify.py,
-# tests/selftests/run.sh, tests/scapy/run.py and tests/klog.sh made-up
+# tests/selftests/run.sh, tests/scapy/run.py, tests/klog.sh and
+# tools/debug-kernel.sh's merge made-up
 # suites, test files and kernel logs, and checks that each way of failing
 # is caught (and that a clean suite passes).  Nothing here touches the
 # kernel: run.sh gets a scratch file as its kernel log (KLOG_FILE).
@@ -21,7 +22,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=42
+PLAN=46
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -425,6 +426,69 @@ summary_output() {
 		! grep -q 's1 says' "$TMP/summary.out"
 }
 check "check.sh: the failure summary shows the failed subtest's output" summary_output
+
+# ------------------------------------------------- tools/debug-kernel.sh merge
+
+# dk_part DIR MODULE FILE...: a made-up part of a debug-kernel run that ran
+# these selftest files (a FILE "name:F" has F failed subtests)
+dk_part() {
+	local d=$1 mod=$2 f
+	shift 2
+	mkdir -p "$d"
+	printf '%s\n' 'mpip debug-kernel run (make check-debug, tools/debug-kernel.sh)' \
+		'kernel: 6.1.192-mpip-debug from linux-source-6.1 6.1.192-3' \
+		'config: tools/debug.config sha256 0123456789ab (cache id 6.1.192-3-0123456789ab)' \
+		"module: mpip $mod" \
+		'VM: tools/vm.sh, tcg 4G, 2 vCPUs, 1 boot(s); per-file timeout 3600 s' \
+		'build time: 15 min 49 s (once, cached)' \
+		'run time: 58 min 32 s (VM exit status 0)' >"$d/summary.txt"
+	{
+		echo "debugk: modprobe of 35 built-in features: 0 failed"
+		for f in "$@"; do
+			[[ $f == *:* ]] || f=$f:0
+			echo "# ${f%:*}: 10s, pass:3 fail:${f#*:} skip:0"
+		done
+		echo "debugk: guest done"
+	} >"$d/run.log"
+	: >"$d/reports.txt"
+}
+
+# dk_merge WANT_RC WANT_LINE PART...: merge exits WANT_RC and prints WANT_LINE
+# shellcheck disable=SC2031 # (REPO is set once, at the top)
+dk_merge() {
+	local want=$1 line=$2 rc=0
+	shift 2
+	rm -rf "$TMP/dk-out"
+	"$REPO/tools/debug-kernel.sh" merge "$TMP/dk-out" "$@" >"$TMP/dk.out" 2>&1 || rc=$?
+	cat "$TMP/dk.out"
+	[[ $rc == "$want" ]] || { echo "exit status $rc, want $want"; return 1; }
+	grep -qF -- "$line" "$TMP/dk.out" || { echo "no line '$line'"; return 1; }
+}
+
+DK_FILES=()
+# shellcheck disable=SC2031 # (REPO is set once, at the top)
+for f in "$REPO"/tests/selftests/test_*.sh; do
+	f=${f##*/}
+	DK_FILES+=("${f%.sh}")
+done
+DK_HALF=$((${#DK_FILES[@]} / 2))
+dk_part "$TMP/dk1" abc1234 "${DK_FILES[@]:0:DK_HALF}"
+dk_part "$TMP/dk2" abc1234 "${DK_FILES[@]:DK_HALF}"
+check "debug-kernel merge: two parts that cover the suite pass" \
+	dk_merge 0 "tests: ${#DK_FILES[@]} of ${#DK_FILES[@]} files run" "$TMP/dk1" "$TMP/dk2"
+dk_part "$TMP/dk3" abc1234 "${DK_FILES[@]:DK_HALF:1}"
+check "debug-kernel merge: a file no part ran fails" \
+	dk_merge 1 "files not run: ${DK_FILES[*]:DK_HALF+1}" "$TMP/dk1" "$TMP/dk3"
+dk_part "$TMP/dk4" abc1235 "${DK_FILES[@]:DK_HALF}"
+check "debug-kernel merge: parts of two modules are refused" \
+	dk_merge 2 "another part ran" "$TMP/dk1" "$TMP/dk4"
+dk_part "$TMP/dk5" abc1234 "${DK_FILES[@]:DK_HALF}" "${DK_FILES[0]}:1"
+printf '### kasan | BUG: KASAN: use-after-free in mpip_x | f | mpip_x\n    x\n' >"$TMP/dk2/reports.txt"
+dk_twice_and_report() {
+	dk_merge 2 "more than one part: ${DK_FILES[0]}" "$TMP/dk1" "$TMP/dk5" &&
+		dk_merge 1 "kasan            1" "$TMP/dk1" "$TMP/dk2"
+}
+check "debug-kernel merge: a file run twice is refused; a report fails" dk_twice_and_report
 
 if ((n != PLAN)); then
 	echo "# ran $n tests, planned $PLAN"

@@ -12,6 +12,10 @@
 #   module  build + mpip.ko against it; print the .ko's path
 #   tree    print the cached tree's path (exit 1 if not built yet)
 #   scan LOG  only scan a saved console log and print the reports found
+#   merge OUT PART...  one summary (OUT/summary.txt) of a run over the whole
+#           suite made in parts (`check --tests LIST`, each part's last-run
+#           directory copied): the same module on the same kernel build,
+#           no file twice, every selftest file in one of them
 #
 # The kernel is Debian's linux-source-6.1 configured by x86_64 defconfig +
 # kvm_guest.config + virtme-ng's fragment + tools/debug.config (merged last),
@@ -29,6 +33,8 @@
 #                    its first problem per boot; ~1-2 min more per file)
 #   --tests LIST     only these selftest files (comma-separated, e.g.
 #                    test_netlink,test_paths); default all
+#   --vms N          N VMs side by side, the files dealt out among them in
+#                    turn (default 1; each VM wants --mem, 4G by default)
 #   -j N             build jobs (default 2; $MPIP_DEBUGK_JOBS)
 set -euo pipefail
 
@@ -400,23 +406,132 @@ report_groups() {
 		}' "$1"
 }
 
+# run_part DIR KO FILE...: boot the VM for these files (or one VM per file
+# with --vm-per-file) and keep in DIR what the summary is made of: the
+# guest's output (run.log), its console (console.log), the reports found in
+# them (reports.txt) and a summary of this part alone (summary.txt)
+run_part() {
+	local pdir=$1 ko=$2 v vrc rc=0 t0 t1 tag
+	shift 2
+	# (bare test names: x86 cuts the kernel command line, which carries
+	# the guest command, at 2048 bytes)
+	local vms=("$*")
+	((${VM_PER_FILE:-0})) && vms=("$@")
+	tag=$(basename "$pdir")
+	rm -rf "$pdir"
+	mkdir -p "$pdir"
+	: >"$pdir/run.log"
+	: >"$pdir/console.log"
+	: >"$pdir/boot.txt"
+	t0=$(date +%s)
+	for v in "${vms[@]}"; do
+		set +e
+		# (the debug kernel's guest starts its command after 4-5 min
+		# under load: a boot watchdog of vm.sh's default would be too short)
+		# shellcheck disable=SC2086 # $v: one or more test files
+		"$REPO/tools/vm.sh" --kernel-tree "$TREE" --mem "${MPIP_DEBUGK_MEM:-4G}" \
+			--boot-timeout 2400 \
+			--timeout "${VM_TIMEOUT:-21600}" --console-log "$pdir/console.part" -- \
+			tools/debug-kernel.sh guest "$ko" "${TEST_TIMEOUT:-3600}" $v 2>&1 |
+			tee "$pdir/run.part" | { if ((${VMS:-1} > 1)); then sed -u "s/^/[$tag] /"; else cat; fi; }
+		vrc=${PIPESTATUS[0]}
+		set -e
+		boot_section "$pdir/run.part" "$pdir/console.part" >>"$pdir/boot.txt"
+		cat "$pdir/run.part" >>"$pdir/run.log"
+		cat "$pdir/console.part" >>"$pdir/console.log"
+		((vrc == 0)) || rc=$vrc
+	done
+	rm -f "$pdir/console.part" "$pdir/run.part"
+	t1=$(date +%s)
+	kmemleak_sections "$pdir/run.log" >"$pdir/kmemleak.txt"
+	scan_reports "$pdir/boot.txt" "$pdir/console.log" "$pdir/kmemleak.txt" >"$pdir/reports.txt"
+	write_summary "$pdir" "$KID" "$KVER" "$BUILD_S" "$((t1 - t0))" "$rc" \
+		"$#" "${#vms[@]}" >"$pdir/summary.txt"
+}
+
+# split_files N FILE...: N lines, the files dealt out in turn
+split_files() {
+	local n=$1 i=0 f
+	shift
+	local -a part=()
+	for f in "$@"; do
+		part[i % n]+="$f "
+		i=$((i + 1))
+	done
+	for ((i = 0; i < n; i++)); do
+		echo "${part[i]% }"
+	done
+}
+
+# a part summary's field: summary_field FILE SED-EXPRESSION
+summary_field() { sed -nE "$2" "$1" | head -n 1; }
+
+# merge_parts OUT PLANNED PART...: one summary (OUT/summary.txt) of parts
+# run side by side or one after another, from the parts' own summaries,
+# guest output and reports.  They must have run the same module on the
+# same kernel build, no file twice; PLANNED is the number of files the
+# whole run was to cover
+merge_parts() {
+	local out=$1 planned=$2 p rev id kver bs secs vrc boots nb=0 rc=0 max=0 dup each
+	local times=()
+	shift 2
+	mkdir -p "$out"
+	: >"$out/run.log"
+	: >"$out/reports.txt"
+	for p in "$@"; do
+		[[ -f $p/summary.txt && -f $p/run.log && -f $p/reports.txt ]] ||
+			die "$p: not a part of a debug-kernel run (no summary.txt, run.log or reports.txt)"
+		rev=$(summary_field "$p/summary.txt" 's/^module: mpip (.*)/\1/p')
+		id=$(summary_field "$p/summary.txt" 's/^config: .*\(cache id (.*)\)$/\1/p')
+		kver=$(summary_field "$p/summary.txt" 's/^kernel: ([^ ]+) .*/\1/p')
+		bs=$(summary_field "$p/summary.txt" 's/^build time: ([0-9]+) min ([0-9]+) s.*/\1 \2/p')
+		secs=$(summary_field "$p/summary.txt" 's/^run time: ([0-9]+) min ([0-9]+) s.*/\1 \2/p')
+		vrc=$(summary_field "$p/summary.txt" 's/^run time: .*VM exit status ([0-9]+).*/\1/p')
+		boots=$(summary_field "$p/summary.txt" 's/^VM: .* ([0-9]+) boot\(s\).*/\1/p')
+		[[ -n $rev && -n $id && -n $kver && -n $bs && -n $secs && -n $boots ]] ||
+			die "$p/summary.txt: a field is missing"
+		if [[ -z ${MODULE_REV:-} ]]; then
+			MODULE_REV=$rev KID=$id KVER=$kver
+			BUILD_S=$((${bs% *} * 60 + ${bs#* }))
+		fi
+		[[ $rev == "$MODULE_REV" && $id == "$KID" ]] ||
+			die "$p: module $rev on $id, another part ran $MODULE_REV on $KID"
+		[[ $rev != *-dirty ]] || log "$p: the module was built from a tree with changes ($rev)"
+		secs=$((${secs% *} * 60 + ${secs#* }))
+		((secs > max)) && max=$secs
+		times+=("$((secs / 60)) min")
+		((${vrc:-1} == 0)) || rc=${vrc:-1}
+		nb=$((nb + boots))
+		cat "$p/run.log" >>"$out/run.log"
+		cat "$p/reports.txt" >>"$out/reports.txt"
+	done
+	dup=$(grep -oE '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$out/run.log" | cut -d: -f1 | sort | uniq -d)
+	[[ -z $dup ]] || die "a file ran in more than one part: ${dup//# /}"
+	write_summary "$out" "$KID" "$KVER" "$BUILD_S" "$max" "$rc" "$planned" "$nb" >"$out/summary.txt"
+	printf -v each '%s, ' "${times[@]}"
+	(($# == 1)) || summary_note "$out/summary.txt" "parts: $# (run time: the longest; each: ${each%, })"
+}
+
+# summary_note FILE LINE: LINE into a summary, before its verdict
+summary_note() {
+	local tmp=$1.tmp
+	awk -v l="$2" '/^verdict: / { print l } { print }' "$1" >"$tmp" && mv "$tmp" "$1"
+}
+
 check_main() {
-	local dir tree ko id out run_log console t0 t1 build_s rc=0 kver
-	local -a files=()
+	local dir ko out t0 t1 rc=0 k
+	local -a files=() parts=() groups=()
 	out=$CACHE/debugk/last-run
-	console=${CONSOLE_LOG:-/tmp/debugk-console.log}
-	[[ $console == /* ]] || console=$PWD/$console
 	rm -rf "$out"
 	mkdir -p "$out"
-	run_log=$out/run.log
 
 	"$REPO/tools/deps.sh"
 	dir=$(build_kernel)
-	tree=$dir/linux
-	id=$(basename "$dir")
-	kver=$(<"$dir/kernelrelease")
-	build_s=$(<"$dir/build-seconds")
-	log "building mpip.ko against $kver"
+	TREE=$dir/linux
+	KID=$(basename "$dir")
+	KVER=$(<"$dir/kernelrelease")
+	BUILD_S=$(<"$dir/build-seconds")
+	log "building mpip.ko against $KVER"
 	# the revision the module is built from (HEAD may move during the run)
 	MODULE_REV=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
 	ko=$(build_module "$dir")
@@ -437,54 +552,76 @@ check_main() {
 		done
 	fi
 
-	log "running ${#files[@]} selftest files on $kver (TCG: expect an hour or more); log: $run_log"
-	t0=$(date +%s)
 	# one VM for all files, or one per file (--vm-per-file): lockdep turns
 	# itself off after its first report, a fresh boot re-arms it and
-	# gives each file a clean kmemleak and kernel log.  (Bare test names:
-	# x86 cuts the kernel command line, which carries the guest command, at
-	# 2048 bytes.)
-	local vms=("${files[*]}") v vrc
-	((${VM_PER_FILE:-0})) && vms=("${files[@]}")
-	: >"$console"
-	: >"$run_log"
-	: >"$out/boot.txt"
-	for v in "${vms[@]}"; do
-		set +e
-		# (the debug kernel's guest starts its command after 4-5 min
-		# under load: a boot watchdog of vm.sh's default would be too short)
-		# shellcheck disable=SC2086 # $v: one or more test files
-		"$REPO/tools/vm.sh" --kernel-tree "$tree" --mem "${MPIP_DEBUGK_MEM:-4G}" \
-			--boot-timeout 2400 \
-			--timeout "${VM_TIMEOUT:-21600}" --console-log "$out/console.part" -- \
-			tools/debug-kernel.sh guest "$ko" "${TEST_TIMEOUT:-3600}" $v 2>&1 |
-			tee "$out/run.part"
-		vrc=${PIPESTATUS[0]}
-		set -e
-		boot_section "$out/run.part" "$out/console.part" >>"$out/boot.txt"
-		cat "$out/run.part" >>"$run_log"
-		cat "$out/console.part" >>"$console"
-		((vrc == 0)) || rc=$vrc
+	# gives each file a clean kmemleak and kernel log; --vms N: N such
+	# series side by side, the files dealt out among them
+	log "running ${#files[@]} selftest files on $KVER in ${VMS:-1} VM(s) at a time (TCG: expect hours); log: $out"
+	t0=$(date +%s)
+	mapfile -t groups < <(split_files "${VMS:-1}" "${files[@]}")
+	for ((k = 0; k < ${#groups[@]}; k++)); do
+		[[ -n ${groups[k]} ]] || continue
+		parts+=("$out/part$((k + 1))")
+		# shellcheck disable=SC2086 # a group: file names
+		run_part "$out/part$((k + 1))" "$ko" ${groups[k]} &
 	done
-	rm -f "$out/console.part" "$out/run.part"
+	wait
 	t1=$(date +%s)
-
-	kmemleak_sections "$run_log" >"$out/kmemleak.txt"
-	scan_reports "$out/boot.txt" "$console" "$out/kmemleak.txt" >"$out/reports.txt"
-	write_summary "$out" "$id" "$kver" "$build_s" "$((t1 - t0))" "$rc" "$console" \
-		"${#files[@]}" "${#vms[@]}" >"$out/summary.txt"
-	cat "$out/summary.txt"
-	if [[ -n ${SUMMARY:-} ]]; then
-		cp "$out/summary.txt" "$SUMMARY"
-		log "summary written to $SUMMARY"
-	fi
-	log "reports with excerpts: $out/reports.txt; console log: $console"
-	grep -qx 'verdict: PASS' "$out/summary.txt"
+	merge_parts "$out" "${#files[@]}" "${parts[@]}"
+	((${#parts[@]} == 1)) ||
+		summary_note "$out/summary.txt" "wall-clock time: $(((t1 - t0) / 60)) min $(((t1 - t0) % 60)) s"
+	console_of "${parts[@]}" >"${CONSOLE_LOG:-/tmp/debugk-console.log}"
+	finish "$out" || rc=$?
+	return "$rc"
 }
 
-# write_summary OUT ID KVER BUILD_S RUN_S VM_RC CONSOLE NFILES NVMS
+# console_of PART...: the parts' console logs, one after another
+console_of() {
+	local p
+	for p in "$@"; do
+		(($# == 1)) || echo "debugk: console of $(basename "$p")"
+		[[ ! -f $p/console.log ]] || cat "$p/console.log"
+	done
+}
+
+# finish OUT: print the summary, copy it to --summary FILE; exit status
+# non-zero unless it says PASS
+finish() {
+	cat "$1/summary.txt"
+	if [[ -n ${SUMMARY:-} ]]; then
+		cp "$1/summary.txt" "$SUMMARY"
+		log "summary written to $SUMMARY"
+	fi
+	log "reports with excerpts: $1/reports.txt; console log: ${CONSOLE_LOG:-/tmp/debugk-console.log}"
+	grep -qx 'verdict: PASS' "$1/summary.txt"
+}
+
+# merge_main OUT PART...: the parts of one run over the whole suite, each
+# run by `check --tests LIST` (its last-run directory, copied), merged into
+# OUT; every selftest file must be in one of them
+merge_main() {
+	local out=$1 f n=0 missing=() t ran p
+	shift
+	(($# >= 1)) || usage
+	for p in "$@"; do
+		[[ -f $p/run.log ]] || die "$p: no run.log"
+	done
+	ran=$(for p in "$@"; do grep -oE '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$p/run.log" | cut -d: -f1; done)
+	for f in "$REPO"/tests/selftests/test_*.sh; do
+		n=$((n + 1))
+		t=$(basename "$f" .sh)
+		grep -qx "# $t" <<<"$ran" || missing+=("$t")
+	done
+	merge_parts "$out" "$n" "$@"
+	summary_note "$out/summary.txt" "parts merged by tools/debug-kernel.sh merge: ${*##*/}"
+	((${#missing[@]} == 0)) || summary_note "$out/summary.txt" "files not run: ${missing[*]}"
+	console_of "$@" >"$out/console.log"
+	CONSOLE_LOG=$out/console.log finish "$out"
+}
+
+# write_summary OUT ID KVER BUILD_S RUN_S VM_RC NFILES NVMS
 write_summary() {
-	local out=$1 id=$2 kver=$3 build_s=$4 run_s=$5 vm_rc=$6 console=$7 files_planned=$8 nvms=$9
+	local out=$1 id=$2 kver=$3 build_s=$4 run_s=$5 vm_rc=$6 files_planned=$7 nvms=$8
 	local run_log=$out/run.log sum pass=0 fail=0 skip=0 nrep files_run
 	local rev kinds k c verdict=PASS
 	rev=${MODULE_REV:-unknown}
@@ -496,8 +633,9 @@ write_summary() {
 	echo "VM: tools/vm.sh, $(sed -nE 's/^vm\.sh: [^ ]+ ([a-z]+), command starts.*/\1/p' "$run_log" | head -n 1) ${MPIP_DEBUGK_MEM:-4G}, 2 vCPUs, $nvms boot(s); per-file timeout ${TEST_TIMEOUT:-3600} s"
 	echo "build time: $((build_s / 60)) min $((build_s % 60)) s (once, cached)"
 	echo "run time: $((run_s / 60)) min $((run_s % 60)) s (VM exit status $vm_rc)"
-	grep -E '^debugk: (test data|hung-task)' "$run_log" | sed 's/^debugk: //' || true
-	grep -E '^debugk: modprobe' "$run_log" | sed 's/^debugk: //' || echo "modprobe check: did not run"
+	grep -E '^debugk: (test data|hung-task)' "$run_log" | sed 's/^debugk: //' | sort -u || true
+	grep -E '^debugk: modprobe' "$run_log" | sed 's/^debugk: //' | sort -u | grep . ||
+		echo "modprobe check: did not run"
 	echo "per file (seconds, subtests):"
 	while IFS= read -r sum; do
 		local name secs p f s
@@ -510,11 +648,11 @@ write_summary() {
 		pass=$((pass + p))
 		fail=$((fail + f))
 		skip=$((skip + s))
-	done < <(grep -E '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$run_log" || true)
+	done < <(grep -E '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$run_log" | sort || true)
 	files_run=$(grep -cE '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$run_log" || true)
 	((files_run == files_planned)) || verdict=FAIL
 	echo "tests: $files_run of $files_planned files run, subtests $pass passed, $fail failed, $skip skipped"
-	grep -E '^debugk: rmmod' "$run_log" | sed 's/^debugk: //' || true
+	grep -E '^debugk: rmmod' "$run_log" | sed 's/^debugk: //' | sort -u || true
 	c=$(grep -c '^debugk: guest done' "$run_log" || true)
 	((c == nvms)) || { echo "$((nvms - c)) of $nvms VM runs did not finish (timeout or crash)"; verdict=FAIL; }
 	((fail == 0)) || verdict=FAIL
@@ -549,13 +687,16 @@ main() {
 		--vm-timeout) VM_TIMEOUT=${2:?}; shift 2 ;;
 		--tests) TESTS=${2:?}; shift 2 ;;
 		--vm-per-file) VM_PER_FILE=1; shift ;;
+		--vms) VMS=${2:?}; shift 2 ;;
 		-j) MPIP_DEBUGK_JOBS=${2:?}; shift 2 ;;
 		-h | --help) usage 0 ;;
-		build | module | tree | check | scan | guest) cmd=$1; shift; break ;;
+		build | module | tree | check | scan | merge | guest) cmd=$1; shift; break ;;
 		*) echo "debug-kernel: unknown argument '$1'" >&2; usage ;;
 		esac
 	done
 	[[ -z ${SUMMARY:-} || $SUMMARY == /* ]] || SUMMARY=$PWD/$SUMMARY
+	[[ -z ${CONSOLE_LOG:-} || $CONSOLE_LOG == /* ]] || CONSOLE_LOG=$PWD/$CONSOLE_LOG
+	[[ ${VMS:-1} =~ ^[1-9][0-9]*$ ]] || die "--vms wants a number of VMs, not '$VMS'"
 	cd "$REPO"
 	case $cmd in
 	build) build_kernel ;;
@@ -575,6 +716,7 @@ main() {
 		;;
 	guest) guest_main "$@" ;;
 	check) check_main ;;
+	merge) merge_main "$@" ;;
 	esac
 }
 
