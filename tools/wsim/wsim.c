@@ -11,7 +11,7 @@
  *   wsim [-w WINDOW_PKTS] [-t SECONDS] [-r RATE1,RATE2 (Mbit/s)]
  *        [-d DELAY_MS (each bottleneck's delay after it)] [-s SEED]
  *        [-S STEP] [-b BOOST] [-T TREND_MS] [-g SEGS] [-G] [-p REF_US]
- *        [-v]
+ *        [-W WARM_MS] [-v]
  *
  * Four paths, as in the nat lab (natdown): two into each bottleneck, the
  * sender's own line 1 Gbit/s.  The window is fixed: no congestion
@@ -19,7 +19,8 @@
  * reorder buffer does, without its limit (the figures count what went
  * over 100).  Every acknowledgement brings the delay of its packet back
  * to the sender (mpip reports one path's delay per CM).  Figures from
- * the second second on: goodput in order, each bottleneck's busy time,
+ * the second second on (-W: from WARM_MS on; 0 counts the start-up too,
+ * as a short transfer sees it): goodput in order, each bottleneck's busy time,
  * the slow link's share of the weights at the rounds, the mean
  * difference of the two bottlenecks' queueing delays at the rounds.
  * Paths are picked as the kernel picks them, by weight with random draws.
@@ -457,6 +458,9 @@ static bool sim_option(struct sim *s, int c, const char *arg)
 	case 'p':
 		s->prop_ref_us = (u32)atoi(arg);
 		return true;
+	case 'W':
+		s->warm_us = (u64)atoi(arg) * 1000;
+		return s->warm_us < s->end_us;
 	}
 	return false;
 }
@@ -467,7 +471,7 @@ int main(int argc, char **argv)
 	int c;
 
 	sim_defaults(&s);
-	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:Gg:")) != -1) {
+	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:Gg:W:")) != -1) {
 		if (c == 'v')
 			s.verbose = true;
 		else if (c == 'G')
@@ -489,6 +493,6 @@ int main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: wsim [-w PKTS] [-t S (over 1)] [-r R1,R2] [-d MS] "
 		"[-s SEED] [-S STEP] [-b BOOST] [-T MS] [-g SEGS] [-G] "
-		"[-p US] [-v]\n");
+		"[-p US] [-W MS] [-v]\n");
 	return 2;
 }
