@@ -787,8 +787,8 @@ static const struct cmd {
 	{ "rule", "add|del|flush ...",
 	  "add or remove routing rules (list them: show rules)",
 	  64, false, false, cmd_rule },
-	{ "link", "set dev IF [advertise on|off] [backup|nobackup] [nat default|auto|none|udp|faketcp]",
-	  "use an interface's addresses or not; or only as a backup",
+	{ "link", "set dev IF [advertise on|off] [backup|nobackup] [nat MODE]",
+	  "use an interface or not, or as a backup; its NAT MODE",
 	  9, false, false, cmd_link },
 	{ "monitor", "", "print events: peers, paths, failovers",
 	  0, true, true, cmd_monitor },
@@ -807,7 +807,7 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n");
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		char buf[64];
+		char buf[80];
 
 		snprintf(buf, sizeof(buf), "%s%s%s", cmds[i].name,
 			 cmds[i].args[0] ? " " : "", cmds[i].args);
@@ -819,7 +819,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\n"
 		"Options:\n"
-		"  -j, --json         print JSON (status, show, stats, get only)\n"
+		"  -j, --json         print JSON (status, show, stats, get, monitor)\n"
 		"  -n, --netns NAME   act in network namespace NAME (see ip-netns(8))\n"
 		"  -b, --batch FILE   run the commands in FILE, one a line ('-': stdin)\n"
 		"  -f, --force        with -b: go on after a line that failed\n"
@@ -856,7 +856,7 @@ static int run(struct ctx *c, const struct cmd *cmd, int argc, char **argv)
 
 	c->cmd = cmd->name;
 	if (c->json && !cmd->json) {
-		err_msg("%s: option -j applies to status, show, stats and get only",
+		err_msg("%s: option -j applies to status, show, stats, get and monitor only",
 			cmd->name);
 		return EXIT_FAIL;
 	}

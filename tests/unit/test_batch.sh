@@ -127,7 +127,7 @@ t_json_refused() {
 	printf 'status\nenable\n' >"$TMP/b"
 	fake --json --batch "$TMP/b" </dev/null
 	[ -n "$out" ] || fail "no output from status" || return 1
-	expect 1 "$out" "mpipctl: $TMP/b:2: enable: option -j applies to status, show, stats and get only" "cmd=1 version=1 dump=0"
+	expect 1 "$out" "mpipctl: $TMP/b:2: enable: option -j applies to status, show, stats, get and monitor only" "cmd=1 version=1 dump=0"
 }
 
 t_quotes() {

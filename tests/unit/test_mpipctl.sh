@@ -129,7 +129,10 @@ t_help() {
 	for word in $TUNABLES; do
 		grep -qwF -- "$word" "$TMP/out" || fail "help lacks tunable '$word'" || return 1
 	done
-	! grep -q '.\{81\}' "$TMP/out" || fail "help has lines over 80 columns"
+	! grep -q '.\{81\}' "$TMP/out" || fail "help has lines over 80 columns" || return 1
+	# every command's line whole (the buffer once cut link's short)
+	grep -qxF -- "  link set dev IF [advertise on|off] [backup|nobackup] [nat MODE]" "$TMP/out" ||
+		fail "help lacks link's whole line"
 }
 
 t_version() {
@@ -1123,7 +1126,7 @@ check "options go before the command" expect_usage_error "stats: option '-j' mus
 check "show -j paths says options go before the command" expect_usage_error "show: option '-j' must come before the command" show -j paths
 check "get --json says options go before the command" expect_usage_error "get: option '--json' must come before the command" get --json
 check "set KEY -5 is a bad value, not an option" expect_usage_error "invalid value '-5'" set query_threshold -5
-check "-j enable exits 1" expect_usage_error "enable: option -j applies to status, show, stats and get only" -j enable
+check "-j enable exits 1" expect_usage_error "enable: option -j applies to status, show, stats, get and monitor only" -j enable
 check "-j disable exits 1" expect_usage_error "disable: option -j applies to" -j disable
 check "-j set exits 1" expect_usage_error "set: option -j applies to" -j set query_threshold 5
 check "-j flush exits 1" expect_usage_error "flush: option -j applies to" -j flush
@@ -1319,7 +1322,7 @@ check "link set with an unknown setting exits 1" expect_usage_error "link set: u
 check "link set with a setting but no value exits 1" expect_usage_error "link set: missing value after 'advertise'" link set dev lo advertise
 check "link set with dev twice exits 1" expect_usage_error "link set: 'dev' given twice" link set dev lo dev lo advertise on
 check "link set with a name too long exits 1" expect_usage_error "link set: 'abcdefghijklmnopq' is not an interface name" link set dev abcdefghijklmnopq advertise on
-check "-j link set exits 1" expect_usage_error "link: option -j applies to status, show, stats and get only" -j link set dev lo advertise on
+check "-j link set exits 1" expect_usage_error "link: option -j applies to status, show, stats, get and monitor only" -j link set dev lo advertise on
 fcheck "link set dev lo advertise off sends SET_LINK" expect_request \
 	"cmd=12 version=1 dump=0 link(nested) 1:4=1 3:1=0" "" link set dev lo advertise off
 fcheck "link set dev lo backup sends BACKUP 1" expect_request \

@@ -18,6 +18,10 @@ family in the kernel's spec format.  This test checks, on the host:
    defines, struct mpip_rule_range, and no enum in the spec that the
    header lacks.  Names follow the rules of the kernel's ynl-gen-c.py:
    the upper-cased name-prefix and name, '-' as '_';
+ - that every range check of the module's attribute policies
+   (kernel/netlink.c: NLA_POLICY_MIN, _MAX, _RANGE, _FULL_RANGE) is the
+   spec's "checks" of that attribute, and the spec checks no attribute the
+   policies do not;
  - that the kernel's own spec parser, tools/net/ynl/lib (SpecFamily, what
    YnlFamily builds on before it opens a socket), reads it.  The library
    comes from YNL_DIR=.../tools/net/ynl, else from build/ynl (where
@@ -43,6 +47,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SPEC = os.path.join(ROOT, "Documentation/netlink/specs/mpip.yaml")
 SCHEMA = os.path.join(ROOT, "Documentation/netlink/genetlink-legacy.yaml")
 HEADER = os.path.join(ROOT, "kernel/uapi/mpip.h")
+POLICY = os.path.join(ROOT, "kernel/netlink.c")
+# where the policies' named constants (MPIP_WEIGHT_MAX ...) are defined
+POLICY_HEADERS = ("kernel/mpip.h", "kernel/core/path.h", "kernel/core/reorder.h")
 
 results = []  # (ok, name, directive)
 
@@ -163,6 +170,69 @@ def spec_enums(spec):
     with_max(c_lower(ops["enum-name"]) if ops.get("enum-name") else None, entries, pfx,
              spec.get("cmd-cnt-name"), spec.get("cmd-max-name"))
     return enums, defines
+
+
+# --- the module's policies ------------------------------------------------
+
+def policy_checks(henums):
+    """{attribute's C name: {"min": N, "max": N}} of the range checks in
+    kernel/netlink.c's nla_policy arrays."""
+    with open(POLICY, encoding="utf-8") as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    names = {e: v for entries in henums.values() for e, v in entries}
+    for h in POLICY_HEADERS:
+        with open(os.path.join(ROOT, h), encoding="utf-8") as f:
+            for m in re.finditer(r"^#define[ \t]+(\w+)[ \t]+(\d+)\b", f.read(), re.M):
+                names.setdefault(m.group(1), int(m.group(2)))
+
+    def value(v):
+        v = v.strip()
+        return int(v, 0) if re.fullmatch(r"-?\d+|0x[0-9a-fA-F]+", v) else names[v]
+
+    ranges = {}
+    for m in re.finditer(r"netlink_range_validation\s+(\w+)\s*=\s*\{(.*?)\}", text, re.S):
+        fields = dict(re.findall(r"\.(min|max)\s*=\s*([\w-]+)", m.group(2)))
+        ranges[m.group(1)] = {k: value(v) for k, v in fields.items()}
+    checks = {}
+    for m in re.finditer(r"struct\s+nla_policy\s+\w+\[[^]]*\]\s*=\s*\{(.*?)\n\}", text, re.S):
+        for e in re.finditer(r"\[(\w+)\]\s*=\s*(.*?)(?=,\s*\[|,?\s*$)", m.group(1), re.S):
+            attr, expr = e.group(1), " ".join(e.group(2).split())
+            k = re.fullmatch(r"NLA_POLICY_(MIN|MAX|RANGE|FULL_RANGE)\((\w+),\s*(.*)\)", expr)
+            if not k:
+                continue
+            args = [a.strip() for a in k.group(3).split(",")]
+            if k.group(1) == "FULL_RANGE":
+                checks[attr] = dict(ranges[args[0].lstrip("&")])
+            elif k.group(1) == "RANGE":
+                checks[attr] = {"min": value(args[0]), "max": value(args[1])}
+            else:
+                checks[attr] = {k.group(1).lower(): value(args[0])}
+    return checks
+
+
+def t_policy(spec, henums):
+    """The spec's checks are the policies' range checks, attribute for
+    attribute."""
+    have = policy_checks(henums)
+    if not have:
+        return "no range check found in %s" % POLICY
+    want = {}
+    for s in spec["attribute-sets"]:
+        if "subset-of" in s:
+            continue
+        pfx = s.get("name-prefix", "%s-a-%s-" % (spec["name"], s["name"]))
+        for a in s["attributes"]:
+            c = {k: v for k, v in a.get("checks", {}).items() if k in ("min", "max")}
+            if c:
+                want[c_upper(a.get("name-prefix", pfx) + str(a["name"]))] = c
+    errs = []
+    for attr in sorted(set(have) | set(want)):
+        # a policy's min of 0 on an unsigned type checks nothing
+        h = {k: v for k, v in have.get(attr, {}).items() if not (k == "min" and v == 0)}
+        w = {k: v for k, v in want.get(attr, {}).items() if not (k == "min" and v == 0)}
+        if h != w:
+            errs.append("%s: the policy checks %s, the spec %s" % (attr, h or "nothing", w or "nothing"))
+    return "\n".join(errs) or None
 
 
 # --- tests ----------------------------------------------------------------
@@ -332,7 +402,7 @@ def t_ynl(ynl_dir):
 def main():
     print("KTAP version 1")
     henums, hdefines, hstructs = parse_header(HEADER)
-    plan = 6 + len(henums) + 1
+    plan = 7 + len(henums) + 1
     print("1..%d" % plan)
     try:
         spec = load_spec()
@@ -376,6 +446,11 @@ def main():
     report(err is None, "no enum in the spec that the header lacks; the _MAX defines", err)
     err = t_struct(spec, hstructs)
     report(err is None, "struct mpip_rule_range as in the header", err)
+    try:
+        err = t_policy(spec, henums)
+    except (KeyError, ValueError, OSError) as e:
+        err = "%s: %s" % (type(e).__name__, e)
+    report(err is None, "the spec's checks are kernel/netlink.c's policy ranges", err)
 
     with tempfile.TemporaryDirectory() as tmp:
         ynl_dir, why = find_ynl(tmp)
