@@ -7,7 +7,11 @@
 # (-G): with a window of 200 packets over 40 + 20 Mbit/s, the random ones
 # put more than 100 packets into the receiver's reorder buffer at times,
 # the trial's never; and the model is deterministic (the same run twice
-# prints the same line).
+# prints the same line).  And of tools/webrtc/pathsim.py, the model of
+# WebRTC scenario (b): over two 1 Mbit/s links aiortc's (fixed) estimate
+# grows past one link's rate when packets are spread one by one, and its
+# stock estimator, which reordering misleads, says "underusing" most of
+# the time.
 # Output is KTAP; the last line is "wsim: N passed, N failed" and the
 # exit status is non-zero when a test failed.
 
@@ -54,11 +58,39 @@ t_usage() {
 	fi
 }
 
-PLAN=4
+# pathsim ARGS...: its line of medians, "POLICY median: target N kbit/s, ..."
+pathsim() {
+	/usr/bin/python3 "$ROOT/tools/webrtc/pathsim.py" --seeds 1 --seconds 40 "$@" | tail -n 1
+}
+target() { sed -n 's/.*target *\([0-9]*\) kbit.*/\1/p' <<<"$1"; }
+
+t_pathsim_spread() {
+	local one two
+	one=$(pathsim --policy single) && two=$(pathsim --policy packet) ||
+		fail "pathsim failed: $one $two" || return 1
+	[ -n "$(target "$one")" ] && [ -n "$(target "$two")" ] ||
+		fail "no figures: $one / $two" || return 1
+	# one link: at most its 1000 kbit/s; two: over one and a half links
+	if [ "$(target "$one")" -gt 1000 ] || [ "$(target "$two")" -lt 1500 ]; then
+		fail "one link: $one"$'\n'"two: $two"
+	fi
+}
+
+t_pathsim_stock() {
+	local r u
+	r=$(pathsim --policy packet --stock) || fail "pathsim failed: $r" || return 1
+	u=$(sed -n 's/.*underusing \([0-9.]*\).*/\1/p' <<<"$r")
+	[ -n "$u" ] || fail "no figure: $r" || return 1
+	awk -v u="$u" 'BEGIN { exit !(u > 0.5) }' || fail "stock: $r"
+}
+
+PLAN=6
 echo "KTAP version 1"
 echo "1..$PLAN"
 check "tools/wsim builds (-Wall -Wextra -Werror)" t_build
 check "random draws overflow the reorder buffer, golden-ratio ones not" t_draws
 check "the model is deterministic" t_same
 check "a bad option fails with the usage" t_usage
+check "pathsim: packets spread over two links lift the estimate past one" t_pathsim_spread
+check "pathsim: aiortc's stock estimator reads the spread as underuse" t_pathsim_stock
 ktap_end wsim
