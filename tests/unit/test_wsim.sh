@@ -33,13 +33,21 @@ t_build() {
 # over LINE: the packets over 100 in the reorder buffer that LINE reports
 over() { sed -n 's/.*over 100: \([0-9]*\) pkts.*/\1/p' <<<"$1"; }
 
+# figures FN LINE...: FN (over, target) finds its figure in every LINE
+figures() {
+	local fn=$1 l
+	shift
+	for l; do
+		[ -n "$("$fn" "$l")" ] || fail "no figures: $*" || return 1
+	done
+}
+
 t_draws() {
 	local r k
 	[ -x "$WSIM" ] || fail "no wsim" || return 1
 	r=$("$WSIM" -w 200 -t 5) && k=$("$WSIM" -w 200 -t 5 -G) ||
 		fail "wsim failed" || return 1
-	[ -n "$(over "$r")" ] && [ -n "$(over "$k")" ] ||
-		fail "no figures: $r / $k" || return 1
+	figures over "$r" "$k" || return 1
 	if [ "$(over "$r")" -eq 0 ] || [ "$(over "$k")" -ne 0 ]; then
 		fail "random: $r"$'\n'"golden: $k"
 	fi
@@ -68,8 +76,7 @@ t_pathsim_spread() {
 	local one two
 	one=$(pathsim --policy single) && two=$(pathsim --policy packet) ||
 		fail "pathsim failed: $one $two" || return 1
-	[ -n "$(target "$one")" ] && [ -n "$(target "$two")" ] ||
-		fail "no figures: $one / $two" || return 1
+	figures target "$one" "$two" || return 1
 	# one link: at most its 1000 kbit/s; two: over one and a half links
 	if [ "$(target "$one")" -gt 1000 ] || [ "$(target "$two")" -lt 1500 ]; then
 		fail "one link: $one"$'\n'"two: $two"
