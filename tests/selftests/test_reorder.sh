@@ -155,17 +155,33 @@ t_reorder_lost() {
 # gaps are released when their hold time runs out.  (The other ways out
 # of the buffer are printed too: this failed once in ~15 runs with no
 # timeout counted, cause not known yet.)
+# netem_dropped NS DEV: the packets DEV's root qdisc dropped
+netem_dropped() {
+	tc -n "$1" -s qdisc show dev "$2" root |
+		sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n 1
+}
+
 t_reorder_timeout() {
-	local cut held0
+	local cut held0 lost
 	random_file "$T/big" 32
 	held0=$(mpip_stat "$B" reorder_held)
+	# (cut only while A's path over link 1 is up: on a slow kernel it
+	# may be down a while, its delay reports late, and carry nothing)
 	{
 		wait_for 120 mpip_stat_ge "$B" reorder_held $((held0 + 20)) &&
-			sleep 1 && "$TOPO" netem "$A" eth1 40mbit,10ms,100%
+			sleep 1 && wait_for 60 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up &&
+			"$TOPO" netem "$A" eth1 40mbit,10ms,100% &&
+			netem_dropped "$A" eth1 >"$T/cut.dropped" &&
+			mpip_paths_show "$A" >"$T/cut.paths"
 	} &
 	cut=$!
 	TO=10.1.2.2 FILE=$T/big transfer "$B" reorder_held reorder_timeout reorder_overflow reorder_lost
 	wait "$cut" || fail "could not cut link 1"
+	# what the cut met: the packets netem dropped on A's eth1 from the
+	# cut to the end of the transfer, and A's paths at the cut
+	lost=$(($(netem_dropped "$A" eth1) - $(cat "$T/cut.dropped")))
+	echo "A's eth1 dropped $lost packets after the cut; A's paths at the cut:"
+	cat "$T/cut.paths"
 	"$TOPO" netem "$A" eth1 40mbit,10ms,-
 	# (the pair may have gone idle since the transfer, and A's path over
 	# link 1 is probed again only once something goes to B: mpip_poke;
@@ -173,6 +189,8 @@ t_reorder_timeout() {
 	wait_for 20 mpip_poked_paths_up "$A" 10.1.2.2 $((PORT - 1)) tcp \
 		"$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
 		{ mpip_paths_show "$A"; fail "A's path over link 1 is not back up"; }
+	((lost > 0)) ||
+		fail "the cut of link 1 met no packet of the transfer: nothing to release"
 	grew "$BEFORE" "$AFTER" reorder_timeout ||
 		fail "no segment released by timeout with link 1 silent"
 }
