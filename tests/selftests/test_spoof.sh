@@ -415,8 +415,14 @@ t_query_flood() {
 	fpid=$!
 	cleanup_push kill "$fpid"
 	# once the flood's nodes fill their half of B's table, B talks to Y
-	wait_for 60 nodes_at_least "$B" 2000 ||
+	wait_for 60 nodes_at_least "$B" 2000 || {
+		kill -0 "$fpid" 2>/dev/null && echo "the flood still runs" ||
+			echo "the flood ended: $(cat "$T/flood.out")"
+		echo "B: rx on eth9 $(($(rx_packets "$B" eth9) - rx0)) packets"
+		mpipctl_in "$B" -j stats | jq -c '{rx_query, tx_confirm, ctrl_limited,
+			ctrl_budget, table_full, table_evict, rx_auth_fail, drop_nomem}'
 		fail "the flood made only $(nodes_count "$B") nodes on B"
+	}
 	in_ns "$Y" /usr/bin/python3 -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
