@@ -508,20 +508,24 @@ for i in range(150):
 # sends A walks it.  B's seed is random: its longest chain stays a few
 # entries long, while the flood's entries are there
 t_collide() {
-	local n=3000 avail0 avail sent chain
+	local n=3000 avail0 avail sent chain q0
 	cc -O2 -Wall -o "$T/avail_collide" "$REPO/tests/selftests/avail_collide.c" ||
 		fail "cannot build avail_collide"
 	"$T/avail_collide" 10.1.1.1 7100 0 12 "$n" 10.1.9.10 10.1.9.249 \
 		>"$T/collide.eps" || fail "found fewer than $n colliding endpoints"
 	avail0=$(avail_count "$B")
+	q0=$(mpip_stat "$B" rx_query)
 	echo "before: avail $avail0, longest chains: avail $(status_of "$B" avail_chain), nodes $(status_of "$B" nodes_chain)"
 	sent=$(flood "$n" "$T/collide.eps") || fail "the flood failed"
 	avail=$(avail_count "$B")
 	chain=$(status_of "$B" avail_chain)
-	echo "sent $sent queries; B: avail $avail, longest chains: avail $chain, nodes $(status_of "$B" nodes_chain), table_evict $(mpip_stat "$B" table_evict)"
+	echo "sent $sent queries; B: rx_query +$(($(mpip_stat "$B" rx_query) - q0)), avail $avail, longest chains: avail $chain, nodes $(status_of "$B" nodes_chain), table_evict $(mpip_stat "$B" table_evict)"
 	((sent >= n * 95 / 100)) || fail "X sent only $sent of $n queries"
-	# else the entries were not there to collide: not a test
-	((avail >= avail0 + n / 2)) || fail "the flood made only $((avail - avail0)) entries on B"
+	# else the entries were not there to collide: not a test.  With a
+	# seed of 0 each entry made lengthens the one chain, so ten times the
+	# chain allowed below is plenty (a debug kernel under load made 966
+	# of 3,000; what its queries became is in rx_query)
+	((avail >= avail0 + 240)) || fail "the flood made only $((avail - avail0)) entries on B"
 	# 3,000 or so with the seed of old; a random seed spreads B's about
 	# 8,200 entries at most over 4,096 buckets: 10 or so at the longest
 	((chain <= 24)) || fail "B's availability table has a chain of $chain entries"
