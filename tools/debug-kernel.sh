@@ -697,6 +697,14 @@ main() {
 	[[ -z ${SUMMARY:-} || $SUMMARY == /* ]] || SUMMARY=$PWD/$SUMMARY
 	[[ -z ${CONSOLE_LOG:-} || $CONSOLE_LOG == /* ]] || CONSOLE_LOG=$PWD/$CONSOLE_LOG
 	[[ ${VMS:-1} =~ ^[1-9][0-9]*$ ]] || die "--vms wants a number of VMs, not '$VMS'"
+	# (merge's directories, relative to where it was called from)
+	if [[ $cmd == merge ]]; then
+		local -a abs=()
+		for dir; do
+			abs+=("$(realpath -m -- "$dir")")
+		done
+		set -- "${abs[@]}"
+	fi
 	cd "$REPO"
 	case $cmd in
 	build) build_kernel ;;
