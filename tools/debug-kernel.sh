@@ -449,6 +449,10 @@ run_part() {
 		"$#" "${#vms[@]}" >"$pdir/summary.txt"
 }
 
+# file_results LOG...: the guest's line for each test file it ran,
+# "# test_NAME: SECONDSs, pass:P fail:F skip:S" (tests/selftests/run.sh)
+file_results() { grep -hE '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$@" || true; }
+
 # split_files N FILE...: N lines, the files dealt out in turn
 split_files() {
 	local n=$1 i=0 f
@@ -505,7 +509,7 @@ merge_parts() {
 		cat "$p/run.log" >>"$out/run.log"
 		cat "$p/reports.txt" >>"$out/reports.txt"
 	done
-	dup=$(grep -oE '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$out/run.log" | cut -d: -f1 | sort | uniq -d)
+	dup=$(file_results "$out/run.log" | cut -d: -f1 | sort | uniq -d)
 	[[ -z $dup ]] || die "a file ran in more than one part: ${dup//# /}"
 	write_summary "$out" "$KID" "$KVER" "$BUILD_S" "$max" "$rc" "$planned" "$nb" >"$out/summary.txt"
 	printf -v each '%s, ' "${times[@]}"
@@ -519,7 +523,7 @@ summary_note() {
 }
 
 check_main() {
-	local dir ko out t0 t1 rc=0 k
+	local dir ko out t0 t1 k
 	local -a files=() parts=() groups=()
 	out=$CACHE/debugk/last-run
 	rm -rf "$out"
@@ -571,8 +575,7 @@ check_main() {
 	((${#parts[@]} == 1)) ||
 		summary_note "$out/summary.txt" "wall-clock time: $(((t1 - t0) / 60)) min $(((t1 - t0) % 60)) s"
 	console_of "${parts[@]}" >"${CONSOLE_LOG:-/tmp/debugk-console.log}"
-	finish "$out" || rc=$?
-	return "$rc"
+	finish "$out"
 }
 
 # console_of PART...: the parts' console logs, one after another
@@ -600,19 +603,16 @@ finish() {
 # run by `check --tests LIST` (its last-run directory, copied), merged into
 # OUT; every selftest file must be in one of them
 merge_main() {
-	local out=$1 f n=0 missing=() t ran p
+	local out=$1 f missing=() t ran
+	local -a all=("$REPO"/tests/selftests/test_*.sh)
 	shift
 	(($# >= 1)) || usage
-	for p in "$@"; do
-		[[ -f $p/run.log ]] || die "$p: no run.log"
-	done
-	ran=$(for p in "$@"; do grep -oE '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$p/run.log" | cut -d: -f1; done)
-	for f in "$REPO"/tests/selftests/test_*.sh; do
-		n=$((n + 1))
+	merge_parts "$out" "${#all[@]}" "$@"
+	ran=$(file_results "$out/run.log" | cut -d: -f1)
+	for f in "${all[@]}"; do
 		t=$(basename "$f" .sh)
 		grep -qx "# $t" <<<"$ran" || missing+=("$t")
 	done
-	merge_parts "$out" "$n" "$@"
 	summary_note "$out/summary.txt" "parts merged by tools/debug-kernel.sh merge: ${*##*/}"
 	((${#missing[@]} == 0)) || summary_note "$out/summary.txt" "files not run: ${missing[*]}"
 	console_of "$@" >"$out/console.log"
@@ -648,8 +648,8 @@ write_summary() {
 		pass=$((pass + p))
 		fail=$((fail + f))
 		skip=$((skip + s))
-	done < <(grep -E '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$run_log" | sort || true)
-	files_run=$(grep -cE '^# test_[a-z0-9_]+: [0-9]+s, pass:' "$run_log" || true)
+	done < <(file_results "$run_log" | sort)
+	files_run=$(file_results "$run_log" | grep -c . || true)
 	((files_run == files_planned)) || verdict=FAIL
 	echo "tests: $files_run of $files_planned files run, subtests $pass passed, $fail failed, $skip skipped"
 	grep -E '^debugk: rmmod' "$run_log" | sed 's/^debugk: //' | sort -u || true
