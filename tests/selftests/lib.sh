@@ -230,6 +230,12 @@ rx_packets() { _stat "$1" "$2" RX 2; }
 tx_bytes() { _stat "$1" "$2" TX 1; }
 rx_bytes() { _stat "$1" "$2" RX 1; }
 
+# qdisc_stat NS DEV FIELD: a counter of DEV's root qdisc as tc's JSON
+# names it (drops, overlimits, packets ...); fails if it cannot be read
+qdisc_stat() {
+	tc -n "$1" -s -j qdisc show dev "$2" root | jq -er ".[0].$3"
+}
+
 # rx_mbps NS DEV SECONDS: DEV's receive rate in Mbit/s over the next
 # SECONDS, from its byte counter and the clock.  Unlike the receiver rate
 # iperf3 reports, a backlog still queued in netem when the sender stops

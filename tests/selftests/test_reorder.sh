@@ -155,12 +155,6 @@ t_reorder_lost() {
 # gaps are released when their hold time runs out.  (The other ways out
 # of the buffer are printed too: this failed once in ~15 runs with no
 # timeout counted, cause not known yet.)
-# netem_dropped NS DEV: the packets DEV's root qdisc dropped
-netem_dropped() {
-	tc -n "$1" -s qdisc show dev "$2" root |
-		sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -n 1
-}
-
 t_reorder_timeout() {
 	local cut held0 lost
 	random_file "$T/big" 32
@@ -171,7 +165,7 @@ t_reorder_timeout() {
 		wait_for 120 mpip_stat_ge "$B" reorder_held $((held0 + 20)) &&
 			sleep 1 && wait_for 60 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up &&
 			"$TOPO" netem "$A" eth1 40mbit,10ms,100% &&
-			netem_dropped "$A" eth1 >"$T/cut.dropped" &&
+			qdisc_stat "$A" eth1 drops >"$T/cut.dropped" &&
 			mpip_paths_show "$A" >"$T/cut.paths"
 	} &
 	cut=$!
@@ -179,7 +173,7 @@ t_reorder_timeout() {
 	wait "$cut" || fail "could not cut link 1"
 	# what the cut met: the packets netem dropped on A's eth1 from the
 	# cut to the end of the transfer, and A's paths at the cut
-	lost=$(($(netem_dropped "$A" eth1) - $(cat "$T/cut.dropped")))
+	lost=$(($(qdisc_stat "$A" eth1 drops) - $(cat "$T/cut.dropped")))
 	echo "A's eth1 dropped $lost packets after the cut; A's paths at the cut:"
 	cat "$T/cut.paths"
 	"$TOPO" netem "$A" eth1 40mbit,10ms,-

@@ -37,8 +37,7 @@ shape_tbf() {
 tbf_held() {
 	local dev n sum=0
 	for dev in eth1 eth2; do
-		n=$(tc -n "$A" -s -j qdisc show dev "$dev" root |
-			jq -er '.[0].overlimits') || return 1
+		n=$(qdisc_stat "$A" "$dev" overlimits) || return 1
 		sum=$((sum + n))
 	done
 	echo "$sum"
