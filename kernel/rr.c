@@ -8,8 +8,9 @@
  * probe sent on it was answered *from its remote address*: the probe
  * carries a random nonce of the path (8 extension bytes), and the answer,
  * sent back from the address the probe reached to the address it came
- * from, echoes it (16 bytes: the answerer's own nonce for that reverse
- * path, or 0 if it is verified already, then the echo).  Only a host that
+ * from, echoes it (24 bytes: the answerer's own nonce for that reverse
+ * path, or 0 if it is verified already, then the echo, then the address
+ * and port the probe came from, which tell a NAT on the way).  Only a host that
  * receives at the address can echo; the MAC of the CM keeps others from
  * forging one.
  *

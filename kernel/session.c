@@ -6,8 +6,9 @@
  *
  * Both ends use the same session ID.  The node that sends the first data
  * trailer of a flow picks it; to keep the two nodes' choices apart, the
- * node with the lower node ID picks odd IDs and the other even ones.  If
- * both ends pick an ID for the same flow at once, the odd one wins.
+ * holder of the pair's lower handshake key picks odd IDs and the other
+ * even ones (mpip_sid_parity(), keys.c).  If both ends pick an ID for the
+ * same flow at once, the odd one wins.
  *
  * Entries sit in two resizable RCU hash tables (rhashtable), by 5-tuple
  * and by (node ID, session ID), so that a lookup stays one or two entries

@@ -8,8 +8,8 @@
  * kernel's own, <linux/siphash.h>) and, unchanged, in host unit tests
  * (where auth.c has a SipHash of its own).  No allocation, no locking:
  * the caller owns the state and serialises changes to a replay window.
- * Documentation/security.rst explains the design; it marks which parts
- * are built (this file) and which are still a proposal (the kernel side).
+ * Documentation/security.rst explains the design; the module's side of
+ * it (handshake, keys per node, sealing and opening CMs) is keys.c.
  *
  * All byte strings below are big-endian, except SipHash's own input and
  * key, which the algorithm reads little-endian.
@@ -57,7 +57,7 @@
  * bits.  The IP addresses and ports of the packet are not covered: NATs
  * rewrite them (see Documentation/security.rst, "MAC coverage").
  *
- * On the wire (proposal): a 12-byte auth block, the counter's low 32 bits
+ * On the wire: a 12-byte auth block, the counter's low 32 bits
  * and the MAC, both big-endian.  The receiver infers the counter's high
  * 32 bits from its replay window, as IPsec's extended sequence numbers do
  * (RFC 4303, appendix A); a wrong guess fails the MAC.

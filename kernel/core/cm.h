@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * mpip control-message (CM) trailer, wire formats v1 and v2: encoders and
- * decoders.  The module sends and accepts v1 only; v2 (authenticated CMs,
- * below the v1 declarations) is built and tested but not called yet.
+ * decoders.  The module sends v2 (authenticated CMs, below the v1
+ * declarations) only; it decodes v1 too, so that a v1 trailer is known
+ * for what it is, counted and left in place, as any other data.
  *
  * This file and cm.c are portable: they build inside the kernel module and,
  * unchanged, in host unit tests.  They use no kernel API.

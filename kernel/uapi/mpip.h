@@ -7,8 +7,9 @@
  * change state (marked "admin") need CAP_NET_ADMIN in the user namespace
  * that owns that network namespace; the others are open to everyone.
  *
- * Attributes are strictly validated: unknown attributes, wrong lengths
- * and out-of-range values are rejected with -EINVAL and an extack message.
+ * Attributes are strictly validated: unknown attributes and wrong lengths
+ * are rejected with -EINVAL, out-of-range values with -ERANGE, each with
+ * an extack message.
  * Addresses are IPv4 in network byte order (NLA_BE32 / struct in_addr
  * layout); ports are in host byte order (NLA_U16).
  *
@@ -26,7 +27,9 @@
  * enum mpip_cmd - generic netlink commands
  * @MPIP_CMD_UNSPEC: unused
  * @MPIP_CMD_GET_STATUS: doit.  Reply carries MPIP_A_ENABLED, MPIP_A_NODE_ID,
- *	MPIP_A_VERSION, MPIP_A_AVAIL_COUNT and MPIP_A_NODE_COUNT.
+ *	MPIP_A_VERSION, MPIP_A_AVAIL_COUNT, MPIP_A_NODE_COUNT,
+ *	MPIP_A_SESSION_COUNT, MPIP_A_PATH_COUNT, MPIP_A_AVAIL_CHAIN and
+ *	MPIP_A_NODE_CHAIN.
  * @MPIP_CMD_SET_STATUS: doit, admin.  Request carries MPIP_A_ENABLED (u8,
  *	0 or 1): switches MPIP off or on in the namespace.  Switching off
  *	flushes the availability and node tables.
@@ -122,7 +125,8 @@ enum mpip_cmd {
  *	of MPIP_CFG_RULE_EVENT_PKTS
  * @MPIP_EVENT_PATH_NAT: a path was found translated by a NAT: the peer saw
  *	its probe come from MPIP_PATH_A_SEEN_ADDR and _PORT, not from the
- *	path's own end; it carries no data
+ *	path's own end; it carries its packets inside UDP or fake TCP (its
+ *	link's nat mode), or with nat mode none no data
  */
 enum mpip_event {
 	MPIP_EVENT_UNSPEC,
