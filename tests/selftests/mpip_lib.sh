@@ -302,28 +302,25 @@ mpip_wait_paths_up() {
 	fi
 }
 
-# mpip_poke NS ADDR PORT [tcp]: NS sends ADDR:PORT one packet of a new
-# flow (a UDP datagram, or with tcp a connection attempt), to a port
-# NS's entry for ADDR says "yes" to, so that it is data: a pair that
-# carried none for MPIP_NODE_IDLE (5 s) is idle, and an idle node's paths
-# that are down are not probed (heartbeat.c) until something goes to it.
-# A wait for such paths to come back must keep the pair busy so on a
-# machine slow enough to let it go idle (the debug kernel's runs).
+# mpip_poke NS ADDR PORT: NS sends ADDR:PORT a UDP datagram, so that
+# something goes to ADDR's node: a pair that carried no data for
+# MPIP_NODE_IDLE (5 s) is idle, and an idle node's paths that are down
+# are not probed (heartbeat.c) until something goes to it.  A wait for
+# such paths to come back must keep the pair busy so on a machine slow
+# enough to let it go idle (the debug kernel's runs).  The first
+# datagrams to a port new to NS carry its query (mpip_out_probe()), the
+# rest are data once the answer came.  (Not a TCP connection attempt:
+# mpip leaves SYNs and RSTs alone, output.c, so that touches no node.)
 mpip_poke() {
-	if [[ ${4:-udp} == tcp ]]; then
-		ip netns exec "$1" timeout 2 bash -c "exec 3<>/dev/tcp/$2/$3" \
-			2>/dev/null || true
-	else
-		ip netns exec "$1" bash -c "echo x >/dev/udp/$2/$3" || true
-	fi
+	ip netns exec "$1" bash -c "echo x >/dev/udp/$2/$3" || true
 }
 
-# mpip_poked_paths_up FROM ADDR PORT PROTO NS PATH...: FROM pokes
-# ADDR:PORT (mpip_poke, PROTO udp or tcp), then NS's PATHs (as for
-# mpip_paths_in) are all up; for wait_for
+# mpip_poked_paths_up FROM ADDR PORT NS PATH...: FROM pokes ADDR:PORT
+# (mpip_poke), then NS's PATHs (as for mpip_paths_in) are all up; for
+# wait_for
 mpip_poked_paths_up() {
-	mpip_poke "$1" "$2" "$3" "$4"
-	mpip_paths_in "$5" up "${@:6}"
+	mpip_poke "$1" "$2" "$3"
+	mpip_paths_in "$4" up "${@:5}"
 }
 
 # mpip_paths_show NS: the path table, one compact line per path (for

@@ -91,10 +91,10 @@ blackout_why() {
 # there (no probe in 12 s, A's path over link 2 down with both links
 # working, the pair idle).  On a failure, link_why DEV.
 paths_back() {
-	wait_for 20 mpip_poked_paths_up "$A" 10.1.1.2 "$1" udp \
+	wait_for 20 mpip_poked_paths_up "$A" 10.1.1.2 "$1" \
 		"$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
 		{ link_why "$2"; fail "A's paths are not all back up"; }
-	wait_for 20 mpip_poked_paths_up "$A" 10.1.1.2 "$1" udp \
+	wait_for 20 mpip_poked_paths_up "$A" 10.1.1.2 "$1" \
 		"$B" 10.1.1.2:10.1.1.1 10.1.2.2:10.1.2.1 ||
 		{ blackout_why; fail "B's paths are not all back up"; }
 }

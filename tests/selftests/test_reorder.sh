@@ -145,22 +145,32 @@ t_reorder_lost() {
 		fail "no gap released as lost despite 2% loss"
 }
 
-# link 1 silently drops everything from a second after B first held
-# segments of a 32 MiB transfer over link 2's addresses: the gaps of the
-# segments lost there cannot be shown lost while link 1 still counts as
-# delivering (it delivers nothing newer), so they are given up when the
-# hold time runs out.  (Cut at a fixed time after the start instead, a
-# loaded machine could start the data late, all of it on link 2 alone.)
-# Link 1 goes silent in the middle of a transfer: segments held for its
-# gaps are released when their hold time runs out.  (The other ways out
-# of the buffer are printed too: this failed once in ~15 runs with no
-# timeout counted, cause not known yet.)
+# Link 1 goes silent in the middle of a transfer: it silently drops
+# everything from a second after B first held segments of a 32 MiB
+# transfer over link 2's addresses.  The gaps of the segments lost there
+# cannot be shown lost while link 1 still counts as delivering (it
+# delivers nothing newer), so they are given up when the hold time runs
+# out.  (Cut at a fixed time after the start instead, a loaded machine
+# could start the data late, all of it on link 2 alone.  Cut before the
+# transfer, link 1 had delivered nothing lately, so B held nothing for
+# it.  The other ways out of the buffer are printed too.)
 t_reorder_timeout() {
-	local cut held0 lost
-	random_file "$T/big" 32
+	local cut held0 lost pto
+	# (not divided on the debug kernel, MPIP_TEST_DATA_DIV: there the
+	# steps before the cut take seconds, and its 4 MiB had gone by then)
+	MPIP_TEST_DATA_DIV=1 random_file "$T/big" 32
 	held0=$(mpip_stat "$B" reorder_held)
-	# (cut only while A's path over link 1 is up: on a slow kernel it
-	# may be down a while, its delay reports late, and carry nothing)
+	# (cut only while A's path over link 1 is up.  On a loaded machine
+	# its delay reports come late, seconds late on the debug kernel, and
+	# with path_timeout_ms 500 it was down at times during the transfer,
+	# so that the cut met little or nothing: here A gives it 2 s, times
+	# the waits' scale, MPIP_TEST_WAIT_SCALE)
+	pto=$(mpipctl_in "$A" -j get path_timeout_ms | jq -e .path_timeout_ms) ||
+		fail "cannot read A's path_timeout_ms"
+	# (a subtest is a subshell of its own: this runs when it ends)
+	# shellcheck disable=SC2064
+	trap "mpipctl_in '$A' set path_timeout_ms $pto || true" EXIT
+	mpipctl_in "$A" set path_timeout_ms $((2000 * ${MPIP_TEST_WAIT_SCALE:-1}))
 	{
 		wait_for 120 mpip_stat_ge "$B" reorder_held $((held0 + 20)) &&
 			sleep 1 && wait_for 60 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up &&
@@ -178,9 +188,9 @@ t_reorder_timeout() {
 	cat "$T/cut.paths"
 	"$TOPO" netem "$A" eth1 40mbit,10ms,-
 	# (the pair may have gone idle since the transfer, and A's path over
-	# link 1 is probed again only once something goes to B: mpip_poke;
-	# A tries connections to the last transfer's port meanwhile)
-	wait_for 20 mpip_poked_paths_up "$A" 10.1.2.2 $((PORT - 1)) tcp \
+	# link 1 is probed again only once something goes to B: mpip_poke,
+	# datagrams to a port of their own)
+	wait_for 20 mpip_poked_paths_up "$A" 10.1.2.2 5099 \
 		"$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2 ||
 		{ mpip_paths_show "$A"; fail "A's path over link 1 is not back up"; }
 	((lost > 0)) ||
