@@ -146,14 +146,19 @@ t_reorder_lost() {
 }
 
 # Link 1 goes silent in the middle of a transfer: it silently drops
-# everything from a second after B first held segments of a 32 MiB
-# transfer over link 2's addresses.  The gaps of the segments lost there
-# cannot be shown lost while link 1 still counts as delivering (it
+# everything once B has the first 4 MiB of a 32 MiB transfer over link
+# 2's addresses and has held segments.  The gaps of the segments lost
+# there cannot be shown lost while link 1 still counts as delivering (it
 # delivers nothing newer), so they are given up when the hold time runs
 # out.  (Cut at a fixed time after the start instead, a loaded machine
-# could start the data late, all of it on link 2 alone.  Cut before the
-# transfer, link 1 had delivered nothing lately, so B held nothing for
-# it.  The other ways out of the buffer are printed too.)
+# could start the data late, all of it on link 2 alone; cut a second
+# after B first held segments, it came at the end of the transfer once
+# in a while.  Cut before the transfer, link 1 had delivered nothing
+# lately, so B held nothing for it.  The other ways out of the buffer
+# are printed too.)
+# size_at_least FILE BYTES: FILE exists and holds BYTES or more
+size_at_least() { [[ -f $1 ]] && (($(stat -c %s "$1") >= $2)); }
+
 t_reorder_timeout() {
 	local cut held0 lost pto
 	# (not divided on the debug kernel, MPIP_TEST_DATA_DIV: there the
@@ -172,8 +177,9 @@ t_reorder_timeout() {
 	trap "mpipctl_in '$A' set path_timeout_ms $pto || true" EXIT
 	mpipctl_in "$A" set path_timeout_ms $((2000 * ${MPIP_TEST_WAIT_SCALE:-1}))
 	{
-		wait_for 120 mpip_stat_ge "$B" reorder_held $((held0 + 20)) &&
-			sleep 1 && wait_for 60 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up &&
+		wait_for 120 size_at_least "$T/out.$PORT" $((4 << 20)) &&
+			wait_for 60 mpip_stat_ge "$B" reorder_held $((held0 + 20)) &&
+			wait_for 60 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up &&
 			"$TOPO" netem "$A" eth1 40mbit,10ms,100% &&
 			qdisc_stat "$A" eth1 drops >"$T/cut.dropped" &&
 			mpip_paths_show "$A" >"$T/cut.paths"
