@@ -355,12 +355,12 @@ z_and_b() { node_verified "$Z" "$B" && node_verified "$B" "$Z"; }
 # 10.1.9.10-249 in turn; with FROM a file of "ADDR PORT" lines, from
 # those endpoints in turn; at RATE a second (default: as fast as they
 # go); with a file STOP, the N queries over and over until STOP exists
-# (a key comes back after N / RATE seconds, by when its node expired:
-# a new one again), or its directory is gone, 20 times at most; prints how many went out and in how many seconds,
-# from the first to the last (not counting the making).  The queries are
-# made first, then sent
-# by two processes: B's part of each runs in its sender's softirq, on
-# that CPU.  (Made as they went, by one process, they reached B at 680 a
+# or its directory is gone, 20 times at most (a key comes back after
+# N / RATE seconds, by when its node expired: a new one again); prints
+# how many went out and in how many seconds, from the first to the last
+# (not counting the making).  The queries are made first, then sent by
+# two processes: B's part of each runs in its sender's softirq, on that
+# CPU.  (Made as they went, by one process, they reached B at 680 a
 # second on the release kernel and at 100-230 on the debug kernel.)
 flood() {
 	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "${2:-}" "${3:-0}" "${4:-}" <<'PY'
@@ -442,13 +442,12 @@ flood_still_on() {
 }
 
 # X floods B with first queries, 300 a second (15,000 of them, over and
-# over until the checks below are done): more than the 205
-# a second that keep the strangers' half of B's node table, 2,048 nodes
-# that expire 10 s after their last use, full, and what the debug
-# kernel takes with some CPU to spare (unpaced, its softirqs took both
-# CPUs, and B's and Y's programs waited tens of seconds to run).  B
-# shakes hands with Y, and Z with B, meanwhile; A's session is used
-# before and after
+# over until the checks below are done): more than the 205 a second that
+# keep the strangers' half of B's node table (2,048 nodes that expire
+# 10 s after their last use) full, and what the debug kernel takes with
+# some CPU to spare (unpaced, its softirqs took both CPUs, and B's and
+# Y's programs waited tens of seconds to run).  B shakes hands with Y,
+# and Z with B, meanwhile; A's session is used before and after
 t_query_flood() {
 	local conf0 lim0 q0 t0 t1 sent conf lim nodes avail avail0 secs fsecs
 	local rx0 rx fpid i ev0 ev zpid
