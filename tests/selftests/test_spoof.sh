@@ -377,9 +377,8 @@ if frm and frm != "forged":
            (line.split() for line in open(frm))]
 src, dst = socket.inet_aton("10.1.9.9"), socket.inet_aton("10.1.1.2")
 payload = b"flood"
-# one query's trailer; each query puts its key in it (the first 8 bytes
-# of the extension, at 16), then its check and the sum a UDP trailer
-# has (wire-format.rst)
+# one query's trailer; each query puts its own key in its extension,
+# summing as a UDP trailer there does (wire-format.rst)
 tmpl = mpip_cm.write_v2(struct.pack("!IQ", 1, 0), flags=0x01,
                         ext=struct.pack("!QI", 0, 0))
 tl = len(tmpl)
@@ -391,14 +390,12 @@ for i in range(n):
         src = socket.inet_aton("10.1.9.%d" % (10 + i % 240))
     elif eps:
         src, sport = eps[i % len(eps)]
-    t = bytearray(tmpl)
-    t[16:24] = struct.pack("!Q", random.getrandbits(64) | 1)
-    t[tl - 4:] = struct.pack("!I", mpip_cm.trailer_check(t))
-    t[tl - 12:tl - 10] = struct.pack("!H", mpip_cm.trailer_adjust(t, target))
+    key = random.getrandbits(64) | 1
+    t = mpip_cm.with_ext(tmpl, struct.pack("!QI", key, 0), target)
     udp = struct.pack("!HHHH", sport, 6100, 8 + len(payload), 0) + payload
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + tl,
                      i & 0xffff, 0, 64, 17, 0, src, dst)
-    pkts.append(ip + udp + bytes(t))
+    pkts.append(ip + udp + t)
 rfd, wfd = os.pipe()
 kid = 0
 for k in range(1, procs):
