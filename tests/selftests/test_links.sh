@@ -14,8 +14,8 @@ mpip_setup_twolink ln
 
 # eth2_bytes NS: bytes received plus sent on NS's eth2
 eth2_bytes() {
-	local r1 t1 r2 t2
-	read -r r1 t1 r2 t2 <<<"$(link_bytes "$1")"
+	local r2 t2
+	read -r _ _ r2 t2 <<<"$(link_bytes "$1")"
 	echo $((r2 + t2))
 }
 

@@ -13,6 +13,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
 mpip_setup_twolink mp
+# shellcheck disable=SC2034 # mpip_lib.sh's tcp_spread and udp_spread read it
 MIN_PCT=20
 SIZE_MIB=4
 

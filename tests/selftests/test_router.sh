@@ -14,6 +14,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
 mpip_setup_router_globals rt
+# shellcheck disable=SC2034 # mpip_lib.sh's tcp_spread and udp_spread read it
 MIN_PCT=20
 SIZE_MIB=4
 PATHS_A=(10.2.1.1:10.3.1.2 10.2.1.1:10.3.2.2 10.2.2.1:10.3.1.2 10.2.2.1:10.3.2.2)

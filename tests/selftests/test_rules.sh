@@ -14,8 +14,8 @@ mpip_setup_twolink ru
 
 # tx2 NS: bytes NS sent on eth2
 tx2() {
-	local r1 t1 r2 t2
-	read -r r1 t1 r2 t2 <<<"$(link_bytes "$1")"
+	local t2
+	read -r _ _ _ t2 <<<"$(link_bytes "$1")"
 	echo "$t2"
 }
 
