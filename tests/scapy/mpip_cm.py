@@ -282,28 +282,10 @@ class _AddrListField(FieldListField):
         return s[4 * n:], addrs
 
 
-class MPIPTrailer(Packet):
-    """The CM trailer.  Fields left as None (naddrs, length, check,
-    csum_adjust) are computed when the packet is built."""
-
-    name = "MPIP CM trailer"
-    fields_desc = [
-        XIntField("node_id", 0),
-        ShortField("session_id", 0),
-        ByteField("path_id", 0),
-        ByteField("fb_path_id", 0),
-        IntField("timestamp_us", 0),
-        IntField("path_delay_us", 0),
-        _AddrListField("addrs", []),
-        XShortField("csum_adjust", None),
-        FlagsField("flags", 0, 8, FLAG_NAMES),
-        BitField("xflags", 0, 4),
-        BitField("naddrs", None, 4),
-        XByteField("magic", MAGIC),
-        ByteField("version", VERSION),
-        ShortField("length", None),
-        XIntField("check", None),
-    ]
+class _TrailerLayer:
+    """What the layers of both versions share: the footer's fields left
+    unset (count, length, check, adjustment) are filled in as the trailer
+    is built, and a trailer is the last layer of its packet."""
 
     def post_build(self, p, pay):
         p = bytearray(p)
@@ -325,6 +307,30 @@ class MPIPTrailer(Packet):
         """Names of the set flag bits, lowest bit first."""
         v = int(self.flags)
         return [FLAG_NAMES[i] for i in range(8) if v & (1 << i)]
+
+
+class MPIPTrailer(_TrailerLayer, Packet):
+    """The CM trailer.  Fields left as None (naddrs, length, check,
+    csum_adjust) are computed when the packet is built."""
+
+    name = "MPIP CM trailer"
+    fields_desc = [
+        XIntField("node_id", 0),
+        ShortField("session_id", 0),
+        ByteField("path_id", 0),
+        ByteField("fb_path_id", 0),
+        IntField("timestamp_us", 0),
+        IntField("path_delay_us", 0),
+        _AddrListField("addrs", []),
+        XShortField("csum_adjust", None),
+        FlagsField("flags", 0, 8, FLAG_NAMES),
+        BitField("xflags", 0, 4),
+        BitField("naddrs", None, 4),
+        XByteField("magic", MAGIC),
+        ByteField("version", VERSION),
+        ShortField("length", None),
+        XIntField("check", None),
+    ]
 
     def to_dict(self):
         """Field values as plain python values (flags as an int)."""
@@ -881,7 +887,7 @@ class _ExtField(StrField):
         return s[e:], s[:e]
 
 
-class MPIPTrailerV2(Packet):
+class MPIPTrailerV2(_TrailerLayer, Packet):
     """The v2 CM trailer.  Fields left as None (naddrs, length, check,
     csum_adjust) are computed when the packet is built; counter_lo and mac
     are taken as they are: MPIPTrailerV2.sealed() computes them."""
@@ -917,27 +923,6 @@ class MPIPTrailerV2(Packet):
         blk = seal(key, counter, proto, **{k: d[k] for k in V2_FIELDS})
         pkt.counter_lo, pkt.mac = struct.unpack("!IQ", blk)
         return pkt
-
-    def post_build(self, p, pay):
-        p = bytearray(p)
-        t = len(p)
-        if self.naddrs is None:
-            p[t - 9] = (p[t - 9] & 0xF0) | len(self.addrs)
-        if self.length is None:
-            p[t - 6:t - 4] = struct.pack("!H", t)
-        if self.check is None:
-            p[t - 4:] = struct.pack("!I", trailer_check(p))
-        if self.csum_adjust is None:
-            p[t - 12:t - 10] = struct.pack("!H", trailer_adjust(p))
-        return bytes(p) + pay
-
-    def extract_padding(self, s):
-        return b"", s
-
-    def flag_names(self):
-        """Names of the set flag bits, lowest bit first."""
-        v = int(self.flags)
-        return [FLAG_NAMES[i] for i in range(8) if v & (1 << i)]
 
     def to_dict(self):
         """Field values as plain python values (flags as an int, ext and
