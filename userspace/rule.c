@@ -14,7 +14,7 @@
 
 #include "mpipctl.h"
 
-#define RULE_USAGE "usage: mpipctl rule add [pref N] [SELECTOR] mode MODE|intent INTENT [dev IF...|nodev IF...] [fallback any|original|drop]; rule del pref N; rule flush"
+#define RULE_USAGE "usage: mpipctl rule add [pref N] [SELECTOR] mode MODE|intent INTENT [dev IF]...|[nodev IF]... [fallback any|original|drop]; rule del pref N; rule flush"
 #define RULE_MAX_IFS 8
 
 static const char *const mode_names[] = {

@@ -7,9 +7,10 @@
  * change state (marked "admin") need CAP_NET_ADMIN in the user namespace
  * that owns that network namespace; the others are open to everyone.
  *
- * Attributes are strictly validated: unknown attributes and wrong lengths
- * are rejected with -EINVAL, out-of-range values with -ERANGE, each with
- * an extack message.
+ * Attributes are strictly validated, each refusal with an extack message:
+ * unknown attributes and integers of the wrong length get -EINVAL;
+ * out-of-range values, and flags or binary attributes of the wrong
+ * length, -ERANGE.
  * Addresses are IPv4 in network byte order (NLA_BE32 / struct in_addr
  * layout); ports are in host byte order (NLA_U16).
  *
@@ -32,7 +33,8 @@
  *	MPIP_A_NODE_CHAIN.
  * @MPIP_CMD_SET_STATUS: doit, admin.  Request carries MPIP_A_ENABLED (u8,
  *	0 or 1): switches MPIP off or on in the namespace.  Switching off
- *	flushes the availability and node tables.
+ *	flushes the availability, node and session tables (and so the
+ *	paths).
  * @MPIP_CMD_GET_AVAIL: dumpit.  One message per availability-table entry,
  *	each with one nested MPIP_A_AVAIL (enum mpip_avail_attr).
  * @MPIP_CMD_GET_NODES: dumpit.  One message per node-table entry, each with
@@ -506,7 +508,7 @@ enum mpip_path_state {
  * @MPIP_PATH_A_RX_BYTES: u64, bytes of those packets
  * @MPIP_PATH_A_FEEDBACK: u64, delay reports received for the path
  * @MPIP_PATH_A_FB_AGE_MS: u32, milliseconds since the last delay report
- *	or reverse packet (0xffffffff: never)
+ *	for the path (0xffffffff: never)
  * @MPIP_PATH_A_PAD: padding for the u64 attributes
  * @MPIP_PATH_A_VERIFIED: u8, 1 once the remote address echoed the path's
  *	nonce (return routability): only such a path carries data
