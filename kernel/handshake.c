@@ -161,6 +161,7 @@ void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	unsigned int ihl = iph->ihl * 4, thl, hlen, len;
+	const struct mpip_cm_ext *ext;
 	struct sk_buff *nskb;
 	struct tcphdr *th;
 	u8 buf[60];
@@ -184,12 +185,13 @@ void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
 	th = tcp_hdr(nskb);
 	cm->flags |= MPIP_CM_F_CTRL;
 	cm->xflags |= MPIP_CM_X_CARRIER;
-	if (!mpip_carrier_seq(skb, th, mpip_cm_wire_len(cm, NULL), &th->seq))
+	ext = mpip_cm_hs_ext(mn, n, cm, NULL);
+	if (!mpip_carrier_seq(skb, th, mpip_cm_wire_len(cm, ext), &th->seq))
 		goto drop;
 	tcp_flag_word(th) &= ~(TCP_FLAG_CWR | TCP_FLAG_ECE | TCP_FLAG_URG |
 			       TCP_FLAG_PSH | TCP_FLAG_RST | TCP_FLAG_SYN |
 			       TCP_FLAG_FIN);
-	if (!mpip_ctrl_put_cm(nskb, n, cm, NULL))
+	if (!mpip_ctrl_put_cm(nskb, n, cm, ext))
 		goto drop;
 	iph = ip_hdr(nskb);
 	len = nskb->len - ihl;
@@ -261,7 +263,7 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 	uh->source = sport;
 	uh->dest = dport;
 	uh->len = htons(sizeof(*uh));
-	if (!mpip_ctrl_put_cm(nskb, n, cm, ext)) {
+	if (!mpip_ctrl_put_cm(nskb, n, cm, mpip_cm_hs_ext(mn, n, cm, ext))) {
 		kfree_skb(nskb);
 		return;
 	}

@@ -6,7 +6,8 @@
  * token instead of a node ID, a counter and a 64-bit MAC under the MAC
  * key of its direction.  A handshake CM (a query, flag ENABLE, or a
  * confirmation, ENABLED) also carries the sender's key for the pair and
- * the high half of its counter in a 12-byte extension.
+ * the high half of its counter in a 12-byte extension while the peer may
+ * lack that key (mpip_cm_hs_ext()).
  *
  * Keys.  An initiator draws a random key per peer node (its token, the
  * node's ID here, unique in the table) and sends it in its queries; until
@@ -83,24 +84,49 @@ static bool mpip_cm_is_hs(const struct mpip_cm *cm)
 	return cm->flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED);
 }
 
+const struct mpip_cm_ext mpip_cm_key_ext = { .len = MPIP_HS_EXT_LEN };
+
+/*
+ * The extension of @cm, a CM to node @n that would carry @ext: for a
+ * handshake CM, our key (mpip_cm_key_ext) while the peer may lack it,
+ * else none.  The peer may lack it before an authenticated CM from it
+ * came (@n not verified), and once it has been silent, or has left a
+ * question unanswered, for peer_timeout_ms: it may have restarted and
+ * lost the pair's keys, and then only a CM with our key starts a new
+ * handshake.  A pair that talks does not show its keys again, so an
+ * on-path attacker who missed the handshake does not learn them from a
+ * later query or confirmation (security.rst).  Computed once per CM:
+ * its length and its sealing must agree.  Caller holds RCU.
+ */
+const struct mpip_cm_ext *mpip_cm_hs_ext(const struct mpip_net *mn,
+					 const struct mpip_node *n,
+					 const struct mpip_cm *cm,
+					 const struct mpip_cm_ext *ext)
+{
+	if (!mpip_cm_is_hs(cm))
+		return ext;
+	if (!mpip_node_keyed(n) || !READ_ONCE(n->verified) ||
+	    mpip_node_silent(mn, n) || mpip_node_unanswered(mn, n))
+		return &mpip_cm_key_ext;
+	return NULL;
+}
+
 /* Bytes the v2 trailer of @cm with extension @ext (or none) takes. */
 unsigned int mpip_cm_wire_len(const struct mpip_cm *cm,
 			      const struct mpip_cm_ext *ext)
 {
-	if (mpip_cm_is_hs(cm))
-		return MPIP_CM2_MIN_LEN + 4 * cm->naddrs + MPIP_HS_EXT_LEN;
 	return MPIP_CM2_MIN_LEN + 4 * cm->naddrs + (ext ? ext->len : 0);
 }
 
 /*
  * Write the v2 trailer of @cm, a CM to node @n of a flow of protocol
  * @proto, into @buf (@len bytes, at least mpip_cm_wire_len()), which
- * lies @off bytes from the transport header (mpip_cm2_sum()).  A
- * handshake CM carries our key, any other the extension @ext, if given.
- * Its counter is @ctr, if not 0 (the copies of a packet of mode protected
- * share one: mpip_cm_next_ctr()), else the node's next.  Returns the
- * length written or a negative error: a node without keys can only be
- * sent a query.  Caller holds RCU.
+ * lies @off bytes from the transport header (mpip_cm2_sum()), with the
+ * extension @ext, if given: mpip_cm_key_ext puts our key and the
+ * counter's high half there.  Its counter is @ctr, if not 0 (the copies
+ * of a packet of mode protected share one: mpip_cm_next_ctr()), else the
+ * node's next.  Returns the length written or a negative error: a node
+ * without keys can only be sent a query with our key.  Caller holds RCU.
  */
 int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
 		 const struct mpip_cm_ext *ext, u8 proto, unsigned int off,
@@ -109,11 +135,11 @@ int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
 	const struct mpip_keys *k = rcu_dereference(n->keys);
 	struct mpip_cm2 c2 = { .cm = *cm };
 
-	if (!k && !(cm->flags & MPIP_CM_F_ENABLE))
+	if (!k && (!(cm->flags & MPIP_CM_F_ENABLE) || ext != &mpip_cm_key_ext))
 		return -ENOKEY;
 	if (!ctr)
 		ctr = mpip_cm_next_ctr(n);
-	if (mpip_cm_is_hs(cm)) {
+	if (ext == &mpip_cm_key_ext) {
 		put_unaligned_be64(n->lkey, c2.ext);
 		put_unaligned_be32(ctr >> 32, c2.ext + 8);
 		c2.ext_len = MPIP_HS_EXT_LEN;
@@ -346,6 +372,14 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 		if (!n)	/* -ENOSPC: no room for a stranger's node */
 			return mpip_table_full(&mn->nodes, true) ?
 			       -ENOSPC : -ENOMEM;
+		/*
+		 * Not for a node whose peer authenticated: that peer holds
+		 * our key and sends no such query.  The key in a query is
+		 * no secret to whoever saw one, and a counter far ahead
+		 * from it would shut the peer's own CMs out of the window.
+		 */
+		if (READ_ONCE(n->verified))
+			return err;
 		k = rcu_dereference(n->keys);
 		/* Its counter: a replayed query is not answered twice. */
 		err = k ? mpip_cm_commit(k, ctr) : MPIP_AUTH_E_KEY;

@@ -689,6 +689,15 @@ struct mpip_cm_ext {
 	u8 b[MPIP_RR_SEEN_LEN];
 };
 
+/*
+ * The extension that stands for our key and the counter's high half,
+ * filled in when a handshake CM is sealed: mpip_cm_hs_ext() gives it.
+ */
+extern const struct mpip_cm_ext mpip_cm_key_ext;
+const struct mpip_cm_ext *mpip_cm_hs_ext(const struct mpip_net *mn,
+					 const struct mpip_node *n,
+					 const struct mpip_cm *cm,
+					 const struct mpip_cm_ext *ext);
 unsigned int mpip_cm_wire_len(const struct mpip_cm *cm,
 			      const struct mpip_cm_ext *ext);
 /* The counter of the next CM to node @n (never 0). */
@@ -965,7 +974,8 @@ unsigned int mpip_local_addrs(struct mpip_net *mn, struct mpip_laddr *la,
 void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 		  bool with_addrs);
 int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
-		    const struct mpip_cm *cm, u64 ctr);
+		    const struct mpip_cm *cm, const struct mpip_cm_ext *ext,
+		    u64 ctr);
 unsigned int mpip_skb_room(const struct sk_buff *skb);
 
 /* handshake.c: control packets */

@@ -140,16 +140,17 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
- * Resolve a pending partial checksum, then append @cm with counter @ctr
- * (0: the node's next).  (A GSO packet kept whole keeps its partial
- * checksum: its CM goes in front, gso.c.)
+ * Resolve a pending partial checksum, then append @cm with extension
+ * @ext (or none) and counter @ctr (0: the node's next).  (A GSO packet
+ * kept whole keeps its partial checksum: its CM goes in front, gso.c.)
  */
 static int mpip_out_add_cm(struct sk_buff *skb, struct mpip_node *n,
-			   const struct mpip_cm *cm, u64 ctr)
+			   const struct mpip_cm *cm,
+			   const struct mpip_cm_ext *ext, u64 ctr)
 {
 	if (skb->ip_summed == CHECKSUM_PARTIAL && skb_checksum_help(skb))
 		return -EINVAL;
-	return mpip_skb_add_cm(skb, n, cm, ctr);
+	return mpip_skb_add_cm(skb, n, cm, ext, ctr);
 }
 
 /*
@@ -235,6 +236,7 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 			   struct sk_buff *skb)
 {
 	u32 limit = READ_ONCE(mn->cfg.query_threshold);
+	const struct mpip_cm_ext *ext;
 	struct mpip_node *n;
 	struct mpip_cm cm;
 
@@ -265,11 +267,12 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 	if (skb_is_gso(skb))
 		return;
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_ENABLE, READ_ONCE(n->verified));
-	if (mpip_skb_room(skb) < mpip_cm_wire_len(&cm, NULL))
+	ext = mpip_cm_hs_ext(mn, n, &cm, NULL);
+	if (mpip_skb_room(skb) < mpip_cm_wire_len(&cm, ext))
 		return;
 	if (atomic_inc_return(&e->queries) > limit)
 		return;
-	if (mpip_out_add_cm(skb, n, &cm, 0))
+	if (mpip_out_add_cm(skb, n, &cm, ext, 0))
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 	else
 		mpip_inc(mn, MPIP_STAT_TX_QUERY);
@@ -511,7 +514,7 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 	if (pk->node)
 		mpip_fb_pick(mn, pk->node, path, cm);
 	err = kept ? mpip_gso_encap(skb, pk->node, cm) :
-		     mpip_out_add_cm(skb, pk->node, cm, ctr);
+		     mpip_out_add_cm(skb, pk->node, cm, NULL, ctr);
 	if (!err && !kept && !(cm->flags & MPIP_CM_F_ORIG) &&
 	    mpip_out_encap(path)) {
 		err = mpip_encap_push(skb, path);

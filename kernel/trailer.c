@@ -140,20 +140,22 @@ static void *mpip_skb_tail_room(struct sk_buff *skb, unsigned int len)
 }
 
 /*
- * Append the trailer for @cm, a CM to node @n with counter @ctr (0: the
- * node's next), to an IPv4 packet whose transport checksum is already
- * final (not CHECKSUM_PARTIAL), and fix the IP header.
+ * Append the trailer for @cm, a CM to node @n with extension @ext (or
+ * none) and counter @ctr (0: the node's next), to an IPv4 packet whose
+ * transport checksum is already final (not CHECKSUM_PARTIAL), and fix the
+ * IP header.
  */
 int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
-		    const struct mpip_cm *cm, u64 ctr)
+		    const struct mpip_cm *cm, const struct mpip_cm_ext *ext,
+		    u64 ctr)
 {
-	unsigned int len = mpip_cm_wire_len(cm, NULL);
+	unsigned int len = mpip_cm_wire_len(cm, ext);
 	unsigned int off = skb->len - ip_hdrlen(skb);
 	u8 buf[MPIP_CM_ANY_MAX_LEN];
 	struct iphdr *iph;
 	void *p;
 
-	if (mpip_cm_seal(n, cm, NULL, ip_hdr(skb)->protocol, off, buf,
+	if (mpip_cm_seal(n, cm, ext, ip_hdr(skb)->protocol, off, buf,
 			 len, ctr) != len)
 		return -EINVAL;
 

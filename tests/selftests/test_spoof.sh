@@ -43,7 +43,13 @@
 #   sends at most 20 control packets a second and a burst of 5, to X's
 #   addresses and A alike (ctrl_budget counts the rest); with no limit,
 #   the same flood draws at least three times that.
-# And session IDs are drawn at random, not counted up from 1.  Last, A
+# - a first query with A's key and counter as an observer of link 1 saw
+#   them in the handshake, the counter moved far ahead: B's node for A,
+#   which A has long authenticated to, refuses it, and A's CMs still open
+#   (before, B's replay window jumped to that counter and shut A out).
+# And session IDs are drawn at random, not counted up from 1; while the
+# pair talks, the queries and confirmations of new flows (UDP, TCP) show
+# no key to an observer of either link (before, all of them did).  Last, A
 # switches mpip off and B finds it lost: X's copies of A's earlier
 # packets do not make B take A for alive again.
 # TIMEOUT: 600
@@ -128,7 +134,13 @@ hang_off_b() {
 }
 
 t_setup() {
+	# an observer of link 1 during the handshake: t_stolen_key
+	if command -v tcpdump >/dev/null; then
+		CAPTURE_SNAP=0 capture_start "$B" eth1 hs0 \
+			'src host 10.1.1.1 and dst host 10.1.1.2'
+	fi
 	mpip_twolink_warm_up
+	[[ ! -e $T/hs0.pid ]] || capture_stop hs0
 	hang_off_b "$X" eth9 9
 	ip netns exec "$B" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 		net.ipv4.conf.eth9.rp_filter=0
@@ -666,6 +678,112 @@ PY
 		<<<"$ids" >/dev/null || fail "session IDs in steps of one size: sequential"
 }
 
+# hs_cms PCAP: the v2 handshake CMs (flag ENABLE or ENABLED) in PCAP, a
+# JSON object a line: source address, flags, token, extension length e,
+# and for one that shows its sender's key (e = 12) the key and the full
+# counter
+hs_cms() {
+	/usr/bin/python3 - "$REPO/tests/scapy" "$1" <<'PY'
+import json, struct, sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm
+from scapy.all import IP, rdpcap
+for p in rdpcap(sys.argv[2]):
+    t = mpip_cm.find_trailer(p[IP]) if IP in p else None
+    if t is None or t.version != mpip_cm.VERSION2:
+        continue
+    d = t.to_dict()
+    if not d["flags"] & (mpip_cm.F_ENABLE | mpip_cm.F_ENABLED):
+        continue
+    o = {"src": p[IP].src, "flags": d["flags"], "token": d["token"],
+         "e": len(d["ext"])}
+    if len(d["ext"]) == 12:
+        key, hi = struct.unpack("!QI", d["ext"])
+        o["key"] = "0x%016x" % key
+        o["ctr"] = hi << 32 | d["counter_lo"]
+    print(json.dumps(o))
+PY
+}
+
+# An observer of link 1 saw A's first query in the handshake, with A's
+# key and counter (t_setup captured it).  Much later X sends B a first
+# query with that key and a counter far ahead, as a peer that lost its
+# keys would: B's node for A, whose peer has long authenticated, takes
+# nothing from it.  (Before, B committed the counter to the node's
+# replay window, and refused every later CM of A's as a replay or a bad
+# MAC until the node expired.)
+t_stolen_key() {
+	local q bad0 bad1 bad2 n0 n1
+	[[ -s $T/hs0.pcap ]] || ktap_skip "no capture of the handshake (tcpdump)"
+	q=$(hs_cms "$T/hs0.pcap" | jq -sc '[.[] | select(.src == "10.1.1.1" and
+		.token == 0 and .key)] | first // empty')
+	[[ -n $q ]] || fail "no first query of A's (token 0, its key) on link 1: not a test"
+	echo "A's first query: $q"
+	mpipctl_in "$B" -j show nodes | jq -e --arg n "$(mpip_peer_node "$B" "$A")" \
+		'[.[] | select(.node_id == $n and .verified)] | length == 1' >/dev/null ||
+		fail "B's node for A is not verified"
+	a_still_delivers "before the attack"
+	n0=$(nodes_count "$B")
+	bad0=$(($(mpip_stat "$B" rx_auth_fail) + $(mpip_stat "$B" rx_replay)))
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$(jq -r .key <<<"$q")" \
+		"$(jq -r .ctr <<<"$q")" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm
+from scapy.all import IP, UDP, Raw, send, conf
+conf.verb = 0
+key, ctr = int(sys.argv[2], 16), int(sys.argv[3]) + (1 << 40)
+t = mpip_cm.write_v2(struct.pack("!IQ", ctr & 0xffffffff, 0),
+                     flags=mpip_cm.F_ENABLE,
+                     ext=struct.pack("!QI", key, ctr >> 32))
+pkt = IP(src="10.1.9.9", dst="10.1.1.2") / UDP(sport=7300, dport=6100) / Raw(b"STOLEN")
+send(mpip_cm.add(pkt, t))
+PY
+	sleep 1
+	bad1=$(($(mpip_stat "$B" rx_auth_fail) + $(mpip_stat "$B" rx_replay)))
+	n1=$(nodes_count "$B")
+	# (B answered A's query as the responder, so the key names its node)
+	((n1 <= n0)) || fail "B made a node for the key ($n0 -> $n1 nodes): A did not start the handshake, not a test"
+	a_still_delivers "after the attack"
+	bad2=$(($(mpip_stat "$B" rx_auth_fail) + $(mpip_stat "$B" rx_replay)))
+	echo "B: CMs refused (rx_auth_fail + rx_replay): $bad0 -> $bad1 with the stolen key's query -> $bad2 with A's 20 datagrams"
+	((bad1 - bad0 >= 1)) || fail "B took the stolen key's query"
+	((bad2 - bad1 < 5)) || fail "B refused A's CMs after the attack"
+}
+
+# While the pair talks, new flows both ways shake hands (queries and
+# confirmations, over UDP and in TCP carriers): none of those CMs shows
+# its sender's key, so an observer of a path who missed the first
+# handshake learns no key from a later one.  (Before, every query and
+# confirmation carried it.)
+t_keys_hidden() {
+	local bg cms nq nc
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	# the pair talks: A's flow to B, and B's delay reports back
+	dgrams "$A" 10.1.1.1 7100 10.1.1.2 6100 400 GOOD &
+	bg=$!
+	sleep 1
+	CAPTURE_SNAP=0 capture_start "$B" eth1 hs1 'host 10.1.1.1 or host 10.1.2.1'
+	CAPTURE_SNAP=0 capture_start "$B" eth2 hs2 'host 10.1.1.1 or host 10.1.2.1'
+	receiver "$B" 0.0.0.0 6700 "$T/rx3"
+	receiver "$A" 0.0.0.0 7700 "$T/rx4"
+	dgrams "$A" 10.1.1.1 7701 10.1.1.2 6700 20 NEWA
+	dgrams "$B" 10.1.1.2 6701 10.1.1.1 7700 20 NEWB
+	tcp_send_file "$A" "$B" 10.1.1.2 4998 "$T/small" "$T/small2.out"
+	sha256_equal "$T/small" "$T/small2.out" || fail "TCP data differs"
+	capture_stop hs1
+	capture_stop hs2
+	wait "$bg" || true
+	cms=$(cat <(hs_cms "$T/hs1.pcap") <(hs_cms "$T/hs2.pcap") | jq -sc .)
+	nq=$(jq '[.[] | select(.flags % 2 == 1)] | length' <<<"$cms")
+	nc=$(jq '[.[] | select(.flags / 2 % 2 == 1)] | length' <<<"$cms")
+	echo "captured $nq queries and $nc confirmations on links 1 and 2"
+	jq -c '.[] | select(.key)' <<<"$cms" | head -n 5
+	((nq >= 2 && nc >= 2)) || fail "too few handshake CMs captured: not a test"
+	jq -e '[.[] | select(.key)] | length == 0' <<<"$cms" >/dev/null ||
+		fail "$(jq '[.[] | select(.key)] | length' <<<"$cms") handshake CMs showed a key"
+}
+
 # b_node_age_ms ID: how long ago B last heard its node ID (ms)
 b_node_age_ms() {
 	mpipctl_in "$B" -j show nodes |
@@ -721,7 +839,7 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 12
+	ktap_plan 14
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run stranger_cannot_unlink_session t_unlink
@@ -732,6 +850,8 @@ main() {
 	ktap_run colliding_keys_spread t_collide
 	ktap_run control_packets_within_ctrl_pps t_ctrl_budget
 	ktap_run session_ids_random t_random_ids
+	ktap_run stolen_key_query_moves_no_window t_stolen_key
+	ktap_run later_handshakes_show_no_key t_keys_hidden
 	ktap_run replays_do_not_revive_lost_peer t_replay_no_revive
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
