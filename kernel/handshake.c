@@ -91,54 +91,26 @@ void mpip_ctrl_untrack(struct sk_buff *skb)
 }
 
 /*
- * Where a carrier copied from the outgoing segment @skb (TCP header @th)
- * with a CM of @t bytes starts: @t + 1 bytes before what the peer has
- * acknowledged, so all it carries is data the peer has had (or, copied
- * from a SYN, bytes before the initial sequence number, which no
- * connection sends).  It ends a byte short of that: were it to end where
- * the next segment starts, a receiver's GRO could merge the two (behind
- * WireGuard, which checks no checksums, even a next segment with a
- * trailer).  False if that cannot be told (a segment of a socket not
- * fully open that is no SYN).
+ * Where a carrier copied from the outgoing segment @skb with a CM of @t
+ * bytes starts: @t + 1 bytes before what the peer has acknowledged, so
+ * all it carries is data the peer has had.  (Carriers go only next to
+ * segments with ACK, never SYN or RST: mpip_out_tcp_done().)  It ends a
+ * byte short of that: were it to end where the next segment starts, a
+ * receiver's GRO could merge the two (behind WireGuard, which checks no
+ * checksums, even a next segment with a trailer).  False if that cannot
+ * be told (a segment of no full TCP socket).
  */
-static bool mpip_carrier_seq(const struct sk_buff *skb,
-			     const struct tcphdr *th, unsigned int t,
+static bool mpip_carrier_seq(const struct sk_buff *skb, unsigned int t,
 			     __be32 *seq)
 {
 	struct sock *sk = skb->sk;
 	u32 una;
 
-	if (th->syn)
-		una = ntohl(th->seq);
-	else if (sk && sk_fullsock(sk) && sk->sk_protocol == IPPROTO_TCP)
-		una = READ_ONCE(tcp_sk(sk)->snd_una);
-	else
+	if (!sk || !sk_fullsock(sk) || sk->sk_protocol != IPPROTO_TCP)
 		return false;
+	una = READ_ONCE(tcp_sk(sk)->snd_una);
 	*seq = htonl(una - t - 1);
 	return true;
-}
-
-/*
- * Can a carrier go next to outgoing segment @skb to node @n now?  Not
- * one copied from a SYN (it has no ACK) if the flow's addresses cross a
- * NAT: its conntrack would see a segment of a connection it does not
- * know yet, take it for INVALID and drop it.  The next segment carries
- * it.  Caller holds RCU.
- */
-bool mpip_tcp_carrier_ok(const struct sk_buff *skb, struct mpip_node *n)
-{
-	const struct iphdr *iph = ip_hdr(skb);
-	const struct tcphdr *th;
-	struct tcphdr _th;
-	struct mpip_path *p;
-
-	th = skb_header_pointer(skb, iph->ihl * 4, sizeof(_th), &_th);
-	if (!th)
-		return false;
-	if (th->ack)
-		return true;
-	p = mpip_path_find(n, iph->saddr, iph->daddr);
-	return !p || !READ_ONCE(p->nat);
 }
 
 /*
@@ -186,7 +158,7 @@ void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
 	cm->flags |= MPIP_CM_F_CTRL;
 	cm->xflags |= MPIP_CM_X_CARRIER;
 	ext = mpip_cm_hs_ext(mn, n, cm, NULL);
-	if (!mpip_carrier_seq(skb, th, mpip_cm_wire_len(cm, ext), &th->seq))
+	if (!mpip_carrier_seq(skb, mpip_cm_wire_len(cm, ext), &th->seq))
 		goto drop;
 	tcp_flag_word(th) &= ~(TCP_FLAG_CWR | TCP_FLAG_ECE | TCP_FLAG_URG |
 			       TCP_FLAG_PSH | TCP_FLAG_RST | TCP_FLAG_SYN |

@@ -979,7 +979,6 @@ int mpip_skb_add_cm(struct sk_buff *skb, struct mpip_node *n,
 unsigned int mpip_skb_room(const struct sk_buff *skb);
 
 /* handshake.c: control packets */
-bool mpip_tcp_carrier_ok(const struct sk_buff *skb, struct mpip_node *n);
 void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
 			   struct mpip_node *n, struct mpip_cm *cm);
 void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,

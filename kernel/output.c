@@ -255,8 +255,6 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 	if (!n)
 		return;
 	if (ip_hdr(skb)->protocol == IPPROTO_TCP) {
-		if (!mpip_tcp_carrier_ok(skb, n))
-			return;
 		if (atomic_inc_return(&e->queries) > limit)
 			return;
 		mpip_tcp_ctrl_send(mn, skb, n, MPIP_CM_F_ENABLE);
