@@ -21,12 +21,16 @@
 
 /*
  * Room for the largest event: MPIP_A_EVENT and a path's nest with its
- * node ID, addresses and ifindex (u32) and its ID and state (u8), or a
- * rule's with its preference (u32) and counters (u64, each maybe padded).
+ * node ID, addresses and ifindex (u32) and its ID and state (u8), and for
+ * path_nat the address (u32) and port (u16) the peer saw; or a rule's
+ * with its preference (u32) and counters (u64, each maybe padded).
  */
+#define MPIP_EVENT_PATH_SIZE	(5 * nla_total_size(4) + \
+				 2 * nla_total_size(1) + nla_total_size(2))
+#define MPIP_EVENT_RULE_SIZE	(nla_total_size(4) + \
+				 2 * nla_total_size_64bit(8))
 #define MPIP_EVENT_SIZE	(nla_total_size(1) + nla_total_size(0) + \
-			 max(4 * nla_total_size(4) + 2 * nla_total_size(1), \
-			     nla_total_size(4) + 2 * nla_total_size_64bit(8)))
+			 max(MPIP_EVENT_PATH_SIZE, MPIP_EVENT_RULE_SIZE))
 
 /*
  * May an event be sent?  Someone listens and the budget is not spent.
