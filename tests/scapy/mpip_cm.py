@@ -282,6 +282,20 @@ class _AddrListField(FieldListField):
         return s[4 * n:], addrs
 
 
+def _footer_fields(version):
+    """The fields of the 12-byte footer both versions end with."""
+    return [
+        XShortField("csum_adjust", None),
+        FlagsField("flags", 0, 8, FLAG_NAMES),
+        BitField("xflags", 0, 4),
+        BitField("naddrs", None, 4),
+        XByteField("magic", MAGIC),
+        ByteField("version", version),
+        ShortField("length", None),
+        XIntField("check", None),
+    ]
+
+
 class _TrailerLayer:
     """What the layers of both versions share: the footer's fields left
     unset (count, length, check, adjustment) are filled in as the trailer
@@ -322,15 +336,7 @@ class MPIPTrailer(_TrailerLayer, Packet):
         IntField("timestamp_us", 0),
         IntField("path_delay_us", 0),
         _AddrListField("addrs", []),
-        XShortField("csum_adjust", None),
-        FlagsField("flags", 0, 8, FLAG_NAMES),
-        BitField("xflags", 0, 4),
-        BitField("naddrs", None, 4),
-        XByteField("magic", MAGIC),
-        ByteField("version", VERSION),
-        ShortField("length", None),
-        XIntField("check", None),
-    ]
+    ] + _footer_fields(VERSION)
 
     def to_dict(self):
         """Field values as plain python values (flags as an int)."""
@@ -904,15 +910,7 @@ class MPIPTrailerV2(_TrailerLayer, Packet):
         _ExtField("ext", b""),
         XIntField("counter_lo", 0),
         XLongField("mac", 0),
-        XShortField("csum_adjust", None),
-        FlagsField("flags", 0, 8, FLAG_NAMES),
-        BitField("xflags", 0, 4),
-        BitField("naddrs", None, 4),
-        XByteField("magic", MAGIC),
-        ByteField("version", VERSION2),
-        ShortField("length", None),
-        XIntField("check", None),
-    ]
+    ] + _footer_fields(VERSION2)
 
     @classmethod
     def sealed(cls, key, counter, proto, **fields):
