@@ -129,11 +129,11 @@ static bool mpip_carrier_seq(const struct sk_buff *skb, unsigned int t,
  * since it is built from headers that have been there.
  */
 void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
-			   struct mpip_node *n, struct mpip_cm *cm)
+			   struct mpip_node *n, struct mpip_cm *cm,
+			   const struct mpip_cm_ext *ext)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 	unsigned int ihl = iph->ihl * 4, thl, hlen, len;
-	const struct mpip_cm_ext *ext;
 	struct sk_buff *nskb;
 	struct tcphdr *th;
 	u8 buf[60];
@@ -157,7 +157,7 @@ void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
 	th = tcp_hdr(nskb);
 	cm->flags |= MPIP_CM_F_CTRL;
 	cm->xflags |= MPIP_CM_X_CARRIER;
-	ext = mpip_cm_hs_ext(mn, n, cm, NULL);
+	ext = mpip_cm_hs_ext(mn, n, cm, ext);
 	if (!mpip_carrier_seq(skb, mpip_cm_wire_len(cm, ext), &th->seq))
 		goto drop;
 	tcp_flag_word(th) &= ~(TCP_FLAG_CWR | TCP_FLAG_ECE | TCP_FLAG_URG |
@@ -184,15 +184,16 @@ drop:
 
 /*
  * A carrier (mpip_tcp_carrier_send()) with CM flags @flags next to
- * outgoing segment @skb: a query or a confirmation.
+ * outgoing segment @skb: a query, or a confirmation with extension @ext.
  */
 void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
-			struct mpip_node *n, u8 flags)
+			struct mpip_node *n, u8 flags,
+			const struct mpip_cm_ext *ext)
 {
 	struct mpip_cm cm;
 
 	mpip_cm_fill(mn, &cm, flags, READ_ONCE(n->verified));
-	mpip_tcp_carrier_send(mn, skb, n, &cm);
+	mpip_tcp_carrier_send(mn, skb, n, &cm, ext);
 }
 
 /*
@@ -251,10 +252,11 @@ void mpip_udp_ctrl_xmit(struct mpip_net *mn, struct rtable *rt,
 
 /*
  * Answer the UDP query @skb (received, not yet stripped) from node @n with
- * ENABLED; with our addresses only if @n proved that it holds the keys.
+ * ENABLED; with our addresses only if @n proved that it holds the keys,
+ * with our key if the query showed @n's (@keyed).
  */
 void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
-			   struct mpip_node *n)
+			   struct mpip_node *n, bool keyed)
 {
 	const struct iphdr *qiph = ip_hdr(skb);
 	struct udphdr _quh, *quh;
@@ -281,5 +283,5 @@ void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
 	mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 	mpip_touch(&n->last_tx);
 	mpip_udp_ctrl_xmit(mn, rt, fl4.saddr, fl4.daddr, fl4.fl4_sport,
-			   fl4.fl4_dport, n, &cm, NULL);
+			   fl4.fl4_dport, n, &cm, keyed ? &mpip_cm_key_ext : NULL);
 }

@@ -241,10 +241,15 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_RX_QUERY);
 		/* Whoever sends a query without a MAC gets no more back. */
 		if (rx->proto != IPPROTO_UDP) {
+			if (e && rx->keyed) {
+				set_bit(MPIP_AVF_CONFIRM_KEY, &e->flags);
+				/* before CONFIRM: output.c reads them so */
+				smp_mb__before_atomic();
+			}
 			if (e)
 				set_bit(MPIP_AVF_CONFIRM, &e->flags);
 		} else if (rx->authed || mpip_ctrl_may_answer(mn, rx->saddr)) {
-			mpip_udp_confirm_send(mn, skb, rx->node);
+			mpip_udp_confirm_send(mn, skb, rx->node, rx->keyed);
 		}
 	}
 	if (cm->flags & MPIP_CM_F_ENABLED)

@@ -87,23 +87,26 @@ static bool mpip_cm_is_hs(const struct mpip_cm *cm)
 const struct mpip_cm_ext mpip_cm_key_ext = { .len = MPIP_HS_EXT_LEN };
 
 /*
- * The extension of @cm, a CM to node @n that would carry @ext: for a
- * handshake CM, our key (mpip_cm_key_ext) while the peer may lack it,
- * else none.  The peer may lack it before an authenticated CM from it
+ * The extension of @cm, a CM to node @n that would carry @ext.  A query
+ * carries our key (mpip_cm_key_ext) while the peer may lack it, and
+ * else none: the peer may lack it before an authenticated CM from it
  * came (@n not verified), and once it has been silent, or has left a
- * question unanswered, for peer_timeout_ms: it may have restarted and
- * lost the pair's keys, and then only a CM with our key starts a new
- * handshake.  A pair that talks does not show its keys again, so an
- * on-path attacker who missed the handshake does not learn them from a
- * later query or confirmation (security.rst).  Computed once per CM:
- * its length and its sealing must agree.  Caller holds RCU.
+ * question unanswered, for peer_timeout_ms (it may have restarted and
+ * lost the pair's keys; then only a query with our key starts a new
+ * handshake).  A confirmation carries what its caller gives: our key if
+ * the query it answers showed the peer's (the peer is starting over, and
+ * may need our key and the full counter of a node we made again).  So a
+ * pair that talks does not show its keys again, and an on-path attacker
+ * who missed the handshake does not learn them from a later query or
+ * confirmation (security.rst).  Computed once per CM: its length and its
+ * sealing must agree.  Caller holds RCU.
  */
 const struct mpip_cm_ext *mpip_cm_hs_ext(const struct mpip_net *mn,
 					 const struct mpip_node *n,
 					 const struct mpip_cm *cm,
 					 const struct mpip_cm_ext *ext)
 {
-	if (!mpip_cm_is_hs(cm))
+	if (!(cm->flags & MPIP_CM_F_ENABLE))
 		return ext;
 	if (!mpip_node_keyed(n) || !READ_ONCE(n->verified) ||
 	    mpip_node_silent(mn, n) || mpip_node_unanswered(mn, n))
@@ -347,6 +350,7 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 	rx->authed = false;
 	rx->replayed = false;
 	hs = mpip_cm_hs_fields(&rx->c2, &rkey, &ctr);
+	rx->keyed = hs;
 	n = mpip_node_lookup(mn, cm->node_id);
 	if (n) {
 		k = rcu_dereference(n->keys);

@@ -231,6 +231,7 @@ struct mpip_avail {
 
 enum {
 	MPIP_AVF_CONFIRM,	/* a TCP confirmation is owed to this peer */
+	MPIP_AVF_CONFIRM_KEY,	/* with our key: the query showed the peer's */
 	MPIP_AVF_STRANGER,	/* only unauthenticated CMs named it so far */
 	MPIP_AVF_LOST,		/* was "yes" until its node fell silent */
 };
@@ -980,11 +981,13 @@ unsigned int mpip_skb_room(const struct sk_buff *skb);
 
 /* handshake.c: control packets */
 void mpip_tcp_carrier_send(struct mpip_net *mn, const struct sk_buff *skb,
-			   struct mpip_node *n, struct mpip_cm *cm);
+			   struct mpip_node *n, struct mpip_cm *cm,
+			   const struct mpip_cm_ext *ext);
 void mpip_tcp_ctrl_send(struct mpip_net *mn, const struct sk_buff *skb,
-			struct mpip_node *n, u8 flags);
+			struct mpip_node *n, u8 flags,
+			const struct mpip_cm_ext *ext);
 void mpip_udp_confirm_send(struct mpip_net *mn, const struct sk_buff *skb,
-			   struct mpip_node *n);
+			   struct mpip_node *n, bool keyed);
 void mpip_ctrl_untrack(struct sk_buff *skb);
 struct iphdr *mpip_ctrl_iph(struct sk_buff *skb, const struct rtable *rt,
 			    u8 proto, __be32 saddr, __be32 daddr);
@@ -1011,6 +1014,7 @@ struct mpip_rx {
 	bool plain;		/* a data CM that did not open: plain IP */
 	bool encap;		/* it came inside UDP or fake TCP (encap.c) */
 	bool ftcp;		/* it came inside fake TCP (ftcp.c) */
+	bool keyed;		/* a handshake CM with its sender's key */
 	__be16 esport;		/* then the outer source port */
 	struct mpip_ftcp_seg fseg;	/* the fake segment's header */
 	u32 flen;			/* and its payload length */

@@ -257,7 +257,7 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 	if (ip_hdr(skb)->protocol == IPPROTO_TCP) {
 		if (atomic_inc_return(&e->queries) > limit)
 			return;
-		mpip_tcp_ctrl_send(mn, skb, n, MPIP_CM_F_ENABLE);
+		mpip_tcp_ctrl_send(mn, skb, n, MPIP_CM_F_ENABLE, NULL);
 		mpip_inc(mn, MPIP_STAT_TX_QUERY);
 		return;
 	}
@@ -791,7 +791,7 @@ static bool mpip_out_nat_tcp(struct mpip_net *mn, const struct sk_buff *skb,
 		mpip_cm_fill(mn, &cm, MPIP_CM_F_ORIG | MPIP_CM_F_NEW, false);
 		cm.session_id = READ_ONCE(s->id.sid);
 		cm.path_id = orig->id;
-		mpip_tcp_carrier_send(mn, skb, pk->node, &cm);
+		mpip_tcp_carrier_send(mn, skb, pk->node, &cm, NULL);
 		mpip_touch(&pk->node->last_tx);
 	}
 	mpip_inc(mn, MPIP_STAT_TX_BARE);
@@ -973,7 +973,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	struct mpip_net *mn = priv;
 	struct mpip_pkt p;
 	struct mpip_avail *e;
-	bool tcp, revived;
+	bool tcp, revived, keyed;
 	int state;
 
 	if (!READ_ONCE(mn->enabled) || !mpip_out_own(skb, st))
@@ -1018,7 +1018,10 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		/* A plain read first: no locked operation per packet. */
 		if (tcp && test_bit(MPIP_AVF_CONFIRM, &e->flags) &&
 		    test_and_clear_bit(MPIP_AVF_CONFIRM, &e->flags)) {
-			mpip_tcp_ctrl_send(mn, skb, p.node, MPIP_CM_F_ENABLED);
+			keyed = test_and_clear_bit(MPIP_AVF_CONFIRM_KEY,
+						   &e->flags);
+			mpip_tcp_ctrl_send(mn, skb, p.node, MPIP_CM_F_ENABLED,
+					   keyed ? &mpip_cm_key_ext : NULL);
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
 		}
 		mpip_out_session(mn, skb, &p);

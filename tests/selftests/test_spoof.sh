@@ -52,7 +52,7 @@
 # no key to an observer of either link (before, all of them did).  Last, A
 # switches mpip off and B finds it lost: X's copies of A's earlier
 # packets do not make B take A for alive again.
-# TIMEOUT: 600
+# TIMEOUT: 900
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
