@@ -734,6 +734,16 @@ def write_v2(auth, token=0, session_id=0, path_id=0, fb_path_id=0,
     return bytes(raw)
 
 
+def first_query(key, counter, flags=F_ENABLE, **fields):
+    """Bytes of a first query's v2 trailer, as a sender that does not know
+    the receiver's key yet sends it: token 0, no MAC (the auth block holds
+    the counter's low 32 bits and zeros), its key and the counter's high
+    32 bits in the extension (wire-format.rst, "Extension contents")."""
+    return write_v2(struct.pack("!IQ", counter & 0xFFFFFFFF, 0),
+                    flags=flags, ext=struct.pack("!QI", key, counter >> 32),
+                    **fields)
+
+
 def with_ext(raw, ext, target=CSUM_SUM):
     """The v2 trailer raw (unsealed, as write_v2() makes it) with its
     extension replaced by ext, of the same length, and check and

@@ -637,6 +637,23 @@ class V2CodecTest(unittest.TestCase):
         self.assertEqual(raw[t - 24:t - 20].hex(), "55667788")
         self.assertEqual(raw[t - 10:t - 4].hex(), "a591d7020034")
 
+    def test_first_query(self):
+        # token 0, a zero MAC, the key and the full counter split between
+        # extension and auth block, as a responder reads them
+        key, ctr = 0x0123456789ABCDEF, 5 << 32 | 7
+        raw = m.first_query(key, ctr, addrs=["10.0.0.1"])
+        self.assertEqual(m.validate_v2(raw), 0)
+        d = m.decode_v2(raw)
+        self.assertEqual((d["token"], d["mac"], d["flags"]),
+                         (0, 0, m.F_ENABLE))
+        self.assertEqual(d["addrs"], ["10.0.0.1"])
+        self.assertEqual(d["ext"], struct.pack("!QI", key, 5))
+        self.assertEqual(d["counter_lo"], 7)
+        self.assertEqual(raw, m.write_v2(struct.pack("!IQ", 7, 0),
+                                         flags=m.F_ENABLE,
+                                         addrs=["10.0.0.1"],
+                                         ext=struct.pack("!QI", key, 5)))
+
     def test_with_ext(self):
         # with_ext() of a template is write_v2() of the new extension,
         # summing to any target asked for

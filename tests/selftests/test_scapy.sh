@@ -112,14 +112,13 @@ t_crafted_query() {
 	local tok
 	mpipctl_in "$A" disable
 	tok=$(in_ns "$A" /usr/bin/python3 - "$REPO/tests/scapy" <<'PY'
-import struct, sys
+import sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
 from scapy.all import IP, UDP, Raw, send, conf
 conf.verb = 0
 key, ctr = 0x0123456789abcdef, 5 << 32 | 7
-t = mpip_cm.write_v2(struct.pack("!IQ", ctr & 0xffffffff, 0), flags=0x01,
-                     ext=struct.pack("!QI", key, ctr >> 32))
+t = mpip_cm.first_query(key, ctr)
 pkt = IP(src="10.1.1.1", dst="10.1.1.2") / UDP(sport=7200, dport=6200) / Raw(b"hello")
 send(mpip_cm.add(pkt, t), iface="eth1")
 print("0x%08x" % mpip_cm.auth_token(key))

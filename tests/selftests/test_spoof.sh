@@ -391,8 +391,7 @@ src, dst = socket.inet_aton("10.1.9.9"), socket.inet_aton("10.1.1.2")
 payload = b"flood"
 # one query's trailer; each query puts its own key in its extension,
 # summing as a UDP trailer there does (wire-format.rst)
-tmpl = mpip_cm.write_v2(struct.pack("!IQ", 1, 0), flags=0x01,
-                        ext=struct.pack("!QI", 0, 0))
+tmpl = mpip_cm.first_query(0, 1)
 tl = len(tmpl)
 target = mpip_cm.udp_sum(tl, 8 + len(payload))
 pkts = []
@@ -727,15 +726,13 @@ t_stolen_key() {
 	bad0=$(($(mpip_stat "$B" rx_auth_fail) + $(mpip_stat "$B" rx_replay)))
 	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$(jq -r .key <<<"$q")" \
 		"$(jq -r .ctr <<<"$q")" <<'PY'
-import struct, sys
+import sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
 from scapy.all import IP, UDP, Raw, send, conf
 conf.verb = 0
 key, ctr = int(sys.argv[2], 16), int(sys.argv[3]) + (1 << 40)
-t = mpip_cm.write_v2(struct.pack("!IQ", ctr & 0xffffffff, 0),
-                     flags=mpip_cm.F_ENABLE,
-                     ext=struct.pack("!QI", key, ctr >> 32))
+t = mpip_cm.first_query(key, ctr)
 pkt = IP(src="10.1.9.9", dst="10.1.1.2") / UDP(sport=7300, dport=6100) / Raw(b"STOLEN")
 send(mpip_cm.add(pkt, t))
 PY
