@@ -217,6 +217,20 @@ static struct mpip_avail *mpip_in_avail(struct mpip_net *mn,
 }
 
 /*
+ * A TCP confirmation is owed to @e's peer, with our key if its query
+ * showed its own (@keyed): the next segment to it carries it (output.c).
+ */
+static void mpip_in_confirm_owed(struct mpip_avail *e, bool keyed)
+{
+	if (keyed) {
+		set_bit(MPIP_AVF_CONFIRM_KEY, &e->flags);
+		/* before CONFIRM: output.c reads them in that order */
+		smp_mb__before_atomic();
+	}
+	set_bit(MPIP_AVF_CONFIRM, &e->flags);
+}
+
+/*
  * Learn from a CM: the sender runs MPIP.  A datagram from the control port
  * (heartbeats, probes, address queries) belongs to no flow: only the
  * address's port-0 entry learns from it; a confirmation of a UDP query
@@ -241,13 +255,8 @@ static void mpip_in_learn(struct mpip_net *mn, const struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_RX_QUERY);
 		/* Whoever sends a query without a MAC gets no more back. */
 		if (rx->proto != IPPROTO_UDP) {
-			if (e && rx->keyed) {
-				set_bit(MPIP_AVF_CONFIRM_KEY, &e->flags);
-				/* before CONFIRM: output.c reads them so */
-				smp_mb__before_atomic();
-			}
 			if (e)
-				set_bit(MPIP_AVF_CONFIRM, &e->flags);
+				mpip_in_confirm_owed(e, rx->keyed);
 		} else if (rx->authed || mpip_ctrl_may_answer(mn, rx->saddr)) {
 			mpip_udp_confirm_send(mn, skb, rx->node, rx->keyed);
 		}

@@ -973,7 +973,7 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 	struct mpip_net *mn = priv;
 	struct mpip_pkt p;
 	struct mpip_avail *e;
-	bool tcp, revived, keyed;
+	bool tcp, revived;
 	int state;
 
 	if (!READ_ONCE(mn->enabled) || !mpip_out_own(skb, st))
@@ -1018,8 +1018,9 @@ unsigned int mpip_out_hook(void *priv, struct sk_buff *skb,
 		/* A plain read first: no locked operation per packet. */
 		if (tcp && test_bit(MPIP_AVF_CONFIRM, &e->flags) &&
 		    test_and_clear_bit(MPIP_AVF_CONFIRM, &e->flags)) {
-			keyed = test_and_clear_bit(MPIP_AVF_CONFIRM_KEY,
-						   &e->flags);
+			bool keyed = test_and_clear_bit(MPIP_AVF_CONFIRM_KEY,
+							&e->flags);
+
 			mpip_tcp_ctrl_send(mn, skb, p.node, MPIP_CM_F_ENABLED,
 					   keyed ? &mpip_cm_key_ext : NULL);
 			mpip_inc(mn, MPIP_STAT_TX_CONFIRM);
