@@ -81,10 +81,25 @@ int mpip_sessions_init(struct mpip_sessions *st)
 	return err;
 }
 
-/* The tables must be empty and no reader left. */
+/* A session left in the tables at their end: a bug. */
+static void mpip_session_orphan_free(void *ptr, void *arg)
+{
+	struct mpip_session *s = ptr;
+
+	WARN_ONCE(1, "mpip: a session outlived the flush of its namespace\n");
+	mpip_reorder_release(s);
+	kfree(s);
+}
+
+/*
+ * The tables should be empty, and no reader left.  Whatever they still
+ * hold is freed, with a warning: every linked session is in both tables,
+ * so the walk of one meets each once.
+ */
 void mpip_sessions_destroy(struct mpip_sessions *st)
 {
-	rhashtable_destroy(&st->by_tuple);
+	rhashtable_free_and_destroy(&st->by_tuple, mpip_session_orphan_free,
+				    NULL);
 	rhashtable_destroy(&st->by_id);
 }
 
@@ -117,21 +132,28 @@ static void mpip_session_free(struct mpip_session *s)
 	kfree_rcu(s, rcu);
 }
 
-/* Sessions looked at between two breaks of a sweep. */
+/* Sessions looked at between two breaks of a walk. */
 #define MPIP_SWEEP_BATCH	256
+/* Walks of a flush at most: in practice two, the second removing none. */
+#define MPIP_SWEEP_WALKS	8
 
 /*
- * Remove the sessions idle for @ttl jiffies, or all of them.  The walk
- * may meet an entry twice (after a resize) or one that is being removed;
- * the dead mark, read under the lock, keeps it from being freed twice.
+ * One walk over the sessions, removing those idle for @ttl jiffies, or
+ * all of them; returns how many it removed.  The walk may meet an entry
+ * twice (after a resize) or one that is being removed; the dead mark,
+ * read under the lock, keeps it from being freed twice.  It may also
+ * miss some: after a break, rhashtable_walk_start() cannot find the
+ * entry the walk stood on if that one was removed meanwhile (by this
+ * walk, as a rule) and then passes over the one after it in its bucket.
  * Sleeps.
  */
-void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all)
+static unsigned int mpip_sessions_walk_sweep(struct mpip_net *mn,
+					     unsigned long ttl, bool all)
 {
 	struct mpip_sessions *st = &mn->sessions;
 	struct mpip_session *s, *gone;
 	struct rhashtable_iter it;
-	unsigned int seen = 0;
+	unsigned int seen = 0, removed = 0;
 
 	rhashtable_walk_enter(&st->by_tuple, &it);
 	rhashtable_walk_start(&it);
@@ -144,6 +166,7 @@ void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all)
 			if (!s->dead) {
 				mpip_session_unlink(st, s);
 				gone = s;
+				removed++;
 				if (!all)
 					mpip_inc(mn, MPIP_STAT_SESSION_EXPIRED);
 			}
@@ -158,6 +181,22 @@ void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all)
 	}
 	rhashtable_walk_stop(&it);
 	rhashtable_walk_exit(&it);
+	return removed;
+}
+
+/*
+ * Remove the sessions idle for @ttl jiffies, or all of them.  An expiry
+ * sweep leaves what its walk missed to the next one; a flush walks again
+ * while its last walk removed some, so that it leaves none behind unless
+ * packets add sessions as fast as it removes them.  Sleeps.
+ */
+void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all)
+{
+	unsigned int walks = 0;
+
+	while (mpip_sessions_walk_sweep(mn, ttl, all) && all &&
+	       ++walks < MPIP_SWEEP_WALKS)
+		;
 }
 
 /* Start a walk over all sessions, for a dump (netlink.c). */

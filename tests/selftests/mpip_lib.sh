@@ -248,6 +248,52 @@ mpip_twolink_warm_up() {
 mpip_paths() { mpipctl_in "$1" -j show paths; }
 mpip_sessions() { mpipctl_in "$1" -j show sessions; }
 
+# many flows (flows.py): test_teardown's flush of thousands of sessions,
+# test_reload's reloads while new flows keep coming
+FLOWS_PORT=9
+
+# flows_sink NS: a UDP sink on NS's port $FLOWS_PORT in the background
+# (killed at exit), so that the flows' datagrams meet a socket rather than
+# an ICMP error
+flows_sink() {
+	local ready pidf
+	ready=$(tmpdir)/flows-ready.$1
+	pidf=$(tmpdir)/flows-sink.$1.pid
+	[[ -f $pidf ]] && return 0
+	ip netns exec "$1" python3 "$REPO/tests/selftests/flows.py" sink \
+		"$FLOWS_PORT" --ready "$ready" </dev/null >/dev/null 2>&1 &
+	echo $! >"$pidf"
+	wait_for 30 test -e "$ready" || fail "no UDP sink in $1"
+}
+
+# flows_send NS ADDR COUNT: COUNT datagrams to ADDR:$FLOWS_PORT, each from
+# a new socket: COUNT new flows
+flows_send() {
+	in_ns "$1" python3 "$REPO/tests/selftests/flows.py" send "$2" \
+		"$FLOWS_PORT" "$3" >/dev/null || fail "flows.py in $1 sent fewer than $3"
+}
+
+# _flows_probe NS ADDR: one more flow; NS knows ADDR:$FLOWS_PORT as an
+# MPIP peer's (new flows to it get a session at once)
+_flows_probe() {
+	flows_send "$1" "$2" 1
+	mpip_avail_is "$1" "$2" "$FLOWS_PORT" yes
+}
+
+# flows_ready NS ADDR PEER: PEER runs the sink, and NS knows ADDR's port
+flows_ready() {
+	flows_sink "$3"
+	wait_for 30 _flows_probe "$1" "$2" ||
+		fail "$1 does not know $2:$FLOWS_PORT as an MPIP peer's"
+}
+
+# flows_sessions NS: how many of NS's sessions are UDP flows to or from
+# port $FLOWS_PORT
+flows_sessions() {
+	mpip_sessions "$1" | jq --argjson p "$FLOWS_PORT" \
+		'[.[] | select(.proto == "udp" and (.rport == $p or .lport == $p))] | length'
+}
+
 # mpip_path_get NS SADDR DADDR FIELD: one field of the path SADDR -> DADDR
 # (as jq prints it raw: a number, a string, true/false or null); fails,
 # printing nothing, unless exactly one such path exists and it has FIELD
