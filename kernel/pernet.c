@@ -94,6 +94,10 @@ void mpip_flush(struct mpip_net *mn)
  * The hooks are registered only while mpip is enabled in the namespace:
  * the packets of a disabled one meet no mpip code at all.  Caller holds
  * mn->hook_lock.
+ *
+ * Unregistering does not wait for the CPUs that are in a hook: one may
+ * still add a session, a node or an availability entry.  Callers that
+ * empty the tables next wait for a grace period first.
  */
 static int mpip_hooks_set(struct mpip_net *mn, bool on)
 {
@@ -132,7 +136,11 @@ int mpip_set_enabled(struct mpip_net *mn, bool on)
 			WRITE_ONCE(mn->enabled, true);
 	} else {
 		WRITE_ONCE(mn->enabled, false);
-		mpip_hooks_set(mn, false);
+		if (mn->hooked) {
+			mpip_hooks_set(mn, false);
+			/* for the CPUs still in a hook (see above) */
+			synchronize_net();
+		}
 		mpip_flush(mn);
 	}
 	mutex_unlock(&mn->hook_lock);
@@ -267,18 +275,38 @@ err_avail:
 	return err;
 }
 
-static void __net_exit mpip_net_exit(struct net *net)
+/*
+ * A namespace goes, or the module: the hooks go first.  The netns core
+ * waits for a grace period between the pre_exit and the exit methods
+ * (for all namespaces of a batch at once), so no CPU is in a hook by the
+ * time mpip_net_exit() empties the tables.
+ */
+static void __net_exit mpip_net_pre_exit(struct net *net)
 {
 	struct mpip_net *mn = mpip_pernet(net);
 
 	mutex_lock(&mn->hook_lock);
+	WRITE_ONCE(mn->enabled, false);
 	mpip_hooks_set(mn, false);
 	mutex_unlock(&mn->hook_lock);
+}
+
+/*
+ * Nothing adds to the tables any more (mpip_net_pre_exit()): stop the
+ * work items, which only expire entries and send heartbeats, empty the
+ * tables and free them.  Nor does anything read them: the hooks were
+ * their only readers besides the work items and netlink, and no netlink
+ * socket is left in the namespace (nor the family, at unload).
+ */
+static void __net_exit mpip_net_exit(struct net *net)
+{
+	struct mpip_net *mn = mpip_pernet(net);
+
 	cancel_delayed_work_sync(&mn->gc_work);
 	mpip_tick_stop(mn);
 	mpip_flush(mn);
-	/* Readers of the session buckets are gone with the hooks. */
-	synchronize_rcu();
+	WARN_ON_ONCE(READ_ONCE(mn->sessions.count) ||
+		     READ_ONCE(mn->nodes.count) || READ_ONCE(mn->avail.count));
 	mpip_sessions_destroy(&mn->sessions);
 	kvfree(mn->nodes.buckets);
 	kvfree(mn->avail.buckets);
@@ -291,6 +319,7 @@ static void __net_exit mpip_net_exit(struct net *net)
 
 static struct pernet_operations mpip_net_ops = {
 	.init = mpip_net_init,
+	.pre_exit = mpip_net_pre_exit,
 	.exit = mpip_net_exit,
 	.id = &mpip_net_id,
 	.size = sizeof(struct mpip_net),
