@@ -86,14 +86,12 @@ def sink(args):
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("send")
-    p.add_argument("host")
-    p.add_argument("port", type=int)
-    p.add_argument("count", type=int)
-    p = sub.add_parser("flood")
-    p.add_argument("host")
-    p.add_argument("port", type=int)
-    p.add_argument("secs", type=float)
+    # send and flood: HOST PORT, then a count or a duration
+    for cmd, last, kind in (("send", "count", int), ("flood", "secs", float)):
+        p = sub.add_parser(cmd)
+        p.add_argument("host")
+        p.add_argument("port", type=int)
+        p.add_argument(last, type=kind)
     p.add_argument("--rate", type=float, default=1000)
     p = sub.add_parser("sink")
     p.add_argument("port", type=int)
