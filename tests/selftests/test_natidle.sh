@@ -54,6 +54,23 @@ first_ts() {
 # ms_after T F: milliseconds from time F to time T (seconds)
 ms_after() { awk -v t="$1" -v f="$2" 'BEGIN { printf "%d", (t - f) * 1000 }'; }
 
+# idle_why FLOW INSIDE: where the datagrams went (the debug kernel lost
+# some, twice): per link, how many A sent bare and inside UDP, from
+# when to when; the paths, and the counters of drops and NAT changes
+idle_why() {
+	local c
+	for c in idle1 idle2; do
+		capture_stop "$c"
+		echo "$c: bare $(tcpdump -nn -r "$T/$c.pcap" "$1" 2>/dev/null | wc -l)," \
+			"inside $(tcpdump -nn -r "$T/$c.pcap" "$2" 2>/dev/null | wc -l)," \
+			"from $(first_ts "$c") to $(tcpdump -tt -nn -r "$T/$c.pcap" 2>/dev/null |
+				awk 'END { print $1 }')"
+	done
+	paths_brief
+	mpipctl_in "$A" -j stats | jq -c '{tx_encap, tx_heartbeat, path_down, path_up, peer_lost, drop_noroute}' || true
+	mpipctl_in "$B" -j stats | jq -c '{rx_encap, rx_encap_bad, rx_spoofed, path_learned, rr_nat, rx_heartbeat}' || true
+}
+
 t_idle() {
 	local n1 n2 f c1 c2 flow inside
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
@@ -68,8 +85,10 @@ t_idle() {
 	paths_brief
 	n1=$(nat_counter "${P}n1" ct_invalid)
 	n2=$(nat_counter "${P}n2" ct_invalid)
-	UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6001 3000 7001 2000 ||
+	UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6001 3000 7001 2000 || {
+		idle_why "$flow" "$inside"
 		fail "datagrams lost after the idle time: $(cat "$(tmpdir)/udp-res.6001")"
+	}
 	capture_stop idle1
 	capture_stop idle2
 	paths_brief
