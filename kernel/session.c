@@ -144,7 +144,10 @@ static void mpip_session_free(struct mpip_session *s)
  * read under the lock, keeps it from being freed twice.  It may also
  * miss some: after a break, rhashtable_walk_start() cannot find the
  * entry the walk stood on if that one was removed meanwhile (by this
- * walk, as a rule) and then passes over the one after it in its bucket.
+ * walk, as a rule), and then goes as far into the bucket as it had
+ * gone: past one entry it has not seen for each one up to there that is
+ * gone.  (rhashtable_walk_peek() would go one less, not enough when
+ * those before it in the bucket were removed too.)
  * Sleeps.
  */
 static unsigned int mpip_sessions_walk_sweep(struct mpip_net *mn,
