@@ -58,7 +58,7 @@ ms_after() { awk -v t="$1" -v f="$2" 'BEGIN { printf "%d", (t - f) * 1000 }'; }
 # some, twice): per link, how many A sent bare and inside UDP, from
 # when to when; the paths, and the counters of drops and NAT changes
 idle_why() {
-	local c
+	local c ns d=0
 	for c in idle1 idle2; do
 		capture_stop "$c"
 		echo "$c: bare $(tcpdump -nn -r "$T/$c.pcap" "$1" 2>/dev/null | wc -l)," \
@@ -67,8 +67,17 @@ idle_why() {
 				awk 'END { print $1 }')"
 	done
 	paths_brief
-	mpipctl_in "$A" -j stats | jq -c '{tx_encap, tx_heartbeat, path_down, path_up, peer_lost, drop_noroute}' || true
-	mpipctl_in "$B" -j stats | jq -c '{rx_encap, rx_encap_bad, rx_spoofed, path_learned, rr_nat, rx_heartbeat}' || true
+	for ns in "$A" "$B"; do
+		echo "$ns: counters not 0: $(mpipctl_in "$ns" -j stats |
+			jq -c 'with_entries(select(.value != 0))')" || true
+	done
+	echo "$B: $(in_ns "$B" nstat -az UdpInDatagrams UdpRcvbufErrors UdpInErrors \
+		UdpNoPorts IpInDiscards IpInHdrErrors | awk 'NR > 1 { printf "%s %s ", $1, $2 }')" || true
+	# backlog drops, all CPUs, the whole guest (second column, in hex)
+	while read -r _ c _; do
+		d=$((d + 16#$c))
+	done </proc/net/softnet_stat
+	echo "softnet backlog drops: $d"
 }
 
 t_idle() {

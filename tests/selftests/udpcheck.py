@@ -10,7 +10,8 @@ Datagram i has a size drawn from the seed (1..1400 bytes), or N bytes
 with --size N (both ends must be given the same), and content that
 encodes i and the seed, so the receiver can tell a lost, duplicated,
 truncated, extended or corrupted datagram from a good one.  The receiver
-prints one JSON object: received, good, bad, duplicates, missing; it exits
+prints one JSON object: received, good, bad, duplicates, missing and,
+when some are missing, lost (the first ranges of their numbers); it exits
 0 only when exactly COUNT good datagrams arrived, each once, and nothing
 else; with --min-good M, when at least M good ones arrived, none twice,
 and nothing else.  With --idle SEC it stops waiting once nothing arrived
@@ -48,6 +49,25 @@ def send(args):
         if args.gap_us:
             time.sleep(args.gap_us / 1e6)
     return 0
+
+
+def lost_ranges(seen, count, most=8):
+    """The numbers below count missing from seen, as "A-B" ranges: the
+    first few, and how many more ranges there were."""
+    ranges = []
+    i = 0
+    while i < count:
+        if i in seen:
+            i += 1
+            continue
+        j = i
+        while j + 1 < count and j + 1 not in seen:
+            j += 1
+        ranges.append(f"{i}-{j}" if j > i else str(i))
+        i = j + 1
+    if len(ranges) > most:
+        ranges = ranges[:most] + [f"+{len(ranges) - most} more"]
+    return ",".join(ranges)
 
 
 def recv(args):
@@ -96,6 +116,8 @@ def recv(args):
     dups = sum(n - 1 for n in seen.values())
     res = {"received": received, "good": len(seen), "bad": bad,
            "duplicates": dups, "missing": args.count - len(seen)}
+    if res["missing"]:
+        res["lost"] = lost_ranges(seen, args.count)
     print(json.dumps(res))
     want = args.min_good if args.min_good else args.count
     return 0 if (res["good"] >= want and not bad and not dups
