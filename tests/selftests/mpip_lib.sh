@@ -152,24 +152,25 @@ tcp_fetch_file() {
 # checked datagrams, GAP_US (default 200) microseconds apart; succeeds when
 # exactly COUNT good ones arrive, each once.  UDP_NO_DF=1: sent without the
 # don't-fragment bit.  UDP_RECV_TIMEOUT: how long the receiver waits for
-# missing datagrams (default 120 s).  UDP_SIZE=N: every datagram N bytes
+# missing datagrams once the sender is done (default 120 s).  UDP_SIZE=N: every datagram N bytes
 # (default: sizes from 1 to 1400).  UDP_MIN_GOOD=M: succeeds when at least
 # M good ones arrive, none twice (a lossy link), and the receiver stops
 # once nothing arrived for 5 s.
 udp_exchange() {
 	local src=$1 dst=$2 addr=$3 port=$4 count=$5 sport=${6:-0} gap=${7:-200}
-	local ready res err rpid rc=0 opt=() ropt=()
+	local ready res err sent rpid rc=0 opt=() ropt=()
 	[[ ${UDP_NO_DF:-0} == 1 ]] && opt=(--no-df)
 	opt+=(--size "${UDP_SIZE:-0}")
 	[[ -n ${UDP_MIN_GOOD:-} ]] && ropt=(--min-good "$UDP_MIN_GOOD" --idle 5)
 	ready=$(tmpdir)/udp-ready.$port
 	res=$(tmpdir)/udp-res.$port
 	err=$(tmpdir)/udp-err.$port
-	rm -f "$ready" "$res"
+	sent=$(tmpdir)/udp-sent.$port
+	rm -f "$ready" "$res" "$sent"
 	# output to files, $! the receiver itself: see tcp_send_file
 	ip netns exec "$dst" python3 "$REPO/tests/selftests/udpcheck.py" recv \
 		"$port" "$count" --timeout "${UDP_RECV_TIMEOUT:-120}" --linger 1 --ready "$ready" \
-		--size "${UDP_SIZE:-0}" "${ropt[@]}" \
+		--sent "$sent" --size "${UDP_SIZE:-0}" "${ropt[@]}" \
 		</dev/null >"$res" 2>"$err" &
 	rpid=$!
 	if ! wait_for 60 test -e "$ready"; then
@@ -182,6 +183,7 @@ udp_exchange() {
 		_bg_stop "$rpid" "$err"
 		fail "UDP sender failed"
 	fi
+	: >"$sent"
 	wait "$rpid" || rc=$?
 	echo "udp $src -> $dst:$port: $(cat "$res")"
 	[[ -s $err ]] && cat "$err" >&2

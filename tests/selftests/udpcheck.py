@@ -4,7 +4,7 @@
   udpcheck.py send HOST PORT COUNT [--sport P] [--seed S] [--gap-us U]
                                    [--no-df] [--size N]
   udpcheck.py recv PORT COUNT [--seed S] [--timeout SEC] [--size N]
-                              [--min-good M] [--idle SEC]
+                              [--min-good M] [--idle SEC] [--sent FILE]
 
 Datagram i has a size drawn from the seed (1..1400 bytes), or N bytes
 with --size N (both ends must be given the same), and content that
@@ -16,11 +16,15 @@ when some are missing, lost (the first ranges of their numbers); it exits
 else; with --min-good M, when at least M good ones arrived, none twice,
 and nothing else.  With --idle SEC it stops waiting once nothing arrived
 for SEC seconds after the first datagram (for a lossy link, where the
-missing ones never come).
+missing ones never come).  With --sent FILE, the --timeout seconds (and
+--idle) count from when FILE appears, which the caller creates once the
+sender is done: a sender that a slow guest runs for longer than the
+timeout does not leave its last datagrams to a closed port.
 """
 import argparse
 import hashlib
 import json
+import os
 import random
 import socket
 import sys
@@ -49,6 +53,10 @@ def send(args):
         if args.gap_us:
             time.sleep(args.gap_us / 1e6)
     return 0
+
+
+# How long a receiver with --sent waits for the sender to be done at most.
+SENDING_MAX = 900
 
 
 def lost_ranges(seen, count, most=8):
@@ -87,15 +95,31 @@ def recv(args):
     seen = {}
     bad = 0
     received = 0
-    deadline = time.monotonic() + args.timeout
-    while time.monotonic() < deadline:
-        s.settimeout(max(0.01, deadline - time.monotonic()))
-        if args.idle and received:
-            s.settimeout(max(0.01, min(deadline - time.monotonic(),
-                                       args.idle)))
+    start = time.monotonic()
+    deadline = start + args.timeout
+    # with --sent, the time to wait counts from when the sender is done
+    sending = bool(args.sent)
+    while True:
+        now = time.monotonic()
+        if sending and os.path.exists(args.sent):
+            sending = False
+            deadline = now + args.timeout
+        if sending:
+            if now - start > SENDING_MAX:
+                break
+            wait = 0.5
+        elif now < deadline:
+            wait = deadline - now
+            if args.idle and received:
+                wait = min(wait, args.idle)
+        else:
+            break
+        s.settimeout(max(0.01, wait))
         try:
             data, _ = s.recvfrom(65535)
         except socket.timeout:
+            if sending:
+                continue
             break
         received += 1
         try:
@@ -111,6 +135,9 @@ def recv(args):
         if len(seen) == args.count and args.linger <= 0:
             break
         if len(seen) == args.count:
+            if sending:
+                sending = False
+                deadline = time.monotonic() + args.linger
             deadline = min(deadline, time.monotonic() + args.linger)
             args.linger = 0
     dups = sum(n - 1 for n in seen.values())
@@ -146,6 +173,9 @@ def main():
     pr.add_argument("--linger", type=float, default=0.5,
                     help="keep listening this long after the last one")
     pr.add_argument("--ready", help="file to create once bound")
+    pr.add_argument("--sent", help="file that appears once the sender is "
+                    "done: --timeout counts from then, not from the start "
+                    f"(the sender may take up to {SENDING_MAX} s)")
     pr.add_argument("--min-good", type=int, default=0,
                     help="succeed with this many good ones (none twice)")
     pr.add_argument("--idle", type=float, default=0,
