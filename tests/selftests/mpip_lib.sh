@@ -152,8 +152,8 @@ tcp_fetch_file() {
 # checked datagrams, GAP_US (default 200) microseconds apart; succeeds when
 # exactly COUNT good ones arrive, each once.  UDP_NO_DF=1: sent without the
 # don't-fragment bit.  UDP_RECV_TIMEOUT: how long the receiver waits for
-# missing datagrams once the sender is done (default 120 s).  UDP_SIZE=N: every datagram N bytes
-# (default: sizes from 1 to 1400).  UDP_MIN_GOOD=M: succeeds when at least
+# missing datagrams once the sender is done (default 120 s).  UDP_SIZE=N:
+# every datagram N bytes (default: sizes from 1 to 1400).  UDP_MIN_GOOD=M: succeeds when at least
 # M good ones arrive, none twice (a lossy link), and the receiver stops
 # once nothing arrived for 5 s.
 udp_exchange() {

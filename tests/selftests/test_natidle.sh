@@ -54,11 +54,13 @@ first_ts() {
 # ms_after T F: milliseconds from time F to time T (seconds)
 ms_after() { awk -v t="$1" -v f="$2" 'BEGIN { printf "%d", (t - f) * 1000 }'; }
 
-# idle_why FLOW INSIDE: where the datagrams went (the debug kernel lost
-# some, twice): per link, how many A sent bare and inside UDP, from
-# when to when; the paths, and the counters of drops and NAT changes
+# idle_why FLOW INSIDE: where the datagrams went: per link, how many A
+# sent bare and inside UDP, from when to when; the paths, every counter
+# of A and B that is not 0, B's UDP and IP drops and the guest's backlog
+# drops.  (The debug kernel's losses here were the last datagrams, to a
+# closed port: UdpNoPorts.)
 idle_why() {
-	local c ns d=0
+	local c ns col d=0
 	for c in idle1 idle2; do
 		capture_stop "$c"
 		echo "$c: bare $(tcpdump -nn -r "$T/$c.pcap" "$1" 2>/dev/null | wc -l)," \
@@ -74,8 +76,8 @@ idle_why() {
 	echo "$B: $(in_ns "$B" nstat -az UdpInDatagrams UdpRcvbufErrors UdpInErrors \
 		UdpNoPorts IpInDiscards IpInHdrErrors | awk 'NR > 1 { printf "%s %s ", $1, $2 }')" || true
 	# backlog drops, all CPUs, the whole guest (second column, in hex)
-	while read -r _ c _; do
-		d=$((d + 16#$c))
+	while read -r _ col _; do
+		d=$((d + 16#$col))
 	done </proc/net/softnet_stat
 	echo "softnet backlog drops: $d"
 }

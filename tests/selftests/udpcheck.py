@@ -135,10 +135,10 @@ def recv(args):
         if len(seen) == args.count and args.linger <= 0:
             break
         if len(seen) == args.count:
-            if sending:
-                sending = False
-                deadline = time.monotonic() + args.linger
-            deadline = min(deadline, time.monotonic() + args.linger)
+            end = time.monotonic() + args.linger
+            # (a deadline set while the sender was sending is stale)
+            deadline = end if sending else min(deadline, end)
+            sending = False
             args.linger = 0
     dups = sum(n - 1 for n in seen.values())
     res = {"received": received, "good": len(seen), "bad": bad,
