@@ -249,14 +249,16 @@ rx_mbps() {
 		'BEGIN { printf "%.1f\n", b * 8 / (t1 - t0) / 1e6 }'
 }
 
-# ping_avg_ms NS DST [PING ARGS...]: average RTT in ms of 5 pings, after
-# one warm-up ping (ARP resolution would inflate the first RTT)
-ping_avg_ms() {
+# ping_min_ms NS DST [PING ARGS...]: the smallest RTT in ms of 5 pings,
+# after one warm-up ping (ARP resolution would inflate the first RTT).
+# The smallest, not the average: netem's delay is a floor under every
+# RTT, while a loaded machine only adds to some of them.
+ping_min_ms() {
 	local ns=$1 dst=$2 out
 	shift 2
 	in_ns "$ns" ping -q -n -c 1 -W 2 "$@" "$dst" >/dev/null 2>&1 || true
 	out=$(in_ns "$ns" ping -q -n -c 5 -i 0.2 -W 2 "$@" "$dst") || return 1
-	sed -n 's|^rtt [^=]*= [0-9.]*/\([0-9.]*\)/.*|\1|p' <<<"$out"
+	sed -n 's|^rtt [^=]*= \([0-9.]*\)/.*|\1|p' <<<"$out"
 }
 
 # tcp_listening NS PORT: true if something listens on TCP PORT in NS

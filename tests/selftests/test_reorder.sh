@@ -146,24 +146,24 @@ t_reorder_lost() {
 }
 
 # Link 1 goes silent in the middle of a transfer: it silently drops
-# everything once B has the first 4 MiB of a 32 MiB transfer over link
-# 2's addresses and has held segments.  The gaps of the segments lost
-# there cannot be shown lost while link 1 still counts as delivering (it
-# delivers nothing newer), so they are given up when the hold time runs
-# out.  (Cut at a fixed time after the start instead, a loaded machine
-# could start the data late, all of it on link 2 alone; cut a second
-# after B first held segments, it came at the end of the transfer once
-# in a while.  Cut before the transfer, link 1 had delivered nothing
-# lately, so B held nothing for it.  The other ways out of the buffer
-# are printed too.)
+# everything once B has had a first part of it and has held segments.
+# The gaps of the segments lost there cannot be shown lost while link 1
+# still counts as delivering (it delivers nothing newer), so they are
+# given up when the hold time runs out.  The transfer is a stream
+# (tcp_stream_bg) that goes on until B has had another file's worth after
+# the cut, so that the cut always meets data in flight however slow the
+# steps before it are.  (With a fixed 32 MiB file, a loaded machine made
+# the cut at the end of the transfer at times: it met 21 packets, and B
+# had nothing newer to hold behind them.  Cut at a fixed time after the
+# start, a loaded machine could start the data late; cut before the
+# transfer, link 1 had delivered nothing lately, so B held nothing for
+# it.  The other ways out of the buffer are printed too.)
 # size_at_least FILE BYTES: FILE exists and holds BYTES or more
 size_at_least() { [[ -f $1 ]] && (($(stat -c %s "$1") >= $2)); }
 
 t_reorder_timeout() {
-	local cut held0 lost pto
-	# (not divided on the debug kernel, MPIP_TEST_DATA_DIV: there the
-	# steps before the cut take seconds, and its 4 MiB had gone by then)
-	MPIP_TEST_DATA_DIV=1 random_file "$T/big" 32
+	local at0 held0 lost pto out=$T/out.$PORT part
+	part=$(file_size "$T/file")
 	held0=$(mpip_stat "$B" reorder_held)
 	# (cut only while A's path over link 1 is up.  On a loaded machine
 	# its delay reports come late, seconds late on the debug kernel, and
@@ -172,26 +172,35 @@ t_reorder_timeout() {
 	# the waits' scale, MPIP_TEST_WAIT_SCALE)
 	pto=$(mpipctl_in "$A" -j get path_timeout_ms | jq -e .path_timeout_ms) ||
 		fail "cannot read A's path_timeout_ms"
-	# (a subtest is a subshell of its own: this runs when it ends)
+	# (a subtest is a subshell of its own: this runs when it ends, and
+	# puts back what a failure may have left)
 	# shellcheck disable=SC2064
-	trap "mpipctl_in '$A' set path_timeout_ms $pto || true" EXIT
+	trap "touch '$out.stop'; '$TOPO' netem '$A' eth1 40mbit,10ms,- || true
+		mpipctl_in '$A' set path_timeout_ms $pto || true" EXIT
 	mpipctl_in "$A" set path_timeout_ms $((2000 * ${MPIP_TEST_WAIT_SCALE:-1}))
-	{
-		wait_for 120 size_at_least "$T/out.$PORT" $((4 << 20)) &&
-			wait_for 60 mpip_stat_ge "$B" reorder_held $((held0 + 20)) &&
-			wait_for 60 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up &&
-			"$TOPO" netem "$A" eth1 40mbit,10ms,100% &&
-			qdisc_stat "$A" eth1 drops >"$T/cut.dropped" &&
-			mpip_paths_show "$A" >"$T/cut.paths"
-	} &
-	cut=$!
-	TO=10.1.2.2 FILE=$T/big transfer "$B" reorder_held reorder_timeout reorder_overflow reorder_lost
-	wait "$cut" || fail "could not cut link 1"
-	# what the cut met: the packets netem dropped on A's eth1 from the
-	# cut to the end of the transfer, and A's paths at the cut
-	lost=$(($(qdisc_stat "$A" eth1 drops) - $(cat "$T/cut.dropped")))
-	echo "A's eth1 dropped $lost packets after the cut; A's paths at the cut:"
-	cat "$T/cut.paths"
+	BEFORE=$(counters "$B" reorder_held reorder_timeout reorder_overflow reorder_lost)
+	tcp_stream_bg "$A" "$B" 10.1.2.2 "$PORT" "$T/file" "$out"
+	PORT=$((PORT + 1))
+	wait_for 120 size_at_least "$out" "$part" ||
+		fail "the stream brought B less than $part bytes"
+	wait_for 60 mpip_stat_ge "$B" reorder_held $((held0 + 20)) ||
+		fail "B held fewer than 20 segments of the stream"
+	wait_for 60 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up ||
+		{ mpip_paths_show "$A"; fail "A's path over link 1 is not up"; }
+	"$TOPO" netem "$A" eth1 40mbit,10ms,100%
+	at0=$(qdisc_stat "$A" eth1 drops)
+	echo "cut at $(file_size "$out") bytes; A's paths at the cut:"
+	mpip_paths_show "$A"
+	wait_for 60 size_at_least "$out" $(($(file_size "$out") + part)) ||
+		fail "the stream did not go on after the cut"
+	tcp_stream_end "$T/file" "$out" 60
+	AFTER=$(counters "$B" reorder_held reorder_timeout reorder_overflow reorder_lost)
+	echo "$B before: $BEFORE"
+	echo "$B after:  $AFTER"
+	rm -f "$out"
+	# what the cut met: the packets netem dropped on A's eth1 since
+	lost=$(($(qdisc_stat "$A" eth1 drops) - at0))
+	echo "A's eth1 dropped $lost packets after the cut"
 	"$TOPO" netem "$A" eth1 40mbit,10ms,-
 	# (the pair may have gone idle since the transfer, and A's path over
 	# link 1 is probed again only once something goes to B: mpip_poke,
