@@ -22,7 +22,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=46
+PLAN=50
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -406,7 +406,7 @@ check "check.sh: a crashed guest (exit 255) after a clean summary fails" \
 suite fails 'KTAP version 1' '1..2' '    1..2' '    # s1 says' '    ok 1 s1' '    # s2 waited' \
 	'    # s2: no path came up' '    not ok 2 s2' 'not ok 1 f1' \
 	'ok 2 f2' 'z: 1 passed, 1 failed'
-# shellcheck disable=SC2031 # (each subshell sets its own)
+# shellcheck disable=SC2030,SC2031 # (each subshell sets its own)
 summary_names() { # the failure summary names the failed test and subtest
 	(
 		export MPIP_CHECK_LOG=$TMP/check
@@ -466,6 +466,79 @@ dk_merge() {
 }
 
 DK_FILES=()
+# ------------------------------------------- tools/check.sh guests' lanes
+
+# plan_ok GUESTS: plan_guests deals every selftest file once to the newest
+# kernel and OTHER_KERNEL_TESTS once to the other, over at most GUESTS
+# lanes, a guest per lane and kernel
+# shellcheck disable=SC2030,SC2031 # (each subshell sets its own)
+plan_ok() {
+	(
+		export MPIP_CHECK_LOG=$TMP/check MPIP_CHECK_GUESTS=$1
+		# shellcheck source=tools/check.sh
+		source "$REPO/tools/check.sh"
+		plan_guests 0 knew kold >"$TMP/plan"
+		cat "$TMP/plan"
+		want=$(for f in tests/selftests/test_*.sh; do f=${f##*/}; echo "${f%.sh}"; done | sort)
+		got=$(awk '$2 == "knew" { for (i = 3; i <= NF; i++) print $i }' "$TMP/plan" | sort)
+		[[ $got == "$want" ]] || { echo "knew: not every file once"; exit 1; }
+		want=$(tr ' ' '\n' <<<"$OTHER_KERNEL_TESTS" | sort)
+		got=$(awk '$2 == "kold" { for (i = 3; i <= NF; i++) print $i }' "$TMP/plan" | sort)
+		[[ $got == "$want" ]] || { echo "kold: not OTHER_KERNEL_TESTS once"; exit 1; }
+		awk -v g="$1" '$1 < 1 || $1 > g || seen[$1, $2]++ { exit 1 }' "$TMP/plan"
+	)
+}
+check "check.sh: plan_guests deals every file once, one lane" plan_ok 1
+check "check.sh: plan_guests deals every file once, two lanes" plan_ok 2
+# a stand-in for vm.sh: the files after run.sh pass, test_bad fails, and
+# test_crash makes the guest exit 255
+cat >"$TMP/fakevm.sh" <<'EOF2'
+#!/usr/bin/env bash
+while [[ $1 != -- ]]; do
+	[[ $1 == --console-log ]] && echo "[ 1.0] booted" >"$2"
+	shift
+done
+shift 4
+echo "KTAP version 1"
+echo "1..$#"
+i=0 p=0 f=0 rc=0
+for t in "$@"; do
+	i=$((i + 1))
+	if [[ $t == test_bad ]]; then echo "not ok $i $t"; f=$((f + 1)); else echo "ok $i $t"; p=$((p + 1)); fi
+	[[ $t == test_crash ]] && rc=255
+done
+echo "selftests: $p passed, $f failed, 0 skipped"
+exit $rc
+EOF2
+chmod +x "$TMP/fakevm.sh"
+# lanes_result PLAN WANT...: run_guests on PLAN (with the stand-in); its
+# total counts are "P F" and every WANT is a line of what failed
+# shellcheck disable=SC2030,SC2031 # (each subshell sets its own)
+lanes_result() {
+	local plan=$1 want=$2
+	shift 2
+	(
+		export MPIP_CHECK_LOG=$TMP/lanes MPIP_CHECK_VM=$TMP/fakevm.sh MPIP_CHECK_GUESTS=2
+		rm -rf "$MPIP_CHECK_LOG"
+		mkdir -p "$MPIP_CHECK_LOG"
+		# shellcheck source=tools/check.sh
+		source "$REPO/tools/check.sh"
+		run_guests "$plan"
+		failure_summary
+		echo "totals: $total_pass $total_fail"
+	) >"$TMP/lanes.out" 2>&1
+	cat "$TMP/lanes.out"
+	grep -qx "totals: $want" "$TMP/lanes.out" || { echo "want totals '$want'"; return 1; }
+	for w in "$@"; do
+		grep -qxF -- "$w" "$TMP/lanes.out" || { echo "want line '$w'"; return 1; }
+	done
+}
+check "check.sh: side-by-side guests all count; a failure in the second lane fails" \
+	lanes_result $'1 k test_a test_b\n2 k test_c test_bad' "3 1" "selftests-k-2: test_bad"
+check "check.sh: a crashed guest in one lane fails the run" \
+	lanes_result $'1 k test_a\n1 j test_b\n2 k test_crash' "3 1" \
+	"selftests-k-2: the guest crashed (exit status 255; see $TMP/lanes/console-selftests-k-2.log)"
+
 # shellcheck disable=SC2031 # (REPO is set once, at the top)
 for f in "$REPO"/tests/selftests/test_*.sh; do
 	f=${f##*/}

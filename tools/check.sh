@@ -12,15 +12,16 @@
 # own tests (tools/bench/test_*.py: benchtools), the check that the
 # benchmark figures in README.md and Documentation/performance.rst are what
 # tools/bench/report.py generates from Documentation/perf/*.jsonl (perfdocs),
-# then the kernel selftests inside a QEMU guest, once for each kernel of
+# then the kernel selftests inside QEMU guests, for each kernel of
 # tools/kernels.sh (Debian's 6.1 and 6.12: the module built for each by
 # `make kmod`): every test file on the newest kernel, the files of
-# OTHER_KERNEL_TESTS on the others.  With --full (make check-full) every
-# file on every kernel, then a short run of every benchmark
-# (tests/bench_smoke.sh) in another guest, with the default kernel (the
-# top Makefile's KDIR).  make check fits in 40 minutes on a 2-core machine
-# under emulation; check-full takes over an hour, and is run before a
-# change to kernel/ is submitted.
+# OTHER_KERNEL_TESTS on the others, two guests side by side (GUESTS,
+# below).  With --full (make check-full) every file on every kernel, then
+# a short run of every benchmark (tests/bench_smoke.sh) in another guest,
+# with the default kernel (the top Makefile's KDIR).  make check took 38
+# minutes on a 2-core machine under emulation (51 with one guest);
+# check-full takes over an hour, and is run before a change to kernel/ is
+# submitted.
 #
 # Every suite prints KTAP and one summary line "NAME: N passed, N failed"
 # (", N skipped" may follow).  A suite passes only if
@@ -115,14 +116,22 @@ OTHER_KERNEL_TESTS="test_netlink test_multipath test_legacy test_reorder test_br
 # SUMMARY=NAME, the summary line COMMAND prints is "NAME: ..." (a suite
 # run more than once, under names of its own).
 run_suite() {
-	local name=$1 srcs=$2 log rc problems=() out p f s l
+	local name=$1 srcs=$2 rc
 	shift 2
-	log=$LOG/$name.log
 	echo "=== $name: $*"
-	"$@" 2>&1 | tee "$log"
+	"$@" 2>&1 | tee "$LOG/$name.log"
 	rc=${PIPESTATUS[0]}
+	judge_suite "$name" "$srcs" "$1" "$rc"
+}
+
+# judge_suite NAME SOURCES CMD RC: judge the output of suite NAME, in
+# $LOG/NAME.log, whose command CMD (its first word) exited with status RC,
+# as run_suite does
+judge_suite() {
+	local name=$1 srcs=$2 cmd=$3 rc=$4 log problems=() out p f s l
+	log=$LOG/$name.log
 	if ((rc != 0)); then
-		case $1:$rc in
+		case $cmd:$rc in
 		tools/vm.sh:124) problems+=("the guest was killed at its time limit (exit status 124)") ;;
 		tools/vm.sh:255) problems+=("the guest crashed (exit status 255; see ${CONSOLE:-its console})") ;;
 		tools/vm.sh:125) problems+=("tools/vm.sh could not run the guest (exit status 125)") ;;
@@ -172,8 +181,132 @@ run_suite() {
 	total_skip=$((total_skip + s))
 }
 
+# The selftest guests run side by side, GUESTS at a time
+# (MPIP_CHECK_GUESTS, default 2): under TCG a guest keeps about 1.2 of
+# the host's 2 CPUs busy, waiting much of the time (link delays, timers,
+# hold and probe times), so two of them finish the files sooner than one
+# (the 6.12 and 6.1 files in 36 min rather than 48, 2026-11-29).
+# The files are dealt to the lanes longest first (by FILE_SECONDS: their
+# durations in a run on 6.12 in one guest; a file not listed counts 60 s, and
+# each guest's boot BOOT_SECONDS), each lane's files of one kernel in one
+# guest, the lane's guests one after another.
+GUESTS=${MPIP_CHECK_GUESTS:-2}
+# a guest's time limit (vm.sh --timeout), MPIP_CHECK_GUEST_TIMEOUT
+GUEST_TIMEOUT=${MPIP_CHECK_GUEST_TIMEOUT:-3600}
+BOOT_SECONDS=40
+# (test_NAME:SECONDS; 6.12, 2026-11-29)
+FILE_SECONDS="
+	backup:53 blackout:122 bridge:34 encap:44 failover:69
+	fastpath:64 firewall:44 handshake:132 helper:16 idle:81 lab:45
+	legacy:28 links:23 monitor:40 multipath:39 nat:100 natedge:192
+	natidle:94 netlink:26 paths:37 pmtu:27 policy:58 probe:6
+	reload:70 reorder:65 router:31 rr:83 rules:97 scapy:27
+	spoof:289 steer:24 table7:38 teardown:177 unload:95 ynl:32
+"
+
+# plan_guests FULL KERNELS...: the guests, a line "LANE KVER FILE..." each,
+# the kernels in the order given (the first is the newest: every file)
+plan_guests() {
+	local full=$1 k f files first=1
+	shift
+	for k in "$@"; do
+		files=$OTHER_KERNEL_TESTS
+		if ((full || first)); then
+			files=
+			for f in tests/selftests/test_*.sh; do
+				f=${f##*/}
+				files+=" ${f%.sh}"
+			done
+		fi
+		first=0
+		for f in $files; do
+			echo "$k $f"
+		done
+	done | awk -v lanes="$GUESTS" -v est="$FILE_SECONDS" -v boot="$BOOT_SECONDS" '
+	BEGIN {
+		n = split(est, e, " ")
+		for (i = 1; i <= n; i++) {
+			split(e[i], kv, ":")
+			secs["test_" kv[1]] = kv[2]
+		}
+	}
+	{
+		kv[NR] = $1; file[NR] = $2; ord[NR] = NR
+		d[NR] = ($2 in secs) ? secs[$2] : 60
+		if (!($1 in kseen)) { kseen[$1] = 1; korder[++nk] = $1 }
+	}
+	END {
+		for (i = 2; i <= NR; i++)
+			for (j = i; j > 1 && d[ord[j - 1]] < d[ord[j]]; j--) {
+				x = ord[j]; ord[j] = ord[j - 1]; ord[j - 1] = x
+			}
+		for (i = 1; i <= NR; i++) {
+			u = ord[i]; best = 0
+			for (l = 1; l <= lanes; l++) {
+				c = load[l] + d[u] + (((l, kv[u]) in booted) ? 0 : boot)
+				if (!best || c < bestc) { best = l; bestc = c }
+			}
+			load[best] = bestc; booted[best, kv[u]] = 1; lane[u] = best
+		}
+		for (l = 1; l <= lanes; l++)
+			for (m = 1; m <= nk; m++) {
+				line = ""
+				for (u = 1; u <= NR; u++)
+					if (lane[u] == l && kv[u] == korder[m])
+						line = line " " file[u]
+				if (line != "")
+					print l, korder[m] line
+			}
+	}'
+}
+
+# guest_name LANE KVER: the suite name of a lane's guest for KVER
+guest_name() {
+	if ((GUESTS > 1)); then echo "selftests-$2-$1"; else echo "selftests-$2"; fi
+}
+
+# run_guest NAME KVER FILE...: a guest runs FILEs on KVER (the module of
+# `make kmod` for it); its output goes to $LOG/NAME.log, vm.sh's exit
+# status to $LOG/NAME.rc, its console to $LOG/console-NAME.log.
+# (MPIP_CHECK_VM: another command in vm.sh's place, for
+# tests/harness_test.sh)
+run_guest() {
+	local name=$1 k=$2 t0 rc=0
+	shift 2
+	t0=$SECONDS
+	echo "=== $name: started, $# files"
+	${MPIP_CHECK_VM:-tools/vm.sh} --kernel "$k" --timeout "$GUEST_TIMEOUT" --console-log "$LOG/console-$name.log" -- \
+		env MPIP_KO="$REPO/build/kmod/$k/kernel/mpip.ko" tests/selftests/run.sh "$@" \
+		>"$LOG/$name.log" 2>&1 || rc=$?
+	echo "$rc" >"$LOG/$name.rc"
+	echo "=== $name: finished after $((SECONDS - t0)) s"
+}
+
+# run_guests PLAN: the lanes of PLAN (plan_guests) side by side, each
+# lane's guests in turn; then each guest's output is shown and judged
+# as run_suite does, in the order of PLAN
+run_guests() {
+	local plan=$1 l k files name pids=()
+	for ((l = 1; l <= GUESTS; l++)); do
+		grep -q "^$l " <<<"$plan" || continue
+		while read -r _ k files; do
+			# shellcheck disable=SC2086 # a list of file names
+			run_guest "$(guest_name "$l" "$k")" "$k" $files
+		done < <(grep "^$l " <<<"$plan") &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	while read -r l k files; do
+		name=$(guest_name "$l" "$k")
+		echo "=== $name: tools/vm.sh --kernel $k ... tests/selftests/run.sh $files"
+		cat "$LOG/$name.log"
+		CONSOLE=$LOG/console-$name.log SUMMARY=selftests judge_suite "$name" \
+			'tests/selftests/test_*.sh' tools/vm.sh "$(cat "$LOG/$name.rc" 2>/dev/null || echo 125)"
+	done <<<"$plan"
+}
+
 main() {
-	local kernels k newest full=0 files
+	local kernels k full=0
 	case ${1:-} in
 	--full) full=1 ;;
 	"") ;;
@@ -219,16 +352,9 @@ main() {
 		/usr/bin/python3 tests/scapy/run.py tools/bench benchtools
 	run_suite perfdocs 'tools/bench/report.py' \
 		/usr/bin/python3 tools/bench/report.py --check --ktap
-	newest=$(sort -V <<<"$kernels" | tail -n 1)
-	kernels=$(sort -rV <<<"$kernels")	# the newest, the one run in full, first
-	for k in $kernels; do
-		files=
-		((full)) || [[ $k == "$newest" ]] || files=$OTHER_KERNEL_TESTS
-		# shellcheck disable=SC2086 # a list of file names
-		CONSOLE=$LOG/console-$k.log SUMMARY=selftests run_suite "selftests-$k" 'tests/selftests/test_*.sh' \
-			tools/vm.sh --kernel "$k" --timeout 3600 --console-log "$LOG/console-$k.log" -- \
-			env MPIP_KO="$REPO/build/kmod/$k/kernel/mpip.ko" tests/selftests/run.sh $files
-	done
+	# (the newest, the one run in full, first)
+	# shellcheck disable=SC2046 # one word per kernel
+	run_guests "$(plan_guests "$full" $(sort -rV <<<"$kernels"))"
 	if ((full)); then
 		CONSOLE=$LOG/bench-console.log run_suite bench 'tests/bench_smoke.sh' \
 			tools/vm.sh --timeout 1200 --console-log "$LOG/bench-console.log" -- tests/bench_smoke.sh

@@ -2,7 +2,8 @@
 # tools/loaded-runs.sh - the selftests on a busy machine: the whole
 # selftest suite several times in a row in the guest, while a kernel build
 # keeps the host's CPUs busy all along (issue 19: no test may depend on an
-# idle machine).
+# idle machine).  The suite runs as make check runs it: in two guests side
+# by side (tools/check.sh's plan_guests and run_guests; MPIP_CHECK_GUESTS).
 #
 #   tools/loaded-runs.sh [--runs N] [--jobs J] [--kernel KVER] [--out DIR]
 #
@@ -19,8 +20,8 @@
 # linux-source-6.12, unpacked once into ~/.cache/mpip/hog; when a build
 # ends, the next starts from clean.  It runs at the same priority as the
 # guest.  Each run is judged as make check judges a suite
-# (tools/check.sh's run_suite: exit status, KTAP plan and counts, skips,
-# the guest's kernel log).  DIR/summary has a line per run: its number,
+# (tools/check.sh's judge_suite: exit status, KTAP plan and counts, skips,
+# the guests' kernel logs).  DIR/summary has a line per run: its number,
 # start, duration, counts, the host's 1-minute load average over the run
 # (sampled every 30 s into DIR/load: median, lowest and highest) and the
 # builds finished during it.  Runs the module of `make kmod` for KVER
@@ -116,9 +117,9 @@ main() {
 	mkdir -p "$dir"
 	: >"$dir/builds"
 	: >"$dir/load"
-	# (run_suite and its counters; its logs go to $dir)
+	# (run_guests and its counters; each run's logs go to $dir/run-N)
 	# shellcheck source=tools/check.sh
-	MPIP_CHECK_LOG=$dir source "$REPO/tools/check.sh"
+	MPIP_CHECK_LOG=$dir MPIP_CHECK_GUEST_TIMEOUT=5400 source "$REPO/tools/check.sh"
 	sample_load "$dir/load" &
 	samplerpid=$!
 	# shellcheck disable=SC2064 # the ID, now
@@ -141,10 +142,9 @@ main() {
 		local b0 l0 p0=$total_pass f0=$total_fail s0=$total_skip
 		b0=$(wc -l <"$dir/builds")
 		l0=$(wc -l <"$dir/load")
-		CONSOLE=$dir/console-$i.log SUMMARY=selftests run_suite "run-$i" \
-			'tests/selftests/test_*.sh' \
-			tools/vm.sh --kernel "$kver" --timeout 5400 --console-log "$dir/console-$i.log" -- \
-			env MPIP_KO="$REPO/build/kmod/$kver/kernel/mpip.ko" tests/selftests/run.sh
+		LOG=$dir/run-$i
+		mkdir -p "$LOG"
+		run_guests "$(plan_guests 1 "$kver")"
 		secs=$(($(date +%s) - t0))
 		((total_fail == f0)) || failed=$((failed + 1))
 		line="run $i: started $(date -d "@$t0" +%T), $((secs / 60)) min $((secs % 60)) s,"
