@@ -90,8 +90,23 @@ both_ways() {
 # their start; its datagrams fit an MTU of 1400
 warm_up() {
 	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6002 1000 7002 2000 ||
-		fail "datagrams lost: $(cat "$(tmpdir)/udp-res.6002")"
+		{ warm_up_why; fail "datagrams lost: $(cat "$(tmpdir)/udp-res.6002")"; }
 	wait_for 20 n1_encap || fail "A's paths through n1 are not up inside UDP"
+}
+
+# warm_up_why: where a lost warm-up datagram may have gone: the NATs'
+# INVALID drops, the paths, each host's counters that are not 0, B's UDP
+# counters (a datagram lost once in a loaded run and once on the debug
+# kernel, right after a flush with fake TCP on eth1)
+warm_up_why() {
+	local ns
+	nat_report
+	for ns in "$A" "$B"; do
+		echo "$ns: counters not 0: $(mpipctl_in "$ns" -j stats |
+			jq -c 'with_entries(select(.value != 0))')" || true
+	done
+	echo "$B: $(in_ns "$B" nstat -az UdpInDatagrams UdpRcvbufErrors UdpInErrors \
+		UdpNoPorts IpInDiscards | awk 'NR > 1 { printf "%s %s ", $1, $2 }')" || true
 }
 
 # A's paths over eth1 are up, verified, inside UDP (or fake TCP)
