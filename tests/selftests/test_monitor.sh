@@ -67,10 +67,14 @@ t_ynl_events() {
 	local n
 	[[ -f $YNL ]] || fail "no $YNL (tools/deps.sh unpacks it)"
 	n=$(genl_members "$A")
+	# (ynl listens for --sleep seconds once it has subscribed.  Starting
+	# it, Python and the spec, took more than 15 s in a loaded run:
+	# a minute is given to that, and eth2 must go down and up within
+	# the 20 s after it)
 	in_ns "$A" /usr/bin/python3 "$YNL" --spec "$SPEC" --no-schema --output-json \
-		--subscribe events --sleep 12 >"$T/ynl" 2>&1 &
+		--subscribe events --sleep 20 >"$T/ynl" 2>&1 &
 	echo $! >"$T/ynl.pid"
-	wait_for 15 genl_listening "$A" $((n + 1)) || fail "ynl not subscribed"
+	wait_for 60 genl_listening "$A" $((n + 1)) || fail "ynl not subscribed"
 	"$TOPO" down "$A" eth2
 	sleep 1
 	"$TOPO" up "$A" eth2
