@@ -626,6 +626,20 @@ udp_stream() {
 	udp_exchange "$@"
 }
 
+# loss_counters RECEIVER NS...: where lost datagrams may have gone: each
+# NS's mpip counters that are not 0, then RECEIVER's IP and UDP input
+# counters (for a test's report when datagrams were lost)
+loss_counters() {
+	local rcv=$1 ns
+	shift
+	for ns in "$@"; do
+		echo "$ns: counters not 0: $(mpipctl_in "$ns" -j stats |
+			jq -c 'with_entries(select(.value != 0))')" || true
+	done
+	echo "$rcv: $(in_ns "$rcv" nstat -az UdpInDatagrams UdpRcvbufErrors UdpInErrors \
+		UdpNoPorts IpInDiscards IpInHdrErrors | awk 'NR > 1 { printf "%s %s ", $1, $2 }')" || true
+}
+
 # tcp_spread SRC DST ADDR PORT: send the test's file $T/file over TCP; it
 # must arrive intact with each link carrying at least $MIN_PCT% of it
 tcp_spread() {

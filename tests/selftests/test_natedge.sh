@@ -98,17 +98,12 @@ warm_up() {
 
 # warm_up_why: where a lost warm-up datagram may have gone: the NATs'
 # INVALID drops, the paths, each host's counters that are not 0, B's UDP
-# counters (a datagram lost once in a loaded run and once on the debug
-# kernel, right after a flush with fake TCP on eth1)
+# counters.  (One datagram of the 1000 was lost now and then under load:
+# B dropped it as rx_spoofed.  It came over a path that A had verified
+# and B had not yet (rr_ok); not fixed yet.)
 warm_up_why() {
-	local ns
 	nat_report
-	for ns in "$A" "$B"; do
-		echo "$ns: counters not 0: $(mpipctl_in "$ns" -j stats |
-			jq -c 'with_entries(select(.value != 0))')" || true
-	done
-	echo "$B: $(in_ns "$B" nstat -az UdpInDatagrams UdpRcvbufErrors UdpInErrors \
-		UdpNoPorts IpInDiscards | awk 'NR > 1 { printf "%s %s ", $1, $2 }')" || true
+	loss_counters "$B" "$A" "$B"
 }
 
 # A's paths over eth1 are up, verified, inside UDP (or fake TCP)

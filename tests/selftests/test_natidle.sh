@@ -60,7 +60,7 @@ ms_after() { awk -v t="$1" -v f="$2" 'BEGIN { printf "%d", (t - f) * 1000 }'; }
 # drops.  (The debug kernel's losses here were the last datagrams, to a
 # closed port: UdpNoPorts.)
 idle_why() {
-	local c ns col d=0
+	local c col d=0
 	for c in idle1 idle2; do
 		capture_stop "$c"
 		echo "$c: bare $(tcpdump -nn -r "$T/$c.pcap" "$1" 2>/dev/null | wc -l)," \
@@ -69,12 +69,7 @@ idle_why() {
 				awk 'END { print $1 }')"
 	done
 	paths_brief
-	for ns in "$A" "$B"; do
-		echo "$ns: counters not 0: $(mpipctl_in "$ns" -j stats |
-			jq -c 'with_entries(select(.value != 0))')" || true
-	done
-	echo "$B: $(in_ns "$B" nstat -az UdpInDatagrams UdpRcvbufErrors UdpInErrors \
-		UdpNoPorts IpInDiscards IpInHdrErrors | awk 'NR > 1 { printf "%s %s ", $1, $2 }')" || true
+	loss_counters "$B" "$A" "$B"
 	# backlog drops, all CPUs, the whole guest (second column, in hex)
 	while read -r _ col _; do
 		d=$((d + 16#$col))
