@@ -5,6 +5,9 @@
 # and nothing installed.  Two hosts joined by two links (topo.sh twolink); the
 # rules are A's, so A's transmit counters per link or per path say where
 # its data went.
+# TIMEOUT: 600
+# (about 100 s on an idle machine in one guest; in a loaded run, a -j2
+# kernel build beside two guests, it ran 8 of its 11 subtests in 300 s)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
