@@ -226,8 +226,8 @@ plan_guests() {
 	BEGIN {
 		n = split(est, e, " ")
 		for (i = 1; i <= n; i++) {
-			split(e[i], kv, ":")
-			secs["test_" kv[1]] = kv[2]
+			split(e[i], pair, ":")
+			secs["test_" pair[1]] = pair[2]
 		}
 	}
 	{
