@@ -277,8 +277,23 @@ struct mpip_path {
 	/* return routability (rr.c): the path's nonce, fixed for its life */
 	u64 nonce;
 	bool rr_ok;		/* the remote address echoed it; READ/WRITE_ONCE */
+	/*
+	 * The peer answered from there that it verified its path back
+	 * (its nonce field was 0): only then do its checks let our data
+	 * in from this address (input.c).  READ/WRITE_ONCE.
+	 */
+	bool rr_peer;
 	u8 rr_tries;		/* probes with the nonce sent; written under lock */
 	unsigned long rr_next;	/* jiffies: next one due; under lock */
+	/*
+	 * The peer's nonce we last answered with ours, while @rr_ok was
+	 * not set, and where its probe came from: echoed again once our
+	 * nonce comes back, so that the peer learns at once that we
+	 * verified (rr.c).  Under lock; 0 when none is owed.
+	 */
+	u64 peer_nonce;
+	__be32 peer_seen_addr;
+	__be16 peer_seen_port;
 	/*
 	 * Where the peer saw the probe it answered come from (0 until
 	 * then; under lock), and whether that was not our end of the path:
@@ -872,6 +887,15 @@ void mpip_rr_init(struct mpip_path *p);
 void mpip_rr_node_init(struct mpip_node *n);
 void mpip_rr_earn(struct mpip_node *n);
 bool mpip_rr_gave_up(const struct mpip_path *p);
+
+/*
+ * May @p carry data?  Its remote address answered from there, and the
+ * peer verified the way back, so that it takes our data in (rr.c).
+ */
+static inline bool mpip_rr_done(const struct mpip_path *p)
+{
+	return READ_ONCE(p->rr_ok) && READ_ONCE(p->rr_peer);
+}
 bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
 		       struct mpip_path *p, struct mpip_cm_ext *ext);
 void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,

@@ -774,8 +774,8 @@ void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
 	switch (READ_ONCE(p->state)) {
 	case MPIP_PATH_PROBING:
 	case MPIP_PATH_DOWN:
-		/* Its remote address answered itself (rr.c). */
-		if (READ_ONCE(p->rr_ok) &&
+		/* Both ends verified it (rr.c). */
+		if (mpip_rr_done(p) &&
 		    mpip_path_dev_up(mn->net, p->ifindex))
 			mpip_path_set_state(mn, n, p, MPIP_PATH_UP);
 		break;

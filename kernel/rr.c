@@ -14,6 +14,16 @@
  * receives at the address can echo; the MAC of the CM keeps others from
  * forging one.
  *
+ * Each end accepts data under another address than the flow's own only
+ * from a remote address it verified itself (input.c).  So a path carries
+ * data only once the peer verified the way back too: its answer said so
+ * with a nonce field of 0.  An answer that carried the peer's nonce
+ * instead leaves the path probing; the peer, once our echo of its nonce
+ * came back, echoes ours again with its field 0 (a confirmation), and
+ * our next probe would get that answer too.  Else data sent on a path the
+ * moment our own check passed met a peer whose check lagged behind (our
+ * echo late under load, or lost) and was dropped there (rx_spoofed).
+ *
  * Probes of a path not verified yet back off exponentially, from one
  * heartbeat interval, and stop after MPIP_RR_TRIES; a new address list
  * makes new paths, which start over.  All probes of a node's unverified
@@ -54,19 +64,16 @@ void mpip_rr_earn(struct mpip_node *n)
 }
 
 /*
- * Is a probe of @p, a path of @n, due now?  Fills @ext with the nonce of
- * a path not verified yet (such a probe spends one of @n's credits), or
- * leaves it empty.  Caller holds RCU.
+ * May a probe with the nonce of @p, whose remote address has not answered
+ * yet, go now?  One of MPIP_RR_TRIES, after its backoff, and it spends
+ * one of @n's credits.
  */
-bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
-		       struct mpip_path *p, struct mpip_cm_ext *ext)
+static bool mpip_rr_try(struct mpip_net *mn, struct mpip_node *n,
+			struct mpip_path *p)
 {
 	unsigned long hb = msecs_to_jiffies(READ_ONCE(mn->cfg.heartbeat_ms));
 	bool due = false, held = false;
 
-	ext->len = 0;
-	if (READ_ONCE(p->rr_ok))
-		return true;
 	spin_lock_bh(&p->lock);
 	if (p->rr_tries < MPIP_RR_TRIES &&
 	    (!p->rr_tries || !time_before(jiffies, p->rr_next))) {
@@ -81,7 +88,25 @@ bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
 	spin_unlock_bh(&p->lock);
 	if (held)
 		mpip_inc(mn, MPIP_STAT_RR_HELD);
-	if (!due)
+	return due;
+}
+
+/*
+ * Is a probe of @p, a path of @n, due now?  Fills @ext with the nonce of
+ * a path whose check is not complete, or leaves it empty.  While the
+ * remote address has not answered, such probes are limited
+ * (mpip_rr_try()); once it has, the address is the peer's, and the probes
+ * that wait for the peer to say it verified the way back go at the
+ * caller's pace (heartbeat.c), as those of a path that is down.  Caller
+ * holds RCU.
+ */
+bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
+		       struct mpip_path *p, struct mpip_cm_ext *ext)
+{
+	ext->len = 0;
+	if (mpip_rr_done(p))
+		return true;
+	if (!READ_ONCE(p->rr_ok) && !mpip_rr_try(mn, n, p))
 		return false;
 	put_unaligned_be64(p->nonce, ext->b);
 	ext->len = MPIP_RR_NONCE_LEN;
@@ -97,20 +122,76 @@ bool mpip_rr_gave_up(const struct mpip_path *p)
 	return !READ_ONCE(p->rr_ok) && READ_ONCE(p->rr_tries) >= MPIP_RR_TRIES;
 }
 
-/* @p answered from its remote address: it may carry data. */
-static void mpip_rr_verified(struct mpip_net *mn, struct mpip_node *n,
-			     struct mpip_path *p)
+/*
+ * Send the confirmation owed on @p, if one is: the peer's nonce, which we
+ * answered while we had not verified @p, echoed again now that we have,
+ * with our nonce field 0.  At most one per answer we sent.
+ */
+static void mpip_rr_confirm(struct mpip_net *mn, struct mpip_node *n,
+			    struct mpip_path *p)
 {
+	struct mpip_cm_ext ext = { .len = MPIP_RR_SEEN_LEN };
+	struct mpip_cm cm;
+	__be32 addr;
+	__be16 port;
+	u64 nonce;
+
+	spin_lock_bh(&p->lock);
+	nonce = p->peer_nonce;
+	addr = p->peer_seen_addr;
+	port = p->peer_seen_port;
+	p->peer_nonce = 0;
+	spin_unlock_bh(&p->lock);
+	if (!nonce || !mpip_ctrl_may_answer(mn, p->daddr))
+		return;
+	put_unaligned_be64(0, ext.b);
+	put_unaligned_be64(nonce, ext.b + MPIP_RR_NONCE_LEN);
+	memcpy(ext.b + MPIP_RR_ECHO_LEN, &addr, sizeof(addr));
+	memcpy(ext.b + MPIP_RR_ECHO_LEN + 4, &port, sizeof(port));
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
+	mpip_ctrl_send_to(mn, n, p, 0, 0, port, &cm, &ext);
+	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+}
+
+/*
+ * @p answered from its remote address, and the answer said whether the
+ * peer verified the way back (@peer_ok).  Once both hold, it may carry
+ * data.  Returns whether @p was not verified before.
+ */
+static bool mpip_rr_verified(struct mpip_net *mn, struct mpip_node *n,
+			     struct mpip_path *p, bool peer_ok)
+{
+	bool first = false;
 	int state;
 
-	if (READ_ONCE(p->rr_ok))
-		return;
-	WRITE_ONCE(p->rr_ok, true);
-	mpip_inc(mn, MPIP_STAT_RR_VERIFIED);
+	if (peer_ok && !READ_ONCE(p->rr_peer))
+		WRITE_ONCE(p->rr_peer, true);
+	if (!READ_ONCE(p->rr_ok)) {
+		WRITE_ONCE(p->rr_ok, true);
+		mpip_inc(mn, MPIP_STAT_RR_VERIFIED);
+		first = true;
+	}
+	if (!mpip_rr_done(p))
+		return first;
 	state = READ_ONCE(p->state);
 	if ((state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN) &&
 	    READ_ONCE(p->feedback) && mpip_path_dev_up(mn->net, p->ifindex))
 		mpip_path_set_state(mn, n, p, MPIP_PATH_UP);
+	return first;
+}
+
+/*
+ * We answer the peer's @nonce on @p with our own, not verified yet: keep
+ * it, and where it came from, for the confirmation (mpip_rr_confirm()).
+ */
+static void mpip_rr_owe(struct mpip_path *p, const struct mpip_rx *rx,
+			u64 nonce)
+{
+	spin_lock_bh(&p->lock);
+	p->peer_nonce = nonce;
+	p->peer_seen_addr = rx->saddr;
+	p->peer_seen_port = rx->sport;
+	spin_unlock_bh(&p->lock);
 }
 
 /*
@@ -123,11 +204,14 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
 			   u64 nonce)
 {
 	struct mpip_cm_ext ext = { .len = MPIP_RR_SEEN_LEN };
+	bool owe = p && !READ_ONCE(p->rr_ok);
 	struct mpip_cm cm;
 
 	if (!mpip_ctrl_may_answer(mn, rx->saddr))
 		return;
-	put_unaligned_be64(p && !READ_ONCE(p->rr_ok) ? p->nonce : 0, ext.b);
+	if (owe)
+		mpip_rr_owe(p, rx, nonce);
+	put_unaligned_be64(owe ? p->nonce : 0, ext.b);
 	put_unaligned_be64(nonce, ext.b + MPIP_RR_NONCE_LEN);
 	memcpy(ext.b + MPIP_RR_ECHO_LEN, &rx->saddr, sizeof(rx->saddr));
 	memcpy(ext.b + MPIP_RR_ECHO_LEN + 4, &rx->sport, sizeof(rx->sport));
@@ -185,8 +269,9 @@ static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
 /*
  * The return-routability part of an authenticated CM from node @n: an
  * echo of one of our nonces verifies our path between the CM's
- * addresses, unless it says that a NAT is in between; a nonce of the
- * peer is answered.  Caller holds RCU.
+ * addresses, unless it says that a NAT is in between (and nat_mode is
+ * none), and its nonce field tells whether the peer verified the way
+ * back; a nonce of the peer is answered.  Caller holds RCU.
  */
 void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 		const struct mpip_rx *rx)
@@ -194,6 +279,7 @@ void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 	const struct mpip_cm2 *c2 = &rx->c2;
 	struct mpip_path *p;
 	u64 nonce, echo = 0;
+	bool first = false;
 
 	if (c2->ext_len != MPIP_RR_NONCE_LEN &&
 	    c2->ext_len != MPIP_RR_ECHO_LEN && c2->ext_len != MPIP_RR_SEEN_LEN)
@@ -207,7 +293,10 @@ void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 	if (echo && p && echo == p->nonce &&
 	    !(c2->ext_len == MPIP_RR_SEEN_LEN &&
 	      mpip_rr_seen(mn, n, p, c2->ext + MPIP_RR_ECHO_LEN)))
-		mpip_rr_verified(mn, n, p);
+		first = mpip_rr_verified(mn, n, p, !nonce);
+	/* An answer now tells the peer as well as a confirmation. */
 	if (nonce)
 		mpip_rr_answer(mn, n, rx, p, nonce);
+	else if (first)
+		mpip_rr_confirm(mn, n, p);
 }

@@ -21,6 +21,10 @@
 #   byte-exact, both links of the sender carry data, no packet INVALID at
 #   a NAT (TCP queries and sessions cross in carriers, the data inside
 #   UDP).
+# - A path carries data only once both ends verified it: with A's echoes
+#   from n2's end lost at B, A's paths over eth2 pass A's own check but
+#   stay unused, and every datagram of a flow arrives over eth1; once
+#   the echoes get through, the paths come up and carry data.
 # - nat_mode none on both hosts: paths through the NATs unused, nothing
 #   inside UDP, UDP and TCP both ways intact on one path, nothing INVALID.
 # - The same through a double NAT with random source ports.
@@ -238,6 +242,96 @@ t_tcp_nogso() {
 	done
 }
 
+# answers_from_n2 add|delete: B drops, and counts, the answers that come
+# from n2's end of A's paths: control datagrams of IP length 92 (20 + 8 +
+# a CM of 40 bytes with a 24-byte extension: our nonce field, the echo,
+# the endpoint seen), before mpip sees them (its hook is at priority
+# -399).  A's answers to B's probes of its paths back to n2 are lost, so
+# B cannot verify those paths, while A's own probes get through and are
+# answered.
+answers_from_n2() {
+	if [[ $1 == delete ]]; then
+		in_ns "$B" nft delete table ip answers
+		return
+	fi
+	in_ns "$B" nft -f - <<-EOF
+	table ip answers {
+		counter lost { }
+		chain pre {
+			type filter hook prerouting priority -450; policy accept;
+			ip saddr 198.18.2.1 udp dport 19792 ip length 92 counter name lost drop
+		}
+	}
+	EOF
+}
+
+answers_lost() {
+	ip netns exec "$B" nft -j list counter ip answers lost |
+		jq -er '.nftables[] | select(.counter) | .counter.packets'
+}
+
+# eth2_paths FILTER: A has two paths over eth2 (through n2), and FILTER
+# holds for both
+eth2_paths() {
+	mpip_paths "$A" | jq -e "[.[] | select(.dev == \"eth2\")] |
+		length == 2 and all(.[]; $1)" >/dev/null
+}
+
+# A path carries data only once both ends verified it.  Tables flushed,
+# B loses every answer that comes from n2's end (answers_from_n2), and a
+# UDP flow starts: A's probes over eth2 are answered, so A verifies those
+# paths, but B's answers tell it that B has not verified its paths back to
+# n2 (they carry B's nonce), and A's echoes of that nonce are lost.  A
+# keeps them from data: all datagrams arrive over eth1, none is dropped at
+# B as spoofed.  (Before, A moved data onto them as soon as its own check
+# passed, and B, which takes data under other addresses only from an
+# address it verified itself, dropped it: one datagram now and then when
+# A's echo was only late, under load; every datagram on link 2 while it
+# was lost.)  Once the answers get through, B verifies, tells A, and A's
+# paths over eth2 come up and carry the next flow.
+t_answers_lost() {
+	local ns s0 e2 pid lost up=0 res=0
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" flush
+	done
+	s0=$(mpip_stat "$B" rx_spoofed)
+	answers_from_n2 add
+	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6020 3000 7020 2000 \
+		>"$T/answers.out" 2>&1 &
+	pid=$!
+	if ! wait_for 30 eth2_paths .verified; then
+		answers_from_n2 delete
+		wait "$pid" || true
+		fail "A did not verify its paths over eth2: $(paths_brief)"
+	fi
+	# a heartbeat or more for data to move (it did, before)
+	sleep 1
+	echo "answers from n2's end lost at B: $(answers_lost)"
+	paths_brief
+	eth2_paths '.state != "up"' || up=1
+	lost=$(answers_lost)
+	answers_from_n2 delete
+	wait "$pid" || res=1
+	cat "$T/answers.out"
+	if ((up || res)); then
+		loss_counters "$B" "$A" "$B"
+		((up)) && fail "A's paths over eth2 came up though B could not verify its paths back; the flow: $(cat "$(tmpdir)/udp-res.6020")"
+		fail "datagrams of the flow lost: $(cat "$(tmpdir)/udp-res.6020")"
+	fi
+	((lost > 0)) || fail "B lost no answer from n2's end: the test tests nothing"
+	(($(grown "$B" rx_spoofed "$s0") == 0)) ||
+		fail "B dropped $(grown "$B" rx_spoofed "$s0") of A's packets as spoofed"
+	wait_for 20 eth2_paths '.state == "up"' ||
+		fail "A's paths over eth2 did not come up once B's answers got through: $(paths_brief)"
+	e2=$(encap_pkts_on eth2)
+	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6021 500 7021 2000 ||
+		fail "datagrams of the second flow lost: $(cat "$(tmpdir)/udp-res.6021")"
+	echo "packets on A's paths over eth2 during it: $(($(encap_pkts_on eth2) - e2))"
+	(($(encap_pkts_on eth2) - e2 >= 25)) || fail "link 2 carried no data of the second flow"
+	(($(grown "$B" rx_spoofed "$s0") == 0)) ||
+		fail "B dropped $(grown "$B" rx_spoofed "$s0") of A's packets as spoofed"
+}
+
 # both hosts' counters of the NAT traversal
 mpip_stats_brief() {
 	local ns
@@ -325,13 +419,14 @@ t_double_random() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 ktap_run nat_lab_up t_setup
 ktap_run plain_ip_crosses_nats t_plain
 ktap_run udp_new_flow_to_legacy_host_all_arrive t_udp_legacy
 ktap_run mpip_hosts_handshake_crosses_nat_udp_tcp_intact t_mpip
 ktap_run tcp_both_ways_both_links_no_invalid_gso t_tcp_gso
 ktap_run tcp_both_ways_both_links_no_invalid_nogso_nat_mode_udp t_tcp_nogso
+ktap_run data_only_on_paths_both_ends_verified t_answers_lost
 ktap_run nat_mode_none_single_path_intact t_nat_none
 ktap_run double_nat_random_ports_handshake_and_detection t_double_random
 ktap_run dmesg_clean t_dmesg

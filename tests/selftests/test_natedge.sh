@@ -100,7 +100,8 @@ warm_up() {
 # INVALID drops, the paths, each host's counters that are not 0, B's UDP
 # counters.  (One datagram of the 1000 was lost now and then under load:
 # B dropped it as rx_spoofed.  It came over a path that A had verified
-# and B had not yet (rr_ok); not fixed yet.)
+# and B had not yet; a path now waits for both ends, test_nat's
+# data_only_on_paths_both_ends_verified.)
 warm_up_why() {
 	nat_report
 	loss_counters "$B" "$A" "$B"
