@@ -625,7 +625,11 @@ budget_flood() {
 # answers to strangers) while A's session runs: with ctrl_pps 20, every
 # control packet B sends, to X's addresses and to A alike, stays within
 # 20 per second and a burst of 5 (ctrl_budget counts the rest); with no
-# limit, the same flood draws many more, or it proved nothing
+# limit, the same flood draws more than twice that bound, or it proved
+# nothing.  (Twice, not three times: in a loaded run, a kernel build
+# beside two guests, X's flood reached 235 queries a second instead of
+# 1,000 and drew 52 answers a second, 2.6 times the budget's 20, where a
+# budget that did not hold would show the same 52.)
 t_ctrl_budget() {
 	local pps0 b0 r sent secs
 	pps0=$(mpipctl_in "$B" -j get ctrl_pps | jq -e .ctrl_pps) ||
@@ -646,7 +650,7 @@ NFT
 	r=$(budget_flood 0 8000)
 	read -r sent secs <<<"$r"
 	echo "no limit: B sent $sent control datagrams in $secs s ($(cut -d' ' -f1 "$T/bflood.out") queries)"
-	awk -v n="$sent" -v s="$secs" 'BEGIN { exit !(n > 3 * (20 * s + 5)) }' ||
+	awk -v n="$sent" -v s="$secs" 'BEGIN { exit !(n > 2 * (20 * s + 5)) }' ||
 		fail "with no limit B sent only $sent in $secs s: the flood draws too few to test a budget of 20 per second"
 	b0=$(mpip_stat "$B" ctrl_budget)
 	r=$(budget_flood 20 8000)
