@@ -699,6 +699,11 @@ bool mpip_node_keyed(const struct mpip_node *n);
  */
 #define MPIP_RR_NONCE_LEN	8
 #define MPIP_RR_ECHO_LEN	16
+/*
+ * An answer's nonce field when the answerer has no path back to where the
+ * probe came from (yet): not verified, nothing to echo.  No path's nonce.
+ */
+#define MPIP_RR_NO_PATH		U64_MAX
 #define MPIP_RR_SEEN_LEN	24
 struct mpip_cm_ext {
 	u8 len;

@@ -18,11 +18,13 @@
  * from a remote address it verified itself (input.c).  So a path carries
  * data only once the peer verified the way back too: its answer said so
  * with a nonce field of 0.  An answer that carried the peer's nonce
- * instead leaves the path probing; the peer, once our echo of its nonce
- * came back, echoes ours again with its field 0 (a confirmation), and
- * our next probe would get that answer too.  Else data sent on a path the
- * moment our own check passed met a peer whose check lagged behind (our
- * echo late under load, or lost) and was dropped there (rx_spoofed).
+ * instead, or MPIP_RR_NO_PATH (it has no path back yet), leaves the path
+ * probing; the peer, once our echo of its nonce came back, echoes ours
+ * again with its field 0 (a confirmation), and our next probe would get
+ * that answer too.  Else data sent on a path the moment our own check
+ * passed met a peer whose check lagged behind (our echo late under load,
+ * or lost; no path back yet, the peer's address list still on its way)
+ * and was dropped there (rx_spoofed).
  *
  * Probes of a path not verified yet back off exponentially, from one
  * heartbeat interval, and stop after MPIP_RR_TRIES; a new address list
@@ -44,7 +46,7 @@ void mpip_rr_init(struct mpip_path *p)
 {
 	do {
 		p->nonce = get_random_u64();
-	} while (!p->nonce);
+	} while (!p->nonce || p->nonce == MPIP_RR_NO_PATH);
 }
 
 void mpip_rr_node_init(struct mpip_node *n)
@@ -206,12 +208,21 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
 	struct mpip_cm_ext ext = { .len = MPIP_RR_SEEN_LEN };
 	bool owe = p && !READ_ONCE(p->rr_ok);
 	struct mpip_cm cm;
+	u64 own = 0;
 
 	if (!mpip_ctrl_may_answer(mn, rx->saddr))
 		return;
-	if (owe)
+	if (owe) {
 		mpip_rr_owe(p, rx, nonce);
-	put_unaligned_be64(owe ? p->nonce : 0, ext.b);
+		own = p->nonce;
+	} else if (!p) {
+		/*
+		 * No way back (the peer's address list, or the NAT's end,
+		 * not known yet): data from there would be dropped here.
+		 */
+		own = MPIP_RR_NO_PATH;
+	}
+	put_unaligned_be64(own, ext.b);
 	put_unaligned_be64(nonce, ext.b + MPIP_RR_NONCE_LEN);
 	memcpy(ext.b + MPIP_RR_ECHO_LEN, &rx->saddr, sizeof(rx->saddr));
 	memcpy(ext.b + MPIP_RR_ECHO_LEN + 4, &rx->sport, sizeof(rx->sport));
@@ -295,7 +306,7 @@ void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 	      mpip_rr_seen(mn, n, p, c2->ext + MPIP_RR_ECHO_LEN)))
 		first = mpip_rr_verified(mn, n, p, !nonce);
 	/* An answer now tells the peer as well as a confirmation. */
-	if (nonce)
+	if (nonce && nonce != MPIP_RR_NO_PATH)
 		mpip_rr_answer(mn, n, rx, p, nonce);
 	else if (first)
 		mpip_rr_confirm(mn, n, p);

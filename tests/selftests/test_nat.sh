@@ -28,6 +28,9 @@
 # - nat_mode none on both hosts: paths through the NATs unused, nothing
 #   inside UDP, UDP and TCP both ways intact on one path, nothing INVALID.
 # - The same through a double NAT with random source ports.
+# TIMEOUT: 900
+# (about 150 s alone on an idle machine; 300 s was not enough in a make
+# check whose two guests ran beside a niced kernel build)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
