@@ -137,6 +137,7 @@ hang_off_b() {
 }
 
 t_setup() {
+	local ns
 	# an observer of link 1 during the handshake: t_stolen_key
 	if command -v tcpdump >/dev/null; then
 		CAPTURE_SNAP=0 capture_start "$B" eth1 hs0 \
@@ -144,6 +145,16 @@ t_setup() {
 	fi
 	mpip_twolink_warm_up
 	[[ ! -e $T/hs0.pid ]] || capture_stop hs0
+	# B's session of A's flow, and its nodes, must outlive the subtests
+	# that attack them while their peers are silent.  On the debug
+	# kernel, beside a second guest, setup and one subtest took 185 s,
+	# and the session (120 s by default) expired under the third ("B
+	# lost A's session"); query_flood_bounded's flood lasted 341 s, and
+	# B's node for Y, silent since before it (300 s by default), expired
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set session_timeout_ms 1800000
+		mpipctl_in "$ns" set node_timeout_ms 1800000
+	done
 	hang_off_b "$X" eth9 9
 	ip netns exec "$B" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 		net.ipv4.conf.eth9.rp_filter=0
