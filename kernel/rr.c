@@ -233,6 +233,27 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * The peer sent its nonce over the reverse of @p, which we verified but
+ * the peer has not said it did (it had no path back when it answered us,
+ * say): our answer lets it finish its check, and a probe with our nonce
+ * right behind it asks it to say so, rather than our next probe, a
+ * heartbeat away.  Within the answer budget, as the answer.
+ */
+static void mpip_rr_ask(struct mpip_net *mn, struct mpip_node *n,
+			struct mpip_path *p)
+{
+	struct mpip_cm_ext ext = { .len = MPIP_RR_NONCE_LEN };
+	struct mpip_cm cm;
+
+	if (!mpip_ctrl_may_answer(mn, p->daddr))
+		return;
+	put_unaligned_be64(p->nonce, ext.b);
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
+	mpip_ctrl_send(mn, n, p, 0, 0, &cm, &ext);
+	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+}
+
+/*
  * The peer answered a probe of @p, which it saw come from the address and
  * port at @seen (in the answer's extension, MPIP_RR_SEEN_LEN).  If that is
  * not our end of the path (its local address and the control port), a
@@ -306,8 +327,11 @@ void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 	      mpip_rr_seen(mn, n, p, c2->ext + MPIP_RR_ECHO_LEN)))
 		first = mpip_rr_verified(mn, n, p, !nonce);
 	/* An answer now tells the peer as well as a confirmation. */
-	if (nonce && nonce != MPIP_RR_NO_PATH)
+	if (nonce && nonce != MPIP_RR_NO_PATH) {
 		mpip_rr_answer(mn, n, rx, p, nonce);
-	else if (first)
+		if (p && READ_ONCE(p->rr_ok) && !READ_ONCE(p->rr_peer))
+			mpip_rr_ask(mn, n, p);
+	} else if (first) {
 		mpip_rr_confirm(mn, n, p);
+	}
 }
