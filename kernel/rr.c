@@ -125,6 +125,27 @@ bool mpip_rr_gave_up(const struct mpip_path *p)
 }
 
 /*
+ * An answer (MPIP_RR_SEEN_LEN): our nonce field @own, the peer's nonce
+ * @echo, and where the CM that carried it came from, @daddr:@dport, which
+ * is also where the answer goes (on @p if we have that path).
+ */
+static void mpip_rr_send(struct mpip_net *mn, struct mpip_node *n,
+			 struct mpip_path *p, __be32 saddr, __be32 daddr,
+			 __be16 dport, u64 own, u64 echo)
+{
+	struct mpip_cm_ext ext = { .len = MPIP_RR_SEEN_LEN };
+	struct mpip_cm cm;
+
+	put_unaligned_be64(own, ext.b);
+	put_unaligned_be64(echo, ext.b + MPIP_RR_NONCE_LEN);
+	memcpy(ext.b + MPIP_RR_ECHO_LEN, &daddr, sizeof(daddr));
+	memcpy(ext.b + MPIP_RR_ECHO_LEN + 4, &dport, sizeof(dport));
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
+	mpip_ctrl_send_to(mn, n, p, saddr, daddr, dport, &cm, &ext);
+	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+}
+
+/*
  * Send the confirmation owed on @p, if one is: the peer's nonce, which we
  * answered while we had not verified @p, echoed again now that we have,
  * with our nonce field 0.  At most one per answer we sent.
@@ -132,8 +153,6 @@ bool mpip_rr_gave_up(const struct mpip_path *p)
 static void mpip_rr_confirm(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_path *p)
 {
-	struct mpip_cm_ext ext = { .len = MPIP_RR_SEEN_LEN };
-	struct mpip_cm cm;
 	__be32 addr;
 	__be16 port;
 	u64 nonce;
@@ -144,15 +163,8 @@ static void mpip_rr_confirm(struct mpip_net *mn, struct mpip_node *n,
 	port = p->peer_seen_port;
 	p->peer_nonce = 0;
 	spin_unlock_bh(&p->lock);
-	if (!nonce || !mpip_ctrl_may_answer(mn, p->daddr))
-		return;
-	put_unaligned_be64(0, ext.b);
-	put_unaligned_be64(nonce, ext.b + MPIP_RR_NONCE_LEN);
-	memcpy(ext.b + MPIP_RR_ECHO_LEN, &addr, sizeof(addr));
-	memcpy(ext.b + MPIP_RR_ECHO_LEN + 4, &port, sizeof(port));
-	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
-	mpip_ctrl_send_to(mn, n, p, 0, 0, port, &cm, &ext);
-	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+	if (nonce && mpip_ctrl_may_answer(mn, p->daddr))
+		mpip_rr_send(mn, n, p, 0, addr, port, 0, nonce);
 }
 
 /*
@@ -205,9 +217,7 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
 			   const struct mpip_rx *rx, struct mpip_path *p,
 			   u64 nonce)
 {
-	struct mpip_cm_ext ext = { .len = MPIP_RR_SEEN_LEN };
 	bool owe = p && !READ_ONCE(p->rr_ok);
-	struct mpip_cm cm;
 	u64 own = 0;
 
 	if (!mpip_ctrl_may_answer(mn, rx->saddr))
@@ -222,14 +232,7 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
 		 */
 		own = MPIP_RR_NO_PATH;
 	}
-	put_unaligned_be64(own, ext.b);
-	put_unaligned_be64(nonce, ext.b + MPIP_RR_NONCE_LEN);
-	memcpy(ext.b + MPIP_RR_ECHO_LEN, &rx->saddr, sizeof(rx->saddr));
-	memcpy(ext.b + MPIP_RR_ECHO_LEN + 4, &rx->sport, sizeof(rx->sport));
-	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
-	mpip_ctrl_send_to(mn, n, p, rx->daddr, rx->saddr, rx->sport, &cm,
-			  &ext);
-	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+	mpip_rr_send(mn, n, p, rx->daddr, rx->saddr, rx->sport, own, nonce);
 }
 
 /*
