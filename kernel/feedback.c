@@ -120,11 +120,15 @@ struct mpip_path *mpip_fb_way_back(struct mpip_node *n)
 
 /*
  * The path back over which @n was heard last, within peer_timeout_ms, if
- * its remote address answered our probes (rr.c): while no path of @n is
- * up, the one way that is known to work.  A peer whose paths all timed
- * out, heard again over one link before it is up at this end (its report
- * is a round trip away), would otherwise be answered under the flow's own
- * addresses, maybe on the link that broke.  NULL if there is none.
+ * both ends verified it (rr.c): while no path of @n is up, the one way
+ * that is known to work.  A peer whose paths all timed out, heard again
+ * over one link before it is up at this end (its report is a round trip
+ * away), would otherwise be answered under the flow's own addresses,
+ * maybe on the link that broke.  Our own check of the path is not
+ * enough: the peer drops data from an address it has not verified
+ * (rx_spoofed), and at the start of a flow the path it was heard over
+ * last may be one whose answers came back before the peer could verify
+ * its way back.  NULL if there is none.
  * Caller holds RCU.
  */
 struct mpip_path *mpip_fb_heard_over(struct mpip_net *mn, struct mpip_node *n)
@@ -148,7 +152,7 @@ struct mpip_path *mpip_fb_heard_over(struct mpip_net *mn, struct mpip_node *n)
 	if (!best)
 		return NULL;
 	p = mpip_path_find(n, READ_ONCE(best->daddr), READ_ONCE(best->saddr));
-	if (!p || !READ_ONCE(p->rr_ok) ||
+	if (!p || !mpip_rr_done(p) ||
 	    READ_ONCE(p->state) == MPIP_PATH_NOROUTE)
 		return NULL;
 	return p;

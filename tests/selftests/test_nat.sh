@@ -22,9 +22,14 @@
 #   a NAT (TCP queries and sessions cross in carriers, the data inside
 #   UDP).
 # - A path carries data only once both ends verified it: with A's echoes
-#   from n2's end lost at B, A's paths over eth2 pass A's own check but
-#   stay unused, and every datagram of a flow arrives over eth1; once
-#   the echoes get through, the paths come up and carry data.
+#   from both NATs' ends lost at B, A's paths pass A's own check but stay
+#   unused, and every datagram of a flow arrives; with those from n2's
+#   end lost, the paths over eth1 come up, those over eth2 stay unused,
+#   and every datagram arrives; once the echoes get through, the paths
+#   over eth2 come up and carry data.
+# - Likewise with A's address list lost at B: B has no path back to A's
+#   probes and says so; A's paths stay unused, every datagram arrives;
+#   once the list gets through the paths come up.
 # - nat_mode none on both hosts: paths through the NATs unused, nothing
 #   inside UDP, UDP and TCP both ways intact on one path, nothing INVALID.
 # - The same through a double NAT with random source ports.
@@ -245,24 +250,22 @@ t_tcp_nogso() {
 	done
 }
 
-# answers_from_n2 add|delete: B drops, and counts, the answers that come
-# from n2's end of A's paths: control datagrams of IP length 92 (20 + 8 +
-# a CM of 40 bytes with a 24-byte extension: our nonce field, the echo,
-# the endpoint seen), before mpip sees them (its hook is at priority
-# -399).  A's answers to B's probes of its paths back to n2 are lost, so
-# B cannot verify those paths, while A's own probes get through and are
-# answered.
-answers_from_n2() {
-	if [[ $1 == delete ]]; then
-		in_ns "$B" nft delete table ip answers
-		return
-	fi
+# answers_from ADDRS|delete: B drops, and counts, the answers that come
+# from the NAT ends ADDRS ("198.18.1.1, 198.18.2.1") of A's paths:
+# control datagrams of IP length 92 (20 + 8 + a CM of 40 bytes with a
+# 24-byte extension: our nonce field, the echo, the endpoint seen), before
+# mpip sees them (its hook is at priority -399).  A's answers to B's
+# probes of its paths back to those ends are lost, so B cannot verify
+# them, while A's own probes get through and are answered.
+answers_from() {
+	in_ns "$B" nft delete table ip answers 2>/dev/null || true
+	[[ $1 == delete ]] && return
 	in_ns "$B" nft -f - <<-EOF
 	table ip answers {
 		counter lost { }
 		chain pre {
 			type filter hook prerouting priority -450; policy accept;
-			ip saddr 198.18.2.1 udp dport 19792 ip length 92 counter name lost drop
+			ip saddr { $1 } udp dport 19792 ip length 92 counter name lost drop
 		}
 	}
 	EOF
@@ -273,62 +276,180 @@ answers_lost() {
 		jq -er '.nftables[] | select(.counter) | .counter.packets'
 }
 
-# eth2_paths FILTER: A has two paths over eth2 (through n2), and FILTER
-# holds for both
-eth2_paths() {
-	mpip_paths "$A" | jq -e "[.[] | select(.dev == \"eth2\")] |
-		length == 2 and all(.[]; $1)" >/dev/null
+# DEV_paths DEV FILTER: A has two paths over DEV, and FILTER holds for
+# both
+dev_paths() {
+	mpip_paths "$A" | jq -e --arg d "$1" "[.[] | select(.dev == \$d)] |
+		length == 2 and all(.[]; $2)" >/dev/null
+}
+eth2_paths() { dev_paths eth2 "$1"; }
+
+# a_paths FILTER: A has its four paths to B, and FILTER holds for all
+a_paths() { mpip_paths "$A" | jq -e "length == 4 and all(.[]; $1)" >/dev/null; }
+
+# drops_delete: B drops nothing more (answers_from, lists_from_a)
+drops_delete() {
+	answers_from delete
+	in_ns "$B" nft delete table ip lists 2>/dev/null || true
+}
+
+# answered_flow PORT COUNT WAIT_FOR...: a flow of COUNT datagrams from A
+# to B's eth1 address in the background while the check WAIT_FOR holds
+# within 30 s; then a second to let data move (it did, before).  Sets
+# flow_pid; the flow's output in $T/flow.PORT.
+answered_flow() {
+	local port=$1 count=$2
+	shift 2
+	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 "$port" "$count" \
+		$((port + 1000)) 2000 >"$T/flow.$port" 2>&1 &
+	flow_pid=$!
+	if ! wait_for 30 "$@"; then
+		drops_delete
+		wait "$flow_pid" || true
+		fail "A's paths did not reach the state to test ($*): $(paths_brief)"
+	fi
+	sleep 1
+}
+
+# answered_flow_end PORT UP LOST S0: the flow on PORT ended, every datagram
+# arrived, B dropped none of A's packets as spoofed since S0; UP non-zero
+# says a path came up that must not have; LOST is how many packets B's
+# rule dropped (the test tests nothing if none).
+answered_flow_end() {
+	local port=$1 up=$2 lost=$3 s0=$4 res=0
+	wait "$flow_pid" || res=1
+	cat "$T/flow.$port"
+	if ((up || res)); then
+		drops_delete
+		loss_counters "$B" "$A" "$B"
+		((up)) && fail "a path of A's came up though B could not verify its way back; the flow: $(cat "$(tmpdir)/udp-res.$port")"
+		fail "datagrams of the flow lost: $(cat "$(tmpdir)/udp-res.$port")"
+	fi
+	((lost > 0)) || { drops_delete; fail "B's rule dropped nothing: the test tests nothing"; }
+	(($(grown "$B" rx_spoofed "$s0") == 0)) || {
+		drops_delete
+		fail "B dropped $(grown "$B" rx_spoofed "$s0") of A's packets as spoofed"
+	}
 }
 
 # A path carries data only once both ends verified it.  Tables flushed,
-# B loses every answer that comes from n2's end (answers_from_n2), and a
-# UDP flow starts: A's probes over eth2 are answered, so A verifies those
-# paths, but B's answers tell it that B has not verified its paths back to
-# n2 (they carry B's nonce), and A's echoes of that nonce are lost.  A
-# keeps them from data: all datagrams arrive over eth1, none is dropped at
-# B as spoofed.  (Before, A moved data onto them as soon as its own check
-# passed, and B, which takes data under other addresses only from an
-# address it verified itself, dropped it: one datagram now and then when
-# A's echo was only late, under load; every datagram on link 2 while it
-# was lost.)  Once the answers get through, B verifies, tells A, and A's
-# paths over eth2 come up and carry the next flow.
+# B loses the answers that come from NAT ends of A's paths (answers_from)
+# while UDP flows run: A's probes are answered, so A verifies those
+# paths, but B's answers tell it that B has not verified its paths back
+# (they carry B's nonce), and A's echoes of that nonce are lost.
+# - Answers from both NATs lost: A's four paths pass A's own check, none
+#   comes up, every datagram arrives (on the flow's own addresses).
+#   (Before 25fc4eb A moved data onto them as soon as its own check
+#   passed; before this test, with no path up, data went on the path B
+#   was heard over last if A had verified it, mpip_fb_heard_over(): B,
+#   which takes data under other addresses only from an address it
+#   verified itself, dropped it as spoofed.)
+# - Answers from n2's end lost: the paths over eth1 come up, those over
+#   eth2 do not, every datagram arrives.
+# - All answers get through: B verifies, tells A, and A's paths over eth2
+#   come up and carry the next flow.
 t_answers_lost() {
-	local ns s0 e2 pid lost up=0 res=0
+	local ns s0 e2 lost up=0
 	for ns in "$A" "$B"; do
 		mpipctl_in "$ns" flush
 	done
 	s0=$(mpip_stat "$B" rx_spoofed)
-	answers_from_n2 add
-	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6020 3000 7020 2000 \
-		>"$T/answers.out" 2>&1 &
-	pid=$!
-	if ! wait_for 30 eth2_paths .verified; then
-		answers_from_n2 delete
-		wait "$pid" || true
-		fail "A did not verify its paths over eth2: $(paths_brief)"
-	fi
-	# a heartbeat or more for data to move (it did, before)
-	sleep 1
+	answers_from "198.18.1.1, 198.18.2.1"
+	answered_flow 6020 3000 a_paths '.verified'
+	echo "answers from both NATs' ends lost at B: $(answers_lost)"
+	paths_brief
+	a_paths '.state != "up"' || up=1
+	lost=$(answers_lost)
+	answers_from "198.18.2.1"
+	answered_flow_end 6020 "$up" "$lost" "$s0"
+
+	answered_flow 6021 3000 dev_paths eth1 '.state == "up"'
 	echo "answers from n2's end lost at B: $(answers_lost)"
 	paths_brief
 	eth2_paths '.state != "up"' || up=1
 	lost=$(answers_lost)
-	answers_from_n2 delete
-	wait "$pid" || res=1
-	cat "$T/answers.out"
-	if ((up || res)); then
-		loss_counters "$B" "$A" "$B"
-		((up)) && fail "A's paths over eth2 came up though B could not verify its paths back; the flow: $(cat "$(tmpdir)/udp-res.6020")"
-		fail "datagrams of the flow lost: $(cat "$(tmpdir)/udp-res.6020")"
-	fi
-	((lost > 0)) || fail "B lost no answer from n2's end: the test tests nothing"
-	(($(grown "$B" rx_spoofed "$s0") == 0)) ||
-		fail "B dropped $(grown "$B" rx_spoofed "$s0") of A's packets as spoofed"
+	answers_from delete
+	answered_flow_end 6021 "$up" "$lost" "$s0"
+
 	wait_for 20 eth2_paths '.state == "up"' ||
 		fail "A's paths over eth2 did not come up once B's answers got through: $(paths_brief)"
 	e2=$(encap_pkts_on eth2)
-	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6021 500 7021 2000 ||
-		fail "datagrams of the second flow lost: $(cat "$(tmpdir)/udp-res.6021")"
+	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6022 500 7022 2000 ||
+		fail "datagrams of the third flow lost: $(cat "$(tmpdir)/udp-res.6022")"
+	echo "packets on A's paths over eth2 during it: $(($(encap_pkts_on eth2) - e2))"
+	(($(encap_pkts_on eth2) - e2 >= 25)) || fail "link 2 carried no data of the third flow"
+	(($(grown "$B" rx_spoofed "$s0") == 0)) ||
+		fail "B dropped $(grown "$B" rx_spoofed "$s0") of A's packets as spoofed"
+}
+
+# lists_from_a add|delete: B drops, and counts, every CM that carries an
+# address list (N, the low 4 bits of the byte 9 before the packet's end,
+# not 0) in a UDP datagram of 68 to 200 bytes, before mpip sees it: A's
+# address query and its confirmations of B's, whatever their extension.
+# The tail of a CM is at a fixed distance from the end of the packet, so
+# a rule per IP length finds it: magic 0xd7 and version 2 at 8 and 7
+# bytes before the end, N at 9 (transport offsets L - 28 and L - 29).
+# Probes and answers carry no list and get through.
+lists_from_a() {
+	local len rules=
+	if [[ $1 == delete ]]; then
+		in_ns "$B" nft delete table ip lists
+		return
+	fi
+	for ((len = 68; len <= 200; len += 4)); do
+		rules+="meta l4proto udp ip length $len @th,$(((len - 28) * 8)),16 0xd702 @th,$(((len - 29) * 8 + 4)),4 != 0 counter name lost drop"$'\n'
+	done
+	in_ns "$B" nft -f - <<-EOF
+	table ip lists {
+		counter lost { }
+		chain pre {
+			type filter hook prerouting priority -450; policy accept;
+			$rules
+		}
+	}
+	EOF
+}
+
+lists_lost() {
+	ip netns exec "$B" nft -j list counter ip lists lost |
+		jq -er '.nftables[] | select(.counter) | .counter.packets'
+}
+
+# A path carries data only once the peer has a path back.  Tables
+# flushed, B loses A's address list (lists_from_a) while it gets A's data
+# and tells A its own list: A makes its paths to B's addresses and probes
+# them, but B, not knowing A's addresses, knows no path back to where the
+# probes come from (A's own addresses, or the NATs' ends of them, which B
+# learns only from a probe of an address in the list).  Its answers say
+# so (MPIP_RR_NO_PATH): A keeps the paths from data, and every datagram
+# of a flow arrives on the flow's own addresses, none dropped at B as
+# spoofed.  (Before f53d033 such an answer read as "verified the way
+# back": A moved data onto paths over which B takes nothing.)  Once the
+# list gets through, B makes its paths, verifies them, and A's paths come
+# up and carry the next flow.
+t_no_path_back() {
+	local ns s0 e2 lost up=0
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" flush
+	done
+	s0=$(mpip_stat "$B" rx_spoofed)
+	lists_from_a add
+	answered_flow 6030 3000 a_paths '.verified'
+	echo "CMs with A's address list lost at B: $(lists_lost)"
+	paths_brief
+	a_paths '.state != "up"' || up=1
+	[[ $(mpip_paths "$B" | jq length) == 0 ]] || {
+		drops_delete
+		fail "B has paths to A though A's address list never reached it: $(paths_brief)"
+	}
+	lost=$(lists_lost)
+	lists_from_a delete
+	answered_flow_end 6030 "$up" "$lost" "$s0"
+	wait_for 20 eth2_paths '.state == "up"' ||
+		fail "A's paths over eth2 did not come up once A's address list got through: $(paths_brief)"
+	e2=$(encap_pkts_on eth2)
+	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6031 500 7031 2000 ||
+		fail "datagrams of the second flow lost: $(cat "$(tmpdir)/udp-res.6031")"
 	echo "packets on A's paths over eth2 during it: $(($(encap_pkts_on eth2) - e2))"
 	(($(encap_pkts_on eth2) - e2 >= 25)) || fail "link 2 carried no data of the second flow"
 	(($(grown "$B" rx_spoofed "$s0") == 0)) ||
@@ -422,7 +543,7 @@ t_double_random() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 10
+ktap_plan 11
 ktap_run nat_lab_up t_setup
 ktap_run plain_ip_crosses_nats t_plain
 ktap_run udp_new_flow_to_legacy_host_all_arrive t_udp_legacy
@@ -430,6 +551,7 @@ ktap_run mpip_hosts_handshake_crosses_nat_udp_tcp_intact t_mpip
 ktap_run tcp_both_ways_both_links_no_invalid_gso t_tcp_gso
 ktap_run tcp_both_ways_both_links_no_invalid_nogso_nat_mode_udp t_tcp_nogso
 ktap_run data_only_on_paths_both_ends_verified t_answers_lost
+ktap_run data_only_once_peer_has_path_back t_no_path_back
 ktap_run nat_mode_none_single_path_intact t_nat_none
 ktap_run double_nat_random_ports_handshake_and_detection t_double_random
 ktap_run dmesg_clean t_dmesg
