@@ -256,11 +256,17 @@ t_tcp_nogso() {
 # 24-byte extension: our nonce field, the echo, the endpoint seen), before
 # mpip sees them (its hook is at priority -399).  A's answers to B's
 # probes of its paths back to those ends are lost, so B cannot verify
-# them, while A's own probes get through and are answered.
+# them, while A's own probes get through and are answered.  A new set of
+# ADDRS replaces the old in one transaction: no answer slips through in
+# between.
 answers_from() {
-	in_ns "$B" nft delete table ip answers 2>/dev/null || true
-	[[ $1 == delete ]] && return
+	if [[ $1 == delete ]]; then
+		in_ns "$B" nft delete table ip answers 2>/dev/null || true
+		return
+	fi
 	in_ns "$B" nft -f - <<-EOF
+	table ip answers { }
+	delete table ip answers
 	table ip answers {
 		counter lost { }
 		chain pre {
@@ -332,6 +338,27 @@ answered_flow_end() {
 	}
 }
 
+flush_both() {
+	mpipctl_in "$A" flush
+	mpipctl_in "$B" flush
+}
+
+# eth2_carries PORT S0 WHAT: once WHAT got through, A's paths over eth2
+# come up within 20 s and carry data of a flow of 500 datagrams on PORT,
+# all of which arrive; B dropped none of A's packets as spoofed since S0
+eth2_carries() {
+	local e2
+	wait_for 20 eth2_paths '.state == "up"' ||
+		fail "A's paths over eth2 did not come up once $3 got through: $(paths_brief)"
+	e2=$(encap_pkts_on eth2)
+	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 "$1" 500 $(($1 + 1000)) 2000 ||
+		fail "datagrams of the flow after it lost: $(cat "$(tmpdir)/udp-res.$1")"
+	echo "packets on A's paths over eth2 during it: $(($(encap_pkts_on eth2) - e2))"
+	(($(encap_pkts_on eth2) - e2 >= 25)) || fail "link 2 carried no data of the flow after it"
+	(($(grown "$B" rx_spoofed "$2") == 0)) ||
+		fail "B dropped $(grown "$B" rx_spoofed "$2") of A's packets as spoofed"
+}
+
 # A path carries data only once both ends verified it.  Tables flushed,
 # B loses the answers that come from NAT ends of A's paths (answers_from)
 # while UDP flows run: A's probes are answered, so A verifies those
@@ -349,10 +376,8 @@ answered_flow_end() {
 # - All answers get through: B verifies, tells A, and A's paths over eth2
 #   come up and carry the next flow.
 t_answers_lost() {
-	local ns s0 e2 lost up=0
-	for ns in "$A" "$B"; do
-		mpipctl_in "$ns" flush
-	done
+	local s0 lost up=0
+	flush_both
 	s0=$(mpip_stat "$B" rx_spoofed)
 	answers_from "198.18.1.1, 198.18.2.1"
 	answered_flow 6020 3000 a_paths '.verified'
@@ -371,15 +396,7 @@ t_answers_lost() {
 	answers_from delete
 	answered_flow_end 6021 "$up" "$lost" "$s0"
 
-	wait_for 20 eth2_paths '.state == "up"' ||
-		fail "A's paths over eth2 did not come up once B's answers got through: $(paths_brief)"
-	e2=$(encap_pkts_on eth2)
-	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6022 500 7022 2000 ||
-		fail "datagrams of the third flow lost: $(cat "$(tmpdir)/udp-res.6022")"
-	echo "packets on A's paths over eth2 during it: $(($(encap_pkts_on eth2) - e2))"
-	(($(encap_pkts_on eth2) - e2 >= 25)) || fail "link 2 carried no data of the third flow"
-	(($(grown "$B" rx_spoofed "$s0") == 0)) ||
-		fail "B dropped $(grown "$B" rx_spoofed "$s0") of A's packets as spoofed"
+	eth2_carries 6022 "$s0" "B's answers"
 }
 
 # lists_from_a add|delete: B drops, and counts, every CM that carries an
@@ -428,10 +445,8 @@ lists_lost() {
 # list gets through, B makes its paths, verifies them, and A's paths come
 # up and carry the next flow.
 t_no_path_back() {
-	local ns s0 e2 lost up=0
-	for ns in "$A" "$B"; do
-		mpipctl_in "$ns" flush
-	done
+	local s0 lost up=0
+	flush_both
 	s0=$(mpip_stat "$B" rx_spoofed)
 	lists_from_a add
 	answered_flow 6030 3000 a_paths '.verified'
@@ -445,15 +460,7 @@ t_no_path_back() {
 	lost=$(lists_lost)
 	lists_from_a delete
 	answered_flow_end 6030 "$up" "$lost" "$s0"
-	wait_for 20 eth2_paths '.state == "up"' ||
-		fail "A's paths over eth2 did not come up once A's address list got through: $(paths_brief)"
-	e2=$(encap_pkts_on eth2)
-	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6031 500 7031 2000 ||
-		fail "datagrams of the second flow lost: $(cat "$(tmpdir)/udp-res.6031")"
-	echo "packets on A's paths over eth2 during it: $(($(encap_pkts_on eth2) - e2))"
-	(($(encap_pkts_on eth2) - e2 >= 25)) || fail "link 2 carried no data of the second flow"
-	(($(grown "$B" rx_spoofed "$s0") == 0)) ||
-		fail "B dropped $(grown "$B" rx_spoofed "$s0") of A's packets as spoofed"
+	eth2_carries 6031 "$s0" "A's address list"
 }
 
 # both hosts' counters of the NAT traversal

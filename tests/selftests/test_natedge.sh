@@ -100,7 +100,8 @@ warm_up() {
 # INVALID drops, the paths, each host's counters that are not 0, B's UDP
 # counters.  (One datagram of the 1000 was lost now and then under load:
 # B dropped it as rx_spoofed.  It came over a path that A had verified
-# and B had not yet; a path now waits for both ends, test_nat's
+# and B had not yet: one A moved data onto (fixed by 25fc4eb), or, with
+# no path up yet, the one B was heard over last (558c704); test_nat's
 # data_only_on_paths_both_ends_verified.)
 warm_up_why() {
 	nat_report
