@@ -11,6 +11,9 @@
 # address is a backup, and keeps its own data to A off it too.  Each
 # host's `mpipctl monitor` shows the failover to the backup and the
 # failback.
+# TIMEOUT: 420
+# (about 53 s alone in one guest; 235 s in a loaded run: about five times that, as a
+# loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

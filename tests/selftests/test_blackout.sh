@@ -43,6 +43,9 @@
 #    too, took it down, and the peer for lost (idle_pair_resumes_own_
 #    link_broken failed so in a full run).  Now reports go over the path
 #    the sender was heard over last (heartbeat.c, mpip_fb_path()).
+# TIMEOUT: 660
+# (about 122 s alone in one guest: about five times that, as a
+# loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

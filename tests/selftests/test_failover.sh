@@ -14,6 +14,9 @@
 #  - after the transfer, B's eth2 address changes again while every
 #    control packet from B to A is dropped: B's first IP_CHANGE is lost,
 #    and A learns the new address from the rounds that follow.
+# TIMEOUT: 420
+# (about 69 s alone in one guest; 181 s in a loaded run: about five times that, as a
+# loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

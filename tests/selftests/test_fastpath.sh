@@ -13,6 +13,9 @@
 # up and their peer known through a transfer longer than peer_timeout_ms.
 # With link 2 back, every packet carries a CM again.  bare_cm_ms 0 puts a
 # CM on every packet.  Every file and datagram arrives intact.
+# TIMEOUT: 420
+# (about 64 s alone in one guest; 170 s in a loaded run: about five times that, as a
+# loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

@@ -7,6 +7,9 @@
 # two hosts exchange datagrams, none again after a flush.  Two peers
 # whose traffic ended stop sending heartbeats, and probe a path that went
 # down only a few times once their traffic ended.
+# TIMEOUT: 480
+# (about 81 s alone in one guest: about five times that, as a
+# loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

@@ -17,6 +17,9 @@
 #   TCP or test datagram on link 1, whatever path mpip would choose.
 # - A VRF on A holding both links: TCP both ways intact (the VRF device
 #   runs the hooks a second time; mpip must not add a second trailer).
+# TIMEOUT: 360
+# (about 58 s alone in one guest: about five times that, as a
+# loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

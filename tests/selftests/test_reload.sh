@@ -3,6 +3,9 @@
 # between two MPIP hosts: no kernel warning, and traffic flows (and the
 # hosts find each other again) after each reload; then five more while
 # new flows keep coming both ways.
+# TIMEOUT: 420
+# (about 70 s alone in one guest: about five times that, as a
+# loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

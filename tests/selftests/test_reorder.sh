@@ -12,6 +12,9 @@
 # (nothing can show its gaps lost), overflow with a 2-segment buffer, and
 # GSO packets split, not kept, towards a peer whose veth end is a bridge
 # port.
+# TIMEOUT: 420
+# (about 65 s alone in one guest: about five times that, as a
+# loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"

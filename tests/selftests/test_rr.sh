@@ -24,7 +24,9 @@
 # one per authenticated packet from B (before it, A sent every one of
 # those paths its 6 probes, 36 for a handful of packets), and rr_held
 # counts the probes held back.
-# TIMEOUT: 300
+# TIMEOUT: 480
+# (about 83 s alone in one guest: about five times that, as a
+# loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
