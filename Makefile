@@ -18,6 +18,8 @@
 #   make bench      benchmarks vs. MPTCP in the lab VM (BENCH="--quick tcp")
 #   make webrtc     WebRTC calls over the lab, off vs. mpip (WEBRTC="fail rate
 #                   delay", WEBRTC_OUT=build/webrtc): summary and webrtc.png
+#   make coord      two applications, all paths then coordinated rules (paper
+#                   Fig. 8; COORD="--phase 30 off mpip", COORD_OUT=build/coord)
 #   make profile    where the CPU time goes: perf in the lab VM (performance.rst)
 #   make unit       host unit tests only (ASan/UBSan)
 #   make fuzz       fuzz the core's network parsers (FUZZ_SECONDS=30 each)
@@ -37,7 +39,7 @@ KDIR ?= $(shell if [ -d /lib/modules/$$(uname -r)/build ]; then \
 
 PWD := $(CURDIR)
 
-.PHONY: all module kmod mpipctl unit fuzz check check-full check-debug check-stall check-packages debug-kernel demo bench webrtc profile deps clean help
+.PHONY: all module kmod mpipctl unit fuzz check check-full check-debug check-stall check-packages debug-kernel demo bench webrtc coord profile deps clean help
 .PHONY: dkms-source dkms-install dkms-remove deb
 
 all: module mpipctl
@@ -115,6 +117,14 @@ webrtc: module mpipctl
 	tools/deps.sh
 	tools/vm.sh --timeout 3000 -- tools/webrtc/run.sh $(WEBRTC_OUT) $(WEBRTC)
 	/usr/bin/python3 tools/webrtc/analyze.py $(WEBRTC_OUT) --plot
+
+# Two competing applications, all paths then coordinated routing rules
+# (tools/coord/run.sh): results and coord.png in $(COORD_OUT)
+COORD_OUT ?= build/coord
+coord: module mpipctl
+	tools/deps.sh
+	tools/vm.sh --timeout 1800 -- tools/coord/run.sh $(COORD_OUT) $(COORD)
+	/usr/bin/python3 tools/coord/analyze.py $(COORD_OUT) --plot
 
 profile:
 	tools/deps.sh
