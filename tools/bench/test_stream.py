@@ -28,6 +28,26 @@ def free_port(kind):
         return s.getsockname()[1]
 
 
+def start_receiver(test, proto, size):
+    """A stream.py receiver on a free loopback port, ready: (Popen, port,
+    its output file)."""
+    kind = socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM
+    port = free_port(kind)
+    d = tempfile.mkdtemp(prefix="stream-test.")
+    out, ready = os.path.join(d, "out"), os.path.join(d, "ready")
+    recv = subprocess.Popen([sys.executable, STREAM, "recv", "--proto", proto,
+                             "--port", str(port), "--out", out, "--ready", ready,
+                             "--size", str(size)])
+    for _ in range(200):
+        if os.path.exists(ready) or recv.poll() is not None:
+            break
+        time.sleep(0.05)
+    if not os.path.exists(ready):
+        recv.kill()
+        test.fail("receiver not ready")
+    return recv, port, out
+
+
 class Summary(unittest.TestCase):
     def test_figures(self):
         # messages 0..9 sent 1 ms apart, 3 and 7 lost, 5 twice (the first
@@ -67,19 +87,8 @@ class Summary(unittest.TestCase):
 
 class Loopback(unittest.TestCase):
     def run_stream(self, proto):
-        kind = socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM
-        port = free_port(kind)
-        d = tempfile.mkdtemp(prefix="stream-test.")
-        out, ready = os.path.join(d, "out"), os.path.join(d, "ready")
-        recv = subprocess.Popen([sys.executable, STREAM, "recv", "--proto", proto,
-                                 "--port", str(port), "--out", out, "--ready", ready,
-                                 "--size", "200"])
+        recv, port, out = start_receiver(self, proto, 200)
         try:
-            for _ in range(200):
-                if os.path.exists(ready):
-                    break
-                time.sleep(0.05)
-            self.assertTrue(os.path.exists(ready), "receiver not ready")
             # 200-byte messages at 160 kbit/s: one every 10 ms, 50 in 0.5 s
             subprocess.run([sys.executable, STREAM, "send", "--proto", proto,
                             "127.0.0.1", str(port), "--rate", "160000",
@@ -107,17 +116,8 @@ class Loopback(unittest.TestCase):
         self.run_stream("tcp")
 
     def test_bulk(self):
-        port = free_port(socket.SOCK_STREAM)
-        d = tempfile.mkdtemp(prefix="stream-test.")
-        out, ready = os.path.join(d, "out"), os.path.join(d, "ready")
-        recv = subprocess.Popen([sys.executable, STREAM, "recv", "--proto", "tcp",
-                                 "--port", str(port), "--out", out, "--ready", ready,
-                                 "--size", "8000"])
+        recv, port, out = start_receiver(self, "tcp", 8000)
         try:
-            for _ in range(200):
-                if os.path.exists(ready):
-                    break
-                time.sleep(0.05)
             subprocess.run([sys.executable, STREAM, "send", "--proto", "tcp",
                             "127.0.0.1", str(port), "--rate", "0",
                             "--seconds", "0.3", "--size", "8000"],
@@ -136,18 +136,9 @@ class Loopback(unittest.TestCase):
     def test_abort(self):
         # SIGTERM ends an unpaced sender early; --abort resets the
         # connection, and the receiver ends as for a close
-        port = free_port(socket.SOCK_STREAM)
-        d = tempfile.mkdtemp(prefix="stream-test.")
-        out, ready = os.path.join(d, "out"), os.path.join(d, "ready")
-        recv = subprocess.Popen([sys.executable, STREAM, "recv", "--proto", "tcp",
-                                 "--port", str(port), "--out", out, "--ready", ready,
-                                 "--size", "8000"])
+        recv, port, out = start_receiver(self, "tcp", 8000)
         send = None
         try:
-            for _ in range(200):
-                if os.path.exists(ready):
-                    break
-                time.sleep(0.05)
             send = subprocess.Popen([sys.executable, STREAM, "send", "--proto", "tcp",
                                      "127.0.0.1", str(port), "--rate", "0",
                                      "--seconds", "600", "--size", "8000", "--abort"])
