@@ -564,20 +564,23 @@ mpip_shape() {
 # runs.  Each end writes its exit status to OUT.rrc / OUT.src and its
 # messages to OUT.rlog / OUT.slog (files only: see tcp_send_file); both
 # run in the namespaces, so `topo.sh clean` ends them if the test does not.
+# Both ends give up after 280 and 270 s, times MPIP_TEST_WAIT_SCALE (on
+# the debug kernel test_failover's stream ended by that limit once).
 tcp_stream_bg() {
 	local src=$1 dst=$2 addr=$3 port=$4 block=$5 out=$6
+	local k=${MPIP_TEST_WAIT_SCALE:-1}
 	rm -f "$out" "$out.rrc" "$out.src" "$out.rlog" "$out.slog" "$out.stop"
 	# (the sh -c scripts take their values as "$1"...: single quotes wanted)
 	# shellcheck disable=SC2016
-	ip netns exec "$dst" sh -c 'timeout 280 socat -u "TCP-LISTEN:$1,reuseaddr" \
-		"OPEN:$2,creat,trunc"; echo $? >"$2.rrc"' sh "$port" "$out" \
+	ip netns exec "$dst" sh -c 'timeout "$3" socat -u "TCP-LISTEN:$1,reuseaddr" \
+		"OPEN:$2,creat,trunc"; echo $? >"$2.rrc"' sh "$port" "$out" $((280 * k)) \
 		</dev/null >"$out.rlog" 2>&1 &
 	wait_for 30 tcp_listening "$dst" "$port" ||
 		fail "nothing listens on $dst:$port"
 	# shellcheck disable=SC2016
 	ip netns exec "$src" sh -c 'while [ ! -e "$1.stop" ]; do cat "$2" || exit 1; done |
-		timeout 270 socat -u - "TCP:$3:$4"; echo $? >"$1.src"' \
-		sh "$out" "$block" "$addr" "$port" </dev/null >"$out.slog" 2>&1 &
+		timeout "$5" socat -u - "TCP:$3:$4"; echo $? >"$1.src"' \
+		sh "$out" "$block" "$addr" "$port" $((270 * k)) </dev/null >"$out.slog" 2>&1 &
 	return 0
 }
 

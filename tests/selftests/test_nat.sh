@@ -345,10 +345,21 @@ flush_both() {
 
 # eth2_carries PORT S0 WHAT: once WHAT got through, A's paths over eth2
 # come up within 20 s and carry data of a flow of 500 datagrams on PORT,
-# all of which arrive; B dropped none of A's packets as spoofed since S0
+# all of which arrive; B dropped none of A's packets as spoofed since S0.
+# A trickle of datagrams to B's port $FLOWS_PORT (10 a second, one flow)
+# keeps the pair busy meanwhile: a node with no traffic is not probed,
+# and B asks for A's list only when a packet of A's comes (on the debug
+# kernel the flow before was over by then, and nothing came up in 100 s)
 eth2_carries() {
-	local e2
-	wait_for 20 eth2_paths '.state == "up"' ||
+	local e2 pid up=0
+	flows_sink "$B"
+	ip netns exec "$A" python3 "$REPO/tests/selftests/udpcheck.py" send \
+		198.18.3.2 "$FLOWS_PORT" 100000 --gap-us 100000 --size 100 >/dev/null 2>&1 &
+	pid=$!
+	wait_for 20 eth2_paths '.state == "up"' || up=1
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	((up == 0)) ||
 		fail "A's paths over eth2 did not come up once $3 got through: $(paths_brief)"
 	e2=$(encap_pkts_on eth2)
 	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 "$1" 500 $(($1 + 1000)) 2000 ||
