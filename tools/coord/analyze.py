@@ -7,7 +7,9 @@ For each mode directory OUT/MODE and each phase (all, coord, alone: from
 the download's last message on), after its first SETTLE_S seconds (a third of a shorter phase: the queues
 of the phase before drain then):
 the stream's one-way message delay (median, 95th and 99th percentile,
-jitter: the mean change between consecutive messages, in ms) and both
+jitter: the mean change between consecutive messages, in ms), the share
+of its messages lost (numbered between the first and last received in
+the phase, never received), and both
 applications' goodput (Mbit/s of their messages that arrived in the
 phase), and the Mbit/s b sent on each link over the whole phase.  Writes OUT/summary.json and prints a table;
 --rst prints it as the table Documentation/performance.rst quotes;
@@ -41,6 +43,8 @@ def phase_figures(run, rows, bulk):
         t0, t1 = t[i], t[i + 1]
         t0 += int(min(SETTLE_S, (t1 - t0) / 3e9) * 1e9)
         s = stream.summarize(rows, t0, t1)
+        n = s["received"] + s.get("lost", 0)
+        s["lost_pct"] = 100.0 * s.get("lost", 0) / n if n else None
         s["stream_mbps"] = stream.goodput_mbps(rows, size, t0, t1)
         s["bulk_mbps"] = stream.goodput_mbps(bulk, bsize, t0, t1)
         # b's link counters: over the whole phase
@@ -71,6 +75,7 @@ def load(out):
 COLS = (("delay_median_ms", "delay median (ms)", "%.1f"),
         ("delay_p95_ms", "delay p95 (ms)", "%.1f"),
         ("jitter_ms", "jitter (ms)", "%.2f"),
+        ("lost_pct", "stream lost (%)", "%.1f"),
         ("stream_mbps", "stream (Mbit/s)", "%.2f"),
         ("bulk_mbps", "download (Mbit/s)", "%.2f"),
         ("link1_mbps", "b on link 1", "%.2f"),
@@ -141,8 +146,9 @@ def plot(res, path):
     ax[1].set_xlabel("time (s)")
     for a in ax:
         a.legend(fontsize=7, loc="upper right")
-    fig.suptitle("Two applications on links of %s (5 ms, 25 ms): all paths, "
-                 "then coordinated rules" % run["rate"], fontsize=10)
+    fig.suptitle("A %s stream and a download on links of %s (5 ms, 25 ms): all "
+                 "paths, then coordinated rules" % (run.get("stream_proto", "tcp").upper(),
+                                                    run["rate"]), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

@@ -8,13 +8,18 @@
 # Two links of 2 Mbit/s (COORD_RATE), link 1 5 ms one-way and link 2
 # 25 ms (the paper's 20 ms more on one path), each with a queue of 50
 # packets (COORD_LIMIT; about 300 ms at 2 Mbit/s, netem's default of
-# 1000 would be 6 s).  Host b sends two
-# applications' data to a: a stream (tools/bench/stream.py over TCP, 1000-
-# byte messages at 1 Mbit/s, COORD_STREAM_RATE; the paper's video) and a
-# bulk download (stream.py unpaced, 8000-byte messages, cancelled at the
-# end of its second phase).  Both start a warm-up of 3 s before the first
-# phase.  Three phases of --phase seconds (default
-# 30):
+# 1000 would be 6 s).  Host b sends two applications' data to a:
+#
+#   stream  tools/bench/stream.py, 1000-byte messages at 1 Mbit/s
+#           (COORD_STREAM_RATE), over UDP: a live stream, what the
+#           queues cannot hold is lost and nothing waits at the sender;
+#           COORD_STREAM_PROTO=tcp: over TCP, as the paper's video,
+#           whose backlog carries over from one phase into the next
+#   bulk    a download, stream.py unpaced over TCP, 8000-byte messages,
+#           cancelled at the end of the second phase
+#
+# Both start 3 s before the first of three phases of --phase seconds
+# (default 30):
 #
 #   all     both applications, every packet over all paths by weight
 #   coord   rules on both hosts: the stream's packets on link 1, the
@@ -44,6 +49,7 @@ PHASE=30
 RATE=${COORD_RATE:-2mbit}
 STREAM_RATE=${COORD_STREAM_RATE:-1000000}
 STREAM_PORT=6100
+STREAM_PROTO=${COORD_STREAM_PROTO:-udp}
 BULK_PORT=5201
 WARM=3
 LIMIT=${COORD_LIMIT:-50}
@@ -89,24 +95,24 @@ link_bytes() {
 		/sys/class/net/eth2/statistics/tx_bytes | paste -sd' '
 }
 
-# recv_start PORT NAME DIR SIZE: a stream.py receiver of SIZE-byte messages
-# on a's PORT, its file DIR/NAME.txt, in the background; its PID in
-# recv_pid
+# recv_start PROTO PORT NAME DIR SIZE: a stream.py receiver of SIZE-byte
+# messages on a's PORT, its file DIR/NAME.txt, in the background; its PID
+# in recv_pid (ip netns exec execs it: a signal reaches it)
 recv_start() {
-	rm -f "$3/$2.ready"
-	in_ns "$A" "$PY" "$STREAM" recv --proto tcp --port "$1" \
-		--out "$3/$2.txt" --ready "$3/$2.ready" --size "$4" &
+	rm -f "$4/$3.ready"
+	ip netns exec "$A" "$PY" "$STREAM" recv --proto "$1" --port "$2" \
+		--out "$4/$3.txt" --ready "$4/$3.ready" --size "$5" &
 	recv_pid=$!
-	wait_file "$3/$2.ready" || die "$2: receiver not ready"
+	wait_file "$4/$3.ready" || die "$3: receiver not ready"
 }
 
 # coord_rules: the stream on link 1, the short path, the download on
 # link 2, as the paper assigns them, on both hosts (b sends the data, a
 # the ACKs)
 coord_rules() {
-	in_ns "$B" "$MPIPCTL" rule add pref 10 proto tcp dport "$STREAM_PORT" mode selected dev eth1
+	in_ns "$B" "$MPIPCTL" rule add pref 10 proto "$STREAM_PROTO" dport "$STREAM_PORT" mode selected dev eth1
 	in_ns "$B" "$MPIPCTL" rule add pref 20 proto tcp dport "$BULK_PORT" mode selected dev eth2
-	in_ns "$A" "$MPIPCTL" rule add pref 10 proto tcp sport "$STREAM_PORT" mode selected dev eth1
+	in_ns "$A" "$MPIPCTL" rule add pref 10 proto "$STREAM_PROTO" sport "$STREAM_PORT" mode selected dev eth1
 	in_ns "$A" "$MPIPCTL" rule add pref 20 proto tcp sport "$BULK_PORT" mode selected dev eth2
 }
 
@@ -137,15 +143,15 @@ run_mode() {
 			in_ns "$ns" "$MPIPCTL" disable
 		fi
 	done
-	recv_start "$STREAM_PORT" stream "$dir" 1000
+	recv_start "$STREAM_PROTO" "$STREAM_PORT" stream "$dir" 1000
 	rpid=$recv_pid
-	recv_start "$BULK_PORT" bulk "$dir" 8000
+	recv_start tcp "$BULK_PORT" bulk "$dir" 8000
 	bpid_r=$recv_pid
 	# warm up: the handshake and the paths, before either application
 	in_ns "$B" ping -q -c 3 -i 0.3 10.1.1.1 >/dev/null || true
 	sleep 2
 
-	in_ns "$B" "$PY" "$STREAM" send --proto tcp 10.1.1.1 "$STREAM_PORT" \
+	in_ns "$B" "$PY" "$STREAM" send --proto "$STREAM_PROTO" 10.1.1.1 "$STREAM_PORT" \
 		--rate "$STREAM_RATE" --seconds $((3 * PHASE + WARM)) &
 	spid=$!
 	# (ip itself, not in_ns: $! is then the sender, which the kill below
@@ -174,6 +180,12 @@ run_mode() {
 	t3=$(since_ns "$t0" "$e0")
 	b3=$(link_bytes)
 	wait "$spid" || die "$mode: stream sender failed"
+	# a UDP receiver waits for more until told; a TCP one ends with the
+	# connection
+	if [[ $STREAM_PROTO == udp ]]; then
+		sleep 2
+		kill -TERM "$rpid"
+	fi
 	wait "$rpid" || die "$mode: stream receiver failed"
 	wait "$bpid_r" || die "$mode: bulk receiver failed"
 	if [[ $mode == mpip ]]; then
@@ -183,7 +195,8 @@ run_mode() {
 	cat >"$dir/run.json" <<-EOF
 	{"mode": "$mode", "phase_s": $PHASE, "rate": "$RATE",
 	 "link1": "$RATE,5ms", "link2": "$RATE,25ms",
-	 "stream_rate_bps": $STREAM_RATE, "stream_size": 1000, "bulk_size": 8000,
+	 "stream_proto": "$STREAM_PROTO", "stream_rate_bps": $STREAM_RATE,
+	 "stream_size": 1000, "bulk_size": 8000,
 	 "warm_s": $WARM, "netem_limit": $LIMIT,
 	 "kernel": "$(uname -r)", "date": "$(date -u +%FT%TZ)",
 	 "t_ns": [$t0, $t1, $t2, $t3],
