@@ -19,7 +19,8 @@
 #   make webrtc     WebRTC calls over the lab, off vs. mpip (WEBRTC="fail rate
 #                   delay", WEBRTC_OUT=build/webrtc): summary and webrtc.png
 #   make coord      two applications, all paths then coordinated rules (paper
-#                   Fig. 8; COORD="--phase 30 off mpip", COORD_OUT=build/coord)
+#                   Fig. 8; COORD="--phase 30 --reps 3 off mpip",
+#                   COORD_OUT=build/coord), ~8 min for one run of each
 #   make profile    where the CPU time goes: perf in the lab VM (performance.rst)
 #   make unit       host unit tests only (ASan/UBSan)
 #   make fuzz       fuzz the core's network parsers (FUZZ_SECONDS=30 each)
@@ -123,7 +124,7 @@ webrtc: module mpipctl
 COORD_OUT ?= build/coord
 coord: module mpipctl
 	tools/deps.sh
-	tools/vm.sh --timeout 1800 -- tools/coord/run.sh $(COORD_OUT) $(COORD)
+	tools/vm.sh --timeout 5400 -- tools/coord/run.sh $(COORD_OUT) $(COORD)
 	/usr/bin/python3 tools/coord/analyze.py $(COORD_OUT) --plot
 
 profile:

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Figures of the coordination runs of tools/coord/run.sh.
 
-    analyze.py OUT [--plot] [--rst]
+    analyze.py OUT [OUT...] [--plot] [--rst]
 
-For each mode directory OUT/MODE and each phase (all, coord, alone: from
+A run is a directory OUT/MODE, or OUT/rK/MODE (run.sh --reps); each OUT
+may hold one run of each mode or several.  For each run and each phase (all, coord, alone: from
 the download's last message on), after its first SETTLE_S seconds (a third of a shorter phase: the queues
 of the phase before drain then):
 the stream's one-way message delay (median, 95th and 99th percentile,
@@ -11,13 +12,19 @@ jitter: the mean change between consecutive messages, in ms), the share
 of its messages lost (numbered between the first and last received in
 the phase, never received), and both
 applications' goodput (Mbit/s of their messages that arrived in the
-phase), and the Mbit/s b sent on each link over the whole phase.  Writes OUT/summary.json and prints a table;
---rst prints it as the table Documentation/performance.rst quotes;
---plot writes OUT/coord.png: the stream's delay over time and both
-applications' goodput per second, the phases marked.
+phase), and the Mbit/s b sent on each link over the whole phase.  With
+more than one run of a mode, a cell is the median over its runs with the
+smallest and largest value beside it, "median (min-max)".  Writes
+summary.json into the first OUT (every run's figures, and per mode and
+phase the median, minimum and maximum) and prints a table; --rst prints
+it as the table Documentation/performance.rst quotes; --plot writes
+coord.png there: the stream's delay over time and both applications'
+goodput per second in the first run of each mode, the phases marked.
 """
+import glob
 import json
 import os
+import statistics
 import sys
 
 sys.dont_write_bytecode = True
@@ -57,19 +64,56 @@ def phase_figures(run, rows, bulk):
     return out
 
 
-def load(out):
-    """{mode: (run, rows, bulk, figures)} of the modes that ran."""
+def load_run(d, mode):
+    """(run, rows, bulk, figures) of the run in directory D."""
+    with open(os.path.join(d, "run.json")) as f:
+        run = json.load(f)
+    if run.get("mode", mode) != mode:
+        raise ValueError("%s: run.json says mode %s" % (d, run["mode"]))
+    rows = stream.read_file(os.path.join(d, "stream.txt"))[2]
+    bulk = stream.read_file(os.path.join(d, "bulk.txt"))[2]
+    return run, rows, bulk, phase_figures(run, rows, bulk)
+
+
+def run_dirs(out):
+    """OUT itself and its rK subdirectories (run.sh --reps), in order."""
+    reps = glob.glob(os.path.join(out, "r[0-9]*"))
+    reps.sort(key=lambda p: int(os.path.basename(p)[1:])
+              if os.path.basename(p)[1:].isdigit() else 0)
+    return [out] + [r for r in reps if os.path.basename(r)[1:].isdigit()]
+
+
+def load(outs):
+    """{mode: [(run, rows, bulk, figures), ...]} of the runs under OUTS."""
     res = {}
-    for mode in MODES:
-        d = os.path.join(out, mode)
-        if not os.path.exists(os.path.join(d, "run.json")):
-            continue
-        with open(os.path.join(d, "run.json")) as f:
-            run = json.load(f)
-        rows = stream.read_file(os.path.join(d, "stream.txt"))[2]
-        bulk = stream.read_file(os.path.join(d, "bulk.txt"))[2]
-        res[mode] = (run, rows, bulk, phase_figures(run, rows, bulk))
-    return res
+    for out in outs:
+        for d in run_dirs(out):
+            for mode in MODES:
+                md = os.path.join(d, mode)
+                if os.path.exists(os.path.join(md, "run.json")):
+                    res.setdefault(mode, []).append(load_run(md, mode))
+    return {m: res[m] for m in MODES if m in res}
+
+
+def spread(xs):
+    """median, min and max of the numbers in XS, or None."""
+    xs = [x for x in xs if isinstance(x, (int, float))]
+    if not xs:
+        return None
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs),
+            "runs": len(xs)}
+
+
+def aggregate(res):
+    """{mode: {phase: {figure: spread}}} over each mode's runs."""
+    agg = {}
+    for mode, runs in res.items():
+        agg[mode] = {}
+        for ph in PHASES:
+            keys = sorted({k for r in runs for k in r[3][ph]})
+            agg[mode][ph] = {k: spread([r[3][ph].get(k) for r in runs])
+                             for k in keys}
+    return agg
 
 
 COLS = (("delay_median_ms", "delay median (ms)", "%.1f"),
@@ -82,15 +126,23 @@ COLS = (("delay_median_ms", "delay median (ms)", "%.1f"),
         ("link2_mbps", "b on link 2", "%.2f"))
 
 
+def cell(v, fmt):
+    if v is None:
+        return "-"
+    if v["min"] == v["max"]:
+        return fmt % v["median"]
+    return (fmt + " (" + fmt + "-" + fmt + ")") % (v["median"], v["min"], v["max"])
+
+
 def table_rows(res):
+    agg = aggregate(res)
     rows = []
-    for mode, (_run, _r, _b, figs) in res.items():
+    for mode, runs in res.items():
+        name = mode if len(runs) == 1 else "%s (%d runs)" % (mode, len(runs))
         for ph in PHASES:
-            f = figs[ph]
-            cells = [mode, ph]
+            cells = [name, ph]
             for key, _title, fmt in COLS:
-                v = f.get(key)
-                cells.append("-" if v is None else fmt % v)
+                cells.append(cell(agg[mode][ph].get(key), fmt))
             rows.append(cells)
     return rows
 
@@ -119,7 +171,8 @@ def plot(res, path):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
     colors = {"off": "tab:gray", "mpip": "tab:blue"}
-    for mode, (run, rows, bulk, _f) in res.items():
+    for mode, runs in res.items():
+        run, rows, bulk, _f = runs[0]
         t0 = run["t_ns"][0]
         pts = sorted((sent, d) for _s, sent, d in rows)
         ax[0].plot([(s - t0) / 1e9 for s, _d in pts], [d / 1000 for _s, d in pts],
@@ -133,7 +186,7 @@ def plot(res, path):
             ks = sorted(per_s)
             ax[1].plot([k + 0.5 for k in ks], [per_s[k] for k in ks], style,
                        color=colors[mode], label="%s: %s" % (mode, what))
-    run = next(iter(res.values()))[0]
+    run = next(iter(res.values()))[0][0]
     for a in ax:
         for i, name in enumerate(PHASES):
             x = (run["t_ns"][i] - run["t_ns"][0]) / 1e9
@@ -154,23 +207,25 @@ def plot(res, path):
 
 
 def main(argv):
-    if not argv or argv[0].startswith("-"):
+    outs = [a for a in argv if not a.startswith("-")]
+    if not outs or any(a not in ("--plot", "--rst") for a in argv if a.startswith("-")):
         print(__doc__, file=sys.stderr)
         return 2
-    out = argv[0]
-    res = load(out)
+    res = load(outs)
     if not res:
-        print("coord: no run in %s" % out, file=sys.stderr)
+        print("coord: no run in %s" % " ".join(outs), file=sys.stderr)
         return 1
-    summary = {m: {"run": r, "phases": f} for m, (r, _x, _b, f) in res.items()}
-    with open(os.path.join(out, "summary.json"), "w") as f:
+    summary = {m: {"runs": [{"run": r, "phases": f} for r, _x, _b, f in runs],
+                   "spread": aggregate(res)[m]}
+               for m, runs in res.items()}
+    with open(os.path.join(outs[0], "summary.json"), "w") as f:
         json.dump(summary, f, indent=1, sort_keys=True)
     if "--rst" in argv:
         print_rst(res)
     else:
         print_text(res)
     if "--plot" in argv:
-        plot(res, os.path.join(out, "coord.png"))
+        plot(res, os.path.join(outs[0], "coord.png"))
     return 0
 
 

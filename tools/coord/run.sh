@@ -3,7 +3,7 @@
 # routed in a coordinated way (paper section 5.2.2, Fig. 8; issue 22).
 # Runs as root in the VM:
 #
-#   tools/vm.sh -- tools/coord/run.sh OUT [--phase SECONDS] [MODE...]
+#   tools/vm.sh -- tools/coord/run.sh OUT [--phase SECONDS] [--reps N] [MODE...]
 #
 # Two links of 2 Mbit/s (COORD_RATE), link 1 5 ms one-way and link 2
 # 25 ms (the paper's 20 ms more on one path), each with a queue of 50
@@ -30,7 +30,9 @@
 # Modes (both by default): off (no mpip: everything on link 1, the
 # flows' own addresses; no rules in phase coord) and mpip.
 #
-# OUT/MODE/ holds run.json (what ran, the phases' start times on the
+# --reps N (default 1) runs the modes N times, in turn (off, mpip, off,
+# mpip, ...), into OUT/r1/MODE/ to OUT/rN/MODE/; one run goes to
+# OUT/MODE/.  Each such directory holds run.json (what ran, the phases' start times on the
 # clock of the messages' timestamps, CLOCK_MONOTONIC, and each link's
 # bytes b sent by then), stream.txt and bulk.txt (stream.py's receiver
 # files: each message's send time and one-way delay).  tools/coord/analyze.py makes the figures.
@@ -207,27 +209,34 @@ run_mode() {
 }
 
 main() {
-	local out modes=() m
+	local out modes=() m reps=1 k dir
 	[[ $# -ge 1 ]] || usage
 	out=$1
 	shift
 	while (($#)); do
 		case $1 in
 		--phase) PHASE=$2; shift 2 ;;
+		--reps) reps=$2; shift 2 ;;
 		-h | --help) usage ;;
 		off | mpip) modes+=("$1"); shift ;;
 		*) usage ;;
 		esac
 	done
 	((${#modes[@]})) || modes=(off mpip)
+	[[ $PHASE =~ ^[1-9][0-9]*$ ]] || die "--phase: a number of seconds, not '$PHASE'"
+	[[ $reps =~ ^[1-9][0-9]*$ ]] || die "--reps: a number of runs, not '$reps'"
 	[[ $(id -u) == 0 ]] || die "run as root (in the VM: tools/vm.sh -- $0 ...)"
 	for m in "${modes[@]}"; do
 		[[ $m == mpip ]] && { mpip_load || die "cannot load $MPIP_KO"; }
 	done
 	mkdir -p "$out"
-	for m in "${modes[@]}"; do
-		log "$m: three phases of $PHASE s"
-		run_mode "$m" "$out/$m"
+	for ((k = 1; k <= reps; k++)); do
+		dir=$out
+		((reps == 1)) || dir=$out/r$k
+		for m in "${modes[@]}"; do
+			log "$m: three phases of $PHASE s (run $k of $reps)"
+			run_mode "$m" "$dir/$m"
+		done
 	done
 }
 
