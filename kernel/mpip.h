@@ -762,6 +762,7 @@ void mpip_paths_release(struct mpip_node *n);
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p);
 bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
+				   const struct mpip_rule *rule,
 				   struct mpip_session *s);
 unsigned int mpip_path_pair(struct mpip_net *mn, struct mpip_node *n,
 			    const struct mpip_rule *rule,

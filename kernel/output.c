@@ -366,11 +366,12 @@ static bool mpip_out_draining(const struct mpip_net *mn,
 
 /*
  * The path for a packet of a confirmed session, as its rule says: its own
- * (mode original), the one of lowest delay (mode single), else one up by
- * weight among those the rule allows (all of them without a rule or in
- * mode all).  When a selected rule allows none that is up, its fallback:
- * any path, its own, or ERR_PTR(-ENETUNREACH) to drop the packet
- * (counted here).  With no path up, the one the peer was heard over last
+ * (mode original), else among the paths up that the rule's dev or nodev
+ * list allows (all of them without a list, without a rule, or in mode
+ * all), the one of lowest delay (mode single) or one by weight.  When a
+ * rule's list allows none that is up, its fallback: any path, its own,
+ * or ERR_PTR(-ENETUNREACH) to drop the packet (counted here).  With no
+ * path up, the one the peer was heard over last
  * (mpip_fb_heard_over()); NULL if there is none either.
  */
 static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
@@ -382,10 +383,10 @@ static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
 	if (r && r->mode == MPIP_MODE_ORIGINAL)
 		return pk->orig;
 	if (r && r->mode == MPIP_MODE_SINGLE)
-		p = mpip_path_single(mn, pk->node, pk->sess);
+		p = mpip_path_single(mn, pk->node, r, pk->sess);
 	else
 		p = mpip_path_pick(mn, pk->node, r, true);
-	if (!p && r && r->mode == MPIP_MODE_SELECTED) {
+	if (!p && r && r->nifs) {
 		switch (r->fallback) {
 		case MPIP_FALLBACK_ORIGINAL:
 			return pk->orig;

@@ -539,7 +539,7 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 		best = min_t(unsigned int, best, tier[k]);
 		cand[k++] = p;
 	}
-	if (k && (!rule || rule->mode != MPIP_MODE_SELECTED))
+	if (k && (!rule || !rule->nifs))
 		mpip_paths_note_tier(mn, n, best == MPIP_TIER_BACKUP);
 	if (!tiers)
 		return k;
@@ -601,14 +601,15 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
- * The path of a packet of session @s under a rule of mode single: of the
- * paths up, the one with the lowest one-way delay, with the hysteresis of
- * core/path.c: mpip_single_index() and MPIP_SINGLE_DWELL.  The session
- * remembers its path; concurrent senders of one session may both move
- * it, and either move is right.  NULL if no path is up.  Caller holds
- * RCU.
+ * The path of a packet of session @s under @rule, of mode single: of the
+ * paths up that it allows, the one with the lowest one-way delay, with
+ * the hysteresis of core/path.c: mpip_single_index() and
+ * MPIP_SINGLE_DWELL.  The session remembers its path; concurrent senders
+ * of one session may both move it, and either move is right.  NULL if no
+ * path it allows is up.  Caller holds RCU.
  */
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
+				   const struct mpip_rule *rule,
 				   struct mpip_session *s)
 {
 	unsigned int i, k, cur = MPIP_PATH_NONE, pick;
@@ -617,7 +618,7 @@ struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 	u32 d[MPIP_MAX_PATHS], have = 0;
 
 	mpip_touch(&n->single_used);
-	k = mpip_paths_usable(mn, n, NULL, cand);
+	k = mpip_paths_usable(mn, n, rule, cand);
 	for (i = 0; i < k; i++) {
 		if (cand[i]->id == id)
 			cur = i;

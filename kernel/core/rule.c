@@ -23,7 +23,8 @@ static const char *const rule_errs[] = {
 	[-MPIP_RULE_E_MASK] = "fwmark mask is 0",
 	[-MPIP_RULE_E_MODE] = "unknown mode or fallback",
 	[-MPIP_RULE_E_COPIES] = "copies go with mode protected, 2 to 8",
-	[-MPIP_RULE_E_IFS] = "dev and nodev go with mode selected, up to 8 interfaces",
+	[-MPIP_RULE_E_IFS] =
+		"dev/nodev go with modes selected (which needs them), single, protected; up to 8",
 	[-MPIP_RULE_E_EXIST] = "a rule has this preference",
 	[-MPIP_RULE_E_NOENT] = "no rule has this preference",
 	[-MPIP_RULE_E_FULL] = "the table is full",
@@ -89,6 +90,13 @@ static int check_keys(const struct mpip_rule *r)
 	return 0;
 }
 
+/* May a rule of mode @mode have a dev or nodev list? */
+static bool mode_takes_ifs(u8 mode)
+{
+	return mode == MPIP_MODE_SELECTED || mode == MPIP_MODE_SINGLE ||
+	       mode == MPIP_MODE_PROTECTED;
+}
+
 static int check_action(struct mpip_rule *r)
 {
 	unsigned int i;
@@ -103,7 +111,7 @@ static int check_action(struct mpip_rule *r)
 		return MPIP_RULE_E_COPIES;
 	if (r->nifs > MPIP_RULE_MAX_IFS || r->ifs_deny > 1 ||
 	    (r->ifs_deny && !r->nifs) ||
-	    (r->nifs && r->mode != MPIP_MODE_SELECTED) ||
+	    (r->nifs && !mode_takes_ifs(r->mode)) ||
 	    (r->mode == MPIP_MODE_SELECTED && !r->nifs))
 		return MPIP_RULE_E_IFS;
 	for (i = 0; i < r->nifs; i++)
@@ -281,7 +289,7 @@ bool mpip_rule_link_ok(const struct mpip_rule *r, int ifindex)
 {
 	unsigned int i;
 
-	if (r->mode != MPIP_MODE_SELECTED)
+	if (!r->nifs)
 		return true;
 	for (i = 0; i < r->nifs; i++)
 		if (r->ifs[i] == ifindex)

@@ -93,7 +93,8 @@ struct mpip_rule {
 	u8 mode;		/* enum mpip_rmode */
 	u8 fallback;		/* enum mpip_rfallback */
 	u8 copies;		/* MPIP_MODE_PROTECTED: 2..MPIP_RULE_MAX_COPIES */
-	u8 nifs;		/* MPIP_MODE_SELECTED: entries of @ifs */
+	u8 nifs;		/* entries of @ifs: selected (1 or more), */
+				/* single, protected (0 or more) */
 	u8 ifs_deny;		/* 1: @ifs lists the links not to use */
 	int ifs[MPIP_RULE_MAX_IFS];
 	/* counters, kept by the user of the table */

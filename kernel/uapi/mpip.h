@@ -296,7 +296,8 @@ enum mpip_rule_fallback {
  * @MPIP_RULE_A_MODE: u8, enum mpip_rule_mode (default ALL)
  * @MPIP_RULE_A_FALLBACK: u8, enum mpip_rule_fallback (default ANY)
  * @MPIP_RULE_A_IFS: binary, an array of 1 to 8 u32 interface indexes
- *	(host byte order); mode SELECTED only, and required there
+ *	(host byte order); modes SINGLE, SELECTED (required there) and
+ *	PROTECTED only
  * @MPIP_RULE_A_IFS_DENY: flag: MPIP_RULE_A_IFS lists the interfaces not
  *	to use
  * @MPIP_RULE_A_PAD: padding for the u64 attributes

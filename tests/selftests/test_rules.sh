@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test_rules.sh - routing rules (issue 22): `mpipctl rule add` with modes
-# selected, original, off, single and protected, fallback drop, per-rule
-# counters, deletion and flush, and bad rules refused with a clear message
-# and nothing installed.  Two hosts joined by two links (topo.sh twolink); the
+# selected, original, off, single and protected, dev and nodev lists for
+# the last two, fallback drop, per-rule counters, deletion and flush, and
+# bad rules refused with a clear message and nothing installed.  Two hosts joined by two links (topo.sh twolink); the
 # rules are A's, so A's transmit counters per link or per path say where
 # its data went.
 # TIMEOUT: 600
@@ -51,8 +51,9 @@ t_bad_rules() {
 	refused "invalid protocol 'icmp'" add proto icmp mode all
 	refused "ports need proto tcp or udp" add proto 1 dport 5 mode all
 	refused "address has bits set past its prefix length" add to 10.1.1.1/24 mode all
-	refused "dev and nodev go with mode selected" add mode selected
-	refused "dev and nodev go with mode selected" add mode all dev eth1
+	refused "dev/nodev go with modes selected (which needs them), single, protected" add mode selected
+	refused "dev/nodev go with modes selected (which needs them), single, protected" add mode all dev eth1
+	refused "dev/nodev go with modes selected (which needs them), single, protected" add mode original nodev eth1
 	refused "no interface 'nosuch0'" add mode selected dev nosuch0
 	refused "no rule has this preference" del pref 7
 	refused "missing mode" add proto tcp
@@ -102,9 +103,13 @@ t_off() {
 }
 
 # fallback drop: the only link the rule allows is down, so the flow's
-# packets are dropped rather than sent on eth1
+# packets are dropped rather than sent on eth1; for mode selected, and
+# for mode single with a dev list (a datagram of a new flow goes on its
+# own addresses until B confirms the session, the rest are dropped)
 t_drop() {
 	mpipctl_in "$A" rule add pref 130 proto tcp dport 5103 mode selected \
+		dev eth2 fallback drop
+	mpipctl_in "$A" rule add pref 131 proto udp dport 6131 mode single \
 		dev eth2 fallback drop
 	# eth2 comes back however this subtest ends (it runs in a subshell)
 	trap '"$TOPO" up "$A" eth2 || true' EXIT
@@ -119,16 +124,21 @@ t_drop() {
 	in_ns "$A" timeout 10 socat -u "OPEN:$T/f" TCP:10.1.1.2:5103 || true
 	mpip_stats_since "$A" "$T/a0" '.rule_dropped > 0' ||
 		fail "nothing was dropped by the rule"
+	mpipctl_in "$A" -j stats >"$T/a0"
+	in_ns "$A" python3 "$REPO/tests/selftests/udpcheck.py" send 10.1.1.2 6131 \
+		100 --gap-us 20000 --size 200 || fail "UDP sender failed"
+	mpip_stats_since "$A" "$T/a0" '.rule_dropped >= 50' ||
+		fail "rule 131 (single dev eth2) dropped fewer than 50 of 100 datagrams"
 	"$TOPO" up "$A" eth2
 	wait_for 20 mpip_path_is "$A" 10.1.2.1 10.1.2.2 up ||
 		fail "A: path over eth2 not back up"
 }
 
-# single_udp ADDR PORT DEV: 2000 datagrams of 1000 bytes from A to
-# ADDR:PORT arrive, and at least 95 % of the bytes A sent on its paths
-# went over DEV
+# single_udp ADDR PORT DEV [PCT]: 2000 datagrams of 1000 bytes from A to
+# ADDR:PORT arrive, and at least PCT % (default 95) of the bytes A sent on
+# its paths went over DEV
 single_udp() {
-	local a0 b0 a1 b1 da db on
+	local a0 b0 a1 b1 da db on pct=${4:-95}
 	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
 	UDP_SIZE=1000 udp_exchange "$A" "$B" "$1" "$2" 2000 0 1000 ||
 		fail "UDP to $1:$2 not delivered"
@@ -139,8 +149,8 @@ single_udp() {
 	[[ $3 == eth1 ]] && on=$da
 	echo "UDP to $1:$2 (single): eth1 $da bytes, eth2 $db bytes"
 	((da + db >= 2000 * 1000)) || fail "the paths carried only $((da + db)) bytes"
-	((on * 100 >= (da + db) * 95)) ||
-		fail "only $on of $((da + db)) bytes on $3, the lowest delay"
+	((on * 100 >= (da + db) * pct)) ||
+		fail "only $on of $((da + db)) bytes on $3, below $pct %"
 }
 
 # single_measured DEV: a short flow under rule 140 (mode single) makes A
@@ -168,6 +178,17 @@ t_single() {
 	jq -e '.[] | select(.pref == 140) | .pkts == 4400 and
 		.bytes == 4400 * 1028' "$T/rules" >/dev/null ||
 		fail "rule 140 did not count 4400 datagrams of 1028 bytes"
+}
+
+# mode single nodev eth2: the flow stays on eth1 although A measures eth2
+# as the lower delay (without the list it moves there: t_single)
+t_single_devs() {
+	trap '"$TOPO" netem "$A" eth1 "" || true' EXIT
+	"$TOPO" netem "$A" eth2 ""
+	"$TOPO" netem "$A" eth1 ",20ms"
+	single_measured eth2
+	mpipctl_in "$A" rule add pref 145 proto udp dport 6210 mode single nodev eth2
+	single_udp 10.1.1.2 6210 eth1 99
 }
 
 # b_rx_dup: B's count of second copies dropped
@@ -199,6 +220,25 @@ t_protected() {
 	((da >= 1900 * 1000 && db >= 1900 * 1000)) ||
 		fail "the datagrams did not go on both links"
 	(($(b_rx_dup) - d0 >= 1000)) || fail "B dropped few second copies"
+}
+
+# mode protected dev eth1: of A's two paths only one is allowed, so each
+# datagram goes once, on eth1, and B drops no second copy
+t_protected_devs() {
+	local a0 b0 a1 b1 d0 da db
+	mpipctl_in "$A" rule add pref 165 proto udp dport 6310 mode protected dev eth1
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	d0=$(b_rx_dup)
+	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
+	UDP_SIZE=1000 udp_exchange "$A" "$B" 10.1.1.2 6310 500 7310 1000 ||
+		fail "UDP to port 6310 not delivered"
+	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
+	da=$((a1 - a0))
+	db=$((b1 - b0))
+	echo "protected dev eth1: eth1 $da bytes, eth2 $db bytes; B dropped $(($(b_rx_dup) - d0)) second copies"
+	((da >= 500 * 1000)) || fail "eth1 carried only $da bytes"
+	((db * 100 <= (da + db))) || fail "$db bytes went on eth2"
+	(($(b_rx_dup) == d0)) || fail "B dropped second copies: some went twice"
 }
 
 # mode single fails over: the path it uses goes down mid-transfer, and the
@@ -234,7 +274,8 @@ t_del_flush() {
 	local e
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	mpipctl_in "$A" rule del pref 100
-	mpipctl_in "$A" -j show rules | jq -e 'map(.pref) == [110, 120, 130, 140, 150, 160]' \
+	mpipctl_in "$A" -j show rules |
+		jq -e 'map(.pref) == [110, 120, 130, 131, 140, 145, 150, 160, 165]' \
 		>/dev/null || fail "rule 100 still listed, or others gone"
 	e=$(send_eth2 5104)
 	echo "rule 100 deleted, port 5104: $e bytes on eth2"
@@ -250,7 +291,7 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 11
+	ktap_plan 13
 	ktap_run setup t_setup
 	ktap_run bad_rules_refused t_bad_rules
 	ktap_run selected_keeps_flow_on_its_links t_selected
@@ -258,8 +299,10 @@ main() {
 	ktap_run off_leaves_flow_alone t_off
 	ktap_run fallback_drop_drops t_drop
 	ktap_run single_takes_lowest_delay t_single
+	ktap_run single_keeps_to_its_devs t_single_devs
 	ktap_run single_fails_over t_single_failover
 	ktap_run protected_survives_loss t_protected
+	ktap_run protected_keeps_to_its_devs t_protected_devs
 	ktap_run del_and_flush t_del_flush
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish

@@ -106,12 +106,46 @@ UNIT_TEST(rule_check_names_each_bad_field)
 	CHECK_EQ(mpip_rule_check(&r), 0);
 	r.mode = MPIP_MODE_ALL;
 	CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_IFS);
+	r.mode = MPIP_MODE_ORIGINAL;
+	CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_IFS);
+	r.mode = MPIP_MODE_OFF;
+	CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_IFS);
+	r.nifs = MPIP_RULE_MAX_IFS + 1;
+	r.mode = MPIP_MODE_SINGLE;
+	CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_IFS);
 	r = rule(0);
 	r.ifs_deny = 1;
 	CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_IFS);
 	CHECK(strcmp(mpip_rule_strerror(MPIP_RULE_E_NOPREF), "unknown error"));
 	CHECK(!strcmp(mpip_rule_strerror(-100), "unknown error"));
 	CHECK(!strcmp(mpip_rule_strerror(1), "unknown error"));
+}
+
+/* single and protected take a dev or nodev list; unlike selected, they
+ * need none */
+UNIT_TEST(rule_check_lists_for_single_and_protected)
+{
+	static const u8 modes[] = { MPIP_MODE_SINGLE, MPIP_MODE_PROTECTED };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		struct mpip_rule r = rule(0);
+
+		r.mode = modes[i];
+		CHECK_EQ(mpip_rule_check(&r), 0);
+		r.nifs = 2;
+		r.ifs[0] = 2;
+		r.ifs[1] = 3;
+		CHECK_EQ(mpip_rule_check(&r), 0);
+		r.ifs_deny = 1;
+		CHECK_EQ(mpip_rule_check(&r), 0);
+		CHECK(!mpip_rule_link_ok(&r, 2) && mpip_rule_link_ok(&r, 4));
+		r.ifs[1] = -1;
+		CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_IFS);
+		r.ifs[1] = 3;
+		r.nifs = 0;
+		CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_IFS);
+	}
 }
 
 UNIT_TEST(rule_check_gives_protected_two_copies)
@@ -353,7 +387,9 @@ UNIT_TEST(rules_random_changes_stay_sorted)
 		if (unit_below(ctx, 2)) {
 			r.pref = pref;
 			r.mode = (u8)(pref % MPIP_MODE_COUNT);
-			if (r.mode == MPIP_MODE_SELECTED) {
+			if (r.mode == MPIP_MODE_SELECTED ||
+			    (r.mode == MPIP_MODE_SINGLE &&
+			     (pref / MPIP_MODE_COUNT) % 2)) {
 				r.nifs = 1;
 				r.ifs[0] = 2;
 			} else {
@@ -502,6 +538,8 @@ UNIT_TEST(rule_link_ok_allow_and_deny)
 {
 	struct mpip_rule r = rule(0);
 
+	CHECK(mpip_rule_link_ok(&r, 5));
+	r.mode = MPIP_MODE_SINGLE;
 	CHECK(mpip_rule_link_ok(&r, 5));
 	r.mode = MPIP_MODE_SELECTED;
 	r.nifs = 2;
