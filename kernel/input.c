@@ -471,8 +471,8 @@ static bool mpip_in_plain(struct mpip_net *mn, struct mpip_rx *rx)
 /*
  * Authenticate the CM of @rx; false (counted) if the packet goes, true
  * if it goes on, as plain IP if rx->plain.  A data packet seen before
- * goes on, as plain IP would deliver it, unless its sender sent it twice
- * (MPIP_CM_X_DUP): then it is the second copy.
+ * goes on, as plain IP would deliver it, unless its sender sent copies of
+ * it (MPIP_CM_X_DUP): then it is a later copy.
  */
 static bool mpip_in_open(struct mpip_net *mn, struct mpip_rx *rx)
 {

@@ -764,9 +764,9 @@ bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   const struct mpip_rule *rule,
 				   struct mpip_session *s);
-unsigned int mpip_path_pair(struct mpip_net *mn, struct mpip_node *n,
-			    const struct mpip_rule *rule,
-			    struct mpip_path **two);
+unsigned int mpip_path_copies(struct mpip_net *mn, struct mpip_node *n,
+			      const struct mpip_rule *rule,
+			      struct mpip_path **out);
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 				 const struct mpip_rule *rule,
 				 bool tx);

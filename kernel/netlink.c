@@ -143,6 +143,8 @@ static const struct nla_policy mpip_rule_policy[MPIP_RULE_A_MAX + 1] = {
 	[MPIP_RULE_A_PAD] = { .type = NLA_REJECT },
 	[MPIP_RULE_A_PKTS] = { .type = NLA_REJECT },
 	[MPIP_RULE_A_BYTES] = { .type = NLA_REJECT },
+	[MPIP_RULE_A_COPIES] = NLA_POLICY_RANGE(NLA_U8, 2,
+						MPIP_RULE_MAX_COPIES),
 };
 
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
@@ -915,6 +917,8 @@ static int mpip_nl_rule_parse(struct genl_info *info, struct mpip_rule *r)
 		r->mode = nla_get_u8(tb[MPIP_RULE_A_MODE]);
 	if (tb[MPIP_RULE_A_FALLBACK])
 		r->fallback = nla_get_u8(tb[MPIP_RULE_A_FALLBACK]);
+	if (tb[MPIP_RULE_A_COPIES])
+		r->copies = nla_get_u8(tb[MPIP_RULE_A_COPIES]);
 	r->ifs_deny = nla_get_flag(tb[MPIP_RULE_A_IFS_DENY]);
 	if (tb[MPIP_RULE_A_IFS])
 		return mpip_nl_rule_ifs(tb[MPIP_RULE_A_IFS], r, info->extack);
@@ -1022,6 +1026,7 @@ static int mpip_nl_put_rule(struct sk_buff *skb, struct netlink_callback *cb,
 	    mpip_nl_put_rule_keys(skb, r) ||
 	    nla_put_u8(skb, MPIP_RULE_A_MODE, r->mode) ||
 	    nla_put_u8(skb, MPIP_RULE_A_FALLBACK, r->fallback) ||
+	    (r->copies && nla_put_u8(skb, MPIP_RULE_A_COPIES, r->copies)) ||
 	    mpip_nl_put_rule_ifs(skb, r) ||
 	    nla_put_u64_64bit(skb, MPIP_RULE_A_PKTS, r->pkts,
 			      MPIP_RULE_A_PAD) ||

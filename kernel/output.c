@@ -614,18 +614,20 @@ static bool mpip_out_copy(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
- * Mode protected: @skb (not GSO) goes on two paths (mpip_path_pair()),
- * as two copies with one CM counter, of which the peer delivers the
- * first to arrive.  The copy goes on at once (through @st's okfn, as
- * the segments of a GSO packet split here do); @skb goes on if the
- * return is NF_ACCEPT.  With one path up, or a flow the host's policy
- * keeps on its route, one packet as in the other modes.
+ * Mode protected: @skb (not GSO) goes on as many paths as its rule has
+ * copies, if that many are up (mpip_path_copies()), as copies with one
+ * CM counter, of which the peer delivers the first to arrive.  The
+ * extra copies go on at once (through @st's okfn, as the segments of a
+ * GSO packet split here do); @skb goes on if the return is NF_ACCEPT.
+ * With one path up, or a flow the host's policy keeps on its route, one
+ * packet as in the other modes.
  */
-static unsigned int mpip_out_twice(struct mpip_net *mn, struct sk_buff *skb,
-				   const struct nf_hook_state *st,
-				   const struct mpip_pkt *pk)
+static unsigned int mpip_out_copies(struct mpip_net *mn, struct sk_buff *skb,
+				    const struct nf_hook_state *st,
+				    const struct mpip_pkt *pk)
 {
-	struct mpip_path *two[2];
+	struct mpip_path *paths[MPIP_RULE_MAX_COPIES];
+	unsigned int i, got;
 	struct sk_buff *copy;
 	u64 ctr;
 
@@ -633,30 +635,32 @@ static unsigned int mpip_out_twice(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
 		return NF_ACCEPT;
 	}
-	if (mpip_path_pair(mn, pk->node, pk->rule, two) < 2 ||
-	    !mpip_policy_flow_plain(mn->net, skb))
+	got = mpip_path_copies(mn, pk->node, pk->rule, paths);
+	if (got < 2 || !mpip_policy_flow_plain(mn->net, skb))
 		return mpip_out_data_one(mn, skb, pk);
-	copy = skb_copy(skb, GFP_ATOMIC);
-	if (!copy) {
-		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
-		return mpip_out_data_one(mn, skb, pk);
-	}
 	mpip_touch(&pk->sess->stamp);
 	mpip_touch(&pk->node->last_tx);
 	mpip_touch(&pk->node->last_data_tx);
 	ctr = mpip_cm_next_ctr(pk->node);
-	if (mpip_out_copy(mn, copy, pk, two[1], ctr))
-		st->okfn(st->net, st->sk, copy);
-	else
-		kfree_skb(copy);
-	return mpip_out_copy(mn, skb, pk, two[0], ctr) ? NF_ACCEPT : NF_DROP;
+	for (i = 1; i < got; i++) {
+		copy = skb_copy(skb, GFP_ATOMIC);
+		if (!copy) {
+			mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
+			break;
+		}
+		if (mpip_out_copy(mn, copy, pk, paths[i], ctr))
+			st->okfn(st->net, st->sk, copy);
+		else
+			kfree_skb(copy);
+	}
+	return mpip_out_copy(mn, skb, pk, paths[0], ctr) ? NF_ACCEPT : NF_DROP;
 }
 
 /*
  * Mode protected for a GSO packet: split here, in software, and each
- * segment sent twice.  The segments go straight on to the rest of the
- * output path; each is a packet of its own (@pk's header pointer would
- * point into @skb, which is gone).
+ * segment's copies sent (mpip_out_copies()).  The segments go straight
+ * on to the rest of the output path; each is a packet of its own (@pk's
+ * header pointer would point into @skb, which is gone).
  */
 static unsigned int mpip_out_protected(struct mpip_net *mn,
 				       struct sk_buff *skb,
@@ -667,7 +671,7 @@ static unsigned int mpip_out_protected(struct mpip_net *mn,
 	struct mpip_pkt sp = *pk;
 
 	if (!skb_is_gso(skb))
-		return mpip_out_twice(mn, skb, st, pk);
+		return mpip_out_copies(mn, skb, st, pk);
 	segs = mpip_out_split(mn, skb);
 	if (!segs)
 		return NF_DROP;
@@ -675,7 +679,7 @@ static unsigned int mpip_out_protected(struct mpip_net *mn,
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
 		sp.iph = ip_hdr(seg);
-		if (mpip_out_twice(mn, seg, st, &sp) == NF_ACCEPT)
+		if (mpip_out_copies(mn, seg, st, &sp) == NF_ACCEPT)
 			st->okfn(st->net, st->sk, seg);
 		else
 			kfree_skb(seg);
@@ -683,7 +687,7 @@ static unsigned int mpip_out_protected(struct mpip_net *mn,
 	return NF_STOLEN;
 }
 
-/* Does mode protected send this packet twice (mpip_out_protected())? */
+/* Does mode protected send copies of this packet (mpip_out_protected())? */
 static bool mpip_out_is_protected(const struct mpip_net *mn,
 				  const struct mpip_pkt *pk)
 {

@@ -640,19 +640,20 @@ struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
- * The two paths of a packet of a rule of mode protected (@rule), into
- * @two: of the paths up that it allows, the one of lowest one-way delay,
- * and the one that shares least with it (link, remote address), of
- * lowest delay among those (core/path.c: mpip_pair_index()).  Returns
- * how many there are: 0, 1 or 2.  Caller holds RCU.
+ * The paths of a packet's copies under @rule, of mode protected, into
+ * @out (room for @rule->copies): of the paths up that it allows, the one
+ * of lowest one-way delay, then each time the one that shares least with
+ * those chosen (links, remote addresses), of lowest delay among those
+ * (core/path.c: mpip_copies_index()).  Returns how many there are: at
+ * most @rule->copies.  Caller holds RCU.
  */
-unsigned int mpip_path_pair(struct mpip_net *mn, struct mpip_node *n,
-			    const struct mpip_rule *rule,
-			    struct mpip_path **two)
+unsigned int mpip_path_copies(struct mpip_net *mn, struct mpip_node *n,
+			      const struct mpip_rule *rule,
+			      struct mpip_path **out)
 {
 	u32 d[MPIP_MAX_PATHS], link[MPIP_MAX_PATHS], raddr[MPIP_MAX_PATHS];
+	unsigned int i, k, got, idx[MPIP_RULE_MAX_COPIES];
 	struct mpip_path *cand[MPIP_MAX_PATHS];
-	unsigned int i, k, got, idx[2];
 	u32 have = 0;
 
 	k = mpip_paths_usable(mn, n, rule, cand);
@@ -663,9 +664,11 @@ unsigned int mpip_path_pair(struct mpip_net *mn, struct mpip_node *n,
 		link[i] = cand[i]->ifindex;
 		raddr[i] = (__force u32)cand[i]->daddr;
 	}
-	got = mpip_pair_index(d, have, link, raddr, k, idx);
+	got = mpip_copies_index(d, have, link, raddr, k,
+				min_t(unsigned int, rule->copies,
+				      MPIP_RULE_MAX_COPIES), idx);
 	for (i = 0; i < got; i++)
-		two[i] = cand[idx[i]];
+		out[i] = cand[idx[i]];
 	return got;
 }
 

@@ -14,7 +14,7 @@
 
 #include "mpipctl.h"
 
-#define RULE_USAGE "usage: mpipctl rule add [pref N] [SELECTOR] mode MODE|intent INTENT [dev IF]...|[nodev IF]... [fallback any|original|drop]; rule del pref N; rule flush"
+#define RULE_USAGE "usage: mpipctl rule add [pref N] [SELECTOR] mode MODE|intent INTENT [dev IF]...|[nodev IF]... [copies N] [fallback any|original|drop]; rule del pref N; rule flush"
 #define RULE_MAX_IFS 8
 
 static const char *const mode_names[] = {
@@ -60,6 +60,7 @@ struct rule_req {
 	int mode;			/* -1: not given */
 	const char *intent;		/* the intent that gave @mode, if one */
 	int fallback;			/* -1: not given */
+	int copies;			/* 0: not given */
 	const char *ifs[RULE_MAX_IFS];
 	int nifs;
 	int ifs_deny;			/* -1: no list */
@@ -260,6 +261,10 @@ static int rule_word(struct rule_req *q, const char *w, const char *v,
 		q->fallback = name_index(v, fallback_names, 3);
 		if (q->fallback < 0)
 			BAD("fallback", "any, original, drop");
+	} else if (strcmp(w, "copies") == 0) {
+		if (parse_num(v, 8, &n) || n < 2)
+			BAD("number of copies", "2..8");
+		q->copies = (int)n;
 	} else if (strcmp(w, "dev") == 0 || strcmp(w, "nodev") == 0) {
 		int deny = w[0] == 'n';
 
@@ -330,6 +335,7 @@ static int rule_put(struct nl_msg *m, const struct rule_req *q)
 	    (q->pure_ack && nla_put_flag(m, MPIP_RULE_A_PURE_ACK) < 0) ||
 	    nla_put_u8(m, MPIP_RULE_A_MODE, q->mode) < 0 ||
 	    (q->fallback >= 0 && nla_put_u8(m, MPIP_RULE_A_FALLBACK, q->fallback) < 0) ||
+	    (q->copies && nla_put_u8(m, MPIP_RULE_A_COPIES, q->copies) < 0) ||
 	    (q->ifs_deny == 1 && nla_put_flag(m, MPIP_RULE_A_IFS_DENY) < 0))
 		goto nomem;
 	for (i = 0; i < q->nifs; i++) {
@@ -436,6 +442,7 @@ static struct nla_policy rule_policy[MPIP_RULE_A_MAX + 1] = {
 	[MPIP_RULE_A_IFS_DENY]	= { .type = NLA_FLAG },
 	[MPIP_RULE_A_PKTS]	= { .type = NLA_U64 },
 	[MPIP_RULE_A_BYTES]	= { .type = NLA_U64 },
+	[MPIP_RULE_A_COPIES]	= { .type = NLA_U8 },
 };
 
 static const char *enum_name(unsigned int v, const char *const *names,
@@ -496,6 +503,9 @@ static void rule_text(struct nlattr **tb, char *s, size_t len)
 			snprintf(ifn, sizeof(ifn), "#%u", idx);
 		ADD(" %s %s", tb[MPIP_RULE_A_IFS_DENY] ? "nodev" : "dev", ifn);
 	}
+	/* two, the default, is not shown */
+	if (tb[MPIP_RULE_A_COPIES] && nla_get_u8(tb[MPIP_RULE_A_COPIES]) != 2)
+		ADD(" copies %u", nla_get_u8(tb[MPIP_RULE_A_COPIES]));
 	if (tb[MPIP_RULE_A_FALLBACK] && nla_get_u8(tb[MPIP_RULE_A_FALLBACK]))
 		ADD(" fallback %s", enum_name(nla_get_u8(tb[MPIP_RULE_A_FALLBACK]),
 					      fallback_names, 3, nb, sizeof(nb)));

@@ -93,11 +93,11 @@
  */
 #define MPIP_CM_X_QUIET		0x02
 /*
- * MPIP_CM_X_DUP: the sender sent this packet twice, on two paths, with
- * the same CM counter (a routing rule of mode protected).  The receiver
- * delivers the copy that arrives first and drops the other: a data CM
- * with this flag whose counter was seen is dropped, not delivered as
- * plain IP.
+ * MPIP_CM_X_DUP: the sender sent copies of this packet, on two paths or
+ * more, with the same CM counter (a routing rule of mode protected).
+ * The receiver delivers the copy that arrives first and drops the
+ * others: a data CM with this flag whose counter was seen is dropped,
+ * not delivered as plain IP.
  */
 #define MPIP_CM_X_DUP		0x04
 /*

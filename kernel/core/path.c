@@ -169,50 +169,64 @@ static bool pair_before(const u32 *d, u32 have, unsigned int i,
 	return hi && path_before(d[i], d[j]);
 }
 
+/* How much path @i shares with the @k paths at @idx: links and addresses. */
+static unsigned int copies_shared(const u32 *link, const u32 *raddr,
+				  const unsigned int *idx, unsigned int k,
+				  unsigned int i)
+{
+	unsigned int c, shared = 0;
+
+	for (c = 0; c < k; c++)
+		shared += (link[i] == link[idx[c]]) + (raddr[i] == raddr[idx[c]]);
+	return shared;
+}
+
 /**
- * mpip_pair_index() - the two paths of a flow in mode protected
+ * mpip_copies_index() - the paths of a packet's copies in mode protected
  * @d: smoothed one-way delays D of @n paths, as for mpip_single_index()
  * @have: bit i set if @d[i] is a measured delay
  * @link: the local link of each path (paths with equal values share it)
  * @raddr: the remote address of each path (likewise)
  * @n: number of paths, at most 32
- * @two: the two indexes chosen
+ * @want: how many paths to choose, at most 32
+ * @idx: the indexes chosen, in order (room for @want)
  *
- * @two[0] is the path of lowest delay; @two[1], of the others, one that
- * shares with it neither link nor remote address if there is one, else
- * one that shares only one of them, else any, and of those the one of
- * lowest delay: the copies of a packet should not meet the same loss.
- * Paths without a measured delay rank after those with one; ties go to
- * the lowest index.
+ * @idx[0] is the path of lowest delay; each next one, of the paths not
+ * chosen yet, one that shares the fewest links and remote addresses with
+ * those chosen (a link or an address shared with two counts twice), and
+ * of those the one of lowest delay: the copies of a packet should not
+ * meet the same loss.  Paths without a measured delay rank after those
+ * with one; ties go to the lowest index.
  *
- * Return: how many paths were chosen: 0, 1 or 2.
+ * Return: how many paths were chosen: the lesser of @n and @want.
  */
-unsigned int mpip_pair_index(const u32 *d, u32 have, const u32 *link,
-			     const u32 *raddr, unsigned int n,
-			     unsigned int two[2])
+unsigned int mpip_copies_index(const u32 *d, u32 have, const u32 *link,
+			       const u32 *raddr, unsigned int n,
+			       unsigned int want, unsigned int *idx)
 {
-	unsigned int i, best = 0, apart, most = 0;
+	unsigned int i, k, pick, shared, least = 0;
+	u32 taken = 0;
 
-	if (!n)
-		return 0;
+	if (n > 32)
+		n = 32;
 	if (n < 32)
 		have &= (1U << n) - 1;
-	for (i = 1; i < n; i++)
-		if (pair_before(d, have, i, best))
-			best = i;
-	two[0] = best;
-	two[1] = MPIP_PATH_NONE;
-	for (i = 0; i < n; i++) {
-		if (i == best)
-			continue;
-		apart = (link[i] != link[best]) + (raddr[i] != raddr[best]);
-		if (two[1] == MPIP_PATH_NONE || apart > most ||
-		    (apart == most && pair_before(d, have, i, two[1]))) {
-			two[1] = i;
-			most = apart;
+	for (k = 0; k < want && k < n; k++) {
+		pick = MPIP_PATH_NONE;
+		for (i = 0; i < n; i++) {
+			if (taken & (1U << i))
+				continue;
+			shared = copies_shared(link, raddr, idx, k, i);
+			if (pick == MPIP_PATH_NONE || shared < least ||
+			    (shared == least && pair_before(d, have, i, pick))) {
+				pick = i;
+				least = shared;
+			}
 		}
+		idx[k] = pick;
+		taken |= 1U << pick;
 	}
-	return two[1] == MPIP_PATH_NONE ? 1 : 2;
+	return k;
 }
 
 /**

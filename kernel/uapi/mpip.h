@@ -248,9 +248,10 @@ enum mpip_link_nat {
  *	with hysteresis; another when it goes down
  * @MPIP_RULE_MODE_SELECTED: spread over the paths whose local end is on
  *	one of the listed interfaces (or, with MPIP_RULE_A_IFS_DENY, on none)
- * @MPIP_RULE_MODE_PROTECTED: each packet twice, on the path of lowest
- *	one-way delay and on the one that shares least with it; the
- *	receiver delivers the first copy (MPIP_STAT_RX_DUP)
+ * @MPIP_RULE_MODE_PROTECTED: each packet twice (MPIP_RULE_A_COPIES
+ *	times), on the path of lowest one-way delay and on the ones that
+ *	share least with those chosen; the receiver delivers the first copy
+ *	(MPIP_STAT_RX_DUP)
  * @MPIP_RULE_MODE_ORIGINAL: the flow's own addresses only, with trailers
  * @MPIP_RULE_MODE_OFF: mpip leaves the packets alone: no query, no trailer
  */
@@ -304,6 +305,8 @@ enum mpip_rule_fallback {
  * @MPIP_RULE_A_PKTS: u64, dumps only: packets this host sent that
  *	matched the rule (a GSO packet counts its segments)
  * @MPIP_RULE_A_BYTES: u64, dumps only: their bytes (IP, no trailer)
+ * @MPIP_RULE_A_COPIES: u8, 2..8: mode PROTECTED only, how many copies of
+ *	each packet, on that many paths if they are up (default 2)
  */
 enum mpip_rule_attr {
 	MPIP_RULE_A_UNSPEC,
@@ -327,6 +330,7 @@ enum mpip_rule_attr {
 	MPIP_RULE_A_PAD,
 	MPIP_RULE_A_PKTS,
 	MPIP_RULE_A_BYTES,
+	MPIP_RULE_A_COPIES,
 
 	__MPIP_RULE_A_MAX,
 };

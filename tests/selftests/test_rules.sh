@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_rules.sh - routing rules (issue 22): `mpipctl rule add` with modes
 # selected, original, off, single and protected, dev and nodev lists for
-# the last two, fallback drop, per-rule counters, deletion and flush, and
+# the last two, three copies in protected, fallback drop, per-rule counters, deletion and flush, and
 # bad rules refused with a clear message and nothing installed.  Two hosts joined by two links (topo.sh twolink); the
 # rules are A's, so A's transmit counters per link or per path say where
 # its data went.
@@ -241,6 +241,34 @@ t_protected_devs() {
 	(($(b_rx_dup) == d0)) || fail "B dropped second copies: some went twice"
 }
 
+# mode protected copies 3: with a second address on B's eth1, A has three
+# paths; each datagram goes on all three (twice on eth1, once on eth2),
+# all arrive once, and B drops two copies of each; the rule shows its
+# copies
+t_protected_copies() {
+	local a0 b0 a1 b1 d0 da db dups
+	trap 'ip -n "$B" addr del 10.1.1.3/24 dev eth1 2>/dev/null || true' EXIT
+	ip -n "$B" addr add 10.1.1.3/24 dev eth1
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.1.1:10.1.1.3 10.1.2.1:10.1.2.2
+	mpipctl_in "$A" rule add pref 166 proto udp dport 6320 mode protected copies 3
+	mpipctl_in "$A" -j show rules | jq -e '.[] | select(.pref == 166) |
+		.rule == "proto udp dport 6320-6320 mode protected copies 3"' >/dev/null ||
+		fail "show rules does not show the copies"
+	d0=$(b_rx_dup)
+	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
+	UDP_SIZE=1000 udp_exchange "$A" "$B" 10.1.1.2 6320 500 7320 1000 ||
+		fail "UDP to port 6320 not delivered, or some datagrams twice"
+	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
+	da=$((a1 - a0))
+	db=$((b1 - b0))
+	dups=$(($(b_rx_dup) - d0))
+	echo "protected copies 3: eth1 $da bytes, eth2 $db bytes; B dropped $dups later copies"
+	# (a session's first datagrams go once, before B confirms it)
+	((dups >= 2 * 450)) || fail "B dropped only $dups later copies of 500 datagrams"
+	((da >= 2 * 450 * 1000 && db >= 450 * 1000)) ||
+		fail "the copies did not go twice on eth1 and once on eth2"
+}
+
 # mode single fails over: the path it uses goes down mid-transfer, and the
 # stream goes on over the other link, intact
 t_single_failover() {
@@ -275,7 +303,7 @@ t_del_flush() {
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	mpipctl_in "$A" rule del pref 100
 	mpipctl_in "$A" -j show rules |
-		jq -e 'map(.pref) == [110, 120, 130, 131, 140, 145, 150, 160, 165]' \
+		jq -e 'map(.pref) == [110, 120, 130, 131, 140, 145, 150, 160, 165, 166]' \
 		>/dev/null || fail "rule 100 still listed, or others gone"
 	e=$(send_eth2 5104)
 	echo "rule 100 deleted, port 5104: $e bytes on eth2"
@@ -291,7 +319,7 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 13
+	ktap_plan 14
 	ktap_run setup t_setup
 	ktap_run bad_rules_refused t_bad_rules
 	ktap_run selected_keeps_flow_on_its_links t_selected
@@ -303,6 +331,7 @@ main() {
 	ktap_run single_fails_over t_single_failover
 	ktap_run protected_survives_loss t_protected
 	ktap_run protected_keeps_to_its_devs t_protected_devs
+	ktap_run protected_sends_more_copies t_protected_copies
 	ktap_run del_and_flush t_del_flush
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish

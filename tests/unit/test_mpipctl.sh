@@ -780,6 +780,16 @@ static void build_rules(void)
 	nla_put_u32(m, MPIP_RULE_A_IFS, 1);
 	nla_nest_end(m, n);
 	add(m);
+	m = reply(NLM_F_MULTI);
+	n = nest(m, MPIP_A_RULE);
+	nla_put_u32(m, MPIP_RULE_A_PREF, 32001);
+	nla_put_u8(m, MPIP_RULE_A_MODE, MPIP_RULE_MODE_PROTECTED);
+	nla_put_u8(m, MPIP_RULE_A_FALLBACK, 0);
+	nla_put_u8(m, MPIP_RULE_A_COPIES, 3);
+	nla_put_u32(m, MPIP_RULE_A_IFS, 1);
+	nla_put_flag(m, MPIP_RULE_A_IFS_DENY);
+	nla_nest_end(m, n);
+	add(m);
 }
 
 static void build_links(void)
@@ -1083,8 +1093,9 @@ wwan0               4  on         yes     udp
 wwan1               5  on         no      faketcp'
 RULES_TEXT=' PREF  PKTS       BYTES  RULE
   100     7  5000000000  proto tcp dport 22-22 len 0-200 mode single
-32000     0           0  to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop'
-RULES_JSON='[{"pref":100,"rule":"proto tcp dport 22-22 len 0-200 mode single","pkts":7,"bytes":5000000000},{"pref":32000,"rule":"to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop","pkts":0,"bytes":0}]'
+32000     0           0  to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop
+32001     0           0  mode protected nodev lo copies 3'
+RULES_JSON='[{"pref":100,"rule":"proto tcp dport 22-22 len 0-200 mode single","pkts":7,"bytes":5000000000},{"pref":32000,"rule":"to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop","pkts":0,"bytes":0},{"pref":32001,"rule":"mode protected nodev lo copies 3","pkts":0,"bytes":0}]'
 
 have_cc() {
 	command -v "${CC:-cc}" >/dev/null 2>&1 && pkg-config --exists libnl-3.0 2>/dev/null
@@ -1095,7 +1106,7 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=254
+PLAN=257
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -1353,6 +1364,8 @@ check "rule add with a port over 65535 exits 1" expect_usage_error "rule add: in
 check "rule add with DSCP 64 exits 1" expect_usage_error "rule add: invalid DSCP '64'" rule add dscp 64 mode all
 check "rule add with a fwmark mask of 0 exits 1" expect_usage_error "rule add: invalid fwmark '1/0'" rule add fwmark 1/0 mode all
 check "rule add with dev and nodev exits 1" expect_usage_error "rule add: dev and nodev do not mix" rule add mode selected dev lo nodev lo
+check "rule add with copies 1 exits 1" expect_usage_error "rule add: invalid number of copies '1' (2..8)" rule add mode protected copies 1
+check "rule add with copies 9 exits 1" expect_usage_error "rule add: invalid number of copies '9' (2..8)" rule add mode protected copies 9
 check "rule add with an unknown keyword exits 1" expect_usage_error "rule add: unknown keyword 'bogus'" rule add bogus 1 mode all
 check "rule add with a keyword but no value exits 1" expect_usage_error "rule add: missing value after 'fallback'" rule add mode all fallback
 check "rule del pref 0 exits 1" expect_usage_error "rule del: which rule?" rule del pref 0
@@ -1363,6 +1376,9 @@ fcheck "rule add sends RULE_ADD with the keys and mode" expect_request \
 fcheck "rule add selected dev lo fallback drop" expect_request \
 	"cmd=13 version=1 dump=0 rule(nested) 14:1=2 15:1=2 16:4=1" "" \
 	rule add mode selected dev lo fallback drop
+fcheck "rule add protected nodev lo copies 3" expect_request \
+	"cmd=13 version=1 dump=0 rule(nested) 14:1=3 21:1=3 17 16:4=1" "" \
+	rule add mode protected nodev lo copies 3
 fcheck "rule add intent interactive sends mode single" expect_request \
 	"cmd=13 version=1 dump=0 rule(nested) 2:1=17 14:1=1" "" rule add proto udp intent interactive
 fcheck "rule add intent critical sends mode protected" expect_request \

@@ -49,7 +49,8 @@ SCHEMA = os.path.join(ROOT, "Documentation/netlink/genetlink-legacy.yaml")
 HEADER = os.path.join(ROOT, "kernel/uapi/mpip.h")
 POLICY = os.path.join(ROOT, "kernel/netlink.c")
 # where the policies' named constants (MPIP_WEIGHT_MAX ...) are defined
-POLICY_HEADERS = ("kernel/mpip.h", "kernel/core/path.h", "kernel/core/reorder.h")
+POLICY_HEADERS = ("kernel/mpip.h", "kernel/core/path.h", "kernel/core/reorder.h",
+                  "kernel/core/rule.h")
 
 results = []  # (ok, name, directive)
 

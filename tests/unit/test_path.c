@@ -1956,7 +1956,7 @@ UNIT_TEST(single_index_hysteresis)
 }
 
 /* mode protected: the lowest delay, and the path that shares least with it */
-UNIT_TEST(pair_index_apart_then_delay)
+UNIT_TEST(copies_index_two_apart_then_delay)
 {
 	/* paths: 0 eth1->B1, 1 eth1->B2, 2 eth2->B1, 3 eth2->B2 */
 	const u32 link[4] = { 1, 1, 2, 2 }, raddr[4] = { 10, 20, 10, 20 };
@@ -1964,7 +1964,7 @@ UNIT_TEST(pair_index_apart_then_delay)
 	unsigned int two[2], o;
 	u32 d[4] = { 0 }, d3[3];
 
-	CHECK_EQ(mpip_pair_index(d, 0, link, raddr, 0, two), 0);
+	CHECK_EQ(mpip_copies_index(d, 0, link, raddr, 0, 2, two), 0);
 	for (o = 0; o < ARRAY_LEN(offsets); o++) {
 		u32 off = offsets[o];
 
@@ -1973,11 +1973,11 @@ UNIT_TEST(pair_index_apart_then_delay)
 		d[2] = off + 3000;
 		d[3] = off + 42000;
 		/* one path: only it */
-		CHECK_EQ_MSG(mpip_pair_index(d, 0x1, link, raddr, 1, two), 1,
+		CHECK_EQ_MSG(mpip_copies_index(d, 0x1, link, raddr, 1, 2, two), 1,
 			     "off 0x%x", off);
 		CHECK_EQ_MSG(two[0], 0, "off 0x%x", off);
 		/* 1 is fastest; 2 shares nothing with it, though 0 is faster */
-		CHECK_EQ_MSG(mpip_pair_index(d, 0xf, link, raddr, 4, two), 2,
+		CHECK_EQ_MSG(mpip_copies_index(d, 0xf, link, raddr, 4, 2, two), 2,
 			     "off 0x%x", off);
 		CHECK_EQ_MSG(two[0], 1, "off 0x%x", off);
 		CHECK_EQ_MSG(two[1], 2, "off 0x%x", off);
@@ -1986,31 +1986,56 @@ UNIT_TEST(pair_index_apart_then_delay)
 		d3[0] = d[0];
 		d3[1] = d[1];
 		d3[2] = d[3];
-		CHECK_EQ_MSG(mpip_pair_index(d, 0xb, link, raddr, 4, two), 2,
+		CHECK_EQ_MSG(mpip_copies_index(d, 0xb, link, raddr, 4, 2, two), 2,
 			     "off 0x%x", off);
 		CHECK_EQ_MSG(two[0], 1, "off 0x%x", off);
 		CHECK_EQ_MSG(two[1], 2, "off 0x%x", off);
 		/* 0, 1, 3 only: 0 and 3 share one thing each with 1; 0 is faster */
-		CHECK_EQ_MSG(mpip_pair_index(d3, 0x7, link3, raddr3, 3, two), 2,
+		CHECK_EQ_MSG(mpip_copies_index(d3, 0x7, link3, raddr3, 3, 2, two), 2,
 			     "off 0x%x", off);
 		CHECK_EQ_MSG(two[0], 1, "off 0x%x", off);
 		CHECK_EQ_MSG(two[1], 0, "off 0x%x", off);
 		/* unmeasured paths rank last, whatever @d holds */
-		CHECK_EQ_MSG(mpip_pair_index(d, 0x5, link, raddr, 4, two), 2,
+		CHECK_EQ_MSG(mpip_copies_index(d, 0x5, link, raddr, 4, 2, two), 2,
 			     "off 0x%x", off);
 		CHECK_EQ_MSG(two[0], 0, "off 0x%x", off);
 		CHECK_EQ_MSG(two[1], 3, "off 0x%x", off);
 		/* none measured: the first, and the first apart from it */
-		CHECK_EQ_MSG(mpip_pair_index(d, 0, link, raddr, 4, two), 2,
+		CHECK_EQ_MSG(mpip_copies_index(d, 0, link, raddr, 4, 2, two), 2,
 			     "off 0x%x", off);
 		CHECK_EQ_MSG(two[0], 0, "off 0x%x", off);
 		CHECK_EQ_MSG(two[1], 3, "off 0x%x", off);
 		/* two paths on one link to one address: still two copies */
-		CHECK_EQ_MSG(mpip_pair_index(d, 0x3, link, link, 2, two), 2,
+		CHECK_EQ_MSG(mpip_copies_index(d, 0x3, link, link, 2, 2, two), 2,
 			     "off 0x%x", off);
 		CHECK_EQ_MSG(two[0], 1, "off 0x%x", off);
 		CHECK_EQ_MSG(two[1], 0, "off 0x%x", off);
 	}
+}
+
+/* more copies: each next path shares least with all those chosen */
+UNIT_TEST(copies_index_more_copies)
+{
+	/* paths: 0 eth1->B1, 1 eth1->B2, 2 eth2->B1, 3 eth2->B2, 4 eth3->B1 */
+	const u32 link[5] = { 1, 1, 2, 2, 3 }, raddr[5] = { 10, 20, 10, 20, 10 };
+	u32 d[5] = { 5000, 2000, 3000, 4000, 1000 };
+	unsigned int idx[8], i;
+
+	/* 4 fastest; 1 and 3 share nothing with it (1 faster); then 2 and 3
+	 * share one thing each with 4 and 1, 0 two: 2 is faster than 3 */
+	CHECK_EQ(mpip_copies_index(d, 0x1f, link, raddr, 5, 3, idx), 3);
+	CHECK_EQ(idx[0], 4);
+	CHECK_EQ(idx[1], 1);
+	CHECK_EQ(idx[2], 2);
+	/* more wanted than there are: each path once */
+	CHECK_EQ(mpip_copies_index(d, 0x1f, link, raddr, 5, 8, idx), 5);
+	CHECK_EQ(idx[3], 3);
+	CHECK_EQ(idx[4], 0);
+	for (i = 0; i < 5; i++)
+		CHECK_EQ(mpip_copies_index(d, 0x1f, link, raddr, 5, i, idx), i);
+	/* three paths on one link to one address: three copies anyway */
+	CHECK_EQ(mpip_copies_index(d, 0x7, link, link, 3, 3, idx), 3);
+	CHECK_EQ(idx[0] + idx[1] + idx[2], 0 + 1 + 2);
 }
 
 UNIT_TEST(min_delay_index)
