@@ -88,11 +88,9 @@ static void mpip_event_end(struct mpip_net *mn, struct sk_buff *skb,
 	mpip_nl_event_send(mn->net, skb);
 }
 
-/*
- * Node @n was found (MPIP_EVENT_PEER_FOUND) or lost, or its data failed
- * over to backup links or back.
- */
-void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type)
+/* An event of node @n: its IDs, and @tier if it is not negative. */
+static void mpip_event_node(struct mpip_net *mn, const struct mpip_node *n,
+			    u8 type, int tier)
 {
 	struct sk_buff *skb;
 	struct nlattr *nest;
@@ -104,8 +102,26 @@ void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type)
 		mpip_event_end(mn, skb, hdr, nest,
 			       nla_put_u32(skb, MPIP_NODE_A_ID, n->id) ||
 			       nla_put_u32(skb, MPIP_NODE_A_PEER_ID,
-					   mpip_node_peer_id(n)));
+					   mpip_node_peer_id(n)) ||
+			       (tier >= 0 &&
+				nla_put_u8(skb, MPIP_NODE_A_TIER, tier)));
 	rcu_read_unlock();
+}
+
+/* Node @n was found (MPIP_EVENT_PEER_FOUND) or lost. */
+void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type)
+{
+	mpip_event_node(mn, n, type, -1);
+}
+
+/*
+ * Data to node @n went over to tier @tier: a failover
+ * (MPIP_EVENT_FAILOVER) to a higher one or a failback to a lower one.
+ */
+void mpip_event_tier(struct mpip_net *mn, const struct mpip_node *n, u8 type,
+		     unsigned int tier)
+{
+	mpip_event_node(mn, n, type, tier);
 }
 
 /* A path event's details; true if they did not fit. */

@@ -3,9 +3,9 @@
  * mpip per-interface settings (mpipctl link set).
  *
  * Each namespace keeps an xarray from ifindex to a value entry holding
- * MPIP_LINK_F_* bits, the interface's enum mpip_link_nat among them
- * (and a count of the backup links, so that a
- * namespace without any skips their lookups on the packet path); an
+ * MPIP_LINK_F_* bits, the interface's enum mpip_link_nat and tier among
+ * them (and a count of the backup links, those of tier 1 or more, so
+ * that a namespace without any skips their lookups on the packet path); an
  * interface without an entry has the defaults, all bits clear, so the
  * array holds only the interfaces someone configured.
  * Writers hold RTNL, as does the netdev notifier that drops the entry of
@@ -33,11 +33,22 @@ bool mpip_link_advertised(struct mpip_net *mn, int ifindex)
 	return !(mpip_link_flags(mn, ifindex) & MPIP_LINK_F_NO_ADVERTISE);
 }
 
-/* Does interface @ifindex carry data only while no other path works? */
+/* Interface @ifindex's tier, 0 to MPIP_LINK_TIER_MAX. */
+unsigned int mpip_link_tier(struct mpip_net *mn, int ifindex)
+{
+	if (!READ_ONCE(mn->nbackup))
+		return 0;
+	return (mpip_link_flags(mn, ifindex) & MPIP_LINK_F_TIER) >>
+	       MPIP_LINK_F_TIER_SHIFT;
+}
+
+/*
+ * Does interface @ifindex carry data only while no path of a lower tier
+ * works (a backup link, of tier 1 or more)?
+ */
 bool mpip_link_backup(struct mpip_net *mn, int ifindex)
 {
-	return READ_ONCE(mn->nbackup) &&
-	       (mpip_link_flags(mn, ifindex) & MPIP_LINK_F_BACKUP);
+	return mpip_link_tier(mn, ifindex) > 0;
 }
 
 /* Interface @ifindex's enum mpip_link_nat. */
@@ -75,14 +86,17 @@ static bool mpip_link_flags_ftcp(u32 flags)
 }
 
 /*
- * Count the backup links and the fake TCP ones, for the packet path's
- * shortcuts.  RTNL held.
+ * Count the backup links (tier 1 or more) and the fake TCP ones, for the
+ * packet path's shortcuts.  RTNL held.
  */
 static void mpip_link_count(struct mpip_net *mn, u32 old, u32 new)
 {
-	if ((old ^ new) & MPIP_LINK_F_BACKUP)
-		WRITE_ONCE(mn->nbackup, mn->nbackup +
-			   (new & MPIP_LINK_F_BACKUP ? 1 : -1));
+	bool was = old & MPIP_LINK_F_TIER, is = new & MPIP_LINK_F_TIER;
+
+	BUILD_BUG_ON(MPIP_LINK_TIER_MAX >
+		     MPIP_LINK_F_TIER >> MPIP_LINK_F_TIER_SHIFT);
+	if (was != is)
+		WRITE_ONCE(mn->nbackup, mn->nbackup + (is ? 1 : -1));
 	if (mpip_link_flags_ftcp(old) != mpip_link_flags_ftcp(new))
 		WRITE_ONCE(mn->nftcp, mn->nftcp +
 			   (mpip_link_flags_ftcp(new) ? 1 : -1));

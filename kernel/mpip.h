@@ -399,8 +399,8 @@ struct mpip_node {
 	unsigned long last_data_rx;	/* jiffies: last data trailer from it */
 	/* jiffies: last packet sent to it under a rule of mode single */
 	unsigned long single_used;
-	/* bit 0: its data goes over backup links (paths.c: failover events) */
-	unsigned long on_backup;
+	/* the tier its data goes over (paths.c: failover events) */
+	unsigned long data_tier;
 	unsigned long w_stamp;	/* jiffies: last weight adjustment */
 	struct mpip_wboost w_boost;	/* the weight round's own */
 	u8 path_hi;		/* no path in slots from here on; READ/WRITE_ONCE */
@@ -509,7 +509,7 @@ struct mpip_net {
 	atomic64_t answer_tat;	/* MPIP_RR_PER_SEC's state (budget.c) */
 	struct ratelimit_state event_rs;	/* events multicast (event.c) */
 	struct xarray links;	/* ifindex -> MPIP_LINK_F_* (links.c) */
-	/* links with MPIP_LINK_F_BACKUP; written under RTNL, READ_ONCE */
+	/* links of tier 1 or more; written under RTNL, READ_ONCE */
 	unsigned int nbackup;
 	/* links with nat faketcp; written under RTNL, READ_ONCE */
 	unsigned int nftcp;
@@ -944,12 +944,20 @@ void mpip_rules_destroy(struct mpip_net *mn);
 
 /* links.c: per-interface settings */
 #define MPIP_LINK_F_NO_ADVERTISE	0x1	/* neither advertised nor used */
-#define MPIP_LINK_F_BACKUP		0x2	/* data only while no other path works */
-/* enum mpip_link_nat in bits 2-3 */
+/* enum mpip_link_nat in bits 2-4 */
 #define MPIP_LINK_F_NAT_SHIFT		2
 #define MPIP_LINK_F_NAT			(0x7 << MPIP_LINK_F_NAT_SHIFT)
+/*
+ * the link's tier in bits 5-7, 0 (the default) to MPIP_LINK_TIER_MAX:
+ * data uses the paths of the lowest tier that has one up; a backup
+ * link is one of tier 1 or more
+ */
+#define MPIP_LINK_F_TIER_SHIFT		5
+#define MPIP_LINK_F_TIER		(0x7 << MPIP_LINK_F_TIER_SHIFT)
+#define MPIP_LINK_TIER_MAX		7
 u32 mpip_link_flags(struct mpip_net *mn, int ifindex);
 bool mpip_link_advertised(struct mpip_net *mn, int ifindex);
+unsigned int mpip_link_tier(struct mpip_net *mn, int ifindex);
 bool mpip_link_backup(struct mpip_net *mn, int ifindex);
 u32 mpip_link_nat(struct mpip_net *mn, int ifindex);
 u32 mpip_link_nat_mode(struct mpip_net *mn, int ifindex);
@@ -1099,6 +1107,8 @@ void mpip_nl_event_send(struct net *net, struct sk_buff *skb);
 /* event.c: events for mpipctl monitor */
 void mpip_event_init(struct mpip_net *mn);
 void mpip_event_peer(struct mpip_net *mn, const struct mpip_node *n, u8 type);
+void mpip_event_tier(struct mpip_net *mn, const struct mpip_node *n, u8 type,
+		     unsigned int tier);
 void mpip_event_rule(struct mpip_net *mn, const struct mpip_rule *r);
 void mpip_event_path(struct mpip_net *mn, const struct mpip_node *n,
 		     const struct mpip_path *p, int state);

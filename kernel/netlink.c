@@ -118,6 +118,7 @@ static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_ADVERTISE] = NLA_POLICY_MAX(NLA_U8, 1),
 	[MPIP_LINK_A_BACKUP] = NLA_POLICY_MAX(NLA_U8, 1),
 	[MPIP_LINK_A_NAT] = NLA_POLICY_MAX(NLA_U8, MPIP_LINK_NAT_FAKETCP),
+	[MPIP_LINK_A_TIER] = NLA_POLICY_MAX(NLA_U8, MPIP_LINK_TIER_MAX),
 };
 
 static const struct nla_policy mpip_rule_policy[MPIP_RULE_A_MAX + 1] = {
@@ -754,7 +755,9 @@ static int mpip_nl_put_link(struct sk_buff *skb, struct netlink_callback *cb,
 		       mpip_link_advertised(mn, dev->ifindex)) ||
 	    nla_put_u8(skb, MPIP_LINK_A_BACKUP,
 		       mpip_link_backup(mn, dev->ifindex)) ||
-	    nla_put_u8(skb, MPIP_LINK_A_NAT, mpip_link_nat(mn, dev->ifindex))) {
+	    nla_put_u8(skb, MPIP_LINK_A_NAT, mpip_link_nat(mn, dev->ifindex)) ||
+	    nla_put_u8(skb, MPIP_LINK_A_TIER,
+		       mpip_link_tier(mn, dev->ifindex))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -804,10 +807,17 @@ static int mpip_nl_set_link(struct sk_buff *skb, struct genl_info *info)
 		if (!nla_get_u8(tb[MPIP_LINK_A_ADVERTISE]))
 			flags |= MPIP_LINK_F_NO_ADVERTISE;
 	}
-	if (tb[MPIP_LINK_A_BACKUP]) {
-		mask |= MPIP_LINK_F_BACKUP;
-		if (nla_get_u8(tb[MPIP_LINK_A_BACKUP]))
-			flags |= MPIP_LINK_F_BACKUP;
+	if (tb[MPIP_LINK_A_BACKUP] && tb[MPIP_LINK_A_TIER]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, tb[MPIP_LINK_A_TIER],
+				    "give backup or tier, not both");
+		return -EINVAL;
+	}
+	if (tb[MPIP_LINK_A_BACKUP] || tb[MPIP_LINK_A_TIER]) {
+		mask |= MPIP_LINK_F_TIER;
+		flags |= (tb[MPIP_LINK_A_TIER] ?
+			  (u32)nla_get_u8(tb[MPIP_LINK_A_TIER]) :
+			  (u32)nla_get_u8(tb[MPIP_LINK_A_BACKUP])) <<
+			 MPIP_LINK_F_TIER_SHIFT;
 	}
 	if (tb[MPIP_LINK_A_NAT]) {
 		mask |= MPIP_LINK_F_NAT;

@@ -475,48 +475,62 @@ static unsigned int mpip_path_steer(struct mpip_net *mn,
 }
 
 /*
- * How a path up ranks for data, best first: MPIP_TIER_MAIN,
- * MPIP_TIER_BACKUP (a backup link at either end) or MPIP_TIER_BACK (a
- * main path that came back up less than MPIP_BACKUP_RETURN ago: not yet
- * trusted to take the data back from a backup link, but better than
- * none).  Only asked while the namespace or the peer has backup links.
+ * A path's tier: the higher of its link's (mpipctl link set dev IF tier
+ * N; backup is 1) and, if the peer says its address is on a backup link,
+ * 1.  0 is the main tier.
  */
-enum { MPIP_TIER_MAIN, MPIP_TIER_BACKUP, MPIP_TIER_BACK, MPIP_TIERS };
-
 static unsigned int mpip_path_tier(struct mpip_net *mn, struct mpip_path *p)
 {
-	unsigned long t = READ_ONCE(p->up_again);
+	unsigned int tier = mpip_link_tier(mn, p->ifindex);
 
-	if (READ_ONCE(p->rbackup) || mpip_link_backup(mn, p->ifindex))
-		return MPIP_TIER_BACKUP;
+	return max_t(unsigned int, tier, READ_ONCE(p->rbackup) ? 1 : 0);
+}
+
+/* Ranks from here on: paths back up just now (mpip_path_rank()). */
+#define MPIP_RANK_BACK	(MPIP_LINK_TIER_MAX + 1)
+#define MPIP_RANKS	(2 * MPIP_RANK_BACK)
+
+/*
+ * How a path up ranks for data, best first: by its tier; after every
+ * path of any tier, by tier again, a path that came back up less than
+ * MPIP_BACKUP_RETURN ago: not yet trusted to take the data back from a
+ * path of a higher tier, but better than none.  Only asked while the
+ * namespace or the peer has backup links.
+ */
+static unsigned int mpip_path_rank(struct mpip_net *mn, struct mpip_path *p)
+{
+	unsigned long t = READ_ONCE(p->up_again);
+	unsigned int tier = mpip_path_tier(mn, p);
+
 	if (t && time_before(jiffies, t + MPIP_BACKUP_RETURN))
-		return MPIP_TIER_BACK;
-	return MPIP_TIER_MAIN;
+		return MPIP_RANK_BACK + tier;
+	return tier;
 }
 
 /*
- * Note whether data to @n goes over backup links now (@backup) or over
- * main paths; a change is an event, a failover or a failback.  Called
- * per packet: one read when nothing changed.
+ * Note the tier data to @n goes over now; a change is an event, a
+ * failover (to a higher tier) or a failback.  Called per packet: one
+ * read when nothing changed.
  */
 static void mpip_paths_note_tier(struct mpip_net *mn, struct mpip_node *n,
-				 bool backup)
+				 unsigned int tier)
 {
-	if (test_bit(0, &n->on_backup) == backup)
+	unsigned long old = READ_ONCE(n->data_tier);
+
+	if (old == tier)
 		return;
-	if (backup ? test_and_set_bit(0, &n->on_backup) :
-		     !test_and_clear_bit(0, &n->on_backup))
+	if (cmpxchg(&n->data_tier, old, tier) != old)
 		return;		/* another CPU saw the change first */
-	mpip_event_peer(mn, n, backup ? MPIP_EVENT_FAILOVER :
-			MPIP_EVENT_FAILBACK);
+	mpip_event_tier(mn, n, tier > old ? MPIP_EVENT_FAILOVER :
+			MPIP_EVENT_FAILBACK, tier);
 }
 
 /*
  * The paths up that @rule allows (all if NULL), into @cand; their count.
- * With backup links, only those of the first tier that has any: the main
- * paths; else the backups; else main paths that came back just now.
- * Which tier that is, when the rule does not choose links itself, is
- * noted (mpip_paths_note_tier()).  Caller holds RCU.
+ * With backup links, only those of the first rank that has any
+ * (mpip_path_rank()): the lowest tier with a path up, else paths that
+ * came back just now.  Which tier that is, when the rule does not choose
+ * links itself, is noted (mpip_paths_note_tier()).  Caller holds RCU.
  */
 static unsigned int mpip_paths_usable(struct mpip_net *mn,
 				      struct mpip_node *n,
@@ -524,9 +538,9 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 				      struct mpip_path **cand)
 {
 	bool tiers = READ_ONCE(mn->nbackup) || READ_ONCE(n->addr_backup);
-	unsigned int i, k = 0, j, best = MPIP_TIERS;
+	unsigned int i, k = 0, j, best = MPIP_RANKS;
+	u8 rank[MPIP_MAX_PATHS];
 	bool back = false;
-	u8 tier[MPIP_MAX_PATHS];
 	struct mpip_path *p;
 
 	for (i = 0; i < mpip_path_slots(n); i++) {
@@ -535,19 +549,20 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 			continue;
 		if (rule && !mpip_rule_link_ok(rule, p->ifindex))
 			continue;
-		tier[k] = tiers ? mpip_path_tier(mn, p) : MPIP_TIER_MAIN;
-		best = min_t(unsigned int, best, tier[k]);
+		rank[k] = tiers ? mpip_path_rank(mn, p) : 0;
+		best = min_t(unsigned int, best, rank[k]);
 		cand[k++] = p;
 	}
 	if (k && (!rule || !rule->nifs))
-		mpip_paths_note_tier(mn, n, best == MPIP_TIER_BACKUP);
+		mpip_paths_note_tier(mn, n, best % MPIP_RANK_BACK);
 	if (!tiers)
 		return k;
 	for (i = 0, j = 0; i < k; i++) {
-		if (tier[i] == best)
+		if (rank[i] == best)
 			cand[j++] = cand[i];
-		else if (tier[i] == MPIP_TIER_BACK && best == MPIP_TIER_BACKUP)
-			back = true;
+		else if (best < MPIP_RANK_BACK && rank[i] >= MPIP_RANK_BACK &&
+			 rank[i] - MPIP_RANK_BACK < best)
+			back = true;	/* a lower tier's, held back */
 	}
 	if (back)
 		mpip_inc(mn, MPIP_STAT_BACKUP_HOLD);
@@ -570,8 +585,7 @@ bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p)
 /* Is @p a path up with a backup link at either end (heartbeat.c probes)? */
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p)
 {
-	return READ_ONCE(p->state) == MPIP_PATH_UP &&
-	       (READ_ONCE(p->rbackup) || mpip_link_backup(mn, p->ifindex));
+	return READ_ONCE(p->state) == MPIP_PATH_UP && mpip_path_tier(mn, p);
 }
 
 /*

@@ -57,7 +57,8 @@ static void ev_json_begin(struct json *j, const char *name, const char *id)
 }
 
 /* "peer_found: node 0x... (peer 0x...)", or its JSON object; the same
- * for a failover and a failback */
+ * for a failover and a failback, with " tier N" (the tier the node's data
+ * goes over now) if the module sends it */
 static int print_peer(const struct mon *m, const char *name,
 		      struct nlattr *nest)
 {
@@ -72,12 +73,19 @@ static int print_peer(const struct mon *m, const char *name,
 	fmt_node_id(nla_get_u32(tb[MPIP_NODE_A_ID]), id, sizeof(id));
 	fmt_node_id(nla_get_u32(tb[MPIP_NODE_A_PEER_ID]), peer, sizeof(peer));
 	if (!m->json) {
-		printf("%s: node %s (peer %s)\n", name, id, peer);
+		printf("%s: node %s (peer %s)", name, id, peer);
+		if (tb[MPIP_NODE_A_TIER])
+			printf(" tier %u", nla_get_u8(tb[MPIP_NODE_A_TIER]));
+		printf("\n");
 		return 0;
 	}
 	ev_json_begin(&j, name, id);
 	json_key(&j, "peer_id");
 	json_str(&j, peer);
+	if (tb[MPIP_NODE_A_TIER]) {
+		json_key(&j, "tier");
+		json_uint(&j, nla_get_u8(tb[MPIP_NODE_A_TIER]));
+	}
 	json_obj_end(&j);
 	json_finish(&j);
 	return 0;

@@ -586,7 +586,13 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 
 /* link set dev IF SETTING VALUE... */
 
-#define LINK_USAGE "usage: mpipctl link set dev IF [advertise on|off] [backup|nobackup] [nat default|auto|none|udp|faketcp]"
+#define LINK_USAGE "usage: mpipctl link set dev IF [advertise on|off] [backup|nobackup|tier 0-7] [nat default|auto|none|udp|faketcp]"
+
+/* a link's tier: "0" to "7", else -1 */
+static int parse_tier(const char *s)
+{
+	return s[0] >= '0' && s[0] <= '7' && !s[1] ? s[0] - '0' : -1;
+}
 
 /* "on" 1, "off" 0, anything else -1 */
 static int parse_on_off(const char *s)
@@ -602,6 +608,7 @@ struct link_req {
 	const char *dev;
 	int advertise;		/* -1: not given */
 	int backup;		/* -1: not given */
+	int tier;		/* -1: not given */
 	int nat;		/* enum mpip_link_nat, -1: not given */
 };
 
@@ -613,19 +620,21 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 	r->dev = NULL;
 	r->advertise = -1;
 	r->backup = -1;
+	r->tier = -1;
 	r->nat = -1;
 	for (i = 0; i < argc; i += 2) {
 		bool dev = strcmp(argv[i], "dev") == 0;
 		bool adv = strcmp(argv[i], "advertise") == 0;
 		bool nat = strcmp(argv[i], "nat") == 0;
+		bool tier = strcmp(argv[i], "tier") == 0;
 
 		/* backup, nobackup, or backup on|off */
 		if (strcmp(argv[i], "backup") == 0 ||
 		    strcmp(argv[i], "nobackup") == 0) {
 			int b = argv[i][0] == 'b';
 
-			if (r->backup >= 0) {
-				err_msg("link set: backup given twice");
+			if (r->backup >= 0 || r->tier >= 0) {
+				err_msg("link set: backup or tier given twice");
 				return -1;
 			}
 			if (b && i + 1 < argc && parse_on_off(argv[i + 1]) >= 0)
@@ -635,7 +644,7 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 			continue;
 		}
 
-		if (!dev && !adv && !nat) {
+		if (!dev && !adv && !nat && !tier) {
 			err_msg("link set: unknown setting '%s' (" LINK_USAGE ")",
 				argv[i]);
 			return -1;
@@ -650,8 +659,21 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 			err_msg("link set: '%s' given twice", argv[i]);
 			return -1;
 		}
+		if (tier && (r->backup >= 0 || r->tier >= 0)) {
+			err_msg("link set: backup or tier given twice");
+			return -1;
+		}
 		if (dev) {
 			r->dev = argv[i + 1];
+			continue;
+		}
+		if (tier) {
+			r->tier = parse_tier(argv[i + 1]);
+			if (r->tier < 0) {
+				err_msg("link set: tier is 0 to 7, not '%s'",
+					argv[i + 1]);
+				return -1;
+			}
 			continue;
 		}
 		if (nat) {
@@ -674,7 +696,7 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 		err_msg("link set: missing dev IF (" LINK_USAGE ")");
 		return -1;
 	}
-	if (r->advertise < 0 && r->backup < 0 && r->nat < 0) {
+	if (r->advertise < 0 && r->backup < 0 && r->tier < 0 && r->nat < 0) {
 		err_msg("link set: nothing to change (" LINK_USAGE ")");
 		return -1;
 	}
@@ -708,6 +730,7 @@ static int link_send(struct ctx *c, const struct link_req *r)
 	     nla_put_u8(msg, MPIP_LINK_A_ADVERTISE, r->advertise) < 0) ||
 	    (r->backup >= 0 &&
 	     nla_put_u8(msg, MPIP_LINK_A_BACKUP, r->backup) < 0) ||
+	    (r->tier >= 0 && nla_put_u8(msg, MPIP_LINK_A_TIER, r->tier) < 0) ||
 	    (r->nat >= 0 && nla_put_u8(msg, MPIP_LINK_A_NAT, r->nat) < 0) ||
 	    nla_nest_end(msg, nest) < 0) {
 		nlmsg_free(msg);
@@ -787,8 +810,8 @@ static const struct cmd {
 	{ "rule", "add|del|flush ...",
 	  "add or remove routing rules (list them: show rules)",
 	  64, false, false, cmd_rule },
-	{ "link", "set dev IF [advertise on|off] [backup|nobackup] [nat MODE]",
-	  "use an interface or not, or as a backup; its NAT MODE",
+	{ "link", "set dev IF [advertise on|off] [backup|nobackup|tier N] [nat MODE]",
+	  "use an interface or not, as a backup, its tier, NAT MODE",
 	  9, false, false, cmd_link },
 	{ "monitor", "", "print events: peers, paths, failovers",
 	  0, true, true, cmd_monitor },

@@ -217,6 +217,7 @@ struct nla_policy node_policy[MPIP_NODE_A_MAX + 1] = {
 	[MPIP_NODE_A_AGE_MS]	= { .type = NLA_U32 },
 	[MPIP_NODE_A_PEER_ID]	= { .type = NLA_U32 },
 	[MPIP_NODE_A_VERIFIED]	= { .type = NLA_U8 },
+	[MPIP_NODE_A_TIER]	= { .type = NLA_U8 },
 };
 
 static struct nla_policy ep_policy[MPIP_EP_A_MAX + 1] = {
@@ -689,6 +690,7 @@ static struct nla_policy link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_ADVERTISE]	= { .type = NLA_U8 },
 	[MPIP_LINK_A_BACKUP]	= { .type = NLA_U8 },
 	[MPIP_LINK_A_NAT]	= { .type = NLA_U8 },
+	[MPIP_LINK_A_TIER]	= { .type = NLA_U8 },
 };
 
 /*
@@ -730,6 +732,7 @@ static int link_entry(struct nlattr **top, void *arg)
 	const char *name, *nat;
 	struct out *o = arg;
 	char natbuf[12];
+	unsigned int tier;
 	bool adv, backup;
 
 	if (!top[MPIP_A_LINK] ||
@@ -742,6 +745,8 @@ static int link_entry(struct nlattr **top, void *arg)
 	adv = nla_get_u8(tb[MPIP_LINK_A_ADVERTISE]);
 	/* absent from a module without backup links, or NAT traversal */
 	backup = tb[MPIP_LINK_A_BACKUP] && nla_get_u8(tb[MPIP_LINK_A_BACKUP]);
+	/* and without tiers: a backup link's is 1 */
+	tier = tb[MPIP_LINK_A_TIER] ? nla_get_u8(tb[MPIP_LINK_A_TIER]) : backup;
 	nat = link_nat_name(tb[MPIP_LINK_A_NAT] ?
 			    nla_get_u8(tb[MPIP_LINK_A_NAT]) : 0,
 			    natbuf, sizeof(natbuf));
@@ -750,6 +755,7 @@ static int link_entry(struct nlattr **top, void *arg)
 		table_cell(&o->t, "%u", nla_get_u32(tb[MPIP_LINK_A_IFINDEX]));
 		table_cell(&o->t, "%s", adv ? "on" : "off");
 		table_cell(&o->t, "%s", backup ? "yes" : "no");
+		table_cell(&o->t, "%u", tier);
 		table_cell(&o->t, "%s", nat);
 		return 0;
 	}
@@ -762,6 +768,8 @@ static int link_entry(struct nlattr **top, void *arg)
 	json_bool(&o->j, adv);
 	json_key(&o->j, "backup");
 	json_bool(&o->j, backup);
+	json_key(&o->j, "tier");
+	json_uint(&o->j, tier);
 	json_key(&o->j, "nat");
 	json_str(&o->j, nat);
 	json_obj_end(&o->j);
@@ -816,8 +824,8 @@ static const struct table_def {
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
 	    "RX_BYTES", "FB", "FB_AGE", "VERIFIED", "SEEN_AS", "ENCAP" } },
-	{ "links", MPIP_CMD_GET_LINKS, link_entry, 5, "lrlll",
-	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP", "NAT" } },
+	{ "links", MPIP_CMD_GET_LINKS, link_entry, 6, "lrllrl",
+	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP", "TIER", "NAT" } },
 	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",
 	  { "PREF", "PKTS", "BYTES", "RULE" } },
 };

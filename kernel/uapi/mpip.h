@@ -119,10 +119,11 @@ enum mpip_cmd {
  *	after it was down)
  * @MPIP_EVENT_PATH_DOWN: an up path went down: its reports stopped, or
  *	its interface or route went away
- * @MPIP_EVENT_FAILOVER: data to a peer left the main paths for paths over
- *	backup links (of either end): no main path was up any more
- * @MPIP_EVENT_FAILBACK: data to a peer went back from backup links to
- *	main paths (one has been up for a second, or no backup path is left)
+ * @MPIP_EVENT_FAILOVER: data to a peer left the paths of its tier for
+ *	paths of a higher one (MPIP_NODE_A_TIER; tier 1 and up: backup
+ *	links, of either end): no path of the lower tier was up any more
+ * @MPIP_EVENT_FAILBACK: data to a peer went back to paths of a lower tier
+ *	(one has been up for a second, or no path of the higher one is left)
  * @MPIP_EVENT_RULE_HITS: a routing rule's packet count reached a multiple
  *	of MPIP_CFG_RULE_EVENT_PKTS
  * @MPIP_EVENT_PATH_NAT: a path was found translated by a NAT: the peer saw
@@ -204,13 +205,17 @@ enum mpip_attr {
  *	are advertised to peers and are the local ends of paths; 0 if they
  *	are neither: peers never learn them, and only flows whose own
  *	route uses the interface send from them
- * @MPIP_LINK_A_BACKUP: u8, 1 if the interface is a backup link: the
- *	paths from it carry this host's data only while no other path is
- *	up (a path back from a failure beyond its link after a second of
- *	being up); 0 (the default) if not
+ * @MPIP_LINK_A_BACKUP: u8, 1 if the interface is a backup link, of tier
+ *	1 or more (MPIP_LINK_A_TIER); 0 (the default) if not.  In a
+ *	request, 1 sets tier 1 and 0 tier 0 (not with MPIP_LINK_A_TIER)
  * @MPIP_LINK_A_NAT: u8, enum mpip_link_nat: how the paths from the
  *	interface cross a NAT (MPIP_LINK_NAT_DEFAULT: as MPIP_CFG_NAT_MODE
  *	says)
+ * @MPIP_LINK_A_TIER: u8, 0 (the default) to 7: the paths from the
+ *	interface carry this host's data only while no path of a lower tier
+ *	is up (a path back from a failure beyond its link after a second of
+ *	being up); peers learn which addresses are on links of tier 1 or
+ *	more, and treat them as tier 1
  */
 enum mpip_link_attr {
 	MPIP_LINK_A_UNSPEC,
@@ -219,6 +224,7 @@ enum mpip_link_attr {
 	MPIP_LINK_A_ADVERTISE,
 	MPIP_LINK_A_BACKUP,
 	MPIP_LINK_A_NAT,
+	MPIP_LINK_A_TIER,
 
 	__MPIP_LINK_A_MAX,
 };
@@ -400,6 +406,8 @@ enum mpip_avail_attr {
  * @MPIP_NODE_A_PEER_ID: u32, the peer's token for the pair: the node ID
  *	the peer has for this host (0 while the peer's key is unknown)
  * @MPIP_NODE_A_VERIFIED: u8, 1 once an authenticated CM from it arrived
+ * @MPIP_NODE_A_TIER: u8, in MPIP_EVENT_FAILOVER and _FAILBACK only: the
+ *	tier (MPIP_LINK_A_TIER) of the paths the node's data goes over now
  */
 enum mpip_node_attr {
 	MPIP_NODE_A_UNSPEC,
@@ -411,6 +419,7 @@ enum mpip_node_attr {
 	MPIP_NODE_A_AGE_MS,
 	MPIP_NODE_A_PEER_ID,
 	MPIP_NODE_A_VERIFIED,
+	MPIP_NODE_A_TIER,
 
 	__MPIP_NODE_A_MAX,
 };

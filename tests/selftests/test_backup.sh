@@ -10,10 +10,12 @@
 # learns from A's address list (an IP_CHANGE's extension) that A's eth2
 # address is a backup, and keeps its own data to A off it too.  Each
 # host's `mpipctl monitor` shows the failover to the backup and the
-# failback.
-# TIMEOUT: 420
-# (about 53 s alone in one guest; 235 s in a loaded run: about five times that, as a
-# loaded run may take)
+# failback.  Then tiers: eth2 at tier 1 and eth1 at tier 2 take the same
+# turns, the events naming the tiers.
+# TIMEOUT: 600
+# (about 53 s alone in one guest before the tiers' subtest, which adds
+# about 30 s; 235 s in a loaded run before it: about five times its time
+# alone, as a loaded run may take)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -183,16 +185,80 @@ t_nobackup() {
 	(((b1 - b0) * 5 > (a1 - a0 + b1 - b0))) || fail "eth2 carried under 20 %"
 }
 
+# tier_events FILE: A's monitor (FILE) printed a failover to tier 2 and
+# after it a failback to tier 1, for B's node
+tier_events() {
+	local node
+	cat "$1"
+	node=$(mpip_peer_node "$A" "$B")
+	jq -e -s --arg n "$node" '[.[] | select(.node_id == $n and
+		(.event == "failover" or .event == "failback")) | [.event, .tier]]
+		as $e | ($e | index([["failover", 2]])) as $i | $i != null and
+		($e[$i:] | index([["failback", 1]])) != null' "$1" >/dev/null ||
+		fail "A: no failover to tier 2 and then failback to tier 1"
+}
+
+# Tiers: eth2 at tier 1, eth1 at tier 2.  A's data goes on eth2, the
+# lowest tier with a path up; when eth2 breaks, on eth1; a second after
+# eth2 is back, on eth2 again.  The events say the tiers.
+t_tiers() {
+	local a0 b0 a1 b1 e1 e2 s0
+	trap '"$TOPO" netem "$A" eth2 "" || true; "$TOPO" netem "$B" eth2 "" || true
+		mpipctl_in "$A" link set dev eth1 tier 0 || true
+		mpipctl_in "$A" link set dev eth2 tier 0 || true' EXIT
+	mpipctl_in "$A" link set dev eth1 tier 2
+	mpipctl_in "$A" link set dev eth2 tier 1
+	mpipctl_in "$A" -j show links | jq -e 'map(select(.dev == "eth1"))[0] |
+		.tier == 2 and .backup' >/dev/null || fail "show links does not show eth1 at tier 2"
+	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
+	tcp_send_file "$A" "$B" 10.1.1.2 5304 "$T/f" "$T/g"
+	sha256_equal "$T/f" "$T/g" || fail "TCP data differs"
+	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
+	e1=$((a1 - a0))
+	e2=$((b1 - b0))
+	echo "$(file_size "$T/f") bytes from A: eth1 (tier 2) $e1 bytes, eth2 (tier 1) $e2 bytes"
+	carried_file "$((e1 + e2))"
+	((e1 * 100 <= (e1 + e2))) || fail "more than 1 % on eth1, the higher tier"
+	mon_start "$A" "$T/ev.t" -j
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5305 "$T/blk" "$T/st2"
+	wait_for 30 file_grew "$T/st2" 0 2000000 || fail "stream did not start"
+	"$TOPO" netem "$A" eth2 ",,100%"
+	"$TOPO" netem "$B" eth2 ",,100%"
+	s0=$(file_size "$T/st2")
+	wait_for 20 file_grew "$T/st2" "$s0" 2000000 || {
+		backup_why
+		fail "stream stalled after eth2 broke"
+	}
+	wait_for 10 mpip_path_is "$A" 10.1.2.1 10.1.2.2 down ||
+		fail "A: path over eth2 not down"
+	read -r e1 e2 <<<"$(window_share 2)"
+	echo "eth2 broken, 2 s: eth1 (tier 2) $e1 bytes, eth2 $e2 bytes"
+	((e1 > 500000)) || fail "eth1 carried only $e1 bytes"
+	"$TOPO" netem "$A" eth2 ""
+	"$TOPO" netem "$B" eth2 ""
+	wait_for 20 mpip_path_is "$A" 10.1.2.1 10.1.2.2 up ||
+		fail "A: path over eth2 not back up"
+	sleep 2
+	read -r e1 e2 <<<"$(window_share 3)"
+	echo "eth2 back, 3 s: eth1 (tier 2) $e1 bytes, eth2 (tier 1) $e2 bytes"
+	((e2 > 500000)) || fail "eth2 carried only $e2 bytes after its return"
+	((e1 * 100 <= (e1 + e2) * 2)) || fail "the data did not leave eth1"
+	tcp_stream_end "$T/blk" "$T/st2" 60
+	mon_stop "$T/ev.t"
+	tier_events "$T/ev.t"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 6
+	ktap_plan 7
 	ktap_run setup t_setup
 	ktap_run primary_carries_the_data t_primary_only
 	ktap_run peer_honours_the_backup t_peer_honours
 	ktap_run backup_takes_over_and_gives_back t_failover_and_back
 	ktap_run nobackup_spreads_again t_nobackup
+	ktap_run tiers_order_the_links t_tiers
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
 }
