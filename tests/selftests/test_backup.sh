@@ -111,38 +111,61 @@ t_peer_honours() {
 	((e2 * 100 <= (e1 + e2))) || fail "more than 1 % to A's backup link"
 }
 
+# link_breaks DEV: with A's stream (to $T/st) running, DEV loses every
+# packet both ways; the stream goes on, A's path over DEV goes down, and
+# the other link carries over 500 kB in the next 2 s
+link_breaks() {
+	local s0 e1 e2 other
+	"$TOPO" netem "$A" "$1" ",,100%"
+	"$TOPO" netem "$B" "$1" ",,100%"
+	s0=$(file_size "$T/st")
+	wait_for 20 file_grew "$T/st" "$s0" 2000000 || {
+		backup_why
+		fail "stream stalled after $1 broke"
+	}
+	wait_for 10 mpip_path_is "$A" "$(dev_addr "$1" 1)" "$(dev_addr "$1" 2)" down ||
+		fail "A: path over $1 not down"
+	read -r e1 e2 <<<"$(window_share 2)"
+	echo "$1 broken, 2 s: eth1 $e1 bytes, eth2 $e2 bytes"
+	other=$e2
+	[[ $1 == eth2 ]] && other=$e1
+	((other > 500000)) || fail "the other link carried only $other bytes"
+}
+
+# link_returns DEV: DEV works again; once A's path over it is back up,
+# and 2 s after, DEV carries over 500 kB in 3 s, the other link at most
+# 2 % of it
+link_returns() {
+	local e1 e2 on other
+	"$TOPO" netem "$A" "$1" ""
+	"$TOPO" netem "$B" "$1" ""
+	wait_for 20 mpip_path_is "$A" "$(dev_addr "$1" 1)" "$(dev_addr "$1" 2)" up ||
+		fail "A: path over $1 not back up"
+	sleep 2
+	read -r e1 e2 <<<"$(window_share 3)"
+	echo "$1 back, 3 s: eth1 $e1 bytes, eth2 $e2 bytes"
+	on=$e1 other=$e2
+	[[ $1 == eth2 ]] && on=$e2 other=$e1
+	((on > 500000)) || fail "$1 carried only $on bytes after its return"
+	((other * 100 <= (e1 + e2) * 2)) || fail "the data did not go back to $1"
+}
+
+# dev_addr DEV HOST: the address of host HOST (1: A, 2: B) on link DEV
+dev_addr() { echo "10.1.${1#eth}.$2"; }
+
 # The primary breaks: the stream goes on over the backup; the primary comes
 # back: after a second, the data returns to it
 t_failover_and_back() {
-	local s0 e1 e2 ha hb ha1 hb1
+	local ha hb ha1 hb1
 	trap '"$TOPO" netem "$A" eth1 "" || true; "$TOPO" netem "$B" eth1 "" || true' EXIT
 	mon_start "$A" "$T/ev.a" -j
 	mon_start "$B" "$T/ev.b" -j
 	tcp_stream_bg "$A" "$B" 10.1.1.2 5301 "$T/blk" "$T/st"
 	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
-	"$TOPO" netem "$A" eth1 ",,100%"
-	"$TOPO" netem "$B" eth1 ",,100%"
-	s0=$(file_size "$T/st")
-	wait_for 20 file_grew "$T/st" "$s0" 2000000 || {
-		backup_why
-		fail "stream stalled after eth1 broke"
-	}
-	wait_for 10 mpip_path_is "$A" 10.1.1.1 10.1.1.2 down ||
-		fail "A: path over eth1 not down"
-	read -r e1 e2 <<<"$(window_share 2)"
-	echo "eth1 broken, 2 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
-	((e2 > 500000)) || fail "the backup carried only $e2 bytes"
+	link_breaks eth1
 	ha=$(mpip_stat "$A" backup_hold)
 	hb=$(mpip_stat "$B" backup_hold)
-	"$TOPO" netem "$A" eth1 ""
-	"$TOPO" netem "$B" eth1 ""
-	wait_for 20 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up ||
-		fail "A: path over eth1 not back up"
-	sleep 2
-	read -r e1 e2 <<<"$(window_share 3)"
-	echo "eth1 back, 3 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
-	((e1 > 500000)) || fail "eth1 carried only $e1 bytes after its return"
-	((e2 * 100 <= (e1 + e2) * 2)) || fail "the data did not leave the backup"
+	link_returns eth1
 	# for a second after eth1's path came back, the data stayed on the
 	# backup (A's segments and B's ACKs, both streams that never stop)
 	ha1=$(mpip_stat "$A" backup_hold)
@@ -202,7 +225,7 @@ tier_events() {
 # lowest tier with a path up; when eth2 breaks, on eth1; a second after
 # eth2 is back, on eth2 again.  The events say the tiers.
 t_tiers() {
-	local a0 b0 a1 b1 e1 e2 s0
+	local a0 b0 a1 b1 e1 e2
 	trap '"$TOPO" netem "$A" eth2 "" || true; "$TOPO" netem "$B" eth2 "" || true
 		mpipctl_in "$A" link set dev eth1 tier 0 || true
 		mpipctl_in "$A" link set dev eth2 tier 0 || true' EXIT
@@ -220,30 +243,11 @@ t_tiers() {
 	carried_file "$((e1 + e2))"
 	((e1 * 100 <= (e1 + e2))) || fail "more than 1 % on eth1, the higher tier"
 	mon_start "$A" "$T/ev.t" -j
-	tcp_stream_bg "$A" "$B" 10.1.1.2 5305 "$T/blk" "$T/st2"
-	wait_for 30 file_grew "$T/st2" 0 2000000 || fail "stream did not start"
-	"$TOPO" netem "$A" eth2 ",,100%"
-	"$TOPO" netem "$B" eth2 ",,100%"
-	s0=$(file_size "$T/st2")
-	wait_for 20 file_grew "$T/st2" "$s0" 2000000 || {
-		backup_why
-		fail "stream stalled after eth2 broke"
-	}
-	wait_for 10 mpip_path_is "$A" 10.1.2.1 10.1.2.2 down ||
-		fail "A: path over eth2 not down"
-	read -r e1 e2 <<<"$(window_share 2)"
-	echo "eth2 broken, 2 s: eth1 (tier 2) $e1 bytes, eth2 $e2 bytes"
-	((e1 > 500000)) || fail "eth1 carried only $e1 bytes"
-	"$TOPO" netem "$A" eth2 ""
-	"$TOPO" netem "$B" eth2 ""
-	wait_for 20 mpip_path_is "$A" 10.1.2.1 10.1.2.2 up ||
-		fail "A: path over eth2 not back up"
-	sleep 2
-	read -r e1 e2 <<<"$(window_share 3)"
-	echo "eth2 back, 3 s: eth1 (tier 2) $e1 bytes, eth2 (tier 1) $e2 bytes"
-	((e2 > 500000)) || fail "eth2 carried only $e2 bytes after its return"
-	((e1 * 100 <= (e1 + e2) * 2)) || fail "the data did not leave eth1"
-	tcp_stream_end "$T/blk" "$T/st2" 60
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5305 "$T/blk" "$T/st"
+	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
+	link_breaks eth2
+	link_returns eth2
+	tcp_stream_end "$T/blk" "$T/st" 60
 	mon_stop "$T/ev.t"
 	tier_events "$T/ev.t"
 }

@@ -2,7 +2,7 @@
 """Send or receive a reproducible series of UDP datagrams and check them.
 
   udpcheck.py send HOST PORT COUNT [--sport P] [--seed S] [--gap-us U]
-                                   [--no-df] [--size N]
+                                   [--no-df] [--size N] [--refused-ok]
   udpcheck.py recv PORT COUNT [--seed S] [--timeout SEC] [--size N]
                               [--min-good M] [--idle SEC] [--sent FILE]
 
@@ -19,7 +19,9 @@ for SEC seconds after the first datagram (for a lossy link, where the
 missing ones never come).  With --sent FILE, the --timeout seconds (and
 --idle) count from when FILE appears, which the caller creates once the
 sender is done: a sender that a slow guest runs for longer than the
-timeout does not leave its last datagrams to a closed port.
+timeout does not leave its last datagrams to a closed port.  With
+--refused-ok the sender goes on when the host refuses a datagram (EPERM:
+its own firewall, or mpip's hook, dropped it) and says how many were.
 """
 import argparse
 import hashlib
@@ -48,10 +50,19 @@ def send(args):
                      getattr(socket, "IP_MTU_DISCOVER", 10), 0)
     if args.sport:
         s.bind(("0.0.0.0", args.sport))
+    refused = 0
     for i in range(args.count):
-        s.sendto(payload(args.seed, i, args.size), (args.host, args.port))
+        try:
+            s.sendto(payload(args.seed, i, args.size), (args.host, args.port))
+        except PermissionError:
+            if not args.refused_ok:
+                raise
+            refused += 1
         if args.gap_us:
             time.sleep(args.gap_us / 1e6)
+    if args.refused_ok:
+        print("udpcheck: %d of %d datagrams refused by this host"
+              % (refused, args.count), file=sys.stderr)
     return 0
 
 
@@ -164,6 +175,8 @@ def main():
     ps.add_argument("--gap-us", type=int, default=200)
     ps.add_argument("--no-df", action="store_true",
                     help="send without the don't-fragment bit")
+    ps.add_argument("--refused-ok", action="store_true",
+                    help="go on past datagrams this host drops (EPERM)")
     pr = sub.add_parser("recv")
     pr.add_argument("port", type=int)
     pr.add_argument("--size", type=int, default=0)
