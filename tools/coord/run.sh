@@ -39,11 +39,12 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd -P)
-TOPO=$REPO/tools/topo.sh
+# the lab's helpers: lab_mpip_load, and MPIPCTL, MPIP_KO (their defaults)
+# shellcheck source=tools/bench/lib.sh
+source "$REPO/tools/bench/lib.sh"
+TOPO=$LAB_TOPO
 STREAM=$REPO/tools/bench/stream.py
-MPIPCTL=${MPIPCTL:-$REPO/userspace/mpipctl}
-MPIP_KO=${MPIP_KO:-$REPO/kernel/mpip.ko}
-PY=/usr/bin/python3
+PY=$LAB_PY
 P=crd
 A=${P}a
 B=${P}b
@@ -68,12 +69,6 @@ usage() {
 }
 
 mono_ns() { "$PY" -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
-
-mpip_load() {
-	[[ -d /sys/module/mpip ]] && return 0
-	modprobe -q libcrc32c
-	insmod "$MPIP_KO"
-}
 
 in_ns() { ip netns exec "$@"; }
 
@@ -227,7 +222,7 @@ main() {
 	[[ $reps =~ ^[1-9][0-9]*$ ]] || die "--reps: a number of runs, not '$reps'"
 	[[ $(id -u) == 0 ]] || die "run as root (in the VM: tools/vm.sh -- $0 ...)"
 	for m in "${modes[@]}"; do
-		[[ $m == mpip ]] && { mpip_load || die "cannot load $MPIP_KO"; }
+		[[ $m == mpip ]] && { lab_mpip_load || die "cannot load $MPIP_KO"; }
 	done
 	mkdir -p "$out"
 	for ((k = 1; k <= reps; k++)); do

@@ -31,11 +31,12 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd -P)
-TOPO=$REPO/tools/topo.sh
+# the lab's helpers: lab_mpip_load, and MPIPCTL, MPIP_KO (their defaults)
+# shellcheck source=tools/bench/lib.sh
+source "$REPO/tools/bench/lib.sh"
+TOPO=$LAB_TOPO
 CALL=$REPO/tools/webrtc/call.py
-MPIPCTL=${MPIPCTL:-$REPO/userspace/mpipctl}
-MPIP_KO=${MPIP_KO:-$REPO/kernel/mpip.ko}
-PY=/usr/bin/python3
+PY=$LAB_PY
 P=wrt
 A=${P}a
 B=${P}b
@@ -46,12 +47,6 @@ log() { printf 'webrtc: %s\n' "$*" >&2; }
 die() {
 	log "$*"
 	exit 1
-}
-
-mpip_load() {
-	[[ -d /sys/module/mpip ]] && return 0
-	modprobe -q libcrc32c
-	insmod "$MPIP_KO"
 }
 
 # audio_ef NS: NS's Opus packets leave with DSCP EF (46), as WebRTC
@@ -191,7 +186,7 @@ main() {
 	((${#list[@]})) || list=(fail rate delay)
 	"$PY" -c 'import aiortc' 2>/dev/null || die "python3-aiortc missing (tools/deps.sh)"
 	command -v tcpdump >/dev/null || die "tcpdump missing (tools/deps.sh)"
-	mpip_load || die "cannot load $MPIP_KO"
+	lab_mpip_load || die "cannot load $MPIP_KO"
 	trap '"$TOPO" clean --prefix "$P" 2>/dev/null || true' EXIT
 	mkdir -p "$OUT"
 	for ((r = 1; r <= REPS; r++)); do
