@@ -23,6 +23,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 MPIPCTL=${MPIPCTL:-$ROOT/userspace/mpipctl}
 TMP=$(mktemp -d)
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
+# KTAP counters, fail() and check()
+# shellcheck source=tests/unit/ktap_lib.sh
+source "$ROOT/tests/unit/ktap_lib.sh"
 
 if [ ! -x "$MPIPCTL" ] && [ "$MPIPCTL" = "$ROOT/userspace/mpipctl" ]; then
 	make -s -C "$ROOT/userspace" >"$TMP/build.log" 2>&1 || {
@@ -50,11 +53,7 @@ fi
 NEW_TUNABLES="session_timeout_ms weight_step weight_interval_ms heartbeat_ms path_timeout_ms delay_smooth_shift tx_gso reorder reorder_max_pkts reorder_max_hold_ms weight_trend_ms weight_boost bare_cm_ms queue_steer rule_event_pkts nat_mode ctrl_pps"
 TUNABLES="query_threshold peer_timeout_ms avail_timeout_ms node_timeout_ms $NEW_TUNABLES"
 
-passed=0
-failed=0
 skipped=0
-n=0
-msg=""
 
 # run ARGS...: run mpipctl, leaving rc, out and err.
 run() {
@@ -62,11 +61,6 @@ run() {
 	rc=$?
 	out=$(cat "$TMP/out")
 	err=$(cat "$TMP/err")
-}
-
-fail() {
-	msg="$*"
-	return 1
 }
 
 # One line on stderr, prefixed "mpipctl: ", nothing on stdout.
@@ -86,22 +80,6 @@ expect_usage_error() {
 	one_line_error || return 1
 	[[ $err != *"not loaded"* ]] || fail "reached netlink: $err" || return 1
 	[[ $err == *$pattern* ]] || fail "stderr does not mention '$pattern': $err"
-}
-
-# check NAME FUNCTION [ARGS...]
-check() {
-	local name=$1
-	shift
-	n=$((n + 1))
-	msg=""
-	if "$@"; then
-		echo "ok $n $name"
-		passed=$((passed + 1))
-	else
-		echo "# $msg"
-		echo "not ok $n $name"
-		failed=$((failed + 1))
-	fi
 }
 
 # skip NAME REASON: a skip without a reason is a failure.
