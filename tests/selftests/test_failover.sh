@@ -182,9 +182,13 @@ t_intact() {
 	tcp_stream_end "$T/block" "$OUT" 60
 }
 
-# both ends still hold the transfer's session, with the same ID as before
+# both ends still hold the transfer's session, with the same ID as before:
+# looked at while the stream runs (after it, the stream's check, a cat
+# per copy, took over two minutes on the debug kernel, and the session,
+# idle for session_timeout_ms by then, was gone)
 t_session_kept() {
 	local sid lport sa sb
+	running
 	sid=$(cat "$T/sid")
 	lport=$(cat "$T/lport")
 	sa=$(mpip_session_json "$A" tcp "$lport" "$PORT") || fail "A lost the session"
@@ -273,8 +277,8 @@ ktap_run link2_back_carries_data_again t_back
 ktap_run b_eth2_address_changed_peer_told t_change
 ktap_run paths_rebuilt_for_new_address t_new_paths
 ktap_run new_address_carries_data t_new_path_used
-ktap_run transfer_intact t_intact
 ktap_run session_kept_its_id t_session_kept
+ktap_run transfer_intact t_intact
 ktap_run path_counters t_counters
 ktap_run lost_ip_change_sent_again t_lost_change
 ktap_run dmesg_clean t_dmesg
