@@ -5,11 +5,14 @@
 # in their reorder buffers while the tests tear state down.  Needs lib.sh,
 # mpip_lib.sh and mpip_setup_twolink's globals.
 
-# the iperf3 runs: long enough for any test (they are stopped at its end);
-# as long again as the waits are scaled (MPIP_TEST_WAIT_SCALE): on the
-# debug kernel test_unload's namespace deletions alone took 1140-1216 s,
-# and runs of 1000 s had ended before the subtests after them
-DURATION=$((1000 * ${MPIP_TEST_WAIT_SCALE:-1}))
+# the iperf3 runs: long enough for any test (they are stopped at its end),
+# so longer than test_teardown's time limit (1200 s): in a loaded run it
+# took 1125 s, and runs of 1000 s ended before its gc_expiry_under_load
+# and flows_survived; as long again as the waits are scaled
+# (MPIP_TEST_WAIT_SCALE): on the debug kernel test_unload's namespace
+# deletions alone took 1140-1216 s, and runs of 1000 s had ended before
+# the subtests after them
+DURATION=$((1500 * ${MPIP_TEST_WAIT_SCALE:-1}))
 PARALLEL=3
 # ... as fast as they go, but on the debug kernel (its data divided,
 # MPIP_TEST_DATA_DIV > 1) at 1 Mbit/s a stream: there every freed buffer
