@@ -75,6 +75,18 @@ t_setup() {
 		>/dev/null || fail "show links does not show eth2 as backup"
 }
 
+# send_split SRC DST ADDR PORT: $T/f from SRC to DST's ADDR, port PORT,
+# intact; prints "E1 E2", the bytes SRC sent on its paths over eth1 and
+# eth2 meanwhile
+send_split() {
+	local a0 b0 a1 b1
+	read -r a0 b0 <<<"$(mpip_path_tx "$1")"
+	tcp_send_file "$1" "$2" "$3" "$4" "$T/f" "$T/g.$4" >&2
+	sha256_equal "$T/f" "$T/g.$4" || fail "TCP data to port $4 differs"
+	read -r a1 b1 <<<"$(mpip_path_tx "$1")"
+	echo "$((a1 - a0)) $((b1 - b0))"
+}
+
 # carried_file BYTES: fail unless the paths carried BYTES, at least 95 %
 # of the file sent (4 MiB; less on the debug kernel: random_file)
 carried_file() {
@@ -84,13 +96,9 @@ carried_file() {
 
 # With the primary working, at most 1 % of A's data bytes on the backup
 t_primary_only() {
-	local a0 b0 a1 b1 e1 e2
-	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
-	tcp_send_file "$A" "$B" 10.1.1.2 5300 "$T/f" "$T/g"
-	sha256_equal "$T/f" "$T/g" || fail "TCP data differs"
-	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
-	e1=$((a1 - a0))
-	e2=$((b1 - b0))
+	local out e1 e2
+	out=$(send_split "$A" "$B" 10.1.1.2 5300) || fail "the transfer failed"
+	read -r e1 e2 <<<"$out"
 	echo "$(file_size "$T/f") bytes from A: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
 	carried_file "$((e1 + e2))"
 	((e2 * 100 <= (e1 + e2))) || fail "more than 1 % on the backup link"
@@ -99,13 +107,9 @@ t_primary_only() {
 
 # B honours A's backup: its data to A stays off A's eth2 address
 t_peer_honours() {
-	local a0 b0 a1 b1 e1 e2
-	read -r a0 b0 <<<"$(mpip_path_tx "$B")"
-	tcp_send_file "$B" "$A" 10.1.1.1 5303 "$T/f" "$T/gb"
-	sha256_equal "$T/f" "$T/gb" || fail "TCP data differs"
-	read -r a1 b1 <<<"$(mpip_path_tx "$B")"
-	e1=$((a1 - a0))
-	e2=$((b1 - b0))
+	local out e1 e2
+	out=$(send_split "$B" "$A" 10.1.1.1 5303) || fail "the transfer failed"
+	read -r e1 e2 <<<"$out"
 	echo "$(file_size "$T/f") bytes from B: to A's eth1 $e1 bytes, to A's eth2 (backup) $e2 bytes"
 	carried_file "$((e1 + e2))"
 	((e2 * 100 <= (e1 + e2))) || fail "more than 1 % to A's backup link"
@@ -198,14 +202,12 @@ failover_events() {
 
 # nobackup: both links carry data again
 t_nobackup() {
-	local a0 b0 a1 b1
+	local out e1 e2
 	mpipctl_in "$A" link set dev eth2 nobackup
-	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
-	tcp_send_file "$A" "$B" 10.1.1.2 5302 "$T/f" "$T/g"
-	sha256_equal "$T/f" "$T/g" || fail "TCP data differs"
-	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
-	echo "nobackup, 4 MB: eth1 $((a1 - a0)) bytes, eth2 $((b1 - b0)) bytes"
-	(((b1 - b0) * 5 > (a1 - a0 + b1 - b0))) || fail "eth2 carried under 20 %"
+	out=$(send_split "$A" "$B" 10.1.1.2 5302) || fail "the transfer failed"
+	read -r e1 e2 <<<"$out"
+	echo "nobackup, 4 MB: eth1 $e1 bytes, eth2 $e2 bytes"
+	((e2 * 5 > (e1 + e2))) || fail "eth2 carried under 20 %"
 }
 
 # tier_events FILE: A's monitor (FILE) printed a failover to tier 2 and
@@ -225,7 +227,7 @@ tier_events() {
 # lowest tier with a path up; when eth2 breaks, on eth1; a second after
 # eth2 is back, on eth2 again.  The events say the tiers.
 t_tiers() {
-	local a0 b0 a1 b1 e1 e2
+	local out e1 e2
 	trap '"$TOPO" netem "$A" eth2 "" || true; "$TOPO" netem "$B" eth2 "" || true
 		mpipctl_in "$A" link set dev eth1 tier 0 || true
 		mpipctl_in "$A" link set dev eth2 tier 0 || true' EXIT
@@ -233,12 +235,8 @@ t_tiers() {
 	mpipctl_in "$A" link set dev eth2 tier 1
 	mpipctl_in "$A" -j show links | jq -e 'map(select(.dev == "eth1"))[0] |
 		.tier == 2 and .backup' >/dev/null || fail "show links does not show eth1 at tier 2"
-	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
-	tcp_send_file "$A" "$B" 10.1.1.2 5304 "$T/f" "$T/g"
-	sha256_equal "$T/f" "$T/g" || fail "TCP data differs"
-	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
-	e1=$((a1 - a0))
-	e2=$((b1 - b0))
+	out=$(send_split "$A" "$B" 10.1.1.2 5304) || fail "the transfer failed"
+	read -r e1 e2 <<<"$out"
 	echo "$(file_size "$T/f") bytes from A: eth1 (tier 2) $e1 bytes, eth2 (tier 1) $e2 bytes"
 	carried_file "$((e1 + e2))"
 	((e1 * 100 <= (e1 + e2))) || fail "more than 1 % on eth1, the higher tier"
