@@ -3,8 +3,8 @@
  * mpip per-interface settings (mpipctl link set).
  *
  * Each namespace keeps an xarray from ifindex to a value entry holding
- * MPIP_LINK_F_* bits, the interface's enum mpip_link_nat and tier among
- * them (and a count of the backup links, those of tier 1 or more, so
+ * MPIP_LINK_F_* bits, the interface's enum mpip_link_nat, tier and
+ * metered flag among them (and a count of the backup links, those of tier 1 or more, so
  * that a namespace without any skips their lookups on the packet path); an
  * interface without an entry has the defaults, all bits clear, so the
  * array holds only the interfaces someone configured.
@@ -40,6 +40,12 @@ unsigned int mpip_link_tier(struct mpip_net *mn, int ifindex)
 		return 0;
 	return (mpip_link_flags(mn, ifindex) & MPIP_LINK_F_TIER) >>
 	       MPIP_LINK_F_TIER_SHIFT;
+}
+
+/* Is interface @ifindex paid by the byte (rules with nometered avoid it)? */
+bool mpip_link_metered(struct mpip_net *mn, int ifindex)
+{
+	return mpip_link_flags(mn, ifindex) & MPIP_LINK_F_METERED;
 }
 
 /*

@@ -939,6 +939,8 @@ bool mpip_rules_get(struct mpip_net *mn, u32 i, struct mpip_rule *r);
 const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 				      const struct sk_buff *skb);
 void mpip_rules_events(struct mpip_net *mn);
+bool mpip_rule_allows(struct mpip_net *mn, const struct mpip_rule *r,
+		      int ifindex);
 void mpip_rules_init(struct mpip_net *mn);
 void mpip_rules_destroy(struct mpip_net *mn);
 
@@ -955,9 +957,12 @@ void mpip_rules_destroy(struct mpip_net *mn);
 #define MPIP_LINK_F_TIER_SHIFT		5
 #define MPIP_LINK_F_TIER		(0x7 << MPIP_LINK_F_TIER_SHIFT)
 #define MPIP_LINK_TIER_MAX		7
+/* paid by the byte: rules with nometered keep off it */
+#define MPIP_LINK_F_METERED		0x100
 u32 mpip_link_flags(struct mpip_net *mn, int ifindex);
 bool mpip_link_advertised(struct mpip_net *mn, int ifindex);
 unsigned int mpip_link_tier(struct mpip_net *mn, int ifindex);
+bool mpip_link_metered(struct mpip_net *mn, int ifindex);
 bool mpip_link_backup(struct mpip_net *mn, int ifindex);
 u32 mpip_link_nat(struct mpip_net *mn, int ifindex);
 u32 mpip_link_nat_mode(struct mpip_net *mn, int ifindex);

@@ -119,6 +119,7 @@ static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_BACKUP] = NLA_POLICY_MAX(NLA_U8, 1),
 	[MPIP_LINK_A_NAT] = NLA_POLICY_MAX(NLA_U8, MPIP_LINK_NAT_FAKETCP),
 	[MPIP_LINK_A_TIER] = NLA_POLICY_MAX(NLA_U8, MPIP_LINK_TIER_MAX),
+	[MPIP_LINK_A_METERED] = NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static const struct nla_policy mpip_rule_policy[MPIP_RULE_A_MAX + 1] = {
@@ -146,6 +147,7 @@ static const struct nla_policy mpip_rule_policy[MPIP_RULE_A_MAX + 1] = {
 	[MPIP_RULE_A_BYTES] = { .type = NLA_REJECT },
 	[MPIP_RULE_A_COPIES] = NLA_POLICY_RANGE(NLA_U8, 2,
 						MPIP_RULE_MAX_COPIES),
+	[MPIP_RULE_A_NOMETERED] = { .type = NLA_FLAG },
 };
 
 static const struct nla_policy mpip_nl_policy[MPIP_A_MAX + 1] = {
@@ -757,7 +759,9 @@ static int mpip_nl_put_link(struct sk_buff *skb, struct netlink_callback *cb,
 		       mpip_link_backup(mn, dev->ifindex)) ||
 	    nla_put_u8(skb, MPIP_LINK_A_NAT, mpip_link_nat(mn, dev->ifindex)) ||
 	    nla_put_u8(skb, MPIP_LINK_A_TIER,
-		       mpip_link_tier(mn, dev->ifindex))) {
+		       mpip_link_tier(mn, dev->ifindex)) ||
+	    nla_put_u8(skb, MPIP_LINK_A_METERED,
+		       mpip_link_metered(mn, dev->ifindex))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -818,6 +822,11 @@ static int mpip_nl_set_link(struct sk_buff *skb, struct genl_info *info)
 			  (u32)nla_get_u8(tb[MPIP_LINK_A_TIER]) :
 			  (u32)nla_get_u8(tb[MPIP_LINK_A_BACKUP])) <<
 			 MPIP_LINK_F_TIER_SHIFT;
+	}
+	if (tb[MPIP_LINK_A_METERED]) {
+		mask |= MPIP_LINK_F_METERED;
+		if (nla_get_u8(tb[MPIP_LINK_A_METERED]))
+			flags |= MPIP_LINK_F_METERED;
 	}
 	if (tb[MPIP_LINK_A_NAT]) {
 		mask |= MPIP_LINK_F_NAT;
@@ -929,6 +938,7 @@ static int mpip_nl_rule_parse(struct genl_info *info, struct mpip_rule *r)
 		r->fallback = nla_get_u8(tb[MPIP_RULE_A_FALLBACK]);
 	if (tb[MPIP_RULE_A_COPIES])
 		r->copies = nla_get_u8(tb[MPIP_RULE_A_COPIES]);
+	r->nometered = nla_get_flag(tb[MPIP_RULE_A_NOMETERED]);
 	r->ifs_deny = nla_get_flag(tb[MPIP_RULE_A_IFS_DENY]);
 	if (tb[MPIP_RULE_A_IFS])
 		return mpip_nl_rule_ifs(tb[MPIP_RULE_A_IFS], r, info->extack);
@@ -1037,6 +1047,7 @@ static int mpip_nl_put_rule(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u8(skb, MPIP_RULE_A_MODE, r->mode) ||
 	    nla_put_u8(skb, MPIP_RULE_A_FALLBACK, r->fallback) ||
 	    (r->copies && nla_put_u8(skb, MPIP_RULE_A_COPIES, r->copies)) ||
+	    (r->nometered && nla_put_flag(skb, MPIP_RULE_A_NOMETERED)) ||
 	    mpip_nl_put_rule_ifs(skb, r) ||
 	    nla_put_u64_64bit(skb, MPIP_RULE_A_PKTS, r->pkts,
 			      MPIP_RULE_A_PAD) ||

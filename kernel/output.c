@@ -366,11 +366,12 @@ static bool mpip_out_draining(const struct mpip_net *mn,
 
 /*
  * The path for a packet of a confirmed session, as its rule says: its own
- * (mode original), else among the paths up that the rule's dev or nodev
- * list allows (all of them without a list, without a rule, or in mode
- * all), the one of lowest delay (mode single) or one by weight.  When a
- * rule's list allows none that is up, its fallback: any path, its own,
- * or ERR_PTR(-ENETUNREACH) to drop the packet (counted here).  With no
+ * (mode original), else among the paths up that the rule allows (its dev
+ * or nodev list, nometered: mpip_rule_allows(); all of them without a
+ * rule), the one of lowest delay (mode single) or one by weight.  When a
+ * rule that restricts the links allows none that is up, its fallback:
+ * any path, its own, or ERR_PTR(-ENETUNREACH) to drop the packet
+ * (counted here).  With no
  * path up, the one the peer was heard over last
  * (mpip_fb_heard_over()); NULL if there is none either.
  */
@@ -386,7 +387,7 @@ static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
 		p = mpip_path_single(mn, pk->node, r, pk->sess);
 	else
 		p = mpip_path_pick(mn, pk->node, r, true);
-	if (!p && r && r->nifs) {
+	if (!p && r && mpip_rule_restricts(r)) {
 		switch (r->fallback) {
 		case MPIP_FALLBACK_ORIGINAL:
 			return pk->orig;
@@ -722,7 +723,7 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	if (!orig || mpip_out_encap(orig) || !mpip_path_sole(pk->node, orig))
 		return false;
 	/* a rule that keeps the flow off this path decides where it goes */
-	if (pk->rule && !mpip_rule_link_ok(pk->rule, orig->ifindex))
+	if (pk->rule && !mpip_rule_allows(mn, pk->rule, orig->ifindex))
 		return false;
 	pk->sole = true;
 	mpip_touch(&s->sole_stamp);

@@ -547,13 +547,13 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
 			continue;
-		if (rule && !mpip_rule_link_ok(rule, p->ifindex))
+		if (rule && !mpip_rule_allows(mn, rule, p->ifindex))
 			continue;
 		rank[k] = tiers ? mpip_path_rank(mn, p) : 0;
 		best = min_t(unsigned int, best, rank[k]);
 		cand[k++] = p;
 	}
-	if (k && (!rule || !rule->nifs))
+	if (k && (!rule || !mpip_rule_restricts(rule)))
 		mpip_paths_note_tier(mn, n, best % MPIP_RANK_BACK);
 	if (!tiers)
 		return k;

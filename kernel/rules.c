@@ -331,6 +331,18 @@ const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 }
 
 /*
+ * May a packet under rule @r go on a path from interface @ifindex: does
+ * its dev or nodev list allow the link, and is the link not metered if
+ * the rule says nometered?
+ */
+bool mpip_rule_allows(struct mpip_net *mn, const struct mpip_rule *r,
+		      int ifindex)
+{
+	return mpip_rule_link_ok(r, ifindex) &&
+	       !(r->nometered && mpip_link_metered(mn, ifindex));
+}
+
+/*
  * With rule_event_pkts N, an event for each rule whose packet count
  * reached a multiple of N since the last call (the GC work: once a
  * second while the namespace has sessions).  A rule whose count has

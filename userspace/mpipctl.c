@@ -586,7 +586,7 @@ static int cmd_set(struct ctx *c, int argc, char **argv)
 
 /* link set dev IF SETTING VALUE... */
 
-#define LINK_USAGE "usage: mpipctl link set dev IF [advertise on|off] [backup|nobackup|tier 0-7] [nat default|auto|none|udp|faketcp]"
+#define LINK_USAGE "usage: mpipctl link set dev IF [advertise on|off] [backup|nobackup|tier 0-7] [metered|nometered] [nat default|auto|none|udp|faketcp]"
 
 /* a link's tier: "0" to "7", else -1 */
 static int parse_tier(const char *s)
@@ -609,6 +609,7 @@ struct link_req {
 	int advertise;		/* -1: not given */
 	int backup;		/* -1: not given */
 	int tier;		/* -1: not given */
+	int metered;		/* -1: not given */
 	int nat;		/* enum mpip_link_nat, -1: not given */
 };
 
@@ -621,6 +622,7 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 	r->advertise = -1;
 	r->backup = -1;
 	r->tier = -1;
+	r->metered = -1;
 	r->nat = -1;
 	for (i = 0; i < argc; i += 2) {
 		bool dev = strcmp(argv[i], "dev") == 0;
@@ -628,6 +630,16 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 		bool nat = strcmp(argv[i], "nat") == 0;
 		bool tier = strcmp(argv[i], "tier") == 0;
 
+		if (strcmp(argv[i], "metered") == 0 ||
+		    strcmp(argv[i], "nometered") == 0) {
+			if (r->metered >= 0) {
+				err_msg("link set: metered given twice");
+				return -1;
+			}
+			r->metered = argv[i][0] == 'm';
+			i--;
+			continue;
+		}
 		/* backup, nobackup, or backup on|off */
 		if (strcmp(argv[i], "backup") == 0 ||
 		    strcmp(argv[i], "nobackup") == 0) {
@@ -696,7 +708,8 @@ static int link_parse(int argc, char **argv, struct link_req *r)
 		err_msg("link set: missing dev IF (" LINK_USAGE ")");
 		return -1;
 	}
-	if (r->advertise < 0 && r->backup < 0 && r->tier < 0 && r->nat < 0) {
+	if (r->advertise < 0 && r->backup < 0 && r->tier < 0 &&
+	    r->metered < 0 && r->nat < 0) {
 		err_msg("link set: nothing to change (" LINK_USAGE ")");
 		return -1;
 	}
@@ -731,6 +744,8 @@ static int link_send(struct ctx *c, const struct link_req *r)
 	    (r->backup >= 0 &&
 	     nla_put_u8(msg, MPIP_LINK_A_BACKUP, r->backup) < 0) ||
 	    (r->tier >= 0 && nla_put_u8(msg, MPIP_LINK_A_TIER, r->tier) < 0) ||
+	    (r->metered >= 0 &&
+	     nla_put_u8(msg, MPIP_LINK_A_METERED, r->metered) < 0) ||
 	    (r->nat >= 0 && nla_put_u8(msg, MPIP_LINK_A_NAT, r->nat) < 0) ||
 	    nla_nest_end(msg, nest) < 0) {
 		nlmsg_free(msg);
@@ -810,8 +825,8 @@ static const struct cmd {
 	{ "rule", "add|del|flush ...",
 	  "add or remove routing rules (list them: show rules)",
 	  64, false, false, cmd_rule },
-	{ "link", "set dev IF [advertise on|off] [backup|nobackup|tier N] [nat MODE]",
-	  "use an interface or not, as a backup, its tier, NAT MODE",
+	{ "link", "set dev IF [advertise on|off] [backup|tier N] [metered] [nat MODE]",
+	  "use an interface or not; its tier, cost, NAT MODE",
 	  9, false, false, cmd_link },
 	{ "monitor", "", "print events: peers, paths, failovers",
 	  0, true, true, cmd_monitor },

@@ -14,7 +14,7 @@
 
 #include "mpipctl.h"
 
-#define RULE_USAGE "usage: mpipctl rule add [pref N] [SELECTOR] mode MODE|intent INTENT [dev IF]...|[nodev IF]... [copies N] [fallback any|original|drop]; rule del pref N; rule flush"
+#define RULE_USAGE "usage: mpipctl rule add [pref N] [SELECTOR] mode MODE|intent INTENT [dev IF]...|[nodev IF]... [nometered] [copies N] [fallback any|original|drop]; rule del pref N; rule flush"
 #define RULE_MAX_IFS 8
 
 static const char *const mode_names[] = {
@@ -57,6 +57,7 @@ struct rule_req {
 	int dscp;			/* -1: any */
 	uint32_t mark, mark_mask;
 	bool pure_ack;
+	bool nometered;
 	int mode;			/* -1: not given */
 	const char *intent;		/* the intent that gave @mode, if one */
 	int fallback;			/* -1: not given */
@@ -185,8 +186,8 @@ static int rule_word(struct rule_req *q, const char *w, const char *v,
 	uint64_t n;
 
 	*used = 1;
-	if (strcmp(w, "pure-ack") == 0) {
-		q->pure_ack = true;
+	if (strcmp(w, "pure-ack") == 0 || strcmp(w, "nometered") == 0) {
+		*(w[0] == 'p' ? &q->pure_ack : &q->nometered) = true;
 		*used = 0;
 		return 0;
 	}
@@ -336,6 +337,7 @@ static int rule_put(struct nl_msg *m, const struct rule_req *q)
 	    nla_put_u8(m, MPIP_RULE_A_MODE, q->mode) < 0 ||
 	    (q->fallback >= 0 && nla_put_u8(m, MPIP_RULE_A_FALLBACK, q->fallback) < 0) ||
 	    (q->copies && nla_put_u8(m, MPIP_RULE_A_COPIES, q->copies) < 0) ||
+	    (q->nometered && nla_put_flag(m, MPIP_RULE_A_NOMETERED) < 0) ||
 	    (q->ifs_deny == 1 && nla_put_flag(m, MPIP_RULE_A_IFS_DENY) < 0))
 		goto nomem;
 	for (i = 0; i < q->nifs; i++) {
@@ -443,6 +445,7 @@ static struct nla_policy rule_policy[MPIP_RULE_A_MAX + 1] = {
 	[MPIP_RULE_A_PKTS]	= { .type = NLA_U64 },
 	[MPIP_RULE_A_BYTES]	= { .type = NLA_U64 },
 	[MPIP_RULE_A_COPIES]	= { .type = NLA_U8 },
+	[MPIP_RULE_A_NOMETERED]	= { .type = NLA_FLAG },
 };
 
 static const char *enum_name(unsigned int v, const char *const *names,
@@ -503,6 +506,8 @@ static void rule_text(struct nlattr **tb, char *s, size_t len)
 			snprintf(ifn, sizeof(ifn), "#%u", idx);
 		ADD(" %s %s", tb[MPIP_RULE_A_IFS_DENY] ? "nodev" : "dev", ifn);
 	}
+	if (tb[MPIP_RULE_A_NOMETERED])
+		ADD(" nometered");
 	/* two, the default, is not shown */
 	if (tb[MPIP_RULE_A_COPIES] && nla_get_u8(tb[MPIP_RULE_A_COPIES]) != 2)
 		ADD(" copies %u", nla_get_u8(tb[MPIP_RULE_A_COPIES]));

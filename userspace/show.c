@@ -691,6 +691,7 @@ static struct nla_policy link_policy[MPIP_LINK_A_MAX + 1] = {
 	[MPIP_LINK_A_BACKUP]	= { .type = NLA_U8 },
 	[MPIP_LINK_A_NAT]	= { .type = NLA_U8 },
 	[MPIP_LINK_A_TIER]	= { .type = NLA_U8 },
+	[MPIP_LINK_A_METERED]	= { .type = NLA_U8 },
 };
 
 /*
@@ -732,8 +733,8 @@ static int link_entry(struct nlattr **top, void *arg)
 	const char *name, *nat;
 	struct out *o = arg;
 	char natbuf[12];
+	bool adv, backup, metered;
 	unsigned int tier;
-	bool adv, backup;
 
 	if (!top[MPIP_A_LINK] ||
 	    nla_parse_nested(tb, MPIP_LINK_A_MAX, top[MPIP_A_LINK],
@@ -747,6 +748,7 @@ static int link_entry(struct nlattr **top, void *arg)
 	backup = tb[MPIP_LINK_A_BACKUP] && nla_get_u8(tb[MPIP_LINK_A_BACKUP]);
 	/* and without tiers: a backup link's is 1 */
 	tier = tb[MPIP_LINK_A_TIER] ? nla_get_u8(tb[MPIP_LINK_A_TIER]) : backup;
+	metered = tb[MPIP_LINK_A_METERED] && nla_get_u8(tb[MPIP_LINK_A_METERED]);
 	nat = link_nat_name(tb[MPIP_LINK_A_NAT] ?
 			    nla_get_u8(tb[MPIP_LINK_A_NAT]) : 0,
 			    natbuf, sizeof(natbuf));
@@ -756,6 +758,7 @@ static int link_entry(struct nlattr **top, void *arg)
 		table_cell(&o->t, "%s", adv ? "on" : "off");
 		table_cell(&o->t, "%s", backup ? "yes" : "no");
 		table_cell(&o->t, "%u", tier);
+		table_cell(&o->t, "%s", metered ? "yes" : "no");
 		table_cell(&o->t, "%s", nat);
 		return 0;
 	}
@@ -770,6 +773,8 @@ static int link_entry(struct nlattr **top, void *arg)
 	json_bool(&o->j, backup);
 	json_key(&o->j, "tier");
 	json_uint(&o->j, tier);
+	json_key(&o->j, "metered");
+	json_bool(&o->j, metered);
 	json_key(&o->j, "nat");
 	json_str(&o->j, nat);
 	json_obj_end(&o->j);
@@ -824,8 +829,8 @@ static const struct table_def {
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
 	    "RX_BYTES", "FB", "FB_AGE", "VERIFIED", "SEEN_AS", "ENCAP" } },
-	{ "links", MPIP_CMD_GET_LINKS, link_entry, 6, "lrllrl",
-	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP", "TIER", "NAT" } },
+	{ "links", MPIP_CMD_GET_LINKS, link_entry, 7, "lrllrll",
+	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP", "TIER", "METERED", "NAT" } },
 	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",
 	  { "PREF", "PKTS", "BYTES", "RULE" } },
 };

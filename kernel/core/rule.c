@@ -28,6 +28,8 @@ static const char *const rule_errs[] = {
 	[-MPIP_RULE_E_EXIST] = "a rule has this preference",
 	[-MPIP_RULE_E_NOENT] = "no rule has this preference",
 	[-MPIP_RULE_E_FULL] = "the table is full",
+	[-MPIP_RULE_E_METERED] =
+		"nometered goes with modes all, single, selected and protected",
 	[-MPIP_RULE_E_NOPREF] = "no preference left below the first rule's",
 };
 
@@ -117,6 +119,10 @@ static int check_action(struct mpip_rule *r)
 	for (i = 0; i < r->nifs; i++)
 		if (r->ifs[i] <= 0)
 			return MPIP_RULE_E_IFS;
+	if (r->nometered > 1 ||
+	    (r->nometered && (r->mode == MPIP_MODE_ORIGINAL ||
+			      r->mode == MPIP_MODE_OFF)))
+		return MPIP_RULE_E_METERED;
 	return 0;
 }
 

@@ -96,6 +96,7 @@ struct mpip_rule {
 	u8 nifs;		/* entries of @ifs: selected (1 or more), */
 				/* single, protected (0 or more) */
 	u8 ifs_deny;		/* 1: @ifs lists the links not to use */
+	u8 nometered;		/* 1: no path from a metered link */
 	int ifs[MPIP_RULE_MAX_IFS];
 	/* counters, kept by the user of the table */
 	u64 pkts;
@@ -124,6 +125,7 @@ enum mpip_rule_err {
 	MPIP_RULE_E_NOENT = -13,	/* no rule has this pref */
 	MPIP_RULE_E_FULL = -14,		/* MPIP_RULES_MAX rules */
 	MPIP_RULE_E_NOPREF = -15,	/* no automatic pref left below the first */
+	MPIP_RULE_E_METERED = -16,	/* nometered, not a mode that picks paths */
 };
 
 const char *mpip_rule_strerror(int err);
@@ -173,7 +175,20 @@ int mpip_rules_del(const struct mpip_rules *old, u32 pref,
 int mpip_rule_key_parse(const u8 *pkt, unsigned int len, u32 mark,
 			struct mpip_rule_key *k);
 
-/* May a packet under @r go on a path whose local end is on @ifindex? */
+/*
+ * May a packet under @r go on a path whose local end is on @ifindex, as
+ * its dev or nodev list says?  (Its user checks nometered.)
+ */
 bool mpip_rule_link_ok(const struct mpip_rule *r, int ifindex);
+
+/*
+ * Does @r keep its packets off some links (a dev or nodev list, or
+ * nometered)?  Then its fallback applies when none of the paths it
+ * allows is up.
+ */
+static inline bool mpip_rule_restricts(const struct mpip_rule *r)
+{
+	return r->nifs || r->nometered;
+}
 
 #endif /* MPIP_CORE_RULE_H */

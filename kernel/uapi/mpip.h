@@ -216,6 +216,9 @@ enum mpip_attr {
  *	is up (a path back from a failure beyond its link after a second of
  *	being up); peers learn which addresses are on links of tier 1 or
  *	more, and treat them as tier 1
+ * @MPIP_LINK_A_METERED: u8, 1 if the interface is paid by the byte:
+ *	routing rules with MPIP_RULE_A_NOMETERED keep off it; 0 (the
+ *	default) if not
  */
 enum mpip_link_attr {
 	MPIP_LINK_A_UNSPEC,
@@ -225,6 +228,7 @@ enum mpip_link_attr {
 	MPIP_LINK_A_BACKUP,
 	MPIP_LINK_A_NAT,
 	MPIP_LINK_A_TIER,
+	MPIP_LINK_A_METERED,
 
 	__MPIP_LINK_A_MAX,
 };
@@ -313,6 +317,8 @@ enum mpip_rule_fallback {
  * @MPIP_RULE_A_BYTES: u64, dumps only: their bytes (IP, no trailer)
  * @MPIP_RULE_A_COPIES: u8, 2..8: mode PROTECTED only, how many copies of
  *	each packet, on that many paths if they are up (default 2)
+ * @MPIP_RULE_A_NOMETERED: flag: no path from a metered interface
+ *	(MPIP_LINK_A_METERED); modes ALL, SINGLE, SELECTED and PROTECTED
  */
 enum mpip_rule_attr {
 	MPIP_RULE_A_UNSPEC,
@@ -337,6 +343,7 @@ enum mpip_rule_attr {
 	MPIP_RULE_A_PKTS,
 	MPIP_RULE_A_BYTES,
 	MPIP_RULE_A_COPIES,
+	MPIP_RULE_A_NOMETERED,
 
 	__MPIP_RULE_A_MAX,
 };

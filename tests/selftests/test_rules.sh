@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_rules.sh - routing rules (issue 22): `mpipctl rule add` with modes
 # selected, original, off, single and protected, dev and nodev lists for
-# the last two, three copies in protected, fallback drop, per-rule counters, deletion and flush, and
+# the last two, three copies in protected, nometered, fallback drop, per-rule counters, deletion and flush, and
 # bad rules refused with a clear message and nothing installed.  Two hosts joined by two links (topo.sh twolink); the
 # rules are A's, so A's transmit counters per link or per path say where
 # its data went.
@@ -271,6 +271,24 @@ t_protected_copies() {
 		fail "the copies did not go twice on eth1 and once on eth2"
 }
 
+# nometered: with eth2 metered, A's data to a port under "mode all
+# nometered" stays off eth2; show links and show rules say so
+t_nometered() {
+	local e
+	trap 'mpipctl_in "$A" link set dev eth2 nometered || true' EXIT
+	mpipctl_in "$A" link set dev eth2 metered
+	mpipctl_in "$A" -j show links | jq -e 'map(select(.dev == "eth2"))[0].metered' \
+		>/dev/null || fail "show links does not show eth2 metered"
+	mpipctl_in "$A" rule add pref 167 proto tcp dport 5108 mode all nometered
+	mpipctl_in "$A" -j show rules | jq -e '.[] | select(.pref == 167) |
+		.rule == "proto tcp dport 5108-5108 mode all nometered"' >/dev/null ||
+		fail "show rules does not show nometered"
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
+	e=$(send_eth2 5108)
+	echo "port 5108 (all nometered, eth2 metered): $e bytes on eth2"
+	((e < 4194304 / 100)) || fail "$e bytes of 4 MB left on eth2"
+}
+
 # mode single fails over: the path it uses goes down mid-transfer, and the
 # stream goes on over the other link, intact
 t_single_failover() {
@@ -305,7 +323,7 @@ t_del_flush() {
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	mpipctl_in "$A" rule del pref 100
 	mpipctl_in "$A" -j show rules |
-		jq -e 'map(.pref) == [110, 120, 130, 131, 140, 145, 150, 160, 165, 166]' \
+		jq -e 'map(.pref) == [110, 120, 130, 131, 140, 145, 150, 160, 165, 166, 167]' \
 		>/dev/null || fail "rule 100 still listed, or others gone"
 	e=$(send_eth2 5104)
 	echo "rule 100 deleted, port 5104: $e bytes on eth2"
@@ -321,7 +339,7 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 14
+	ktap_plan 15
 	ktap_run setup t_setup
 	ktap_run bad_rules_refused t_bad_rules
 	ktap_run selected_keeps_flow_on_its_links t_selected
@@ -334,6 +352,7 @@ main() {
 	ktap_run protected_survives_loss t_protected
 	ktap_run protected_keeps_to_its_devs t_protected_devs
 	ktap_run protected_sends_more_copies t_protected_copies
+	ktap_run nometered_keeps_off_metered_links t_nometered
 	ktap_run del_and_flush t_del_flush
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish

@@ -120,8 +120,8 @@ t_ifaces() {
 
 t_link() {
 	expect_comp "set" "$MPIPCTL" link "" || return 1
-	expect_comp "$(lines advertise backup dev nat nobackup tier)" "$MPIPCTL" link set "" || return 1
-	expect_comp "$(lines advertise backup dev nat nobackup tier)" "$MPIPCTL" link set dev lo backup "" || return 1
+	expect_comp "$(lines advertise backup dev metered nat nobackup nometered tier)" "$MPIPCTL" link set "" || return 1
+	expect_comp "$(lines advertise backup dev metered nat nobackup nometered tier)" "$MPIPCTL" link set dev lo backup "" || return 1
 	expect_comp "$(lines 0 1 2 3 4 5 6 7)" "$MPIPCTL" link set dev lo tier "" || return 1
 	expect_comp "$(lines auto default faketcp none udp)" "$MPIPCTL" link set dev lo nat "" || return 1
 	expect_comp "$(lines off on)" "$MPIPCTL" link set dev lo advertise ""

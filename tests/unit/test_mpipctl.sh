@@ -109,7 +109,7 @@ t_help() {
 	done
 	! grep -q '.\{81\}' "$TMP/out" || fail "help has lines over 80 columns" || return 1
 	# every command's line whole (the buffer once cut link's short)
-	grep -qxF -- "  link set dev IF [advertise on|off] [backup|nobackup|tier N] [nat MODE]" "$TMP/out" ||
+	grep -qxF -- "  link set dev IF [advertise on|off] [backup|tier N] [metered] [nat MODE]" "$TMP/out" ||
 		fail "help lacks link's whole line"
 }
 
@@ -706,7 +706,7 @@ static void build_paths(void)
 }
 
 static void put_link(const char *name, uint32_t ifindex, int advertise,
-		     int backup, int nat, int tier)
+		     int backup, int nat, int tier, int metered)
 {
 	struct nl_msg *m = reply(NLM_F_MULTI);
 	struct nlattr *n = nest(m, MPIP_A_LINK);
@@ -722,6 +722,8 @@ static void put_link(const char *name, uint32_t ifindex, int advertise,
 		nla_put_u8(m, MPIP_LINK_A_NAT, nat);
 	if (tier >= 0)
 		nla_put_u8(m, MPIP_LINK_A_TIER, tier);
+	if (metered >= 0)
+		nla_put_u8(m, MPIP_LINK_A_METERED, metered);
 	nla_nest_end(m, n);
 	add(m);
 }
@@ -768,6 +770,7 @@ static void build_rules(void)
 	nla_put_u8(m, MPIP_RULE_A_COPIES, 3);
 	nla_put_u32(m, MPIP_RULE_A_IFS, 1);
 	nla_put_flag(m, MPIP_RULE_A_IFS_DENY);
+	nla_put_flag(m, MPIP_RULE_A_NOMETERED);
 	nla_nest_end(m, n);
 	add(m);
 }
@@ -776,14 +779,14 @@ static void build_links(void)
 {
 	if (is("empty"))
 		return;
-	put_link("eth0", 2, 1, 0, -1, 0);
+	put_link("eth0", 2, 1, 0, -1, 0, 0);
 	/* no backup attribute: a module before backup links */
-	put_link("wlp0s20f3", 0x7fffffff, 0, -1, MPIP_LINK_NAT_NONE, -1);
-	/* no tier attribute: a module before tiers */
-	put_link("wwan0", 4, 1, 1, MPIP_LINK_NAT_UDP, -1);
-	put_link("wwan1", 5, 1, 1, MPIP_LINK_NAT_FAKETCP, 3);
+	put_link("wlp0s20f3", 0x7fffffff, 0, -1, MPIP_LINK_NAT_NONE, -1, -1);
+	/* no tier or metered attribute: a module before tiers */
+	put_link("wwan0", 4, 1, 1, MPIP_LINK_NAT_UDP, -1, -1);
+	put_link("wwan1", 5, 1, 1, MPIP_LINK_NAT_FAKETCP, 3, 1);
 	if (is("bad-missing"))		/* no advertise */
-		put_link("eth1", 3, -1, -1, -1, -1);
+		put_link("eth1", 3, -1, -1, -1, -1, -1);
 }
 
 /*
@@ -1066,17 +1069,17 @@ avail chain:    5
 node chain:     6"
 STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"rule_dropped":50000,"rx_dup":51000,"event_drop":52000,"backup_hold":53000,"rr_nat":54000,"path_learned":55000,"tx_encap":56000,"rx_encap":57000,"rx_encap_bad":58000,"tx_encap_frag":59000,"ftcp_ctrl":60000,"ftcp_open":61000,"rx_gro_unopened":62000,"table_evict":63000,"ctrl_budget":64000,"stat_200":1099511627776}'
 CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180,"rule_event_pkts":190,"nat_mode":200,"ctrl_pps":210}'
-LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true,"backup":false,"tier":0,"nat":"default"},{"dev":"wlp0s20f3","ifindex":2147483647,"advertise":false,"backup":false,"tier":0,"nat":"none"},{"dev":"wwan0","ifindex":4,"advertise":true,"backup":true,"tier":1,"nat":"udp"},{"dev":"wwan1","ifindex":5,"advertise":true,"backup":true,"tier":3,"nat":"faketcp"}]'
-LINKS_TEXT='DEV           IFINDEX  ADVERTISE  BACKUP  TIER  NAT
-eth0                2  on         no         0  default
-wlp0s20f3  2147483647  off        no         0  none
-wwan0               4  on         yes        1  udp
-wwan1               5  on         yes        3  faketcp'
+LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true,"backup":false,"tier":0,"metered":false,"nat":"default"},{"dev":"wlp0s20f3","ifindex":2147483647,"advertise":false,"backup":false,"tier":0,"metered":false,"nat":"none"},{"dev":"wwan0","ifindex":4,"advertise":true,"backup":true,"tier":1,"metered":false,"nat":"udp"},{"dev":"wwan1","ifindex":5,"advertise":true,"backup":true,"tier":3,"metered":true,"nat":"faketcp"}]'
+LINKS_TEXT='DEV           IFINDEX  ADVERTISE  BACKUP  TIER  METERED  NAT
+eth0                2  on         no         0  no       default
+wlp0s20f3  2147483647  off        no         0  no       none
+wwan0               4  on         yes        1  no       udp
+wwan1               5  on         yes        3  yes      faketcp'
 RULES_TEXT=' PREF  PKTS       BYTES  RULE
   100     7  5000000000  proto tcp dport 22-22 len 0-200 mode single
 32000     0           0  to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop
-32001     0           0  mode protected nodev lo copies 3'
-RULES_JSON='[{"pref":100,"rule":"proto tcp dport 22-22 len 0-200 mode single","pkts":7,"bytes":5000000000},{"pref":32000,"rule":"to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop","pkts":0,"bytes":0},{"pref":32001,"rule":"mode protected nodev lo copies 3","pkts":0,"bytes":0}]'
+32001     0           0  mode protected nodev lo nometered copies 3'
+RULES_JSON='[{"pref":100,"rule":"proto tcp dport 22-22 len 0-200 mode single","pkts":7,"bytes":5000000000},{"pref":32000,"rule":"to 192.168.1.2/32 fwmark 0x10/0xf0 pure-ack mode selected dev lo fallback drop","pkts":0,"bytes":0},{"pref":32001,"rule":"mode protected nodev lo nometered copies 3","pkts":0,"bytes":0}]'
 
 have_cc() {
 	command -v "${CC:-cc}" >/dev/null 2>&1 && pkg-config --exists libnl-3.0 2>/dev/null
@@ -1087,7 +1090,7 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=260
+PLAN=264
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -1305,8 +1308,8 @@ fcheck "set nat_mode udp sends a u32 2 of type 20" expect_request \
 fcheck "set nat_mode faketcp sends a u32 3 of type 20" expect_request \
 	"cmd=7 version=1 dump=0 config(nested) 20:4=3" "" set nat_mode faketcp
 check "set nat_mode tcp exits 1, naming the modes" expect_usage_error "invalid value 'tcp' for nat_mode: not a non-negative decimal integer or one of auto, none, udp, faketcp" set nat_mode tcp
-check "link without a subcommand exits 1" expect_usage_error "link: missing 'set' (usage: mpipctl link set dev IF \\[advertise on|off\\] \\[backup|nobackup|tier 0-7\\] \\[nat default|auto|none|udp|faketcp\\])" link
-check "link show points at show links" expect_usage_error "link: unknown subcommand 'show' (usage: mpipctl link set dev IF \\[advertise on|off\\] \\[backup|nobackup|tier 0-7\\] \\[nat default|auto|none|udp|faketcp\\]; the settings: mpipctl show links)" link show
+check "link without a subcommand exits 1" expect_usage_error "link: missing 'set' (usage: mpipctl link set dev IF \\[advertise on|off\\] \\[backup|nobackup|tier 0-7\\] \\[metered|nometered\\] \\[nat default|auto|none|udp|faketcp\\])" link
+check "link show points at show links" expect_usage_error "link: unknown subcommand 'show' (usage: mpipctl link set dev IF \\[advertise on|off\\] \\[backup|nobackup|tier 0-7\\] \\[metered|nometered\\] \\[nat default|auto|none|udp|faketcp\\]; the settings: mpipctl show links)" link show
 check "link set without dev exits 1" expect_usage_error "link set: missing dev IF" link set advertise off
 check "link set without a setting exits 1" expect_usage_error "link set: nothing to change" link set dev lo
 check "link set advertise takes on or off" expect_usage_error "link set: advertise is on or off, not 'maybe'" link set dev lo advertise maybe
@@ -1333,6 +1336,11 @@ check "link set with backup and tier exits 1" expect_usage_error "link set: back
 check "link set tier takes 0 to 7" expect_usage_error "link set: tier is 0 to 7, not '8'" link set dev lo tier 8
 fcheck "link set dev lo tier 3 sends MPIP_LINK_A_TIER 3" expect_request \
 	"cmd=12 version=1 dump=0 link(nested) 1:4=1 6:1=3" "" link set dev lo tier 3
+fcheck "link set dev lo metered sends MPIP_LINK_A_METERED 1" expect_request \
+	"cmd=12 version=1 dump=0 link(nested) 1:4=1 7:1=1" "" link set dev lo metered
+fcheck "link set dev lo nometered sends MPIP_LINK_A_METERED 0" expect_request \
+	"cmd=12 version=1 dump=0 link(nested) 1:4=1 7:1=0" "" link set dev lo nometered
+check "link set with metered twice exits 1" expect_usage_error "link set: metered given twice" link set dev lo metered nometered
 fcheck "link set of an unknown interface exits 1 before netlink" expect_fake_error full 1 \
 	"mpipctl: link set: no interface 'nosuchif0'" link set dev nosuchif0 advertise on
 fcheck "-j show links" expect_fake full "$LINKS_JSON" -j show links
@@ -1361,6 +1369,8 @@ fcheck "rule add sends RULE_ADD with the keys and mode" expect_request \
 fcheck "rule add selected dev lo fallback drop" expect_request \
 	"cmd=13 version=1 dump=0 rule(nested) 14:1=2 15:1=2 16:4=1" "" \
 	rule add mode selected dev lo fallback drop
+fcheck "rule add all nometered sends MPIP_RULE_A_NOMETERED" expect_request \
+	"cmd=13 version=1 dump=0 rule(nested) 14:1=0 22" "" rule add mode all nometered
 fcheck "rule add protected nodev lo copies 3" expect_request \
 	"cmd=13 version=1 dump=0 rule(nested) 14:1=3 21:1=3 17 16:4=1" "" \
 	rule add mode protected nodev lo copies 3

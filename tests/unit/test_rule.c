@@ -148,6 +148,39 @@ UNIT_TEST(rule_check_lists_for_single_and_protected)
 	}
 }
 
+/* nometered goes with the modes that pick among paths */
+UNIT_TEST(rule_check_nometered)
+{
+	static const u8 ok[] = { MPIP_MODE_ALL, MPIP_MODE_SINGLE,
+				 MPIP_MODE_PROTECTED };
+	struct mpip_rule r = rule(0);
+	unsigned int i;
+
+	r.nometered = 1;
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
+		r.mode = ok[i];
+		r.copies = 0;
+		CHECK_EQ(mpip_rule_check(&r), 0);
+		CHECK(mpip_rule_restricts(&r));
+	}
+	r.mode = MPIP_MODE_SELECTED;
+	r.copies = 0;
+	r.nifs = 1;
+	r.ifs[0] = 2;
+	CHECK_EQ(mpip_rule_check(&r), 0);
+	r.nifs = 0;
+	r.mode = MPIP_MODE_ORIGINAL;
+	CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_METERED);
+	r.mode = MPIP_MODE_OFF;
+	CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_METERED);
+	r.mode = MPIP_MODE_ALL;
+	r.nometered = 2;
+	CHECK_EQ(mpip_rule_check(&r), MPIP_RULE_E_METERED);
+	r.nometered = 0;
+	CHECK(!mpip_rule_restricts(&r));
+	CHECK(strcmp(mpip_rule_strerror(MPIP_RULE_E_METERED), "unknown error"));
+}
+
 UNIT_TEST(rule_check_gives_protected_two_copies)
 {
 	struct mpip_rule r = rule(0);
