@@ -108,11 +108,12 @@ void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
- * A probe of @p, with its nonce while its remote address did not answer;
- * @quiet if it only carries delay reports back (MPIP_CM_X_QUIET).
+ * A probe of @p, with its nonce while its check is not complete (as
+ * mpip_rr_probe_due() says); @quiet if it only carries delay reports
+ * back (MPIP_CM_X_QUIET).  Caller holds RCU.
  */
-static void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
-			    struct mpip_path *p, bool quiet)
+void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
+		     struct mpip_path *p, bool quiet)
 {
 	struct mpip_cm_ext ext;
 	struct mpip_cm cm;

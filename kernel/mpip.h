@@ -921,6 +921,8 @@ void mpip_tick_stop(struct mpip_net *mn);
 void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_session *s);
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n);
+void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
+		     struct mpip_path *p, bool quiet);
 void mpip_addr_query(struct mpip_net *mn, struct mpip_node *n, __be32 saddr,
 		     __be32 daddr);
 void mpip_addrs_changed(struct net *net);

@@ -240,20 +240,14 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
  * the peer has not said it did (it had no path back when it answered us,
  * say): our answer lets it finish its check, and a probe with our nonce
  * right behind it asks it to say so, rather than our next probe, a
- * heartbeat away.  Within the answer budget, as the answer.
+ * heartbeat away: the probe of a path we verified carries our nonce
+ * (mpip_rr_probe_due()).  Within the answer budget, as the answer.
  */
 static void mpip_rr_ask(struct mpip_net *mn, struct mpip_node *n,
 			struct mpip_path *p)
 {
-	struct mpip_cm_ext ext = { .len = MPIP_RR_NONCE_LEN };
-	struct mpip_cm cm;
-
-	if (!mpip_ctrl_may_answer(mn, p->daddr))
-		return;
-	put_unaligned_be64(p->nonce, ext.b);
-	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
-	mpip_ctrl_send(mn, n, p, 0, 0, &cm, &ext);
-	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+	if (mpip_ctrl_may_answer(mn, p->daddr))
+		mpip_probe_path(mn, n, p, false);
 }
 
 /*
