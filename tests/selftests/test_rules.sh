@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # test_rules.sh - routing rules (issue 22): `mpipctl rule add` with modes
 # selected, original, off, single and protected, dev and nodev lists for
-# the last two, three copies in protected, nometered, fallback drop, per-rule counters, deletion and flush, and
-# bad rules refused with a clear message and nothing installed.  Two hosts joined by two links (topo.sh twolink); the
-# rules are A's, so A's transmit counters per link or per path say where
-# its data went.
+# the last two, three copies in protected, nometered, fallback drop,
+# per-rule counters, deletion and flush, and bad rules refused with a
+# clear message and nothing installed.  Two hosts joined by two links
+# (topo.sh twolink); the rules are A's, so A's transmit counters per link
+# or per path say where its data went.
 # TIMEOUT: 720
 # (about 100 s on an idle machine in one guest before its last three
 # subtests, which add about a third; in a loaded run, a -j2 kernel build
