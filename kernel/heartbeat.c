@@ -332,11 +332,11 @@ static void mpip_node_probe_unreported(struct mpip_net *mn,
  */
 static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
 {
-	struct mpip_cm_ext ext = { .len = 4 };
+	struct mpip_cm_ext ext;
+	struct mpip_cm_lpol l;
 	struct mpip_path *p;
 	struct mpip_cm cm;
 	unsigned int i;
-	u32 backups;
 
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
@@ -345,10 +345,10 @@ static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
 			continue;
 		mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE,
 			     true);
-		/* which of them are backups: an extension, if any is */
-		backups = mpip_cm_backups(mn, &cm);
-		put_unaligned_be32(backups, ext.b);
-		mpip_ctrl_send(mn, n, p, 0, 0, &cm, backups ? &ext : NULL);
+		/* their tiers and metered bits: an extension, if any is set */
+		mpip_cm_lpol_fill(mn, &cm, &l);
+		ext.len = mpip_cm_lpol_ext(&l, ext.b);
+		mpip_ctrl_send(mn, n, p, 0, 0, &cm, ext.len ? &ext : NULL);
 		mpip_inc(mn, MPIP_STAT_TX_IP_CHANGE);
 	}
 }
@@ -463,19 +463,23 @@ void mpip_tick_kick(struct mpip_net *mn)
 
 /*
  * Note what our address list is now: a digest of the list mpip_cm_fill()
- * puts in CMs, with the backup bits IP_CHANGE adds, and one without them
- * (what a node learns from the handshake: node.c).  Link events that
- * leave both as they were tell nobody anything.
+ * puts in CMs, with the tiers and metered bits IP_CHANGE adds, and one
+ * without them (what a node learns from the handshake: node.c); the
+ * same if every address is of the main tier and none is metered.  Link
+ * events that leave both as they were tell nobody anything.
  */
 void mpip_addrs_note(struct mpip_net *mn)
 {
+	struct mpip_cm_lpol l;
 	struct mpip_cm cm;
 	u32 plain;
 
 	mpip_cm_fill(mn, &cm, 0, true);
+	mpip_cm_lpol_fill(mn, &cm, &l);
 	plain = jhash2(cm.addrs, cm.naddrs, cm.naddrs);
 	WRITE_ONCE(mn->addr_digest_plain, plain);
-	WRITE_ONCE(mn->addr_digest, plain ^ mpip_cm_backups(mn, &cm));
+	WRITE_ONCE(mn->addr_digest, l.tiers || l.metered ?
+		   jhash_3words(l.tiers, l.metered, plain, 1) : plain);
 }
 
 static void mpip_addr_work(struct work_struct *work)

@@ -318,7 +318,12 @@ struct mpip_path {
 	struct mpip_ftcp ftcp;
 	__be16 ftcp_dport;
 	unsigned long ftcp_syn;
-	bool rbackup;		/* @daddr is a backup of the peer's; READ/WRITE_ONCE */
+	/*
+	 * the tier the peer gives @daddr (0 if none) and whether it says
+	 * @daddr is metered (node.c); READ/WRITE_ONCE
+	 */
+	u8 rtier;
+	bool rmetered;
 	/* jiffies|1 when it last came up after being down, else 0 */
 	unsigned long up_again;	/* READ/WRITE_ONCE */
 	/* probes while down and the node idle (heartbeat.c); READ/WRITE_ONCE */
@@ -386,8 +391,11 @@ struct mpip_node {
 	u8 nep;
 	u8 nep_next;		/* slot to replace when full */
 	u8 naddrs;
-	/* @addrs on backup links: bit i for addrs[i]; READ_ONCE outside lock */
-	u32 addr_backup;
+	/*
+	 * the tier and metered bit of each of @addrs (IP_CHANGE: node.c);
+	 * its fields READ_ONCE outside the lock
+	 */
+	struct mpip_cm_lpol addr_lpol;
 	unsigned long ep_stamp;	/* jiffies: last endpoint replaced */
 	/* its paths rebuilt for its address list (node.c), READ/WRITE_ONCE */
 	unsigned long sync_stamp;	/* jiffies: last rebuild */
@@ -673,7 +681,8 @@ static inline struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 
 struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 				   struct mpip_keys *k, bool stranger);
-u32 mpip_cm_backups(struct mpip_net *mn, const struct mpip_cm *cm);
+void mpip_cm_lpol_fill(struct mpip_net *mn, const struct mpip_cm *cm,
+		       struct mpip_cm_lpol *l);
 void mpip_node_sync_due(struct mpip_net *mn, struct mpip_node *n);
 void mpip_node_learn(struct mpip_net *mn, struct mpip_node *n, __be32 addr,
 		     __be16 port, const struct mpip_cm2 *c2);
@@ -760,6 +769,8 @@ void mpip_path_learn(struct mpip_net *mn, struct mpip_node *n, __be32 laddr,
 		     __be32 raddr, __be16 rport);
 void mpip_paths_release(struct mpip_node *n);
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p);
+unsigned int mpip_path_tier(struct mpip_net *mn, const struct mpip_path *p);
+bool mpip_path_metered(struct mpip_net *mn, const struct mpip_path *p);
 bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   const struct mpip_rule *rule,
@@ -942,7 +953,7 @@ const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 				      const struct sk_buff *skb);
 void mpip_rules_events(struct mpip_net *mn);
 bool mpip_rule_allows(struct mpip_net *mn, const struct mpip_rule *r,
-		      int ifindex);
+		      const struct mpip_path *p);
 void mpip_rules_init(struct mpip_net *mn);
 void mpip_rules_destroy(struct mpip_net *mn);
 

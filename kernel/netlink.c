@@ -668,8 +668,19 @@ static int mpip_nl_put_path_rr(struct sk_buff *skb, struct mpip_path *p)
 	return 0;
 }
 
+/* The link policy at both ends: the path's tier, whether it is metered. */
+static int mpip_nl_put_path_policy(struct sk_buff *skb, struct mpip_net *mn,
+				   const struct mpip_path *p)
+{
+	if (nla_put_u8(skb, MPIP_PATH_A_TIER, mpip_path_tier(mn, p)) ||
+	    nla_put_u8(skb, MPIP_PATH_A_METERED, mpip_path_metered(mn, p)))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int mpip_nl_put_path(struct sk_buff *skb, struct netlink_callback *cb,
-			    const struct mpip_node *n, struct mpip_path *p)
+			    struct mpip_net *mn, const struct mpip_node *n,
+			    struct mpip_path *p)
 {
 	struct mpip_path_pcpu sum;
 	struct nlattr *nest;
@@ -690,6 +701,7 @@ static int mpip_nl_put_path(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u32(skb, MPIP_PATH_A_WEIGHT, READ_ONCE(p->weight)) ||
 	    mpip_nl_put_path_delay(skb, p) ||
 	    mpip_nl_put_path_rr(skb, p) ||
+	    mpip_nl_put_path_policy(skb, mn, p) ||
 	    nla_put_u64_64bit(skb, MPIP_PATH_A_TX_PKTS, sum.tx_pkts,
 			      MPIP_PATH_A_PAD) ||
 	    nla_put_u64_64bit(skb, MPIP_PATH_A_TX_BYTES, sum.tx_bytes,
@@ -725,7 +737,7 @@ static int mpip_nl_dump_paths(struct sk_buff *skb, struct netlink_callback *cb)
 				continue;
 			for (slot = cb->args[2]; slot < MPIP_MAX_PATHS; slot++) {
 				p = rcu_dereference(n->paths[slot]);
-				if (p && mpip_nl_put_path(skb, cb, n, p)) {
+				if (p && mpip_nl_put_path(skb, cb, mn, n, p)) {
 					cb->args[1] = i - 1;
 					cb->args[2] = slot;
 					goto out;

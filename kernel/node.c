@@ -219,19 +219,19 @@ static void mpip_node_add_ep(struct mpip_node *n, __be32 addr, __be16 port)
 }
 
 /*
- * Store the advertised address list and which of them are backups (an
- * IP_CHANGE says: core/cm.c mpip_cm2_backups(); a list from another CM
- * keeps the bits it had if it did not change, else has none); true if
+ * Store the advertised address list and their tiers and metered bits (an
+ * IP_CHANGE says: core/cm.c mpip_cm2_lpol(); a list from another CM
+ * keeps the policy it had if it did not change, else has none); true if
  * either changed.
  */
 static bool mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm2 *c2)
 {
 	const struct mpip_cm *cm = &c2->cm;
 	size_t len = cm->naddrs * sizeof(cm->addrs[0]);
+	struct mpip_cm_lpol l = {};
 	bool says, changed;
-	u32 backups = 0;
 
-	says = mpip_cm2_backups(c2, &backups);
+	says = mpip_cm2_lpol(c2, &l);
 	spin_lock_bh(&n->lock);
 	changed = n->naddrs != cm->naddrs || memcmp(n->addrs, cm->addrs, len);
 	if (changed) {
@@ -239,9 +239,11 @@ static bool mpip_node_set_addrs(struct mpip_node *n, const struct mpip_cm2 *c2)
 		n->naddrs = cm->naddrs;
 	}
 	if (!says && !changed)
-		backups = n->addr_backup;
-	if (backups != n->addr_backup) {
-		WRITE_ONCE(n->addr_backup, backups);
+		l = n->addr_lpol;
+	if (l.tiers != n->addr_lpol.tiers ||
+	    l.metered != n->addr_lpol.metered) {
+		WRITE_ONCE(n->addr_lpol.tiers, l.tiers);
+		WRITE_ONCE(n->addr_lpol.metered, l.metered);
 		changed = true;
 	}
 	spin_unlock_bh(&n->lock);

@@ -723,7 +723,7 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 	if (!orig || mpip_out_encap(orig) || !mpip_path_sole(pk->node, orig))
 		return false;
 	/* a rule that keeps the flow off this path decides where it goes */
-	if (pk->rule && !mpip_rule_allows(mn, pk->rule, orig->ifindex))
+	if (pk->rule && !mpip_rule_allows(mn, pk->rule, orig))
 		return false;
 	pk->sole = true;
 	mpip_touch(&s->sole_stamp);

@@ -196,15 +196,25 @@ static void mpip_path_refresh(struct mpip_net *mn, struct mpip_node *n,
 		mpip_path_set_state(mn, n, p, MPIP_PATH_PROBING);
 }
 
-/* Is @a one of the addresses node @n says are backups?  Under n->lock. */
-static bool mpip_addr_backup(const struct mpip_node *n, __be32 a)
+/*
+ * Give path @p the tier and metered bit node @n says its remote address
+ * has (none if @n does not list it).  Under n->lock.
+ */
+static void mpip_path_set_rpol(const struct mpip_node *n, struct mpip_path *p)
 {
+	const struct mpip_cm_lpol *l = &n->addr_lpol;
 	unsigned int i;
 
 	for (i = 0; i < n->naddrs; i++)
-		if (n->addrs[i] == a)
-			return n->addr_backup & BIT(i);
-	return false;
+		if (n->addrs[i] == p->daddr)
+			break;
+	if (i == n->naddrs) {
+		WRITE_ONCE(p->rtier, 0);
+		WRITE_ONCE(p->rmetered, false);
+		return;
+	}
+	WRITE_ONCE(p->rtier, mpip_cm_lpol_tier(l, i));
+	WRITE_ONCE(p->rmetered, !!(l->metered & BIT(i)));
 }
 
 static bool mpip_addr_listed(__be32 a, const __be32 *list, unsigned int n)
@@ -330,7 +340,7 @@ bool mpip_paths_sync(struct mpip_net *mn, struct mpip_node *n)
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = mpip_path_slot(n, i);
 		if (p)
-			WRITE_ONCE(p->rbackup, mpip_addr_backup(n, p->daddr));
+			mpip_path_set_rpol(n, p);
 	}
 	spin_unlock_bh(&n->lock);
 	return probe;
@@ -476,14 +486,23 @@ static unsigned int mpip_path_steer(struct mpip_net *mn,
 
 /*
  * A path's tier: the higher of its link's (mpipctl link set dev IF tier
- * N; backup is 1) and, if the peer says its address is on a backup link,
- * 1.  0 is the main tier.
+ * N; backup is 1) and the one the peer gives its address.  0 is the main
+ * tier.
  */
-static unsigned int mpip_path_tier(struct mpip_net *mn, struct mpip_path *p)
+unsigned int mpip_path_tier(struct mpip_net *mn, const struct mpip_path *p)
 {
 	unsigned int tier = mpip_link_tier(mn, p->ifindex);
 
-	return max_t(unsigned int, tier, READ_ONCE(p->rbackup) ? 1 : 0);
+	return max_t(unsigned int, tier, READ_ONCE(p->rtier));
+}
+
+/*
+ * Is @p metered at either end: its link (mpipctl link set dev IF
+ * metered), or the peer's address by what the peer says?
+ */
+bool mpip_path_metered(struct mpip_net *mn, const struct mpip_path *p)
+{
+	return mpip_link_metered(mn, p->ifindex) || READ_ONCE(p->rmetered);
 }
 
 /* Ranks from here on: paths back up just now (mpip_path_rank()). */
@@ -537,7 +556,7 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 				      const struct mpip_rule *rule,
 				      struct mpip_path **cand)
 {
-	bool tiers = READ_ONCE(mn->nbackup) || READ_ONCE(n->addr_backup);
+	bool tiers = READ_ONCE(mn->nbackup) || READ_ONCE(n->addr_lpol.tiers);
 	unsigned int i, k = 0, j, best = MPIP_RANKS;
 	u8 rank[MPIP_MAX_PATHS];
 	bool back = false;
@@ -547,7 +566,7 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
 			continue;
-		if (rule && !mpip_rule_allows(mn, rule, p->ifindex))
+		if (rule && !mpip_rule_allows(mn, rule, p))
 			continue;
 		rank[k] = tiers ? mpip_path_rank(mn, p) : 0;
 		best = min_t(unsigned int, best, rank[k]);

@@ -331,15 +331,15 @@ const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 }
 
 /*
- * May a packet under rule @r go on a path from interface @ifindex: does
- * its dev or nodev list allow the link, and is the link not metered if
- * the rule says nometered?
+ * May a packet under rule @r go on path @p: does its dev or nodev list
+ * allow the path's link, and is the path metered at neither end if the
+ * rule says nometered?
  */
 bool mpip_rule_allows(struct mpip_net *mn, const struct mpip_rule *r,
-		      int ifindex)
+		      const struct mpip_path *p)
 {
-	return mpip_rule_link_ok(r, ifindex) &&
-	       !(r->nometered && mpip_link_metered(mn, ifindex));
+	return mpip_rule_link_ok(r, p->ifindex) &&
+	       !(r->nometered && mpip_path_metered(mn, p));
 }
 
 /*

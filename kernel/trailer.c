@@ -73,25 +73,29 @@ void mpip_cm_fill(struct mpip_net *mn, struct mpip_cm *cm, u8 flags,
 }
 
 /*
- * Which addresses of @cm's list (as mpip_cm_fill() wrote it) are on backup
- * links: bit i for cm->addrs[i].  IP_CHANGE CMs carry it in their
- * extension (Documentation/wire-format.rst, "Extension contents").
+ * The link policy of @cm's list (as mpip_cm_fill() wrote it): each
+ * address's tier and whether its link is metered, which IP_CHANGE CMs
+ * carry in their extension (Documentation/wire-format.rst, "Extension
+ * contents").
  */
-u32 mpip_cm_backups(struct mpip_net *mn, const struct mpip_cm *cm)
+void mpip_cm_lpol_fill(struct mpip_net *mn, const struct mpip_cm *cm,
+		       struct mpip_cm_lpol *l)
 {
 	struct mpip_laddr la[MPIP_CM_MAX_ADDRS];
 	unsigned int i, j, n;
-	u32 mask = 0;
+	int ifi;
 
-	if (!READ_ONCE(mn->nbackup))
-		return 0;
+	memset(l, 0, sizeof(*l));
 	n = mpip_local_addrs(mn, la, ARRAY_SIZE(la), false);
-	for (i = 0; i < cm->naddrs; i++)
-		for (j = 0; j < n; j++)
-			if ((__force u32)la[j].addr == cm->addrs[i] &&
-			    mpip_link_backup(mn, la[j].ifindex))
-				mask |= BIT(i);
-	return mask;
+	for (i = 0; i < cm->naddrs; i++) {
+		for (j = 0; j < n; j++) {
+			if ((__force u32)la[j].addr != cm->addrs[i])
+				continue;
+			ifi = la[j].ifindex;
+			mpip_cm_lpol_set(l, i, mpip_link_tier(mn, ifi),
+					 mpip_link_metered(mn, ifi));
+		}
+	}
 }
 
 /* Bytes that can still be added to @skb without exceeding its route MTU. */

@@ -310,34 +310,111 @@ void mpip_cm2_auth_ctx(const struct mpip_cm2 *cm2, u8 proto,
 	ctx->ext = cm2->ext;
 }
 
+/*
+ * Give address @i (below MPIP_CM_MAX_ADDRS) tier @tier (capped at
+ * MPIP_CM_TIER_MAX) and say whether it is @metered.
+ */
+void mpip_cm_lpol_set(struct mpip_cm_lpol *l, unsigned int i,
+		      unsigned int tier, bool metered)
+{
+	unsigned int sh = MPIP_CM_TIER_BITS * i;
+
+	if (i >= MPIP_CM_MAX_ADDRS)
+		return;
+	if (tier > MPIP_CM_TIER_MAX)
+		tier = MPIP_CM_TIER_MAX;
+	l->tiers = (l->tiers & ~((u32)MPIP_CM_TIER_MAX << sh)) |
+		   (u32)tier << sh;
+	l->metered = metered ? l->metered | 1U << i : l->metered & ~(1U << i);
+}
+
+/* The backup mask of @l: bit i set if address i's tier is 1 or more. */
+u32 mpip_cm_lpol_backups(const struct mpip_cm_lpol *l)
+{
+	unsigned int i;
+	u32 m = 0;
+
+	for (i = 0; i < MPIP_CM_MAX_ADDRS; i++)
+		if (mpip_cm_lpol_tier(l, i))
+			m |= 1U << i;
+	return m;
+}
+
 /**
- * mpip_cm2_backups() - which listed addresses an IP_CHANGE calls backups
- * @cm2: a decoded (and authenticated) CM
- * @mask: set to the mask, bit i for address i, bits at or past the
- *	address count cleared, when the CM says
+ * mpip_cm_lpol_ext() - the IP_CHANGE extension that carries a link policy
+ * @l: the policy of the list the CM carries
+ * @ext: MPIP_CM_LPOL_LEN bytes to write it to
  *
- * An IP_CHANGE (neither ENABLE nor ENABLED) says: its 4-byte extension
- * is the mask, and without one no address is a backup.  Other CMs, and
- * extensions of other lengths (a nonce, an echo), say nothing.
+ * The shortest form that says it all: nothing if every address is of the
+ * main tier and none is metered; the 4-byte backup mask if no tier is
+ * above 1 and none is metered (what builds before tiers read); else the
+ * 12 bytes of mask, tiers and metered mask.
+ *
+ * Return: the extension's length, 0, MPIP_CM_LPOL_MASK_LEN or
+ * MPIP_CM_LPOL_LEN.
+ */
+unsigned int mpip_cm_lpol_ext(const struct mpip_cm_lpol *l, u8 *ext)
+{
+	unsigned int i, top = 0;
+
+	if (!l->tiers && !l->metered)
+		return 0;
+	cm_put32(ext, mpip_cm_lpol_backups(l));
+	for (i = 0; i < MPIP_CM_MAX_ADDRS; i++)
+		if (mpip_cm_lpol_tier(l, i) > top)
+			top = mpip_cm_lpol_tier(l, i);
+	if (top <= 1 && !l->metered)
+		return MPIP_CM_LPOL_MASK_LEN;
+	cm_put32(ext + 4, l->tiers);
+	cm_put32(ext + 8, l->metered);
+	return MPIP_CM_LPOL_LEN;
+}
+
+/**
+ * mpip_cm2_lpol() - the link policy an IP_CHANGE gives its addresses
+ * @cm2: a decoded (and authenticated) CM
+ * @l: set to the policy, nothing said about addresses at or past the
+ *	address count, when the CM says
+ *
+ * An IP_CHANGE (neither ENABLE nor ENABLED) says: without an extension
+ * every address is of the main tier and none is metered; a 4-byte one is
+ * the backup mask (tier 1 for each bit set); a 12-byte one is the mask,
+ * the tiers and the metered mask, an address's tier the higher of its
+ * field and its bit in the mask.  Other CMs, and extensions of other
+ * lengths (a nonce, an echo), say nothing.
  * Documentation/wire-format.rst, "Extension contents".
  *
- * Return: true if @cm2 says which of its addresses are backups.
+ * Return: true if @cm2 says what its addresses' policy is.
  */
-bool mpip_cm2_backups(const struct mpip_cm2 *cm2, u32 *mask)
+bool mpip_cm2_lpol(const struct mpip_cm2 *cm2, struct mpip_cm_lpol *l)
 {
 	const struct mpip_cm *cm = &cm2->cm;
-	u32 m;
+	u32 mask = 0, tiers = 0, metered = 0;
+	unsigned int i, n = cm->naddrs;
 
 	if (!(cm->flags & MPIP_CM_F_IP_CHANGE) ||
 	    (cm->flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
 		return false;
-	if (cm2->ext_len != 0 && cm2->ext_len != 4)
+	if (cm2->ext_len != 0 && cm2->ext_len != MPIP_CM_LPOL_MASK_LEN &&
+	    cm2->ext_len != MPIP_CM_LPOL_LEN)
 		return false;
-	m = 0;
-	if (cm2->ext_len == 4)
-		m = (u32)cm2->ext[0] << 24 | (u32)cm2->ext[1] << 16 |
-		    (u32)cm2->ext[2] << 8 | cm2->ext[3];
-	*mask = m & ((1U << cm->naddrs) - 1);
+	if (cm2->ext_len)
+		mask = cm_get32(cm2->ext);
+	if (cm2->ext_len == MPIP_CM_LPOL_LEN) {
+		tiers = cm_get32(cm2->ext + 4);
+		metered = cm_get32(cm2->ext + 8);
+	}
+	if (n > MPIP_CM_MAX_ADDRS)
+		n = MPIP_CM_MAX_ADDRS;
+	memset(l, 0, sizeof(*l));
+	for (i = 0; i < n; i++) {
+		unsigned int t = tiers >> (MPIP_CM_TIER_BITS * i) &
+				 MPIP_CM_TIER_MAX;
+
+		if (!t && (mask & 1U << i))
+			t = 1;
+		mpip_cm_lpol_set(l, i, t, metered & 1U << i);
+	}
 	return true;
 }
 

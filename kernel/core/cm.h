@@ -296,7 +296,35 @@ int mpip_cm_decode_any(const u8 *buf, unsigned int len, u16 sum,
 		       struct mpip_cm2 *cm2);
 void mpip_cm2_auth_ctx(const struct mpip_cm2 *cm2, u8 proto,
 		       struct mpip_auth_ctx *ctx);
-bool mpip_cm2_backups(const struct mpip_cm2 *cm2, u32 *mask);
+
+/*
+ * The link policy of an advertised address list, as an IP_CHANGE carries
+ * it (Documentation/wire-format.rst, "Extension contents"): address i's
+ * tier, 0..MPIP_CM_TIER_MAX (0 the main tier, 1 and up backup links), in
+ * bits MPIP_CM_TIER_BITS*i and up of @tiers, and whether it is on a
+ * metered link in bit i of @metered.
+ */
+struct mpip_cm_lpol {
+	u32 tiers;
+	u32 metered;
+};
+
+#define MPIP_CM_TIER_BITS	3
+#define MPIP_CM_TIER_MAX	7
+#define MPIP_CM_LPOL_MASK_LEN	4	/* the backup mask only */
+#define MPIP_CM_LPOL_LEN	12	/* mask, tiers, metered mask */
+
+static inline unsigned int mpip_cm_lpol_tier(const struct mpip_cm_lpol *l,
+					     unsigned int i)
+{
+	return l->tiers >> (MPIP_CM_TIER_BITS * i) & MPIP_CM_TIER_MAX;
+}
+
+void mpip_cm_lpol_set(struct mpip_cm_lpol *l, unsigned int i,
+		      unsigned int tier, bool metered);
+u32 mpip_cm_lpol_backups(const struct mpip_cm_lpol *l);
+unsigned int mpip_cm_lpol_ext(const struct mpip_cm_lpol *l, u8 *ext);
+bool mpip_cm2_lpol(const struct mpip_cm2 *cm2, struct mpip_cm_lpol *l);
 
 /* CRC32C of @len bytes, continuing from @crc (start with 0). */
 u32 mpip_crc32c(u32 crc, const u8 *buf, unsigned int len);

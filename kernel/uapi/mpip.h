@@ -548,6 +548,10 @@ enum mpip_path_state {
  *	port, or the one its NAT gave it
  * @MPIP_PATH_A_LEARNED: u8, 1 if the path was not made from the peer's
  *	address list but from where its CMs came from: its end is a NAT's
+ * @MPIP_PATH_A_TIER: u8, the path's tier, 0..7: the higher of its link's
+ *	(MPIP_LINK_A_TIER) and the one the peer gives its address
+ * @MPIP_PATH_A_METERED: u8, 1 if the path's link is metered
+ *	(MPIP_LINK_A_METERED) or the peer says its address is
  */
 enum mpip_path_attr {
 	MPIP_PATH_A_UNSPEC,
@@ -577,6 +581,8 @@ enum mpip_path_attr {
 	MPIP_PATH_A_ENCAP,
 	MPIP_PATH_A_DPORT,
 	MPIP_PATH_A_LEARNED,
+	MPIP_PATH_A_TIER,
+	MPIP_PATH_A_METERED,
 
 	__MPIP_PATH_A_MAX,
 };

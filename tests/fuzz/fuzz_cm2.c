@@ -333,11 +333,13 @@ static void do_raw(struct input *in, int shape)
 		       verifies(&out, 17, 0, &ctr)))
 		fail("raw bytes verified", r, MPIP_AUTH_E_MAC);
 	if (r >= 0) {
-		u32 m = 0;
+		struct mpip_cm_lpol l;
 
-		/* no bit past the list, whatever the bytes */
-		if (mpip_cm2_backups(&out, &m) && (m >> out.cm.naddrs))
-			fail("backup bits past the list", r, (int)m);
+		/* no tier or metered bit past the list, whatever the bytes */
+		if (mpip_cm2_lpol(&out, &l) &&
+		    ((l.tiers >> (MPIP_CM_TIER_BITS * out.cm.naddrs)) ||
+		     (l.metered >> out.cm.naddrs)))
+			fail("link policy past the list", r, (int)l.tiers);
 	}
 }
 

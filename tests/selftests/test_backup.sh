@@ -11,7 +11,8 @@
 # address is a backup, and keeps its own data to A off it too.  Each
 # host's `mpipctl monitor` shows the failover to the backup and the
 # failback.  Then tiers: eth2 at tier 1 and eth1 at tier 2 take the same
-# turns, the events naming the tiers.
+# turns, the events naming the tiers; and B learns a tier above 1 and a
+# metered link of A's and keeps off them (the latter under a rule).
 # TIMEOUT: 600
 # (about 53 s alone in one guest before the tiers' subtest, which adds
 # about 30 s; 235 s in a loaded run before it: about five times its time
@@ -250,17 +251,59 @@ t_tiers() {
 	tier_events "$T/ev.t"
 }
 
+# b_heard TIER METERED: A sends B a datagram (to a closed port); B's path
+# to A's eth2 address has tier TIER and metered METERED (true or false),
+# as A's last IP_CHANGE said
+b_heard() {
+	ip netns exec "$A" bash -c 'echo x >/dev/udp/10.1.1.2/5399' || true
+	mpipctl_in "$B" -j show paths | jq -e --argjson t "$1" --argjson m "$2" \
+		'map(select(.daddr == "10.1.2.1"))[0] | .tier == $t and
+		.metered == $m' >/dev/null
+}
+
+# The peer learns tiers above 1 and metered links: with A's eth2 at tier
+# 3, B's data to A stays off it; with A's eth2 metered (tier 0 again),
+# B's rule with nometered keeps B's data to a port off it.
+t_peer_tiers() {
+	local out e1 e2
+	trap 'mpipctl_in "$A" link set dev eth2 tier 0 nometered || true
+		mpipctl_in "$B" rule flush || true' EXIT
+	mpipctl_in "$A" link set dev eth2 tier 3 metered
+	wait_for 20 b_heard 3 true || {
+		mpipctl_in "$B" -j show paths
+		fail "B's path to A's eth2 does not have tier 3, metered"
+	}
+	out=$(send_split "$B" "$A" 10.1.1.1 5306) || fail "the transfer failed"
+	read -r e1 e2 <<<"$out"
+	echo "A's eth2 at tier 3: from B, to A's eth1 $e1 bytes, to A's eth2 $e2 bytes"
+	carried_file "$((e1 + e2))"
+	((e2 * 100 <= (e1 + e2))) || fail "more than 1 % to A's tier 3 link"
+	mpipctl_in "$A" link set dev eth2 tier 0
+	wait_for 20 b_heard 0 true || fail "B did not hear that eth2 is tier 0"
+	mpipctl_in "$B" rule add pref 10 proto tcp dport 5307 mode all nometered
+	out=$(send_split "$B" "$A" 10.1.1.1 5307) || fail "the transfer failed"
+	read -r e1 e2 <<<"$out"
+	echo "A's eth2 metered, B's rule nometered: to A's eth1 $e1 bytes, to A's eth2 $e2 bytes"
+	carried_file "$((e1 + e2))"
+	((e2 * 100 <= (e1 + e2))) || fail "more than 1 % to A's metered link"
+	out=$(send_split "$B" "$A" 10.1.1.1 5308) || fail "the transfer failed"
+	read -r e1 e2 <<<"$out"
+	echo "without the rule: to A's eth1 $e1 bytes, to A's eth2 $e2 bytes"
+	((e2 * 5 > (e1 + e2))) || fail "A's eth2 carried under 20 % without the rule"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 7
+	ktap_plan 8
 	ktap_run setup t_setup
 	ktap_run primary_carries_the_data t_primary_only
 	ktap_run peer_honours_the_backup t_peer_honours
 	ktap_run backup_takes_over_and_gives_back t_failover_and_back
 	ktap_run nobackup_spreads_again t_nobackup
 	ktap_run tiers_order_the_links t_tiers
+	ktap_run peer_learns_tiers_and_metered t_peer_tiers
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
 }

@@ -339,51 +339,124 @@ static int round_trip(struct unit_ctx *ctx, const struct mpip_cm2 *cm2,
 
 /* ---- layout ----------------------------------------------------------- */
 
-/* The backup mask of an IP_CHANGE (wire-format.rst, Extension contents). */
-UNIT_TEST(cm2_backups_of_ip_change)
+/* The link policy of an IP_CHANGE (wire-format.rst, Extension contents). */
+UNIT_TEST(cm2_lpol_of_ip_change)
 {
+	struct mpip_cm_lpol l;
 	struct mpip_cm2 c;
-	u32 m;
 
 	memset(&c, 0, sizeof(c));
 	c.cm.naddrs = 3;
 	/* not an IP_CHANGE: says nothing, whatever the extension */
 	c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_HB;
 	c.ext_len = 4;
-	m = 0x5a5a;
-	CHECK(!mpip_cm2_backups(&c, &m));
-	CHECK_EQ(m, 0x5a5aU);	/* untouched */
+	l.tiers = 0x5a5a;
+	l.metered = 3;
+	CHECK(!mpip_cm2_lpol(&c, &l));
+	CHECK_EQ(l.tiers, 0x5a5aU);	/* untouched */
+	CHECK_EQ(l.metered, 3U);
 	/* a handshake CM with a list: says nothing either */
 	c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE | MPIP_CM_F_ENABLED;
-	CHECK(!mpip_cm2_backups(&c, &m));
+	CHECK(!mpip_cm2_lpol(&c, &l));
 	c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE | MPIP_CM_F_ENABLE;
-	CHECK(!mpip_cm2_backups(&c, &m));
-	/* IP_CHANGE without an extension: no backups */
+	CHECK(!mpip_cm2_lpol(&c, &l));
+	/* IP_CHANGE without an extension: main tier, nothing metered */
 	c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE;
 	c.ext_len = 0;
-	m = 7;
-	CHECK(mpip_cm2_backups(&c, &m));
-	CHECK_EQ(m, 0U);
-	/* with one: big-endian, bits past the list cleared */
+	CHECK(mpip_cm2_lpol(&c, &l));
+	CHECK_EQ(l.tiers, 0U);
+	CHECK_EQ(l.metered, 0U);
+	/* the mask alone: tier 1 per bit, big-endian, none past the list */
 	c.ext_len = 4;
 	c.ext[0] = 0x80;
 	c.ext[1] = 0x00;
 	c.ext[2] = 0x01;
 	c.ext[3] = 0x06;
-	CHECK(mpip_cm2_backups(&c, &m));
-	CHECK_EQ(m, 0x6U);
+	CHECK(mpip_cm2_lpol(&c, &l));
+	CHECK_EQ(l.tiers, 1U << 3 | 1U << 6);
+	CHECK_EQ(l.metered, 0U);
+	CHECK_EQ(mpip_cm_lpol_backups(&l), 0x6U);
 	c.cm.naddrs = 8;
-	CHECK(mpip_cm2_backups(&c, &m));
-	CHECK_EQ(m, 0x6U);
+	CHECK(mpip_cm2_lpol(&c, &l));
+	CHECK_EQ(mpip_cm_lpol_backups(&l), 0x6U);
 	c.cm.naddrs = 0;
-	CHECK(mpip_cm2_backups(&c, &m));
-	CHECK_EQ(m, 0U);
+	CHECK(mpip_cm2_lpol(&c, &l));
+	CHECK_EQ(l.tiers, 0U);
 	/* an extension of another length (a nonce, an echo): says nothing */
 	c.cm.naddrs = 3;
 	c.ext_len = 8;
-	CHECK(!mpip_cm2_backups(&c, &m));
+	CHECK(!mpip_cm2_lpol(&c, &l));
 	c.ext_len = 16;
-	CHECK(!mpip_cm2_backups(&c, &m));
+	CHECK(!mpip_cm2_lpol(&c, &l));
+}
+
+/* Mask, tiers and metered mask: 12 bytes; what is past the list goes. */
+UNIT_TEST(cm2_lpol_full_extension)
+{
+	struct mpip_cm_lpol l;
+	struct mpip_cm2 c;
+
+	memset(&c, 0, sizeof(c));
+	c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE;
+	c.cm.naddrs = 3;
+	c.ext_len = 12;
+	/* mask: address 0; tiers: 1 -> 5, 2 -> 7, 3 -> 2 (past the list) */
+	c.ext[3] = 0x01;
+	c.ext[4] = 0xff;	/* bits 24-31: nobody's */
+	c.ext[5] = 0x00;
+	c.ext[6] = 0x05;	/* 0x5e8 = 2 << 9 | 7 << 6 | 5 << 3 */
+	c.ext[7] = 0xe8;
+	/* metered: addresses 2 and 7 */
+	c.ext[11] = 0x84;
+	CHECK(mpip_cm2_lpol(&c, &l));
+	/* address 0: tier field 0, mask bit set: tier 1 */
+	CHECK_EQ(mpip_cm_lpol_tier(&l, 0), 1U);
+	CHECK_EQ(mpip_cm_lpol_tier(&l, 1), 5U);
+	CHECK_EQ(mpip_cm_lpol_tier(&l, 2), 7U);
+	CHECK_EQ(mpip_cm_lpol_tier(&l, 3), 0U);
+	CHECK_EQ(l.tiers >> 9, 0U);
+	CHECK_EQ(l.metered, 0x4U);
+	CHECK_EQ(mpip_cm_lpol_backups(&l), 0x7U);
+}
+
+/* The shortest extension that says it all, and it reads back the same. */
+UNIT_TEST(cm2_lpol_ext_round_trip)
+{
+	static const unsigned int tiers[][MPIP_CM_MAX_ADDRS] = {
+		{ 0 }, { 0, 1, 0, 0, 0, 0, 0, 1 }, { 0, 1, 2 },
+		{ 7, 7, 7, 7, 7, 7, 7, 7 }, { 3, 0, 1 },
+	};
+	static const u32 metered[] = { 0, 0, 0, 0xff, 0x2 };
+	static const unsigned int len[] = { 0, 4, 12, 12, 12 };
+	struct mpip_cm_lpol l, back;
+	struct mpip_cm2 c;
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(len); i++) {
+		memset(&l, 0, sizeof(l));
+		for (j = 0; j < MPIP_CM_MAX_ADDRS; j++)
+			mpip_cm_lpol_set(&l, j, tiers[i][j],
+					 metered[i] & 1U << j);
+		memset(&c, 0, sizeof(c));
+		c.cm.flags = MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE;
+		c.cm.naddrs = MPIP_CM_MAX_ADDRS;
+		c.ext_len = (u8)mpip_cm_lpol_ext(&l, c.ext);
+		CHECK_EQ(c.ext_len, len[i]);
+		CHECK(mpip_cm2_lpol(&c, &back));
+		CHECK_EQ(back.tiers, l.tiers);
+		CHECK_EQ(back.metered, l.metered);
+	}
+	/* a tier above the top is capped; a set overwrites */
+	memset(&l, 0, sizeof(l));
+	mpip_cm_lpol_set(&l, 2, 9, true);
+	CHECK_EQ(mpip_cm_lpol_tier(&l, 2), 7U);
+	mpip_cm_lpol_set(&l, 2, 1, false);
+	CHECK_EQ(l.tiers, 1U << 6);
+	CHECK_EQ(l.metered, 0U);
+	/* an address past the last is not there */
+	mpip_cm_lpol_set(&l, MPIP_CM_MAX_ADDRS, 3, true);
+	CHECK_EQ(l.tiers, 1U << 6);
+	CHECK_EQ(l.metered, 0U);
 }
 
 UNIT_TEST(cm2_lengths_and_constants)
