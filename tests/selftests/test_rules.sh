@@ -249,12 +249,26 @@ t_protected_devs() {
 	((dups == 0)) || fail "B dropped second copies: some went twice"
 }
 
+# udp_confirmed PORT SPORT: A's UDP session from SPORT to B's eth1
+# address, port PORT, is confirmed
+udp_confirmed() {
+	mpip_session_json "$A" udp "$2" "$1" | jq -e .confirmed >/dev/null
+}
+
 # mode protected copies 3: with a second address on B's eth1, A has three
 # paths; each datagram goes on all three (twice on eth1, once on eth2),
 # all arrive once, and B drops two copies of each; the rule shows its
-# copies
+# copies.  The flow's first 20 datagrams go before, until B confirmed the
+# session (until then they go once).  The checks ask for half a copy more
+# than two copies could give, and for eth2 to carry 80 % of the
+# datagrams, not for every copy: in 4 of 6 runs of 2026-11-30 (two
+# guests side by side) 25 to 60 of the 500 went on fewer paths, though
+# all three were up before and after: a path whose delay reports come
+# late under load goes down for a moment (path_timeout_ms; in two later
+# runs A's paths went down 2 and 3 times while the 500 went), and its
+# copies with it.  A's paths are printed before and after.
 t_protected_copies() {
-	local out da db dups
+	local out da db dups down
 	trap 'ip -n "$B" addr del 10.1.1.3/24 dev eth1 2>/dev/null || true' EXIT
 	ip -n "$B" addr add 10.1.1.3/24 dev eth1
 	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.1.1:10.1.1.3 10.1.2.1:10.1.2.2
@@ -262,13 +276,18 @@ t_protected_copies() {
 	mpipctl_in "$A" -j show rules | jq -e '.[] | select(.pref == 166) |
 		.rule == "proto udp dport 6320-6320 mode protected copies 3"' >/dev/null ||
 		fail "show rules does not show the copies"
+	UDP_SIZE=1000 udp_exchange "$A" "$B" 10.1.1.2 6320 20 7320 1000 ||
+		fail "the first 20 datagrams did not arrive"
+	wait_for 10 udp_confirmed 6320 7320 || fail "B did not confirm the session"
+	mpip_paths_show "$A"
+	down=$(mpip_stat "$A" path_down)
 	out=$(udp_paths 6320 7320 500) ||
 		fail "UDP to port 6320 not delivered, or some datagrams twice"
 	read -r da db dups <<<"$out"
-	echo "protected copies 3: eth1 $da bytes, eth2 $db bytes; B dropped $dups later copies"
-	# (a session's first datagrams go once, before B confirms it)
-	((dups >= 2 * 450)) || fail "B dropped only $dups later copies of 500 datagrams"
-	((da >= 2 * 450 * 1000 && db >= 450 * 1000)) ||
+	echo "protected copies 3: eth1 $da bytes, eth2 $db bytes; B dropped $dups later copies; A's paths went down $(($(mpip_stat "$A" path_down) - down)) times"
+	mpip_paths_show "$A"
+	((dups >= 3 * 250)) || fail "B dropped only $dups later copies of 500 datagrams"
+	((da >= 3 * 250 * 1000 && db >= 400 * 1000)) ||
 		fail "the copies did not go twice on eth1 and once on eth2"
 }
 
