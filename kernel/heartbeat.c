@@ -112,19 +112,80 @@ void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
  * mpip_rr_probe_due() says); @quiet if it only carries delay reports
  * back (MPIP_CM_X_QUIET).  Caller holds RCU.
  */
+static void mpip_probe_send(struct mpip_net *mn, struct mpip_node *n,
+			    struct mpip_path *p, bool quiet,
+			    const struct mpip_cm_ext *ext)
+{
+	struct mpip_cm cm;
+
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
+	if (quiet)
+		cm.xflags |= MPIP_CM_X_QUIET;
+	mpip_ctrl_send(mn, n, p, 0, 0, &cm, ext);
+	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+}
+
 void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
 		     struct mpip_path *p, bool quiet)
 {
 	struct mpip_cm_ext ext;
-	struct mpip_cm cm;
 
-	if (!mpip_rr_probe_due(mn, n, p, &ext))
-		return;
-	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB, false);
-	if (quiet)
-		cm.xflags |= MPIP_CM_X_QUIET;
-	mpip_ctrl_send(mn, n, p, 0, 0, &cm, &ext);
-	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+	if (mpip_rr_probe_due(mn, n, p, &ext))
+		mpip_probe_send(mn, n, p, quiet, &ext);
+}
+
+/*
+ * The loss oracle (loss_pct; core/loss.c): a probe of @p, which is up,
+ * with the path's nonce, which the peer answers (rr.c calls
+ * mpip_loss_answer()); the probe before it counts as lost if no answer
+ * came since.  Then the verdict: a lossy path carries data only while no
+ * path that is not lossy is up (paths.c, mpip_path_rank()).
+ */
+static void mpip_loss_probe(struct mpip_net *mn, struct mpip_node *n,
+			    struct mpip_path *p, unsigned int pct)
+{
+	struct mpip_cm_ext ext = { .len = MPIP_RR_NONCE_LEN };
+	bool changed, lossy;
+
+	spin_lock_bh(&p->lock);
+	if (READ_ONCE(p->loss_fresh)) {
+		memset(&p->loss, 0, sizeof(p->loss));
+		WRITE_ONCE(p->loss_fresh, false);
+	}
+	mpip_loss_sent(&p->loss);
+	changed = mpip_loss_judge(&p->loss, pct);
+	lossy = p->loss.lossy;
+	spin_unlock_bh(&p->lock);
+	WRITE_ONCE(p->lossy, lossy);
+	if (changed && lossy)
+		mpip_inc(mn, MPIP_STAT_PATH_LOSSY);
+	put_unaligned_be64(p->nonce, ext.b);
+	mpip_probe_send(mn, n, p, false, &ext);
+}
+
+/* The peer answered a probe of @p with its nonce: a loss probe's, maybe. */
+void mpip_loss_answer(struct mpip_path *p)
+{
+	spin_lock_bh(&p->lock);
+	if (!READ_ONCE(p->loss_fresh))
+		mpip_loss_answered(&p->loss);
+	spin_unlock_bh(&p->lock);
+}
+
+/*
+ * Is a loss probe of @p due?  The caller asks once a heartbeat, and on
+ * the odd rebuild of the node's paths: at most one per half heartbeat
+ * (a tick a jiffy early must not skip one).
+ */
+static bool mpip_loss_due(struct mpip_net *mn, struct mpip_path *p)
+{
+	unsigned long hb = msecs_to_jiffies(READ_ONCE(mn->cfg.heartbeat_ms));
+	unsigned long next = READ_ONCE(p->loss_next);
+
+	if (next && time_before(jiffies, next))
+		return false;
+	WRITE_ONCE(p->loss_next, (jiffies + max(hb / 2, 1UL)) | 1);
+	return true;
 }
 
 /*
@@ -226,14 +287,16 @@ static bool mpip_probe_due(struct mpip_net *mn, struct mpip_path *p,
  * flows wait for it to be heard again, probe those up too, and while
  * data flows, those on backup links: the flows kept off a path leave it
  * without data, and so without fresh delays to compare and without the
- * timeout that would find it broken before it is needed.  Caller holds
- * RCU.
+ * timeout that would find it broken before it is needed.  With the loss
+ * oracle on, while data flows, every path up gets a loss probe per
+ * heartbeat instead (mpip_loss_probe()).  Caller holds RCU.
  */
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
 	bool waited = mpip_node_waited(n);
 	bool up_too = mpip_node_probes_up(n);
 	bool busy = waited || mpip_node_data_active(n);
+	unsigned int pct = READ_ONCE(mn->cfg.loss_pct);
 	struct mpip_path *p;
 	unsigned int i;
 	int state;
@@ -247,6 +310,10 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN) {
 			if (mpip_probe_due(mn, p, busy))
 				mpip_probe_path(mn, n, p, false);
+		} else if (state == MPIP_PATH_UP && pct && busy &&
+			   mpip_rr_done(p)) {
+			if (mpip_loss_due(mn, p))
+				mpip_loss_probe(mn, n, p, pct);
 		} else if (state == MPIP_PATH_UP &&
 			   (up_too || (busy && mpip_path_is_backup(mn, p)))) {
 			mpip_probe_path(mn, n, p, false);

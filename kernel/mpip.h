@@ -33,6 +33,7 @@
 #include "core/reorder.h"
 #include "core/encap.h"
 #include "core/ftcp.h"
+#include "core/loss.h"
 
 #define MPIP_VERSION		"0.1.0"
 
@@ -171,6 +172,7 @@ struct mpip_config {
 	u32 reorder_max_hold_ms;
 	u32 nat_mode;
 	u32 ctrl_pps;
+	u32 loss_pct;
 };
 
 /*
@@ -324,6 +326,15 @@ struct mpip_path {
 	 */
 	u8 rtier;
 	bool rmetered;
+	/*
+	 * the loss oracle (loss.c): outcomes of its probes, under @lock;
+	 * @lossy is a copy of its verdict for the packet path, and
+	 * @loss_next when the next probe is due (jiffies), READ/WRITE_ONCE
+	 */
+	struct mpip_loss loss;
+	bool lossy;
+	bool loss_fresh;	/* came up: start @loss over; READ/WRITE_ONCE */
+	unsigned long loss_next;
 	/* jiffies|1 when it last came up after being down, else 0 */
 	unsigned long up_again;	/* READ/WRITE_ONCE */
 	/* probes while down and the node idle (heartbeat.c); READ/WRITE_ONCE */
@@ -932,6 +943,7 @@ void mpip_tick_stop(struct mpip_net *mn);
 void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_session *s);
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n);
+void mpip_loss_answer(struct mpip_path *p);
 void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
 		     struct mpip_path *p, bool quiet);
 void mpip_addr_query(struct mpip_net *mn, struct mpip_node *n, __be32 saddr,

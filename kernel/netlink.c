@@ -71,6 +71,10 @@ static struct netlink_range_validation mpip_range_ctrl_pps = {
 	.min = 0, .max = 1000000,
 };
 
+static struct netlink_range_validation mpip_range_pct = {
+	.min = 0, .max = 100,
+};
+
 static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_QUERY_THRESHOLD] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_threshold),
@@ -109,6 +113,7 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_NAT_MODE] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_nat),
 	[MPIP_CFG_CTRL_PPS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_ctrl_pps),
+	[MPIP_CFG_LOSS_PCT] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_pct),
 };
 
 static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
@@ -277,6 +282,7 @@ static const u16 mpip_cfg_off[MPIP_CFG_MAX + 1] = {
 	MPIP_CFG_FIELD(MPIP_CFG_RULE_EVENT_PKTS, rule_event_pkts),
 	MPIP_CFG_FIELD(MPIP_CFG_NAT_MODE, nat_mode),
 	MPIP_CFG_FIELD(MPIP_CFG_CTRL_PPS, ctrl_pps),
+	MPIP_CFG_FIELD(MPIP_CFG_LOSS_PCT, loss_pct),
 };
 
 static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)
@@ -668,12 +674,23 @@ static int mpip_nl_put_path_rr(struct sk_buff *skb, struct mpip_path *p)
 	return 0;
 }
 
-/* The link policy at both ends: the path's tier, whether it is metered. */
+/*
+ * The link policy at both ends: the path's tier, whether it is metered;
+ * and what the loss oracle finds.
+ */
 static int mpip_nl_put_path_policy(struct sk_buff *skb, struct mpip_net *mn,
-				   const struct mpip_path *p)
+				   struct mpip_path *p)
 {
+	struct mpip_loss l;
+
+	spin_lock_bh(&p->lock);
+	l = p->loss;
+	spin_unlock_bh(&p->lock);
 	if (nla_put_u8(skb, MPIP_PATH_A_TIER, mpip_path_tier(mn, p)) ||
-	    nla_put_u8(skb, MPIP_PATH_A_METERED, mpip_path_metered(mn, p)))
+	    nla_put_u8(skb, MPIP_PATH_A_METERED, mpip_path_metered(mn, p)) ||
+	    nla_put_u8(skb, MPIP_PATH_A_LOSS_PCT, mpip_loss_pct(&l)) ||
+	    nla_put_u8(skb, MPIP_PATH_A_LOSSY,
+		       l.lossy && READ_ONCE(mn->cfg.loss_pct)))
 		return -EMSGSIZE;
 	return 0;
 }

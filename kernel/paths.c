@@ -167,8 +167,12 @@ void mpip_path_set_state(struct mpip_net *mn, struct mpip_node *n,
 	old = xchg(&p->state, state);
 	if (old == state)
 		return;
-	if (state == MPIP_PATH_UP)
+	if (state == MPIP_PATH_UP) {
 		WRITE_ONCE(p->up_again, old == MPIP_PATH_DOWN ? jiffies | 1 : 0);
+		/* what its probes lost before is no verdict on it now */
+		WRITE_ONCE(p->lossy, false);
+		WRITE_ONCE(p->loss_fresh, true);
+	}
 	if (state == MPIP_PATH_UP) {
 		mpip_inc(mn, MPIP_STAT_PATH_UP);
 		mpip_event_path(mn, n, p, state);
@@ -505,22 +509,29 @@ bool mpip_path_metered(struct mpip_net *mn, const struct mpip_path *p)
 	return mpip_link_metered(mn, p->ifindex) || READ_ONCE(p->rmetered);
 }
 
-/* Ranks from here on: paths back up just now (mpip_path_rank()). */
+/*
+ * Ranks from here on: paths back up just now, and from the next on, paths
+ * the loss oracle finds lossy (mpip_path_rank()).
+ */
 #define MPIP_RANK_BACK	(MPIP_LINK_TIER_MAX + 1)
-#define MPIP_RANKS	(2 * MPIP_RANK_BACK)
+#define MPIP_RANK_LOSSY	(2 * MPIP_RANK_BACK)
+#define MPIP_RANKS	(3 * MPIP_RANK_BACK)
 
 /*
  * How a path up ranks for data, best first: by its tier; after every
  * path of any tier, by tier again, a path that came back up less than
  * MPIP_BACKUP_RETURN ago: not yet trusted to take the data back from a
- * path of a higher tier, but better than none.  Only asked while the
- * namespace or the peer has backup links.
+ * path of a higher tier, but better than none; last, by tier, the paths
+ * that lose too many probes (loss_pct: heartbeat.c).  Only asked while
+ * the namespace or the peer has backup links, or the loss oracle is on.
  */
 static unsigned int mpip_path_rank(struct mpip_net *mn, struct mpip_path *p)
 {
 	unsigned long t = READ_ONCE(p->up_again);
 	unsigned int tier = mpip_path_tier(mn, p);
 
+	if (READ_ONCE(p->lossy))
+		return MPIP_RANK_LOSSY + tier;
 	if (t && time_before(jiffies, t + MPIP_BACKUP_RETURN))
 		return MPIP_RANK_BACK + tier;
 	return tier;
@@ -546,17 +557,19 @@ static void mpip_paths_note_tier(struct mpip_net *mn, struct mpip_node *n,
 
 /*
  * The paths up that @rule allows (all if NULL), into @cand; their count.
- * With backup links, only those of the first rank that has any
- * (mpip_path_rank()): the lowest tier with a path up, else paths that
- * came back just now.  Which tier that is, when the rule does not choose
- * links itself, is noted (mpip_paths_note_tier()).  Caller holds RCU.
+ * With backup links or the loss oracle on, only those of the first rank
+ * that has any (mpip_path_rank()): the lowest tier with a path up, else
+ * paths that came back just now, else lossy ones.  Which tier that is,
+ * when the rule does not choose links itself, is noted
+ * (mpip_paths_note_tier()).  Caller holds RCU.
  */
 static unsigned int mpip_paths_usable(struct mpip_net *mn,
 				      struct mpip_node *n,
 				      const struct mpip_rule *rule,
 				      struct mpip_path **cand)
 {
-	bool tiers = READ_ONCE(mn->nbackup) || READ_ONCE(n->addr_lpol.tiers);
+	bool tiers = READ_ONCE(mn->nbackup) || READ_ONCE(n->addr_lpol.tiers) ||
+		     READ_ONCE(mn->cfg.loss_pct);
 	unsigned int i, k = 0, j, best = MPIP_RANKS;
 	u8 rank[MPIP_MAX_PATHS];
 	bool back = false;

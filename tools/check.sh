@@ -196,9 +196,9 @@ GUEST_TIMEOUT=${MPIP_CHECK_GUEST_TIMEOUT:-3600}
 BOOT_SECONDS=40
 # (test_NAME:SECONDS; 6.12, 2026-11-29)
 FILE_SECONDS="
-	backup:80 blackout:122 bridge:34 encap:44 failover:69
+	backup:95 blackout:122 bridge:34 encap:44 failover:69
 	fastpath:64 firewall:44 handshake:132 helper:16 idle:81 lab:45
-	legacy:28 links:23 monitor:40 multipath:39 nat:200 natedge:192
+	legacy:28 links:23 loss:90 monitor:40 multipath:39 nat:200 natedge:192
 	natidle:94 netlink:26 paths:37 pmtu:27 policy:58 probe:6
 	reload:70 reorder:65 router:31 rr:83 rules:130 scapy:27
 	spoof:289 steer:24 table7:38 teardown:177 unload:95 ynl:32

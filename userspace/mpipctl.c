@@ -105,6 +105,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_GRO_UNOPENED]	= "rx_gro_unopened",
 	[MPIP_STAT_TABLE_EVICT]		= "table_evict",
 	[MPIP_STAT_CTRL_BUDGET]		= "ctrl_budget",
+	[MPIP_STAT_PATH_LOSSY]		= "path_lossy",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */
@@ -130,6 +131,7 @@ static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_RULE_EVENT_PKTS]	= "rule_event_pkts",
 	[MPIP_CFG_NAT_MODE]		= "nat_mode",
 	[MPIP_CFG_CTRL_PPS]		= "ctrl_pps",
+	[MPIP_CFG_LOSS_PCT]		= "loss_pct",
 };
 
 /*
@@ -403,6 +405,7 @@ static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_RULE_EVENT_PKTS]	= { .type = NLA_U32 },
 	[MPIP_CFG_NAT_MODE]		= { .type = NLA_U32 },
 	[MPIP_CFG_CTRL_PPS]		= { .type = NLA_U32 },
+	[MPIP_CFG_LOSS_PCT]		= { .type = NLA_U32 },
 };
 
 static int config_reply(struct nlattr **tb, void *arg)

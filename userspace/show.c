@@ -509,6 +509,8 @@ struct nla_policy path_policy[MPIP_PATH_A_MAX + 1] = {
 	[MPIP_PATH_A_LEARNED]		= ATTR(NLA_U8, 1),
 	[MPIP_PATH_A_TIER]		= ATTR(NLA_U8, 1),
 	[MPIP_PATH_A_METERED]		= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_LOSS_PCT]		= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_LOSSY]		= ATTR(NLA_U8, 1),
 };
 
 #define FB_AGE_NEVER	0xffffffffu
@@ -632,6 +634,8 @@ static int path_entry(struct nlattr **top, void *arg)
 		table_cell(&o->t, "%u", get_u8(tb[MPIP_PATH_A_TIER]));
 		table_cell(&o->t, "%s",
 			   get_u8(tb[MPIP_PATH_A_METERED]) ? "yes" : "no");
+		table_cell(&o->t, "%u%%%s", get_u8(tb[MPIP_PATH_A_LOSS_PCT]),
+			   get_u8(tb[MPIP_PATH_A_LOSSY]) ? " lossy" : "");
 		return 0;
 	}
 
@@ -689,6 +693,10 @@ static int path_entry(struct nlattr **top, void *arg)
 	json_uint(&o->j, get_u8(tb[MPIP_PATH_A_TIER]));
 	json_key(&o->j, "metered");
 	json_bool(&o->j, get_u8(tb[MPIP_PATH_A_METERED]));
+	json_key(&o->j, "loss_pct");
+	json_uint(&o->j, get_u8(tb[MPIP_PATH_A_LOSS_PCT]));
+	json_key(&o->j, "lossy");
+	json_bool(&o->j, get_u8(tb[MPIP_PATH_A_LOSSY]));
 	json_obj_end(&o->j);
 	return 0;
 }
@@ -823,7 +831,7 @@ static const struct table_def {
 	reply_fn fn;
 	int ncols;
 	const char *align;
-	const char *const header[22];
+	const char *const header[23];
 } tables[] = {
 	{ "avail", MPIP_CMD_GET_AVAIL, avail_entry, 7, "lrllrlr",
 	  { "ADDRESS", "PORT", "PROTO", "STATE", "QUERIES", "NODE-ID",
@@ -834,12 +842,12 @@ static const struct table_def {
 	{ "sessions", MPIP_CMD_GET_SESSIONS, session_entry, 9, "lrllllrrr",
 	  { "NODE", "ID", "PROTO", "LOCAL", "REMOTE", "CONFIRMED", "AGE",
 	    "TX_PKTS", "RX_PKTS" } },
-	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 22,
-	  "lrllllrrrrrrrrrrrlllrl",
+	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 23,
+	  "lrllllrrrrrrrrrrrlllrll",
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
 	    "RX_BYTES", "FB", "FB_AGE", "VERIFIED", "SEEN_AS", "ENCAP", "TIER",
-	    "METERED" } },
+	    "METERED", "LOSS" } },
 	{ "links", MPIP_CMD_GET_LINKS, link_entry, 7, "lrllrll",
 	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP", "TIER", "METERED", "NAT" } },
 	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",

@@ -552,6 +552,9 @@ enum mpip_path_state {
  *	(MPIP_LINK_A_TIER) and the one the peer gives its address
  * @MPIP_PATH_A_METERED: u8, 1 if the path's link is metered
  *	(MPIP_LINK_A_METERED) or the peer says its address is
+ * @MPIP_PATH_A_LOSS_PCT: u8, the share of the path's last loss probes
+ *	(up to 16) that went unanswered, in percent (MPIP_CFG_LOSS_PCT)
+ * @MPIP_PATH_A_LOSSY: u8, 1 if the loss oracle finds the path lossy
  */
 enum mpip_path_attr {
 	MPIP_PATH_A_UNSPEC,
@@ -583,6 +586,8 @@ enum mpip_path_attr {
 	MPIP_PATH_A_LEARNED,
 	MPIP_PATH_A_TIER,
 	MPIP_PATH_A_METERED,
+	MPIP_PATH_A_LOSS_PCT,
+	MPIP_PATH_A_LOSSY,
 
 	__MPIP_PATH_A_MAX,
 };
@@ -710,6 +715,8 @@ enum mpip_path_attr {
  *	sent because the namespace's budget, MPIP_CFG_CTRL_PPS, was spent
  *	(the counters of their kinds, such as MPIP_STAT_TX_HEARTBEAT, count
  *	them as if they had been lost on the way)
+ * @MPIP_STAT_PATH_LOSSY: paths the loss oracle found lossy
+ *	(MPIP_CFG_LOSS_PCT)
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -778,6 +785,7 @@ enum mpip_stat {
 	MPIP_STAT_RX_GRO_UNOPENED,
 	MPIP_STAT_TABLE_EVICT,
 	MPIP_STAT_CTRL_BUDGET,
+	MPIP_STAT_PATH_LOSSY,
 
 	__MPIP_STAT_MAX,
 };
@@ -845,6 +853,12 @@ enum mpip_stat {
  *	most, with a burst of a quarter of that (at least 4); those over it
  *	are not sent (MPIP_STAT_CTRL_BUDGET); 0: no limit (0..1000000,
  *	default 1000)
+ * @MPIP_CFG_LOSS_PCT: the loss oracle's threshold, in percent: while data
+ *	flows, each path up sends a probe per heartbeat that the peer
+ *	answers, and a path that lost this share of its last 16 probes or
+ *	more (8 at least known) is lossy: it carries data only while no
+ *	path that is not lossy is up, until its share drops to half the
+ *	threshold; 0: off (0..100, default 0)
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -869,6 +883,7 @@ enum mpip_cfg {
 	MPIP_CFG_RULE_EVENT_PKTS,
 	MPIP_CFG_NAT_MODE,
 	MPIP_CFG_CTRL_PPS,
+	MPIP_CFG_LOSS_PCT,
 
 	__MPIP_CFG_MAX,
 };

@@ -432,6 +432,16 @@ mpip_path_tx() {
 		"\($a) \($b)"'
 }
 
+# mpip_window_share NS SECONDS: "E1 E2", the data bytes NS sent on its
+# paths over eth1 and eth2 in the next SECONDS seconds
+mpip_window_share() {
+	local a0 b0 a1 b1
+	read -r a0 b0 <<<"$(mpip_path_tx "$1")"
+	sleep "$2"
+	read -r a1 b1 <<<"$(mpip_path_tx "$1")"
+	echo "$((a1 - a0)) $((b1 - b0))"
+}
+
 # mpip_faster NS DEV: NS measures the one-way delay of its path over DEV 5 ms
 # below that of the other link's
 mpip_faster() {

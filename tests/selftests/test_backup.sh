@@ -26,13 +26,7 @@ mpip_setup_twolink bk
 
 # window_share SECONDS: "E1 E2", the data bytes A sent on its paths over
 # eth1 and eth2 in the next SECONDS seconds
-window_share() {
-	local a0 b0 a1 b1
-	read -r a0 b0 <<<"$(mpip_path_tx "$A")"
-	sleep "$1"
-	read -r a1 b1 <<<"$(mpip_path_tx "$A")"
-	echo "$((a1 - a0)) $((b1 - b0))"
-}
+window_share() { mpip_window_share "$A" "$1"; }
 
 # backup_why: what both hosts know of their paths and the stream's TCP
 # state, when the stream does not do what a check waited for

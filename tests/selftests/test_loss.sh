@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# test_loss.sh - the loss oracle (issue 22, MultiMob): a path that loses
+# most of its packets while its delay reports still come back stays up,
+# and without the oracle (loss_pct 0, the default) keeps its share of the
+# data.  With `mpipctl set loss_pct 30` on A, A probes each path up once
+# a heartbeat while data flows, finds the path over eth1 lossy (60 %
+# loss on A's eth1) and moves the data off it; when the loss ends, the
+# path is no longer lossy and carries data again.  With eth2 a backup
+# link, a lossy eth1 fails the data over to the backup.  The stream runs
+# through all of it and arrives intact.
+# TIMEOUT: 600
+# shellcheck disable=SC2317
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/mpip_lib.sh"
+
+mpip_setup_twolink ls
+
+# share_of SECONDS [MIN]: "E1 E2" of A's data in the next SECONDS
+# seconds; fails (saying so) unless the paths carried MIN bytes (100 kB)
+share_of() {
+	local e1 e2
+	read -r e1 e2 <<<"$(mpip_window_share "$A" "$1")"
+	echo "$e1 $e2"
+	((e1 + e2 >= ${2:-100000})) || {
+		echo "only $((e1 + e2)) bytes in $1 s" >&2
+		return 1
+	}
+}
+
+# eth1_lossy VALUE: A's path over eth1 says lossy VALUE (true or false)
+eth1_lossy() {
+	mpipctl_in "$A" -j show paths | jq -e --argjson v "$1" '
+		map(select(.saddr == "10.1.1.1" and .daddr == "10.1.1.2"))[0] |
+		.lossy == $v' >/dev/null
+}
+
+eth1_loss() {
+	mpipctl_in "$A" -j show paths | jq -c '
+		map(select(.dev == "eth1" or .dev == "eth2") |
+		select(.state == "up") | {dev, loss_pct, lossy})'
+}
+
+t_setup() {
+	local pct
+	random_file "$T/blk" 1
+	mpip_twolink_warm_up
+	pct=$(mpipctl_in "$A" -j get loss_pct | jq -e .loss_pct) ||
+		fail "cannot read loss_pct"
+	((pct == 0)) || fail "loss_pct is $pct by default, not 0"
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5400 "$T/blk" "$T/st"
+	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
+}
+
+# Without the oracle, 60 % loss on A's eth1 leaves the path up and in use
+t_off() {
+	local out e1 e2
+	"$TOPO" netem "$A" eth1 ",,60%"
+	sleep 3
+	mpip_path_is "$A" 10.1.1.1 10.1.1.2 up || fail "the lossy path went down"
+	out=$(share_of 3 20000) || fail "the stream all but stopped"
+	read -r e1 e2 <<<"$out"
+	echo "loss_pct 0, eth1 at 60 % loss, 3 s: eth1 $e1 bytes, eth2 $e2 bytes"
+	((e1 * 10 >= e1 + e2)) || fail "eth1 carried under 10 % without the oracle"
+	eth1_lossy false || fail "A's eth1 path is lossy with the oracle off"
+}
+
+# With loss_pct 30 the path is found lossy and the data leaves it
+t_lossy() {
+	local out e1 e2
+	mpipctl_in "$A" -j stats >"$T/a0"
+	mpipctl_in "$A" set loss_pct 30
+	wait_for 20 eth1_lossy true || {
+		eth1_loss
+		fail "A's eth1 path not lossy within 20 s"
+	}
+	eth1_loss
+	mpip_stats_since "$A" "$T/a0" '.path_lossy >= 1' ||
+		fail "path_lossy did not count it"
+	out=$(share_of 3) || fail "the stream all but stopped"
+	read -r e1 e2 <<<"$out"
+	echo "loss_pct 30, eth1 lossy, 3 s: eth1 $e1 bytes, eth2 $e2 bytes"
+	((e1 * 100 <= (e1 + e2) * 2)) || fail "eth1 carried over 2 % while lossy"
+}
+
+# The loss ends: the path is no longer lossy and carries data again
+t_recovers() {
+	local out e1 e2
+	"$TOPO" netem "$A" eth1 ""
+	wait_for 20 eth1_lossy false || {
+		eth1_loss
+		fail "A's eth1 path still lossy 20 s after the loss ended"
+	}
+	sleep 2
+	out=$(share_of 3) || fail "the stream all but stopped"
+	read -r e1 e2 <<<"$out"
+	echo "loss over, 3 s: eth1 $e1 bytes, eth2 $e2 bytes"
+	((e1 * 5 >= e1 + e2)) || fail "eth1 carried under 20 % after the loss"
+}
+
+# MultiMob: eth2 a backup; a lossy eth1 fails the data over to it, and
+# the data comes back once eth1 is good again
+t_backup() {
+	local out e1 e2
+	trap '"$TOPO" netem "$A" eth1 "" || true
+		mpipctl_in "$A" link set dev eth2 nobackup || true' EXIT
+	mpipctl_in "$A" link set dev eth2 backup
+	sleep 2
+	out=$(share_of 2) || fail "the stream all but stopped"
+	read -r e1 e2 <<<"$out"
+	echo "eth2 backup, 2 s: eth1 $e1 bytes, eth2 $e2 bytes"
+	((e2 * 100 <= (e1 + e2))) || fail "the backup carried over 1 %"
+	"$TOPO" netem "$A" eth1 ",,60%"
+	wait_for 20 eth1_lossy true || fail "A's eth1 path not lossy within 20 s"
+	out=$(share_of 3) || fail "the stream all but stopped"
+	read -r e1 e2 <<<"$out"
+	echo "eth1 lossy, 3 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
+	((e1 * 100 <= (e1 + e2) * 2)) || fail "the data did not go to the backup"
+	"$TOPO" netem "$A" eth1 ""
+	wait_for 20 eth1_lossy false || fail "A's eth1 path still lossy"
+	sleep 2
+	out=$(share_of 3) || fail "the stream all but stopped"
+	read -r e1 e2 <<<"$out"
+	echo "eth1 good again, 3 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
+	((e2 * 100 <= (e1 + e2) * 2)) || fail "the data did not come back to eth1"
+}
+
+t_intact() {
+	mpipctl_in "$A" set loss_pct 0
+	tcp_stream_end "$T/blk" "$T/st" 60
+}
+
+t_dmesg() { check_dmesg_clean "$MARK"; }
+
+main() {
+	ktap_header
+	ktap_plan 7
+	ktap_run setup t_setup
+	ktap_run oracle_off_keeps_the_lossy_path t_off
+	ktap_run lossy_path_leaves_the_data t_lossy
+	ktap_run path_returns_after_the_loss t_recovers
+	ktap_run lossy_primary_fails_over_to_backup t_backup
+	ktap_run stream_intact t_intact
+	ktap_run dmesg_clean t_dmesg
+	ktap_finish
+}
+main "$@"; exit
