@@ -148,10 +148,6 @@ static void mpip_loss_probe(struct mpip_net *mn, struct mpip_node *n,
 	bool changed, lossy;
 
 	spin_lock_bh(&p->lock);
-	if (READ_ONCE(p->loss_fresh)) {
-		memset(&p->loss, 0, sizeof(p->loss));
-		WRITE_ONCE(p->loss_fresh, false);
-	}
 	mpip_loss_sent(&p->loss);
 	changed = mpip_loss_judge(&p->loss, pct);
 	lossy = p->loss.lossy;
@@ -167,8 +163,7 @@ static void mpip_loss_probe(struct mpip_net *mn, struct mpip_node *n,
 void mpip_loss_answer(struct mpip_path *p)
 {
 	spin_lock_bh(&p->lock);
-	if (!READ_ONCE(p->loss_fresh))
-		mpip_loss_answered(&p->loss);
+	mpip_loss_answered(&p->loss);
 	spin_unlock_bh(&p->lock);
 }
 

@@ -327,13 +327,14 @@ struct mpip_path {
 	u8 rtier;
 	bool rmetered;
 	/*
-	 * the loss oracle (loss.c): outcomes of its probes, under @lock;
-	 * @lossy is a copy of its verdict for the packet path, and
-	 * @loss_next when the next probe is due (jiffies), READ/WRITE_ONCE
+	 * the loss oracle (loss.c): outcomes of its probes, under @lock,
+	 * kept while the path goes down and up (a lossy path's reports
+	 * come late, and it flaps); @lossy is a copy of its verdict for
+	 * the packet path, and @loss_next when the next probe is due
+	 * (jiffies), READ/WRITE_ONCE
 	 */
 	struct mpip_loss loss;
 	bool lossy;
-	bool loss_fresh;	/* came up: start @loss over; READ/WRITE_ONCE */
 	unsigned long loss_next;
 	/* jiffies|1 when it last came up after being down, else 0 */
 	unsigned long up_again;	/* READ/WRITE_ONCE */

@@ -167,12 +167,8 @@ void mpip_path_set_state(struct mpip_net *mn, struct mpip_node *n,
 	old = xchg(&p->state, state);
 	if (old == state)
 		return;
-	if (state == MPIP_PATH_UP) {
+	if (state == MPIP_PATH_UP)
 		WRITE_ONCE(p->up_again, old == MPIP_PATH_DOWN ? jiffies | 1 : 0);
-		/* what its probes lost before is no verdict on it now */
-		WRITE_ONCE(p->lossy, false);
-		WRITE_ONCE(p->loss_fresh, true);
-	}
 	if (state == MPIP_PATH_UP) {
 		mpip_inc(mn, MPIP_STAT_PATH_UP);
 		mpip_event_path(mn, n, p, state);
