@@ -391,25 +391,28 @@ static void mpip_node_probe_unreported(struct mpip_net *mn,
 /*
  * Tell node @n our address list, on every path that may work: not those
  * without a route, nor those to an address that never answered a probe.
+ * The list and its extension are made once; each CM gets its own
+ * timestamp (and path ID, mpip_ctrl_send()).
  */
 static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
 {
 	struct mpip_cm_ext ext;
 	struct mpip_cm_lpol l;
+	struct mpip_cm list, cm;
 	struct mpip_path *p;
-	struct mpip_cm cm;
 	unsigned int i;
 
+	mpip_cm_fill(mn, &list, MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE, true);
+	/* their tiers and metered bits: an extension, if any is set */
+	mpip_cm_lpol_fill(mn, &list, &l);
+	ext.len = mpip_cm_lpol_ext(&l, ext.b);
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) == MPIP_PATH_NOROUTE ||
 		    mpip_rr_gave_up(p))
 			continue;
-		mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE,
-			     true);
-		/* their tiers and metered bits: an extension, if any is set */
-		mpip_cm_lpol_fill(mn, &cm, &l);
-		ext.len = mpip_cm_lpol_ext(&l, ext.b);
+		cm = list;
+		cm.timestamp_us = mpip_now_us();
 		mpip_ctrl_send(mn, n, p, 0, 0, &cm, ext.len ? &ext : NULL);
 		mpip_inc(mn, MPIP_STAT_TX_IP_CHANGE);
 	}

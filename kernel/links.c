@@ -4,10 +4,10 @@
  *
  * Each namespace keeps an xarray from ifindex to a value entry holding
  * MPIP_LINK_F_* bits, the interface's enum mpip_link_nat, tier and
- * metered flag among them (and a count of the backup links, those of tier 1 or more, so
- * that a namespace without any skips their lookups on the packet path); an
- * interface without an entry has the defaults, all bits clear, so the
- * array holds only the interfaces someone configured.
+ * metered flag among them (and a count of the backup links, those of
+ * tier 1 or more, so that a namespace without any skips their lookups on
+ * the packet path); an interface without an entry has the defaults, all
+ * bits clear, so the array holds only the interfaces someone configured.
  * Writers hold RTNL, as does the netdev notifier that drops the entry of
  * an interface leaving the namespace: no setting outlives its interface
  * to be inherited by a later one with the same index.  Readers, on the
