@@ -2,17 +2,21 @@
 /*
  * mpip budgets of control packets (issue 20, review C2).
  *
- * Two bounds, both per namespace:
+ * Three bounds:
  *  - what strangers can make us send: answers to probes and confirmations
- *    of queries that nobody authenticated get MPIP_RR_PER_SEC a second,
- *    of which one source address (by a keyed hash, one of
+ *    of queries that nobody authenticated get MPIP_RR_PER_SEC a second
+ *    per namespace, of which one source address (by a keyed hash, one of
  *    MPIP_RR_SRC_SLOTS) gets MPIP_RR_PER_SRC (ctrl_limited);
+ *  - what a peer can: answers to the nonces of its authenticated CMs
+ *    get MPIP_RR_NODE_PER_SEC a second per node (ctrl_limited), a budget
+ *    of their own, so that strangers who spend theirs (from forged
+ *    addresses, say) leave a peer's probes answered;
  *  - everything mpip sends of its own that carries no data: those
  *    answers, queries and confirmations, probes, heartbeats, IP_CHANGE,
  *    fake TCP handshakes: ctrl_pps a second, with a burst of a quarter
- *    of a second's worth (core/budget.h; ctrl_budget).  However many
- *    peers and paths this host has, and whoever they are, its control
- *    traffic stays within a rate its owner chose.
+ *    of a second's worth, per namespace (core/budget.h; ctrl_budget).
+ *    However many peers and paths this host has, and whoever they are,
+ *    its control traffic stays within a rate its owner chose.
  * A packet over a budget is not sent, and mpip goes on as if it had
  * been lost on the way: a query still counts towards query_threshold, a
  * probe goes again at the next heartbeat.
@@ -51,6 +55,22 @@ bool mpip_ctrl_may_answer(struct mpip_net *mn, __be32 saddr)
 		return false;
 	}
 	return true;
+}
+
+/*
+ * May an answer to a nonce in an authenticated CM from @n go (rr.c)?
+ * Within @n's own budget, MPIP_RR_NODE_PER_SEC: a peer's loss probes
+ * and return-routability checks are not at the mercy of what strangers
+ * draw from theirs.  The CM was fresh (not a replay), so each answer
+ * costs the peer a packet of its own.  Counts a refusal.
+ */
+bool mpip_node_may_answer(struct mpip_net *mn, struct mpip_node *n)
+{
+	if (mpip_budget_try(&n->answer_tat, MPIP_RR_NODE_PER_SEC,
+			    MPIP_RR_NODE_PER_SEC))
+		return true;
+	mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
+	return false;
 }
 
 /*

@@ -398,6 +398,7 @@ struct mpip_node {
 				 * if after tn.stamp (node.c)
 				 */
 	atomic_t rr_credit;	/* probes of unverified paths we may send (rr.c) */
+	atomic64_t answer_tat;	/* MPIP_RR_NODE_PER_SEC's state (budget.c) */
 	spinlock_t lock;	/* protects the arrays below, path slots, dead */
 	bool dead;		/* unlinked: its paths are gone for good */
 	u8 nep;
@@ -903,8 +904,10 @@ struct mpip_path *mpip_fb_heard_over(struct mpip_net *mn, struct mpip_node *n);
 /* budget.c: budgets of control packets */
 #define MPIP_RR_PER_SEC		200	/* answers and confirmations, per netns */
 #define MPIP_RR_PER_SRC		20	/* of those, per source address (slot) */
+#define MPIP_RR_NODE_PER_SEC	200	/* answers to an authenticated node */
 void mpip_budget_init_net(struct mpip_net *mn);
 bool mpip_ctrl_may_answer(struct mpip_net *mn, __be32 saddr);
+bool mpip_node_may_answer(struct mpip_net *mn, struct mpip_node *n);
 bool mpip_ctrl_may_send(struct mpip_net *mn);
 bool mpip_budget_try(atomic64_t *state, u32 rate, u32 burst);
 

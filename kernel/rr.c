@@ -32,11 +32,12 @@
  * paths also draw on one credit per node: a few to start with, one more
  * for each authenticated packet from the node.  So a peer that names
  * third parties' addresses gets at most one probe sent to them per
- * packet of its own (beyond MPIP_RR_CREDIT_INIT).  Answers are sent
- * only within a per-namespace budget (MPIP_RR_PER_SEC), a tenth of it
- * per source address (budget.c), as are confirmations of queries nobody
- * authenticated: a stranger's packets never make us send more packets
- * than it sent, to anyone.
+ * packet of its own (beyond MPIP_RR_CREDIT_INIT).  Nonces come only in
+ * authenticated CMs that are not replays; answers to them are sent
+ * within the node's own budget (MPIP_RR_NODE_PER_SEC, budget.c), apart
+ * from the one confirmations of queries nobody authenticated draw on:
+ * a stranger's packets never make us send more packets than it sent, to
+ * anyone, and a flood of them leaves the peer's probes answered.
  */
 #include <linux/random.h>
 
@@ -163,7 +164,7 @@ static void mpip_rr_confirm(struct mpip_net *mn, struct mpip_node *n,
 	port = p->peer_seen_port;
 	p->peer_nonce = 0;
 	spin_unlock_bh(&p->lock);
-	if (nonce && mpip_ctrl_may_answer(mn, p->daddr))
+	if (nonce && mpip_node_may_answer(mn, n))
 		mpip_rr_send(mn, n, p, 0, addr, port, 0, nonce);
 }
 
@@ -220,7 +221,7 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
 	bool owe = p && !READ_ONCE(p->rr_ok);
 	u64 own = 0;
 
-	if (!mpip_ctrl_may_answer(mn, rx->saddr))
+	if (!mpip_node_may_answer(mn, n))
 		return;
 	if (owe) {
 		mpip_rr_owe(p, rx, nonce);
@@ -241,12 +242,13 @@ static void mpip_rr_answer(struct mpip_net *mn, struct mpip_node *n,
  * say): our answer lets it finish its check, and a probe with our nonce
  * right behind it asks it to say so, rather than our next probe, a
  * heartbeat away: the probe of a path we verified carries our nonce
- * (mpip_rr_probe_due()).  Within the answer budget, as the answer.
+ * (mpip_rr_probe_due()).  Within the node's answer budget, as the
+ * answer.
  */
 static void mpip_rr_ask(struct mpip_net *mn, struct mpip_node *n,
 			struct mpip_path *p)
 {
-	if (mpip_ctrl_may_answer(mn, p->daddr))
+	if (mpip_node_may_answer(mn, n))
 		mpip_probe_path(mn, n, p, false);
 }
 

@@ -674,6 +674,7 @@ enum mpip_path_attr {
  *	nonce (return routability): only those carry data
  * @MPIP_STAT_CTRL_LIMITED: answers to probes and confirmations of
  *	unauthenticated queries not sent: over the per-namespace budget
+ *	(or, for a peer's probes, over that peer's own budget)
  * @MPIP_STAT_RR_HELD: probes of unverified paths held back because
  *	their node sent fewer authenticated packets than it got probes
  * @MPIP_STAT_RX_PLAIN: data packets whose CM did not authenticate (a

@@ -6,8 +6,10 @@
 # a heartbeat while data flows, finds the path over eth1 lossy (60 %
 # loss on A's eth1) and moves the data off it; when the loss ends, the
 # path is no longer lossy and carries data again.  With eth2 a backup
-# link, a lossy eth1 fails the data over to the backup.  The stream runs
-# through all of it and arrives intact.
+# link, a lossy eth1 fails the data over to the backup.  A stranger's
+# flood of queries from forged addresses, which takes all the answers
+# B has for strangers, leaves A's probes answered and its paths not
+# lossy.  The stream runs through all of it and arrives intact.
 # TIMEOUT: 600
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -15,6 +17,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpip_lib.sh"
 
 mpip_setup_twolink ls
+X=${P}x
 
 # share_of SECONDS [MIN]: "E1 E2" of A's data in the next SECONDS
 # seconds; fails (saying so) unless the paths carried MIN bytes (100 kB)
@@ -110,6 +113,68 @@ t_recovers() {
 	((e1 * 5 >= e1 + e2)) || fail "eth1 carried under 20 % after the loss"
 }
 
+# any_lossy: whether one of A's paths to B says lossy
+any_lossy() {
+	mpipctl_in "$A" -j show paths | jq -e 'any(.[]; .lossy)' >/dev/null
+}
+
+# A stranger X, on a link of its own to B, floods B with first queries
+# from 240 forged addresses, 1,000 a second, each with a key of its own
+# for 16 s (a key sent again is a replay, and draws no answer): more
+# than the 200 answers a second B has for strangers (ctrl_limited counts
+# the rest), and every address gets a share.  B answers A's loss probes,
+# which are nonces in authenticated CMs, within A's own budget: no path
+# of A's goes lossy.  (Before, one budget served both: A's probes got a
+# share of it, and a path of A's went lossy 8 s into the flood, at 62 %.)
+t_flood() {
+	local lim0 lim fpid t0 sent secs
+	# (a subtest is a subshell of its own: this runs when it ends, and
+	# takes X away, as the cleanup mpip_hang_off pushes here would not)
+	# shellcheck disable=SC2064
+	trap "touch '$T/flood.stop'; ip netns del '$X' 2>/dev/null || true" EXIT
+	mpip_hang_off "$B" "$X" eth9 9
+	mpipctl_in "$X" disable
+	wait_for 20 in_ns "$X" ping -q -n -c 1 -W 1 10.1.1.2 >/dev/null ||
+		fail "X cannot reach B"
+	! any_lossy || fail "a path of A's is lossy before the flood"
+	mpipctl_in "$A" -j stats >"$T/a0"
+	mpipctl_in "$B" -j stats >"$T/b0"
+	lim0=$(mpip_stat "$B" ctrl_limited)
+	mpip_query_flood "$X" 10.1.9.9 10.1.1.2 16000 forged 1000 \
+		"$T/flood.stop" >"$T/flood.out" &
+	fpid=$!
+	# the flood is on once B refuses answers: then 12 s of it, each
+	# path's 16 outcomes and more (a probe a heartbeat, 300 ms)
+	wait_for 60 b_limited_since "$lim0" 200 ||
+		fail "B refused only $(($(mpip_stat "$B" ctrl_limited) - lim0)) answers: no flood, not a test"
+	echo "$(date +%T) B refuses answers to strangers"
+	t0=$SECONDS
+	while ((SECONDS - t0 < 12)); do
+		sleep 1
+		kill -0 "$fpid" 2>/dev/null ||
+			fail "the flood ended after $((SECONDS - t0)) s; not a test"
+		! any_lossy || {
+			eth1_loss
+			fail "a path of A's went lossy $((SECONDS - t0)) s into the flood"
+		}
+	done
+	lim=$(($(mpip_stat "$B" ctrl_limited) - lim0))
+	touch "$T/flood.stop"
+	wait "$fpid" || fail "the flood failed"
+	read -r sent secs <"$T/flood.out"
+	echo "$(date +%T) X sent $sent queries in $secs s; B refused $lim answers"
+	eth1_loss
+	mpip_stats_since "$B" "$T/b0" '[.rx_query, .tx_confirm, .ctrl_limited,
+		.ctrl_budget, .table_full, .table_evict, .rr_held] | length > 0' || true
+	mpip_stats_since "$A" "$T/a0" '.path_lossy == 0' ||
+		fail "path_lossy counted a path during the flood"
+}
+
+# b_limited_since N0 K: B's ctrl_limited grew by K since it was N0
+b_limited_since() {
+	(($(mpip_stat "$B" ctrl_limited) - $1 >= $2))
+}
+
 # MultiMob: eth2 a backup; a lossy eth1 fails the data over to it, and
 # the data comes back once eth1 is good again
 t_backup() {
@@ -146,11 +211,12 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 7
+	ktap_plan 8
 	ktap_run setup t_setup
 	ktap_run oracle_off_keeps_the_lossy_path t_off
 	ktap_run lossy_path_leaves_the_data t_lossy
 	ktap_run path_returns_after_the_loss t_recovers
+	ktap_run stranger_flood_leaves_probes_answered t_flood
 	ktap_run lossy_primary_fails_over_to_backup t_backup
 	ktap_run stream_intact t_intact
 	ktap_run dmesg_clean t_dmesg

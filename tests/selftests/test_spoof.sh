@@ -122,20 +122,6 @@ b_session() {
 	mpip_session_json "$B" udp 6100 7100
 }
 
-# hang_off_b NS DEV N: namespace NS on a veth link of its own to B, B's
-# end DEV with 10.1.N.2, NS's end eth0 with 10.1.N.N, B its gateway
-hang_off_b() {
-	ip netns add "$1"
-	cleanup_push ip netns del "$1"
-	ip link add "$2" netns "$B" type veth peer name eth0 netns "$1"
-	ip -n "$B" addr add "10.1.$3.2/24" dev "$2"
-	ip -n "$1" addr add "10.1.$3.$3/24" dev eth0
-	ip -n "$B" link set "$2" up
-	ip -n "$1" link set eth0 up
-	ip -n "$1" link set lo up
-	ip -n "$1" route add default via "10.1.$3.2"
-}
-
 t_setup() {
 	local ns
 	# an observer of link 1 during the handshake: t_stolen_key
@@ -155,14 +141,14 @@ t_setup() {
 		mpipctl_in "$ns" set session_timeout_ms 1800000
 		mpipctl_in "$ns" set node_timeout_ms 1800000
 	done
-	hang_off_b "$X" eth9 9
+	mpip_hang_off "$B" "$X" eth9 9
 	ip netns exec "$B" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
 		net.ipv4.conf.eth9.rp_filter=0
 	mpipctl_in "$X" disable
 	# Y: an MPIP host on a link of its own to B
-	hang_off_b "$Y" eth8 8
+	mpip_hang_off "$B" "$Y" eth8 8
 	# Z: another, that turns to B during the flood
-	hang_off_b "$Z" eth7 7
+	mpip_hang_off "$B" "$Z" eth7 7
 	wait_for 20 in_ns "$X" ping -q -n -c 1 -W 1 10.1.1.2 >/dev/null ||
 		fail "X cannot reach B"
 	receiver "$B" 0.0.0.0 6100 "$T/rx"
@@ -376,84 +362,11 @@ b_node_for_y() { node_verified "$B" "$Y"; }
 # Z and B shook hands: both nodes verified
 z_and_b() { node_verified "$Z" "$B" && node_verified "$B" "$Z"; }
 
-# the flood: N queries from X to B, each with a key of its own, from
-# random ports of X's address; with FROM "forged", from the 240 addresses
-# 10.1.9.10-249 in turn; with FROM a file of "ADDR PORT" lines, from
-# those endpoints in turn; at RATE a second (default: as fast as they
-# go); with a file STOP, the N queries over and over until STOP exists
-# or its directory is gone, 20 times at most (a key comes back after
-# N / RATE seconds, by when its node expired: a new one again); prints
-# how many went out and in how many seconds, from the first to the last
-# (not counting the making).  The queries are made first, then sent by
-# two processes: B's part of each runs in its sender's softirq, on that
-# CPU.  (Made as they went, by one process, they reached B at 680 a
-# second on the release kernel and at 100-230 on the debug kernel.)
+# the flood: N queries from X to B's 10.1.1.2, from random ports of
+# X's address 10.1.9.9; FROM, RATE and STOP as mpip_query_flood's (FROM
+# "forged": from 10.1.9.10-249)
 flood() {
-	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "${2:-}" "${3:-0}" "${4:-}" <<'PY'
-import itertools, os, random, socket, struct, sys, time
-sys.path.insert(0, sys.argv[1])
-import mpip_cm
-n, frm, rate, stop = (int(sys.argv[2]), sys.argv[3], int(sys.argv[4]),
-                      sys.argv[5])
-procs = 2
-rate /= procs  # queries a second, each sender (0: no limit)
-eps = []
-if frm and frm != "forged":
-    eps = [(socket.inet_aton(a), int(p)) for a, p in
-           (line.split() for line in open(frm))]
-src, dst = socket.inet_aton("10.1.9.9"), socket.inet_aton("10.1.1.2")
-payload = b"flood"
-# one query's trailer; each query puts its own key in its extension,
-# summing as a UDP trailer there does (wire-format.rst)
-tmpl = mpip_cm.first_query(0, 1)
-tl = len(tmpl)
-target = mpip_cm.udp_sum(tl, 8 + len(payload))
-pkts = []
-for i in range(n):
-    sport = random.randint(1024, 65535)
-    if frm == "forged":
-        src = socket.inet_aton("10.1.9.%d" % (10 + i % 240))
-    elif eps:
-        src, sport = eps[i % len(eps)]
-    key = random.getrandbits(64) | 1
-    t = mpip_cm.with_ext(tmpl, struct.pack("!QI", key, 0), target)
-    udp = struct.pack("!HHHH", sport, 6100, 8 + len(payload), 0) + payload
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp) + tl,
-                     i & 0xffff, 0, 64, 17, 0, src, dst)
-    pkts.append(ip + udp + t)
-rfd, wfd = os.pipe()
-kid = 0
-for k in range(1, procs):
-    if os.fork() == 0:
-        kid = k
-        break
-s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
-sent, start = 0, time.monotonic()
-if not kid:
-    t0 = start
-mine = pkts[kid::procs]
-todo = itertools.islice(itertools.cycle(mine), 20 * len(mine)) if stop else mine
-for i, p in enumerate(todo):
-    if stop and i % 50 == 0 and (os.path.exists(stop) or
-                                 not os.path.isdir(os.path.dirname(stop))):
-        break
-    ahead = i / rate - (time.monotonic() - start) if rate else 0
-    if ahead > 0.01:
-        time.sleep(ahead)
-    try:
-        s.sendto(p, ("10.1.1.2", 0))
-        sent += 1
-    except OSError:
-        pass
-if kid:
-    os.write(wfd, b"%d\n" % sent)
-    os._exit(0)
-os.close(wfd)
-for _ in range(1, procs):
-    os.wait()
-print(sent + sum(int(x) for x in os.read(rfd, 4096).split()),
-      "%.2f" % (time.monotonic() - t0))
-PY
+	mpip_query_flood "$X" 10.1.9.9 10.1.1.2 "$@"
 }
 
 # flood_still_on WHAT: WHAT happened while the flood (t_query_flood's
