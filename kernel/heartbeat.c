@@ -135,20 +135,34 @@ void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * How long a loss probe awaits its answer before it counts as lost:
+ * MPIP_LOSS_WAIT_MS, or two heartbeats if longer.  A path whose round
+ * trip is longer than a heartbeat (a cellular link's queue, a loaded
+ * peer) is slow, and not taken for lossy.
+ */
+static u32 mpip_loss_wait(struct mpip_net *mn)
+{
+	return max_t(u32, MPIP_LOSS_WAIT_MS,
+		     2 * READ_ONCE(mn->cfg.heartbeat_ms));
+}
+
+/*
  * The loss oracle (loss_pct; core/loss.c): a probe of @p, which is up,
  * with the path's nonce, which the peer answers (rr.c calls
- * mpip_loss_answer()); the probe before it counts as lost if no answer
- * came since.  Then the verdict: a lossy path carries data only while no
- * path that is not lossy is up (paths.c, mpip_path_rank()).
+ * mpip_loss_answer()); those before it that waited too long for their
+ * answer count as lost (mpip_loss_wait()).  Then the verdict: a lossy
+ * path carries data only while no path that is not lossy is up (paths.c,
+ * mpip_path_rank()).
  */
 static void mpip_loss_probe(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_path *p, unsigned int pct)
 {
 	struct mpip_cm_ext ext = { .len = MPIP_RR_NONCE_LEN };
+	u32 now = jiffies_to_msecs(jiffies), wait = mpip_loss_wait(mn);
 	bool changed, lossy;
 
 	spin_lock_bh(&p->lock);
-	mpip_loss_sent(&p->loss);
+	mpip_loss_sent(&p->loss, now, wait);
 	changed = mpip_loss_judge(&p->loss, pct);
 	lossy = p->loss.lossy;
 	spin_unlock_bh(&p->lock);
@@ -160,10 +174,12 @@ static void mpip_loss_probe(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /* The peer answered a probe of @p with its nonce: a loss probe's, maybe. */
-void mpip_loss_answer(struct mpip_path *p)
+void mpip_loss_answer(struct mpip_net *mn, struct mpip_path *p)
 {
+	u32 now = jiffies_to_msecs(jiffies), wait = mpip_loss_wait(mn);
+
 	spin_lock_bh(&p->lock);
-	mpip_loss_answered(&p->loss);
+	mpip_loss_answered(&p->loss, now, wait);
 	spin_unlock_bh(&p->lock);
 }
 

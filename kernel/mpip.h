@@ -947,7 +947,8 @@ void mpip_tick_stop(struct mpip_net *mn);
 void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_session *s);
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n);
-void mpip_loss_answer(struct mpip_path *p);
+#define MPIP_LOSS_WAIT_MS	1000	/* a loss probe's answer, at least */
+void mpip_loss_answer(struct mpip_net *mn, struct mpip_path *p);
 void mpip_probe_path(struct mpip_net *mn, struct mpip_node *n,
 		     struct mpip_path *p, bool quiet);
 void mpip_addr_query(struct mpip_net *mn, struct mpip_node *n, __be32 saddr,

@@ -325,7 +325,7 @@ void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
 	    !(c2->ext_len == MPIP_RR_SEEN_LEN &&
 	      mpip_rr_seen(mn, n, p, c2->ext + MPIP_RR_ECHO_LEN))) {
 		first = mpip_rr_verified(mn, n, p, !nonce);
-		mpip_loss_answer(p);
+		mpip_loss_answer(mn, p);
 	}
 	/* An answer now tells the peer as well as a confirmation. */
 	if (nonce && nonce != MPIP_RR_NO_PATH) {

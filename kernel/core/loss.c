@@ -12,26 +12,45 @@ static void mpip_loss_push(struct mpip_loss *l, bool lost)
 		l->known++;
 }
 
-/*
- * A probe goes now: the one before it, if still unanswered, was lost.
- */
-void mpip_loss_sent(struct mpip_loss *l)
+/* The oldest probe awaiting an answer is settled: @lost or answered. */
+static void mpip_loss_settle(struct mpip_loss *l, bool lost)
 {
-	if (l->waiting)
-		mpip_loss_push(l, true);
-	l->waiting = true;
+	l->head = (u8)((l->head + 1) % MPIP_LOSS_OUT);
+	l->out--;
+	mpip_loss_push(l, lost);
+}
+
+/* Probes that had no answer for @wait_ms by @now_ms were lost. */
+static void mpip_loss_expire(struct mpip_loss *l, u32 now_ms, u32 wait_ms)
+{
+	while (l->out && now_ms - l->sent[l->head] >= wait_ms)
+		mpip_loss_settle(l, true);
 }
 
 /*
- * The answer to the last probe came.  Answers to nothing outstanding (a
- * second answer, or one to a probe already counted lost) count nothing.
+ * A probe goes at @now_ms.  Those that waited @wait_ms for their answer
+ * were lost; so was the oldest, if MPIP_LOSS_OUT wait already.
  */
-void mpip_loss_answered(struct mpip_loss *l)
+void mpip_loss_sent(struct mpip_loss *l, u32 now_ms, u32 wait_ms)
 {
-	if (!l->waiting)
-		return;
-	l->waiting = false;
-	mpip_loss_push(l, false);
+	mpip_loss_expire(l, now_ms, wait_ms);
+	if (l->out == MPIP_LOSS_OUT)
+		mpip_loss_settle(l, true);
+	l->sent[(l->head + l->out) % MPIP_LOSS_OUT] = now_ms;
+	l->out++;
+}
+
+/*
+ * An answer came at @now_ms: it settles the oldest probe still awaiting
+ * one, unless that waited @wait_ms (then lost, as are all as old).  An
+ * answer to nothing outstanding (a second answer, or one to a probe
+ * already counted lost) counts nothing.
+ */
+void mpip_loss_answered(struct mpip_loss *l, u32 now_ms, u32 wait_ms)
+{
+	mpip_loss_expire(l, now_ms, wait_ms);
+	if (l->out)
+		mpip_loss_settle(l, false);
 }
 
 /* The share of the known outcomes that were losses, in percent. */
