@@ -17,7 +17,9 @@ DURATION=600
 
 t_start() {
 	iperf3_server_start "$B" 5201
-	ip netns exec "$A" iperf3 -c 10.1.1.2 -t "$DURATION" -i 1 --forceflush \
+	# (-b: paced at 10 Mbit/s; unpaced it ran at ~200 Mbit/s, as much as
+	# the CPUs gave it, where `flowing` needs 2 MB in 15 s, ~1 Mbit/s)
+	ip netns exec "$A" iperf3 -c 10.1.1.2 -t "$DURATION" -b 10M -i 1 --forceflush \
 		</dev/null >"$T/iperf3.out" 2>&1 &
 	echo $! >"$T/iperf3.pid"
 	wait_for 15 grep -q 'sec' "$T/iperf3.out" || {
