@@ -180,7 +180,7 @@ udp_exchange() {
 	sent=$(tmpdir)/udp-sent.$port
 	rm -f "$ready" "$res" "$sent"
 	# output to files, $! the receiver itself: see tcp_send_file
-	ip netns exec "$dst" python3 "$REPO/tests/selftests/udpcheck.py" recv \
+	ip netns exec "$dst" python3 -S "$REPO/tests/selftests/udpcheck.py" recv \
 		"$port" "$count" --timeout "${UDP_RECV_TIMEOUT:-120}" --linger 1 --ready "$ready" \
 		--sent "$sent" --size "${UDP_SIZE:-0}" "${ropt[@]}" \
 		</dev/null >"$res" 2>"$err" &
@@ -189,7 +189,7 @@ udp_exchange() {
 		_bg_stop "$rpid" "$err"
 		fail "UDP receiver on $dst:$port not ready"
 	fi
-	if ! in_ns "$src" python3 "$REPO/tests/selftests/udpcheck.py" send \
+	if ! in_ns "$src" python3 -S "$REPO/tests/selftests/udpcheck.py" send \
 		"$addr" "$port" "$count" --sport "$sport" --gap-us "$gap" \
 		"${opt[@]}"; then
 		_bg_stop "$rpid" "$err"
@@ -274,7 +274,7 @@ flows_sink() {
 	ready=$(tmpdir)/flows-ready.$1
 	pidf=$(tmpdir)/flows-sink.$1.pid
 	[[ -f $pidf ]] && return 0
-	ip netns exec "$1" python3 "$REPO/tests/selftests/flows.py" sink \
+	ip netns exec "$1" python3 -S "$REPO/tests/selftests/flows.py" sink \
 		"$FLOWS_PORT" --ready "$ready" </dev/null >/dev/null 2>&1 &
 	echo $! >"$pidf"
 	wait_for 30 test -e "$ready" || fail "no UDP sink in $1"
@@ -283,7 +283,7 @@ flows_sink() {
 # flows_send NS ADDR COUNT: COUNT datagrams to ADDR:$FLOWS_PORT, each from
 # a new socket: COUNT new flows
 flows_send() {
-	in_ns "$1" python3 "$REPO/tests/selftests/flows.py" send "$2" \
+	in_ns "$1" python3 -S "$REPO/tests/selftests/flows.py" send "$2" \
 		"$FLOWS_PORT" "$3" >/dev/null || fail "flows.py in $1 sent fewer than $3"
 }
 

@@ -183,7 +183,8 @@ reports_in() {
 import sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
-from scapy.all import IP, rdpcap
+from scapy.layers.inet import IP
+from scapy.utils import rdpcap
 n = 0
 for p in rdpcap(sys.argv[2]):
     t = mpip_cm.find_trailer(p[IP]) if IP in p else None

@@ -209,7 +209,10 @@ t_stolen_cms() {
 	rpid=$!
 	sent=$(in_ns "$R" /usr/bin/python3 - "$T/held.pcap" <<-'PY'
 		import sys
-		from scapy.all import IP, UDP, rdpcap, send, conf
+		from scapy.layers.inet import IP, UDP
+		from scapy.utils import rdpcap
+		from scapy.sendrecv import send
+		from scapy.config import conf
 		conf.verb = 0
 		n = 0
 		for p in rdpcap(sys.argv[1]):
@@ -251,7 +254,10 @@ t_bad_shim() {
 	local rpid=$!
 	in_ns "$R" /usr/bin/python3 - <<-'PY' || fail "R could not send"
 		import os
-		from scapy.all import IP, UDP, Raw, send, conf
+		from scapy.layers.inet import IP, UDP
+		from scapy.packet import Raw
+		from scapy.sendrecv import send
+		from scapy.config import conf
 		conf.verb = 0
 		b = IP(src="198.18.3.254", dst="198.18.3.2") / UDP(sport=40001, dport=19792)
 		for shim in (b"\x4d\x11\x06\x01", b"\x4d\x21\x11\x00", b"\x00\x11\x11\x00"):
@@ -268,7 +274,9 @@ t_bad_shim() {
 	# a SYN to the control port from R, whose address B has a learned
 	# path to (the stolen CMs'), never verified: no SYN-ACK
 	syn=$(in_ns "$R" /usr/bin/python3 - <<-'PY'
-		from scapy.all import IP, TCP, sr1, conf
+		from scapy.layers.inet import IP, TCP
+		from scapy.sendrecv import sr1
+		from scapy.config import conf
 		conf.verb = 0
 		n = 0
 		for port in (40000, 40003):
@@ -332,7 +340,9 @@ t_ftcp() {
 forge_to_b() {
 	in_ns "$R" /usr/bin/python3 - "$1" <<-'PY'
 		import random, sys
-		from scapy.all import IP, TCP, send, conf
+		from scapy.layers.inet import IP, TCP
+		from scapy.sendrecv import send
+		from scapy.config import conf
 		conf.verb = 0
 		n = 0
 		for line in open(sys.argv[1]):
@@ -435,7 +445,10 @@ t_forged_pmtu() {
 	p0=$(mpip_stat "$B" rx_icmp_pmtu)
 	in_ns "$R" /usr/bin/python3 - "$T/learned" <<-'PY' || fail "R could not send"
 		import sys
-		from scapy.all import IP, UDP, ICMP, Raw, send, conf
+		from scapy.layers.inet import IP, UDP, ICMP
+		from scapy.packet import Raw
+		from scapy.sendrecv import send
+		from scapy.config import conf
 		conf.verb = 0
 		for line in open(sys.argv[1]):
 		    b, nat, port = line.split()

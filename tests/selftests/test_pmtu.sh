@@ -62,7 +62,8 @@ t_forged() {
 	pmtu0=$(mpip_stat "$A" rx_icmp_pmtu)
 	in_ns "$R" /usr/bin/python3 - <<'PY'
 import time
-from scapy.all import ICMP, IP, TCP, send
+from scapy.layers.inet import ICMP, IP, TCP
+from scapy.sendrecv import send
 err = (IP(src="10.2.2.254", dst="10.2.2.1") /
        ICMP(type=3, code=4, nexthopmtu=576) /
        IP(src="10.2.2.1", dst="10.3.1.2", len=1500) /

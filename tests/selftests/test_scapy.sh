@@ -115,7 +115,10 @@ t_crafted_query() {
 import sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
-from scapy.all import IP, UDP, Raw, send, conf
+from scapy.layers.inet import IP, UDP
+from scapy.packet import Raw
+from scapy.sendrecv import send
+from scapy.config import conf
 conf.verb = 0
 key, ctr = 0x0123456789abcdef, 5 << 32 | 7
 t = mpip_cm.first_query(key, ctr)

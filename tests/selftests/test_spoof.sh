@@ -172,7 +172,10 @@ forge() {
 import os, struct, sys, time
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
-from scapy.all import IP, UDP, Raw, send, conf
+from scapy.layers.inet import IP, UDP
+from scapy.packet import Raw
+from scapy.sendrecv import send
+from scapy.config import conf
 conf.verb = 0
 tok, sid, flags, sport, n = (int(sys.argv[2], 0), int(sys.argv[3]),
                              int(sys.argv[4], 0), int(sys.argv[5]),
@@ -250,7 +253,10 @@ t_addr_list() {
 replay_from_x() {
 	in_ns "$X" /usr/bin/python3 - "$1" "$2" <<'PY'
 import sys, time
-from scapy.all import IP, rdpcap, send, conf
+from scapy.layers.inet import IP
+from scapy.utils import rdpcap
+from scapy.sendrecv import send
+from scapy.config import conf
 conf.verb = 0
 pkts = [p[IP] for p in rdpcap(sys.argv[1]) if IP in p]
 for _ in range(3):
@@ -288,7 +294,8 @@ t_replay() {
 # MPIP_CM_X_DUP (a copy of a datagram sent twice)
 dup_copies() {
 	/usr/bin/python3 - "$1" <<'PY'
-from scapy.all import rdpcap, IP, UDP
+from scapy.utils import rdpcap
+from scapy.layers.inet import IP, UDP
 n = 0
 for p in rdpcap(__import__("sys").argv[1]):
     raw = bytes(p[IP])
@@ -617,7 +624,8 @@ hs_cms() {
 import json, struct, sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
-from scapy.all import IP, rdpcap
+from scapy.layers.inet import IP
+from scapy.utils import rdpcap
 for p in rdpcap(sys.argv[2]):
     t = mpip_cm.find_trailer(p[IP]) if IP in p else None
     if t is None or t.version != mpip_cm.VERSION2:
@@ -660,7 +668,10 @@ t_stolen_key() {
 import sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
-from scapy.all import IP, UDP, Raw, send, conf
+from scapy.layers.inet import IP, UDP
+from scapy.packet import Raw
+from scapy.sendrecv import send
+from scapy.config import conf
 conf.verb = 0
 key, ctr = int(sys.argv[2], 16), int(sys.argv[3]) + (1 << 40)
 t = mpip_cm.first_query(key, ctr)
