@@ -239,8 +239,7 @@ mpip_setup_router_globals() {
 # nat_counter NS NAME: packets counted by counter NAME of table inet natlab
 # (topo.sh nat)
 nat_counter() {
-	ip netns exec "$1" nft -j list counter inet natlab "$2" |
-		jq -er '.nftables[] | select(.counter) | .counter.packets'
+	nft_packets "$1" inet natlab "$2"
 }
 
 # mpip_twolink_warm_up: 100 kB over TCP from A to B's link-1 address (port
@@ -407,10 +406,13 @@ mpip_stat_ge() {
 
 # _mpip_stats_eval LABEL JSON JQ_EXPR: print the counters of JSON that
 # JQ_EXPR names (.name), then succeed if JQ_EXPR holds for JSON
+# (one jq: the counters, then the verdict, whose value sets the status)
 _mpip_stats_eval() {
-	echo "$1: $(jq -c --arg e "$3" '. as $s | [$e | scan("\\.([a-z_0-9]+)") | .[0] |
-		{(.): $s[.]}] | add' <<<"$2")"
-	jq -e "$3" <<<"$2" >/dev/null
+	local out rc=0
+	out=$(jq -ce --arg e "$3" '(. as $s | [$e | scan("\\.([a-z_0-9]+)") | .[0] |
+		{(.): $s[.]}] | add), ('"$3"')' <<<"$2") || rc=$?
+	echo "$1: ${out%%$'\n'*}"
+	return "$rc"
 }
 
 # mpip_stats_check NS JQ_EXPR: print NS's counters that JQ_EXPR names

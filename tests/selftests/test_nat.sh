@@ -278,8 +278,7 @@ answers_from() {
 }
 
 answers_lost() {
-	ip netns exec "$B" nft -j list counter ip answers lost |
-		jq -er '.nftables[] | select(.counter) | .counter.packets'
+	nft_packets "$B" ip answers lost
 }
 
 # DEV_paths DEV FILTER: A has two paths over DEV, and FILTER holds for
@@ -439,8 +438,7 @@ lists_from_a() {
 }
 
 lists_lost() {
-	ip netns exec "$B" nft -j list counter ip lists lost |
-		jq -er '.nftables[] | select(.counter) | .counter.packets'
+	nft_packets "$B" ip lists lost
 }
 
 # A path carries data only once the peer has a path back.  Tables

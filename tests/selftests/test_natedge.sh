@@ -182,8 +182,7 @@ attack_table() {
 }
 
 attack_counter() {
-	ip netns exec "$R" nft -j list counter ip attack "$1" |
-		jq -er '.nftables[] | select(.counter) | .counter.packets'
+	nft_packets "$R" ip attack "$1"
 }
 
 # B's paths to R's address

@@ -38,8 +38,7 @@ RR_TRIES=6
 # probes_to ADDR: control packets B received for ADDR from A (nft counter,
 # ahead of mpip's input hook, which consumes them)
 probes_to() {
-	ip netns exec "$B" nft -j list counter inet rrtest "probes_${1//./_}" |
-		jq -er '.nftables[] | select(.counter) | .counter.packets'
+	nft_packets "$B" inet rrtest "probes_${1//./_}"
 }
 
 t_setup() {
@@ -158,8 +157,7 @@ a_has_path_to() {
 
 # probes_extra: A's probes to 10.1.2.10-15
 probes_extra() {
-	ip netns exec "$B" nft -j list counter inet rrtest probes_extra |
-		jq -er '.nftables[] | select(.counter) | .counter.packets'
+	nft_packets "$B" inet rrtest probes_extra
 }
 
 t_dmesg() { check_dmesg_clean "$MARK"; }

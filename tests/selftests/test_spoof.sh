@@ -533,8 +533,7 @@ t_collide() {
 # (UDP length 8 with a CM behind it: answers, confirmations, probes,
 # heartbeats, IP_CHANGE, whoever they went to)
 ctrl_sent() {
-	in_ns "$B" nft -j list counter ip budget ctrl |
-		jq -e '.nftables[] | select(.counter) | .counter.packets'
+	nft_packets "$B" ip budget ctrl
 }
 
 # budget_flood PPS N: with ctrl_pps PPS on B, X floods B with N queries
