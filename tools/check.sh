@@ -187,21 +187,21 @@ judge_suite() {
 # hold and probe times), so two of them finish the files sooner than one
 # (the 6.12 and 6.1 files in 36 min rather than 48, 2026-11-29).
 # The files are dealt to the lanes longest first (by FILE_SECONDS: their
-# durations in a run on 6.12 in one guest; a file not listed counts 60 s, and
+# durations in a run of make check on 6.12; a file not listed counts 60 s, and
 # each guest's boot BOOT_SECONDS), each lane's files of one kernel in one
 # guest, the lane's guests one after another.
 GUESTS=${MPIP_CHECK_GUESTS:-2}
 # a guest's time limit (vm.sh --timeout), MPIP_CHECK_GUEST_TIMEOUT
 GUEST_TIMEOUT=${MPIP_CHECK_GUEST_TIMEOUT:-3600}
 BOOT_SECONDS=40
-# (test_NAME:SECONDS; 6.12, 2026-11-29)
+# (test_NAME:SECONDS; 6.12, make check's two guests, 2026-11-30)
 FILE_SECONDS="
-	backup:95 blackout:122 bridge:34 encap:44 failover:69
-	fastpath:64 firewall:44 handshake:132 helper:16 idle:81 lab:45
-	legacy:28 links:23 loss:90 monitor:40 multipath:39 nat:200 natedge:192
-	natidle:94 netlink:26 paths:37 pmtu:27 policy:58 probe:6
-	reload:70 reorder:65 router:31 rr:83 rules:130 scapy:27
-	spoof:289 steer:24 table7:38 teardown:177 unload:95 ynl:32
+	backup:109 blackout:129 bridge:53 encap:45 failover:90
+	fastpath:68 firewall:54 handshake:133 helper:24 idle:84 lab:45
+	legacy:25 links:34 loss:134 monitor:66 multipath:51 nat:215 natedge:222
+	natidle:105 netlink:28 paths:45 pmtu:28 policy:64 probe:7
+	reload:78 reorder:96 router:45 rr:90 rules:186 scapy:31
+	spoof:340 steer:29 table7:47 teardown:203 unload:91 ynl:47
 "
 
 # plan_guests FULL KERNELS...: the guests, a line "LANE KVER FILE..." each,
