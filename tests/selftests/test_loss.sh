@@ -158,6 +158,7 @@ t_flood() {
 			fail "the flood ended after $((SECONDS - t0)) s; not a test"
 		! any_lossy || {
 			eth1_loss
+			flood_stats
 			fail "a path of A's went lossy $((SECONDS - t0)) s into the flood"
 		}
 	done
@@ -167,10 +168,15 @@ t_flood() {
 	read -r sent secs <"$T/flood.out"
 	echo "$(date +%T) X sent $sent queries in $secs s; B refused $lim answers"
 	eth1_loss
-	mpip_stats_since "$B" "$T/b0" '[.rx_query, .tx_confirm, .ctrl_limited,
-		.ctrl_budget, .table_full, .table_evict, .rr_held] | length > 0' || true
+	flood_stats
 	mpip_stats_since "$A" "$T/a0" '.path_lossy == 0' ||
 		fail "path_lossy counted a path during the flood"
+}
+
+# flood_stats: what the flood did to B since t_flood's $T/b0
+flood_stats() {
+	mpip_stats_since "$B" "$T/b0" '[.rx_query, .tx_confirm, .ctrl_limited,
+		.ctrl_budget, .table_full, .table_evict, .rr_held] | length > 0' || true
 }
 
 # b_limited_since N0 K: B's ctrl_limited grew by K since it was N0
