@@ -154,7 +154,7 @@ t_flood() {
 	fpid=$!
 	# the flood is on once B refuses answers: then 12 s of it, each
 	# path's 16 outcomes and more (a probe a heartbeat, 300 ms)
-	wait_for 60 b_limited_since "$lim0" 200 ||
+	wait_for 60 mpip_stat_ge "$B" ctrl_limited $((lim0 + 200)) ||
 		fail "B refused only $(($(mpip_stat "$B" ctrl_limited) - lim0)) answers: no flood, not a test"
 	echo "$(date +%T) B refuses answers to strangers"
 	t0=$SECONDS
@@ -183,11 +183,6 @@ t_flood() {
 flood_stats() {
 	mpip_stats_since "$B" "$T/b0" '[.rx_query, .tx_confirm, .ctrl_limited,
 		.ctrl_budget, .table_full, .table_evict, .rr_held] | length > 0' || true
-}
-
-# b_limited_since N0 K: B's ctrl_limited grew by K since it was N0
-b_limited_since() {
-	(($(mpip_stat "$B" ctrl_limited) - $1 >= $2))
 }
 
 # MultiMob: eth2 a backup; a lossy eth1 fails the data over to it, and
