@@ -391,7 +391,6 @@ bool mpip_cm2_lpol(const struct mpip_cm2 *cm2, struct mpip_cm_lpol *l)
 	const struct mpip_cm *cm = &cm2->cm;
 	u32 mask = 0, tiers = 0, metered = 0;
 	unsigned int i, n = cm->naddrs;
-	struct mpip_cm_lpol raw = {};
 
 	if (!(cm->flags & MPIP_CM_F_IP_CHANGE) ||
 	    (cm->flags & (MPIP_CM_F_ENABLE | MPIP_CM_F_ENABLED)))
@@ -408,9 +407,8 @@ bool mpip_cm2_lpol(const struct mpip_cm2 *cm2, struct mpip_cm_lpol *l)
 	if (n > MPIP_CM_MAX_ADDRS)
 		n = MPIP_CM_MAX_ADDRS;
 	memset(l, 0, sizeof(*l));
-	raw.tiers = tiers;
 	for (i = 0; i < n; i++) {
-		unsigned int t = mpip_cm_lpol_tier(&raw, i);
+		unsigned int t = mpip_cm_tier_field(tiers, i);
 
 		if (!t && (mask & 1U << i))
 			t = 1;

@@ -314,10 +314,16 @@ struct mpip_cm_lpol {
 #define MPIP_CM_LPOL_MASK_LEN	4	/* the backup mask only */
 #define MPIP_CM_LPOL_LEN	12	/* mask, tiers, metered mask */
 
+/* Address @i's field in a word of tiers (struct mpip_cm_lpol's @tiers). */
+static inline unsigned int mpip_cm_tier_field(u32 tiers, unsigned int i)
+{
+	return tiers >> (MPIP_CM_TIER_BITS * i) & MPIP_CM_TIER_MAX;
+}
+
 static inline unsigned int mpip_cm_lpol_tier(const struct mpip_cm_lpol *l,
 					     unsigned int i)
 {
-	return l->tiers >> (MPIP_CM_TIER_BITS * i) & MPIP_CM_TIER_MAX;
+	return mpip_cm_tier_field(l->tiers, i);
 }
 
 void mpip_cm_lpol_set(struct mpip_cm_lpol *l, unsigned int i,
