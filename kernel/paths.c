@@ -518,15 +518,16 @@ bool mpip_path_metered(struct mpip_net *mn, const struct mpip_path *p)
  * path of any tier, by tier again, a path that came back up less than
  * MPIP_BACKUP_RETURN ago: not yet trusted to take the data back from a
  * path of a higher tier, but better than none; last, by tier, the paths
- * that lose too many probes (loss_pct: heartbeat.c).  Only asked while
- * the namespace or the peer has backup links, or the loss oracle is on.
+ * that lose too many probes (loss_pct: heartbeat.c; a verdict from before
+ * the oracle was turned off counts no more).  Only asked while the
+ * namespace or the peer has backup links, or the loss oracle is on.
  */
 static unsigned int mpip_path_rank(struct mpip_net *mn, struct mpip_path *p)
 {
 	unsigned long t = READ_ONCE(p->up_again);
 	unsigned int tier = mpip_path_tier(mn, p);
 
-	if (READ_ONCE(p->lossy))
+	if (READ_ONCE(p->lossy) && READ_ONCE(mn->cfg.loss_pct))
 		return MPIP_RANK_LOSSY + tier;
 	if (t && time_before(jiffies, t + MPIP_BACKUP_RETURN))
 		return MPIP_RANK_BACK + tier;

@@ -9,7 +9,8 @@
 # link, a lossy eth1 fails the data over to the backup.  A stranger's
 # flood of queries from forged addresses, which takes all the answers
 # B has for strangers, leaves A's probes answered and its paths not
-# lossy.  The stream runs through all of it and arrives intact.
+# lossy.  Turning the oracle off ends its verdicts.  The stream runs
+# through all of it and arrives intact.
 # TIMEOUT: 600
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -148,7 +149,7 @@ t_flood() {
 	! any_lossy || fail "a path of A's is lossy before the flood"
 	mpipctl_in "$A" -j stats >"$T/a0"
 	mpipctl_in "$B" -j stats >"$T/b0"
-	lim0=$(mpip_stat "$B" ctrl_limited)
+	lim0=$(jq -e .ctrl_limited "$T/b0") || fail "no ctrl_limited in B's stats"
 	mpip_query_flood "$X" 10.1.9.9 10.1.1.2 $((rate * 50 / 3)) forged "$rate" \
 		"$T/flood.stop" >"$T/flood.out" &
 	fpid=$!
@@ -212,6 +213,35 @@ t_backup() {
 	((e2 * 100 <= (e1 + e2) * 2)) || fail "the data did not come back to eth1"
 }
 
+# Turning the oracle off ends its verdicts: with eth2 a backup and eth1
+# found lossy, loss_pct 0 (and the loss gone) brings the data back to
+# eth1.  (Before, the verdict stood for the packet path, with no probe
+# left to clear it, and the data stayed on the backup.)
+t_forget() {
+	local out e1 e2
+	trap '"$TOPO" netem "$A" eth1 "" || true
+		mpipctl_in "$A" link set dev eth2 nobackup || true' EXIT
+	mpipctl_in "$A" set loss_pct 30
+	mpipctl_in "$A" link set dev eth2 backup
+	"$TOPO" netem "$A" eth1 ",,60%"
+	wait_for 20 eth1_lossy true || {
+		eth1_loss
+		fail "A's eth1 path not lossy within 20 s"
+	}
+	off_eth1 "eth1 lossy, eth2 a backup"
+	"$TOPO" netem "$A" eth1 ""
+	mpipctl_in "$A" set loss_pct 0
+	# (60 % loss may have left it down: up again, it waits a second)
+	wait_for 20 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up ||
+		fail "A's eth1 path not up 20 s after the loss ended"
+	sleep 2
+	out=$(share_of 3) || fail "the stream all but stopped"
+	read -r e1 e2 <<<"$out"
+	echo "loss_pct 0, 3 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
+	((e2 * 100 <= (e1 + e2) * 2)) ||
+		fail "the data stayed on the backup with the oracle off"
+}
+
 t_intact() {
 	mpipctl_in "$A" set loss_pct 0
 	tcp_stream_end "$T/blk" "$T/st" 60
@@ -221,13 +251,14 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 8
+	ktap_plan 9
 	ktap_run setup t_setup
 	ktap_run oracle_off_keeps_the_lossy_path t_off
 	ktap_run lossy_path_leaves_the_data t_lossy
 	ktap_run path_returns_after_the_loss t_recovers
 	ktap_run stranger_flood_leaves_probes_answered t_flood
 	ktap_run lossy_primary_fails_over_to_backup t_backup
+	ktap_run oracle_off_ends_its_verdicts t_forget
 	ktap_run stream_intact t_intact
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
