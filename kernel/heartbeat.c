@@ -300,7 +300,9 @@ static bool mpip_probe_due(struct mpip_net *mn, struct mpip_path *p,
  * without data, and so without fresh delays to compare and without the
  * timeout that would find it broken before it is needed.  With the loss
  * oracle on, while data flows, every path up gets a loss probe per
- * heartbeat instead (mpip_loss_probe()).  Caller holds RCU.
+ * heartbeat instead (mpip_loss_probe()).  A cold standby (a metered
+ * backup while a lower tier works: mpip_path_cold()) gets nothing.
+ * Caller holds RCU.
  */
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 {
@@ -308,13 +310,16 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 	bool up_too = mpip_node_probes_up(n);
 	bool busy = waited || mpip_node_data_active(n);
 	unsigned int pct = READ_ONCE(mn->cfg.loss_pct);
+	unsigned int low = MPIP_LINK_TIER_MAX + 1;	/* none is cold */
 	struct mpip_path *p;
 	unsigned int i;
 	int state;
 
+	if (READ_ONCE(mn->nbackup) || READ_ONCE(n->addr_lpol.tiers))
+		low = mpip_paths_low_tier(mn, n);
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
-		if (!p)
+		if (!p || mpip_path_cold(mn, p, low))
 			continue;
 		mpip_ftcp_tick(mn, p);
 		state = READ_ONCE(p->state);
@@ -406,17 +411,18 @@ static void mpip_node_probe_unreported(struct mpip_net *mn,
 
 /*
  * Tell node @n our address list, on every path that may work: not those
- * without a route, nor those to an address that never answered a probe.
+ * without a route, nor those to an address that never answered a probe,
+ * nor a cold standby (mpip_path_cold()), while a lower tier carries it.
  * The list and its extension are made once; each CM gets its own
  * timestamp (and path ID, mpip_ctrl_send()).
  */
 static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
 {
+	unsigned int i, low = mpip_paths_low_tier(mn, n);
 	struct mpip_cm_ext ext;
 	struct mpip_cm_lpol l;
 	struct mpip_cm list, cm;
 	struct mpip_path *p;
-	unsigned int i;
 
 	mpip_cm_fill(mn, &list, MPIP_CM_F_CTRL | MPIP_CM_F_IP_CHANGE, true);
 	/* their tiers and metered bits: an extension, if any is set */
@@ -425,7 +431,7 @@ static void mpip_notify_node(struct mpip_net *mn, struct mpip_node *n)
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) == MPIP_PATH_NOROUTE ||
-		    mpip_rr_gave_up(p))
+		    mpip_rr_gave_up(p) || mpip_path_cold(mn, p, low))
 			continue;
 		cm = list;
 		cm.timestamp_us = mpip_now_us();

@@ -784,6 +784,10 @@ void mpip_paths_release(struct mpip_node *n);
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p);
 unsigned int mpip_path_tier(struct mpip_net *mn, const struct mpip_path *p);
 bool mpip_path_metered(struct mpip_net *mn, const struct mpip_path *p);
+unsigned int mpip_paths_low_tier(struct mpip_net *mn,
+				 const struct mpip_node *n);
+bool mpip_path_cold(struct mpip_net *mn, struct mpip_path *p,
+		    unsigned int low);
 bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   const struct mpip_rule *rule,

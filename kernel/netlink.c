@@ -675,12 +675,15 @@ static int mpip_nl_put_path_rr(struct sk_buff *skb, struct mpip_path *p)
 }
 
 /*
- * The link policy at both ends: the path's tier, whether it is metered;
- * and what the loss oracle finds.
+ * The link policy at both ends: the path's tier, whether it is metered
+ * (and so, with a lower tier at work, cold); and what the loss oracle
+ * finds.
  */
 static int mpip_nl_put_path_policy(struct sk_buff *skb, struct mpip_net *mn,
+				   const struct mpip_node *n,
 				   struct mpip_path *p)
 {
+	unsigned int low = mpip_paths_low_tier(mn, n);
 	struct mpip_loss l;
 
 	spin_lock_bh(&p->lock);
@@ -690,7 +693,8 @@ static int mpip_nl_put_path_policy(struct sk_buff *skb, struct mpip_net *mn,
 	    nla_put_u8(skb, MPIP_PATH_A_METERED, mpip_path_metered(mn, p)) ||
 	    nla_put_u8(skb, MPIP_PATH_A_LOSS_PCT, mpip_loss_pct(&l)) ||
 	    nla_put_u8(skb, MPIP_PATH_A_LOSSY,
-		       l.lossy && READ_ONCE(mn->cfg.loss_pct)))
+		       l.lossy && READ_ONCE(mn->cfg.loss_pct)) ||
+	    nla_put_u8(skb, MPIP_PATH_A_COLD, mpip_path_cold(mn, p, low)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -718,7 +722,7 @@ static int mpip_nl_put_path(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u32(skb, MPIP_PATH_A_WEIGHT, READ_ONCE(p->weight)) ||
 	    mpip_nl_put_path_delay(skb, p) ||
 	    mpip_nl_put_path_rr(skb, p) ||
-	    mpip_nl_put_path_policy(skb, mn, p) ||
+	    mpip_nl_put_path_policy(skb, mn, n, p) ||
 	    nla_put_u64_64bit(skb, MPIP_PATH_A_TX_PKTS, sum.tx_pkts,
 			      MPIP_PATH_A_PAD) ||
 	    nla_put_u64_64bit(skb, MPIP_PATH_A_TX_BYTES, sum.tx_bytes,

@@ -618,6 +618,41 @@ bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p)
 }
 
 /*
+ * The tier @n's data goes over, as mpip_paths_usable() ranks the paths
+ * (mpip_path_rank()): the lowest among its paths up that are neither
+ * lossy nor back up just now; MPIP_RANK_BACK, above every tier, if none
+ * is.  Caller holds RCU.
+ */
+unsigned int mpip_paths_low_tier(struct mpip_net *mn,
+				 const struct mpip_node *n)
+{
+	unsigned int i, low = MPIP_RANK_BACK;
+	struct mpip_path *p;
+
+	for (i = 0; i < mpip_path_slots(n); i++) {
+		p = rcu_dereference(n->paths[i]);
+		if (p && READ_ONCE(p->state) == MPIP_PATH_UP)
+			low = min(low, mpip_path_rank(mn, p));
+	}
+	return low;
+}
+
+/*
+ * Is @p a cold standby (MultiMob: a metered backup stays idle until it is
+ * needed)?  So is a path of a backup tier, metered at either end, while
+ * the data goes over a lower tier, @low (mpip_paths_low_tier()).
+ * Nothing is sent on it then but data a rule puts there: no probes, no
+ * loss probes, no fake TCP SYNs, no address lists (heartbeat.c).  It
+ * learns nothing meanwhile: if it broke, the data that fails over to it
+ * finds out within path_timeout_ms, and the path is probed from then on.
+ */
+bool mpip_path_cold(struct mpip_net *mn, struct mpip_path *p,
+		    unsigned int low)
+{
+	return mpip_path_tier(mn, p) > low && mpip_path_metered(mn, p);
+}
+
+/*
  * Choose a path for one packet, by weight among the paths up that @rule
  * allows (all if NULL); for a data packet (@tx) with queue_steer on,
  * steered by the device queues here (mpip_path_steer()).  NULL if none

@@ -511,6 +511,7 @@ struct nla_policy path_policy[MPIP_PATH_A_MAX + 1] = {
 	[MPIP_PATH_A_METERED]		= ATTR(NLA_U8, 1),
 	[MPIP_PATH_A_LOSS_PCT]		= ATTR(NLA_U8, 1),
 	[MPIP_PATH_A_LOSSY]		= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_COLD]		= ATTR(NLA_U8, 1),
 };
 
 #define FB_AGE_NEVER	0xffffffffu
@@ -632,7 +633,8 @@ static int path_entry(struct nlattr **top, void *arg)
 		table_cell(&o->t, "%s", seen[0] ? seen : "-");
 		table_cell(&o->t, "%s", encap);
 		table_cell(&o->t, "%u", get_u8(tb[MPIP_PATH_A_TIER]));
-		table_cell(&o->t, "%s",
+		/* a cold standby is metered */
+		table_cell(&o->t, "%s", get_u8(tb[MPIP_PATH_A_COLD]) ? "cold" :
 			   get_u8(tb[MPIP_PATH_A_METERED]) ? "yes" : "no");
 		table_cell(&o->t, "%u%%%s", get_u8(tb[MPIP_PATH_A_LOSS_PCT]),
 			   get_u8(tb[MPIP_PATH_A_LOSSY]) ? " lossy" : "");
@@ -697,6 +699,8 @@ static int path_entry(struct nlattr **top, void *arg)
 	json_uint(&o->j, get_u8(tb[MPIP_PATH_A_LOSS_PCT]));
 	json_key(&o->j, "lossy");
 	json_bool(&o->j, get_u8(tb[MPIP_PATH_A_LOSSY]));
+	json_key(&o->j, "cold");
+	json_bool(&o->j, get_u8(tb[MPIP_PATH_A_COLD]));
 	json_obj_end(&o->j);
 	return 0;
 }

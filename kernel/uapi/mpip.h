@@ -555,6 +555,9 @@ enum mpip_path_state {
  * @MPIP_PATH_A_LOSS_PCT: u8, the share of the path's last loss probes
  *	(up to 16) that went unanswered, in percent (MPIP_CFG_LOSS_PCT)
  * @MPIP_PATH_A_LOSSY: u8, 1 if the loss oracle finds the path lossy
+ * @MPIP_PATH_A_COLD: u8, 1 if the path is a cold standby: metered, of a
+ *	tier above the one the node's data goes over; nothing but data goes
+ *	on it, no probes
  */
 enum mpip_path_attr {
 	MPIP_PATH_A_UNSPEC,
@@ -588,6 +591,7 @@ enum mpip_path_attr {
 	MPIP_PATH_A_METERED,
 	MPIP_PATH_A_LOSS_PCT,
 	MPIP_PATH_A_LOSSY,
+	MPIP_PATH_A_COLD,
 
 	__MPIP_PATH_A_MAX,
 };

@@ -12,7 +12,8 @@
 # host's `mpipctl monitor` shows the failover to the backup and the
 # failback.  Then tiers: eth2 at tier 1 and eth1 at tier 2 take the same
 # turns, the events naming the tiers; and B learns a tier above 1 and a
-# metered link of A's and keeps off them (the latter under a rule).
+# metered link of A's and keeps off them (the latter under a rule).  Last,
+# a metered backup is a cold standby: nothing goes over it until needed.
 # TIMEOUT: 600
 # (about 53 s alone in one guest before the tiers' subtest, which adds
 # about 30 s; 235 s in a loaded run before it: about five times its time
@@ -286,11 +287,80 @@ t_peer_tiers() {
 	((e2 * 5 > (e1 + e2))) || fail "A's eth2 carried under 20 % without the rule"
 }
 
+# eth2_counter: count the IPv4 packets A's eth2 sends and receives (ARP,
+# which an idle neighbour entry may still send, not)
+eth2_counter() {
+	ip netns exec "$A" nft -f - <<-'EOF'
+	table netdev cold {
+		counter ip4 { }
+		chain in { type filter hook ingress device "eth2" priority 0;
+			meta protocol ip counter name "ip4"; }
+		chain out { type filter hook egress device "eth2" priority 0;
+			meta protocol ip counter name "ip4"; }
+	}
+	EOF
+}
+
+# eth2_count SECONDS: the IPv4 packets A's eth2 sent and received in the
+# next SECONDS seconds
+eth2_count() {
+	local n0 n1
+	n0=$(nft_packets "$A" netdev cold ip4) || return 1
+	sleep "$1"
+	n1=$(nft_packets "$A" netdev cold ip4) || return 1
+	echo "$((n1 - n0))"
+}
+
+# path_cold NS SADDR DADDR BOOL: NS's path from SADDR to DADDR says cold
+# BOOL (true or false) in show paths
+path_cold() {
+	mpipctl_in "$1" -j show paths | jq -e --arg s "$2" --arg d "$3" \
+		--argjson c "$4" 'any(.[]; .saddr == $s and .daddr == $d and
+		.cold == $c)' >/dev/null
+}
+
+# A cold standby (MultiMob): eth2 a metered backup.  While eth1 works and
+# a stream runs, neither host sends anything over eth2, where both probe
+# a backup that is not metered at every heartbeat; when eth1 breaks, the
+# stream goes over eth2 within the same bounds as a warm backup's; once
+# eth1 is back, eth2 is cold again.
+t_cold() {
+	local warm cold
+	trap '"$TOPO" netem "$A" eth1 "" || true; "$TOPO" netem "$B" eth1 "" || true
+		ip netns exec "$A" nft delete table netdev cold || true
+		mpipctl_in "$A" link set dev eth2 tier 0 nometered || true' EXIT
+	eth2_counter || fail "cannot count eth2's packets"
+	mpipctl_in "$A" link set dev eth2 backup
+	wait_for 20 b_heard 1 false || fail "B did not hear that eth2 is a backup"
+	tcp_stream_bg "$A" "$B" 10.1.1.2 5309 "$T/blk" "$T/st"
+	wait_for 30 file_grew "$T/st" 0 2000000 || fail "stream did not start"
+	warm=$(eth2_count 5)
+	mpipctl_in "$A" link set dev eth2 metered
+	wait_for 20 b_heard 1 true || fail "B did not hear that eth2 is metered"
+	path_cold "$A" 10.1.2.1 10.1.2.2 true || fail "A: eth2's path is not cold"
+	path_cold "$B" 10.1.2.2 10.1.2.1 true || fail "B: the path to A's eth2 is not cold"
+	cold=$(eth2_count 5)
+	echo "5 s of the stream: eth2 a backup, $warm packets on it; a metered backup, $cold"
+	((warm >= 10)) || fail "a warm backup had only $warm packets in 5 s: no test"
+	((cold == 0)) || fail "the cold standby had $cold packets in 5 s"
+	link_breaks eth1
+	path_cold "$A" 10.1.2.1 10.1.2.2 false || fail "A: eth2's path still cold"
+	link_returns eth1
+	# B's data (the ACKs) returns to eth1 a second after B's path is up
+	wait_for 20 mpip_path_is "$B" 10.1.1.2 10.1.1.1 up ||
+		fail "B: path over eth1 not back up"
+	sleep 2
+	cold=$(eth2_count 5)
+	echo "eth1 back: $cold packets on eth2 in 5 s"
+	((cold == 0)) || fail "eth2 did not go cold again: $cold packets in 5 s"
+	tcp_stream_end "$T/blk" "$T/st" 60
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 8
+	ktap_plan 9
 	ktap_run setup t_setup
 	ktap_run primary_carries_the_data t_primary_only
 	ktap_run peer_honours_the_backup t_peer_honours
@@ -298,6 +368,7 @@ main() {
 	ktap_run nobackup_spreads_again t_nobackup
 	ktap_run tiers_order_the_links t_tiers
 	ktap_run peer_learns_tiers_and_metered t_peer_tiers
+	ktap_run metered_backup_stays_cold t_cold
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
 }

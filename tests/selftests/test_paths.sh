@@ -83,7 +83,8 @@ type == "array" and length > 0 and all(.[];
 		"weight", "have_delay", "min_delay_us", "delay_us", "qdelay_us",
 		"max_qdelay_us", "tx_pkts", "tx_bytes", "rx_pkts", "rx_bytes",
 		"feedback", "fb_age_ms", "verified", "nat", "seen", "encap",
-		"dport", "learned", "tier", "metered", "loss_pct", "lossy"] |
+		"dport", "learned", "tier", "metered", "loss_pct", "lossy",
+		"cold"] |
 		sort)) and
 	(.node_id | type == "string" and test("^0x[0-9a-f]{8}$")) and
 	(.id | u and . >= 1 and . <= 16) and
@@ -104,7 +105,8 @@ type == "array" and length > 0 and all(.[];
 	(.dport | u and . >= 1 and . <= 65535) and
 	(.learned | type == "boolean") and
 	(.tier | u and . <= 7) and (.metered | type == "boolean") and
-	(.loss_pct | u and . <= 100) and (.lossy | type == "boolean"))'
+	(.loss_pct | u and . <= 100) and (.lossy | type == "boolean") and
+	(.cold | type == "boolean") and (.metered or (.cold | not)))'
 
 SESSION_SCHEMA='
 def ip: type == "string" and test("^[0-9]{1,3}(\\.[0-9]{1,3}){3}$");

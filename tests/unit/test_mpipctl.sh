@@ -384,7 +384,7 @@ struct path {
 	uint32_t delay[4];
 	uint64_t cnt[5];
 	uint32_t fb_age;
-	uint8_t verified, nat, encap, learned, tier, metered, loss, lossy;
+	uint8_t verified, nat, encap, learned, tier, metered, loss, lossy, cold;
 	const char *seen;	/* address the peer saw, or NULL */
 	uint16_t seen_port, dport;
 };
@@ -425,6 +425,7 @@ static void path(struct nl_msg *m, const struct path *p)
 		nla_put_u8(m, MPIP_PATH_A_METERED, p->metered);
 		nla_put_u8(m, MPIP_PATH_A_LOSS_PCT, p->loss);
 		nla_put_u8(m, MPIP_PATH_A_LOSSY, p->lossy);
+		nla_put_u8(m, MPIP_PATH_A_COLD, p->cold);
 	}
 	if (p->seen) {
 		nla_put_u32(m, MPIP_PATH_A_SEEN_ADDR, ip(p->seen));
@@ -659,7 +660,7 @@ static void build_paths(void)
 		.state = MPIP_PATH_PROBING, .full = 1, .weight = 1,
 		.fb_age = 0xffffffff, .nat = 1, .seen = "198.18.2.1",
 		.seen_port = 65535, .encap = 1, .dport = 40000, .learned = 1,
-		.tier = 7, .metered = 1, .loss = 100, .lossy = 1,
+		.tier = 7, .metered = 1, .loss = 100, .lossy = 1, .cold = 1,
 	};
 	struct path odd = {
 		.node = 0x00000002, .id = 7, .s = "10.0.3.1", .d = "10.0.3.2",
@@ -1040,11 +1041,11 @@ SESSIONS_TEXT='NODE           ID  PROTO  LOCAL           REMOTE             CONF
 0x00000001      2  udp    192.168.0.1:53  192.168.0.2:65535  no         0.000s           0        0
 0xffffffff      3  132    10.0.0.1:1      10.0.0.2:2         no         0.005s           1        2'
 # Interface 1 is the loopback device in every network namespace.
-PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250,"verified":true,"nat":false,"seen":"10.0.1.1:19792","encap":"none","dport":19792,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":true,"seen":"198.18.2.1:65535","encap":"udp","dport":40000,"learned":true,"tier":7,"metered":true,"loss_pct":100,"lossy":true}]'
-PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":"9","weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":false,"seen":null,"encap":"none","dport":0,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false}]'
+PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250,"verified":true,"nat":false,"seen":"10.0.1.1:19792","encap":"none","dport":19792,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":true,"seen":"198.18.2.1:65535","encap":"udp","dport":40000,"learned":true,"tier":7,"metered":true,"loss_pct":100,"lossy":true,"cold":true}]'
+PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":"9","weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":false,"seen":null,"encap":"none","dport":0,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false}]'
 PATHS_TEXT='NODE         ID  SRC       DST             DEV          STATE    WEIGHT      MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS    TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS           ENCAP  TIER  METERED  LOSS
 0x7d01e3b8    1  10.0.1.1  10.0.1.2        lo           up         1000  4294967295     12345   678     9012       10  6000000000       20        30  40  0.250s  yes       10.0.1.1:19792    none      0  no       0%
-0x7d01e3b8  255  10.0.2.1  10.0.2.2:40000  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -  nat       198.18.2.1:65535  udp       7  yes      100% lossy'
+0x7d01e3b8  255  10.0.2.1  10.0.2.2:40000  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -  nat       198.18.2.1:65535  udp       7  cold     100% lossy'
 PATHS_MIN_TEXT='NODE        ID  SRC       DST       DEV  STATE  WEIGHT  MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS  TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS  ENCAP  TIER  METERED  LOSS
 0x00000002   7  10.0.3.1  10.0.3.2  -    9           0       -         -     -        -        0         0        0         0   0       -  no        -        none      0  no       0%'
 AVAIL_TEXT='ADDRESS       PORT  PROTO  STATE       QUERIES  NODE-ID            AGE
