@@ -412,7 +412,7 @@ static void mpip_node_probe_unreported(struct mpip_net *mn,
 /*
  * Tell node @n our address list, on every path that may work: not those
  * without a route, nor those to an address that never answered a probe,
- * nor a cold standby (mpip_path_cold()), while a lower tier carries it.
+ * nor a cold standby (mpip_path_cold(): the data goes over a lower tier).
  * The list and its extension are made once; each CM gets its own
  * timestamp (and path ID, mpip_ctrl_send()).
  */

@@ -519,8 +519,9 @@ bool mpip_path_metered(struct mpip_net *mn, const struct mpip_path *p)
  * MPIP_BACKUP_RETURN ago: not yet trusted to take the data back from a
  * path of a higher tier, but better than none; last, by tier, the paths
  * that lose too many probes (loss_pct: heartbeat.c; a verdict from before
- * the oracle was turned off counts no more).  Only asked while the
- * namespace or the peer has backup links, or the loss oracle is on.
+ * the oracle was turned off counts no more).  mpip_paths_usable() asks
+ * only while the namespace or the peer has backup links, or the loss
+ * oracle is on.
  */
 static unsigned int mpip_path_rank(struct mpip_net *mn, struct mpip_path *p)
 {
