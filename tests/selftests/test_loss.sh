@@ -186,6 +186,17 @@ flood_stats() {
 		.ctrl_budget, .table_full, .table_evict, .rr_held] | length > 0' || true
 }
 
+# backup_takes_over: with eth2 a backup, 60 % loss on A's eth1; the path
+# is found lossy, and the data leaves eth1 for the backup
+backup_takes_over() {
+	"$TOPO" netem "$A" eth1 ",,60%"
+	wait_for 20 eth1_lossy true || {
+		eth1_loss
+		fail "A's eth1 path not lossy within 20 s"
+	}
+	off_eth1 "eth1 lossy, eth2 a backup"
+}
+
 # MultiMob: eth2 a backup; a lossy eth1 fails the data over to it, and
 # the data comes back once eth1 is good again
 t_backup() {
@@ -198,12 +209,7 @@ t_backup() {
 	read -r e1 e2 <<<"$out"
 	echo "eth2 backup, 2 s: eth1 $e1 bytes, eth2 $e2 bytes"
 	((e2 * 100 <= (e1 + e2))) || fail "the backup carried over 1 %"
-	"$TOPO" netem "$A" eth1 ",,60%"
-	wait_for 20 eth1_lossy true || {
-		eth1_loss
-		fail "A's eth1 path not lossy within 20 s"
-	}
-	off_eth1 "eth1 lossy, eth2 a backup"
+	backup_takes_over
 	"$TOPO" netem "$A" eth1 ""
 	wait_for 20 eth1_lossy false || fail "A's eth1 path still lossy"
 	sleep 2
@@ -223,12 +229,7 @@ t_forget() {
 		mpipctl_in "$A" link set dev eth2 nobackup || true' EXIT
 	mpipctl_in "$A" set loss_pct 30
 	mpipctl_in "$A" link set dev eth2 backup
-	"$TOPO" netem "$A" eth1 ",,60%"
-	wait_for 20 eth1_lossy true || {
-		eth1_loss
-		fail "A's eth1 path not lossy within 20 s"
-	}
-	off_eth1 "eth1 lossy, eth2 a backup"
+	backup_takes_over
 	"$TOPO" netem "$A" eth1 ""
 	mpipctl_in "$A" set loss_pct 0
 	# (60 % loss may have left it down: up again, it waits a second)
