@@ -324,9 +324,7 @@ eth2_count() {
 # path_cold NS SADDR DADDR BOOL: NS's path from SADDR to DADDR says cold
 # BOOL (true or false) in show paths
 path_cold() {
-	mpipctl_in "$1" -j show paths | jq -e --arg s "$2" --arg d "$3" \
-		--argjson c "$4" 'any(.[]; .saddr == $s and .daddr == $d and
-		.cold == $c)' >/dev/null
+	[[ $(mpip_path_get "$1" "$2" "$3" cold) == "$4" ]]
 }
 
 # A cold standby (MultiMob): eth2 a metered backup.  While eth1 works and
