@@ -475,8 +475,12 @@ for i in range(150):
 	((nodes <= 2048 + 3)) || fail "strangers' queries made $nodes nodes: more than half the table"
 	((ev > 0)) || fail "no entry of the flood's gave way to a new one"
 	((avail <= 8192 + avail0 + 16)) || fail "strangers' queries made $avail availability entries: more than half the table"
-	# X's share, 20 per second, and Z's few
-	((conf <= 20 * (fsecs + 2) + 10)) || fail "$conf confirmations in $fsecs s: more than X's share of 20 per second"
+	# X's share, 20 per second, and Z's few, over the whole subtest's
+	# time: B may answer queries of the flood seconds after X sent them,
+	# in a loaded run (862 answers to a flood of 38 s, with B's answers
+	# due 20 a second by its own clock, beside a third guest); without
+	# the share, B would answer up to 200 a second while the flood runs
+	((conf <= 20 * secs + 10)) || fail "$conf confirmations in $secs s: more than X's share of 20 per second"
 	((conf < rx)) || fail "B answered as many packets as it got"
 	a_still_delivers "during the flood's aftermath"
 	b_session >/dev/null || fail "B lost A's session"
