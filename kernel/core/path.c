@@ -654,3 +654,45 @@ u32 mpip_paths_steer(const struct mpip_steer *st, unsigned int n,
 	}
 	return best_mask;
 }
+
+/*
+ * A report gave @fwd_us as the one-way delay of the path, and came back
+ * in a packet whose one-way delay was @back_us (both mod 2^32, with the
+ * clocks' offset).  Returns false, and keeps nothing, if their sum is no
+ * round trip (above MPIP_RTT_MAX_US: a clock that jumped, a peer's lie).
+ */
+bool mpip_rtt_sample(struct mpip_rtt *r, u32 fwd_us, u32 back_us)
+{
+	u32 rtt = fwd_us + back_us, dev;
+
+	if (rtt > MPIP_RTT_MAX_US)
+		return false;
+	if (!r->have) {
+		r->srtt = rtt;
+		r->rttvar = rtt / 2;
+		r->have = true;
+		return true;
+	}
+	dev = rtt > r->srtt ? rtt - r->srtt : r->srtt - rtt;
+	r->rttvar = (u32)(((u64)r->rttvar * 3 + dev) / 4);
+	r->srtt = (u32)(((u64)r->srtt * 7 + rtt) / 8);
+	return true;
+}
+
+/*
+ * How long a path may go without a report before it is taken for broken,
+ * in ms: @base_ms (path_timeout_ms) beyond the reports' round trip and
+ * four times its deviation, at most MPIP_RTT_TIMEOUT_CAP times @base_ms;
+ * @base_ms until a round trip is known.
+ */
+u32 mpip_rtt_timeout(const struct mpip_rtt *r, u32 base_ms)
+{
+	u64 t, cap = (u64)base_ms * MPIP_RTT_TIMEOUT_CAP;
+
+	if (!r->have)
+		return base_ms;
+	t = base_ms + ((u64)r->srtt + 4 * (u64)r->rttvar) / 1000;
+	if (t > cap)
+		t = cap;
+	return t > 0xffffffffU ? 0xffffffffU : (u32)t;
+}

@@ -69,6 +69,30 @@ unsigned int mpip_copies_index(const u32 *d, u32 have, const u32 *link,
 			       unsigned int want, unsigned int *idx);
 
 /**
+ * struct mpip_rtt - the round trip of a path's delay reports
+ * @srtt: smoothed round trip, us
+ * @rttvar: its mean deviation, us
+ * @have: false until the first sample; then the fields are valid
+ *
+ * A report's round trip, less the time the peer held it: the one-way
+ * delay of the path that the report gives, plus the one-way delay of the
+ * packet that brought the report back.  Each holds the offset between
+ * the two clocks, with opposite signs: their sum does not.  Smoothed as
+ * TCP smooths its round trips (RFC 6298).  A zeroed struct has no sample.
+ */
+struct mpip_rtt {
+	u32 srtt;
+	u32 rttvar;
+	bool have;
+};
+
+#define MPIP_RTT_MAX_US		60000000U	/* a longer sum is no round trip */
+#define MPIP_RTT_TIMEOUT_CAP	8	/* timeout at most 8 times the base */
+
+bool mpip_rtt_sample(struct mpip_rtt *r, u32 fwd_us, u32 back_us);
+u32 mpip_rtt_timeout(const struct mpip_rtt *r, u32 base_ms);
+
+/**
  * struct mpip_wboost - start-up step growth of a node's weight rounds
  * @up: the set of paths (a bit each) of the last round
  * @gain: the paths that gained weight in the last informative round

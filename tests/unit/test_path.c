@@ -2080,3 +2080,69 @@ UNIT_TEST(min_delay_index)
 	mpip_path_delay_sample(&pd[1], 0xfffffff0, 0);
 	CHECK_EQ(mpip_min_delay_index(pd, 2), 1);
 }
+
+/* ---- report round trips ------------------------------------------------ */
+
+/*
+ * The clocks' offset cancels out of a report's round trip, whatever it
+ * is; the first sample sets the deviation to half of it, later ones are
+ * smoothed as RFC 6298 does; a sum above a minute is refused.
+ */
+UNIT_TEST(rtt_sum_of_one_way_delays)
+{
+	struct mpip_rtt r;
+	unsigned int i;
+	u32 off;
+
+	for (i = 0; i < ARRAY_LEN(offsets); i++) {
+		off = offsets[i];
+		memset(&r, 0, sizeof(r));
+		/* 300 ms out, 300 ms back: a geostationary satellite's */
+		CHECK(mpip_rtt_sample(&r, 300000 + off, 300000 - off));
+		CHECK(r.have);
+		CHECK_EQ_MSG(r.srtt, 600000, "off 0x%x", off);
+		CHECK_EQ_MSG(r.rttvar, 300000, "off 0x%x", off);
+		CHECK(mpip_rtt_sample(&r, 200000 + off, 200000 - off));
+		CHECK_EQ_MSG(r.rttvar, 275000, "off 0x%x", off);	/* (3 x 300 + 200) / 4 */
+		CHECK_EQ_MSG(r.srtt, 575000, "off 0x%x", off);	/* (7 x 600 + 400) / 8 */
+		CHECK(!mpip_rtt_sample(&r, 60000001 + off, 0 - off));
+		CHECK(!mpip_rtt_sample(&r, 1000 + off, (u32)-2000 - off));
+		CHECK_EQ(r.srtt, 575000);
+	}
+	memset(&r, 0, sizeof(r));
+	CHECK(mpip_rtt_sample(&r, 60000000, 0));
+	CHECK(!mpip_rtt_sample(&r, 0xffffffff, 0xffffffff));
+	/* steady samples: the deviation shrinks, the mean stays */
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 100; i++)
+		mpip_rtt_sample(&r, 400000, 200000);
+	CHECK_EQ(r.srtt, 600000);
+	CHECK(r.rttvar < 1000);
+}
+
+/*
+ * The timeout: the base until a round trip is known, then the base beyond
+ * the round trip and four deviations, at most 8 times the base.
+ */
+UNIT_TEST(rtt_timeout)
+{
+	struct mpip_rtt r;
+	unsigned int i;
+
+	memset(&r, 0, sizeof(r));
+	CHECK_EQ(mpip_rtt_timeout(&r, 500), 500);
+	mpip_rtt_sample(&r, 1000, 1000);	/* a LAN's 2 ms */
+	CHECK_EQ(mpip_rtt_timeout(&r, 500), 506);
+	memset(&r, 0, sizeof(r));
+	mpip_rtt_sample(&r, 300000, 300000);	/* 600 + 4 x 300 */
+	CHECK_EQ(mpip_rtt_timeout(&r, 500), 2300);
+	for (i = 0; i < 100; i++)
+		mpip_rtt_sample(&r, 300000, 300000);
+	CHECK_EQ(mpip_rtt_timeout(&r, 500), 1100);
+	CHECK_EQ(mpip_rtt_timeout(&r, 50), 400);	/* capped */
+	/* no overflow at the top of the ranges */
+	r.srtt = 0xffffffff;
+	r.rttvar = 0xffffffff;
+	CHECK_EQ(mpip_rtt_timeout(&r, 60000), 480000);
+	CHECK_EQ(mpip_rtt_timeout(&r, 0xffffffff), 0xffffffff);
+}
