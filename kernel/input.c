@@ -276,7 +276,8 @@ static void mpip_in_paths(struct mpip_net *mn, struct mpip_node *n,
 		       cm->xflags & MPIP_CM_X_QUIET);
 	mpip_path_rx(n, iph->saddr, iph->daddr, skb->len);
 	if (cm->fb_path_id)
-		mpip_path_feedback(mn, n, cm->fb_path_id, cm->path_delay_us);
+		mpip_path_feedback(mn, n, cm->fb_path_id, cm->path_delay_us,
+				   mpip_now_us() - cm->timestamp_us);
 	if (cm->flags & MPIP_CM_F_HB)
 		mpip_inc(mn, MPIP_STAT_RX_HEARTBEAT);
 	if (cm->flags & MPIP_CM_F_IP_CHANGE)

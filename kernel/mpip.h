@@ -267,8 +267,9 @@ struct mpip_path {
 	unsigned long last_fb;	/* jiffies of the last delay report */
 	/* jiffies|1 of the first packet sent since the last report, or 0 */
 	unsigned long pending;
-	spinlock_t lock;	/* protects delay, feedback and seen_* */
+	spinlock_t lock;	/* protects delay, rtt, feedback and seen_* */
 	struct mpip_path_delay delay;
+	struct mpip_rtt rtt;	/* its reports' round trip: its timeout */
 	u32 qdelay;		/* delay.q for the packet path, READ/WRITE_ONCE */
 	u32 drt;		/* delay.d_rt for the packet path, READ/WRITE_ONCE */
 	bool drt_ok;		/* @drt is a measured delay; READ/WRITE_ONCE */
@@ -891,7 +892,7 @@ void mpip_path_tx(struct mpip_path *p, unsigned int len, bool quiet);
 void mpip_path_rx(struct mpip_node *n, __be32 saddr, __be32 daddr,
 		  unsigned int len);
 void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
-			u8 id, u32 delay_us);
+			u8 id, u32 delay_us, u32 back_us);
 void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n,
 		     unsigned long late);
 unsigned int mpip_paths_count(struct mpip_net *mn);

@@ -627,16 +627,24 @@ static void mpip_nl_path_sum(const struct mpip_path *p,
 	}
 }
 
-static int mpip_nl_put_path_delay(struct sk_buff *skb, struct mpip_path *p)
+static int mpip_nl_put_path_delay(struct sk_buff *skb, struct mpip_net *mn,
+				  struct mpip_path *p)
 {
 	struct mpip_path_delay d;
+	struct mpip_rtt rtt;
 	u64 fb;
 
 	spin_lock_bh(&p->lock);
 	d = p->delay;
+	rtt = p->rtt;
 	fb = p->feedback;
 	spin_unlock_bh(&p->lock);
-	if (nla_put_u8(skb, MPIP_PATH_A_HAVE_DELAY, d.have_sample) ||
+	if (rtt.have && nla_put_u32(skb, MPIP_PATH_A_RTT_US, rtt.srtt))
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, MPIP_PATH_A_TIMEOUT_MS,
+			mpip_rtt_timeout(&rtt,
+					 READ_ONCE(mn->cfg.path_timeout_ms))) ||
+	    nla_put_u8(skb, MPIP_PATH_A_HAVE_DELAY, d.have_sample) ||
 	    nla_put_u32(skb, MPIP_PATH_A_MIN_DELAY_US, d.d_min) ||
 	    nla_put_u32(skb, MPIP_PATH_A_DELAY_US, d.d_rt) ||
 	    nla_put_u32(skb, MPIP_PATH_A_QDELAY_US, d.q) ||
@@ -720,7 +728,7 @@ static int mpip_nl_put_path(struct sk_buff *skb, struct netlink_callback *cb,
 	    nla_put_u32(skb, MPIP_PATH_A_IFINDEX, p->ifindex) ||
 	    nla_put_u8(skb, MPIP_PATH_A_STATE, READ_ONCE(p->state)) ||
 	    nla_put_u32(skb, MPIP_PATH_A_WEIGHT, READ_ONCE(p->weight)) ||
-	    mpip_nl_put_path_delay(skb, p) ||
+	    mpip_nl_put_path_delay(skb, mn, p) ||
 	    mpip_nl_put_path_rr(skb, p) ||
 	    mpip_nl_put_path_policy(skb, mn, n, p) ||
 	    nla_put_u64_64bit(skb, MPIP_PATH_A_TX_PKTS, sum.tx_pkts,

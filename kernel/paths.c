@@ -600,16 +600,33 @@ static unsigned int mpip_paths_usable(struct mpip_net *mn,
 }
 
 /*
- * Has @p gone without a delay report for path_timeout_ms?  A host that
+ * How long @p may go without a delay report, in jiffies: path_timeout_ms
+ * beyond the round trip of its reports (mpip_rtt_timeout()), so that a
+ * path whose round trip is longer (a satellite link's, a cellular
+ * uplink's under load) does not go down at the start of each burst, its
+ * first report still on the way.
+ */
+static unsigned long mpip_path_timeout(struct mpip_net *mn,
+				       struct mpip_path *p)
+{
+	u32 base = READ_ONCE(mn->cfg.path_timeout_ms), t;
+
+	spin_lock_bh(&p->lock);
+	t = mpip_rtt_timeout(&p->rtt, base);
+	spin_unlock_bh(&p->lock);
+	return msecs_to_jiffies(t);
+}
+
+/*
+ * Has @p gone without a delay report for its timeout?  A host that
  * sends only reports on a path (quiet heartbeats: the peer's flow is
  * one-way) never finds out that it broke, and keeps sending reports
  * there, lost; its heartbeats then ask for a report (heartbeat.c).
  */
 bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p)
 {
-	unsigned long t = msecs_to_jiffies(READ_ONCE(mn->cfg.path_timeout_ms));
-
-	return time_after(jiffies, READ_ONCE(p->last_fb) + t);
+	return time_after(jiffies,
+			  READ_ONCE(p->last_fb) + mpip_path_timeout(mn, p));
 }
 
 /* Is @p a path up with a backup link at either end (heartbeat.c probes)? */
@@ -827,11 +844,13 @@ void mpip_path_rx(struct mpip_node *n, __be32 saddr, __be32 daddr,
 }
 
 /*
- * The remote node reported the one-way delay of our path @id: a sample
- * for the delay model, and proof that the path delivers.
+ * The remote node reported the one-way delay of our path @id, in a packet
+ * whose own one-way delay was @back_us: a sample for the delay model and
+ * for the round trip of the path's reports (struct mpip_rtt), and proof
+ * that the path delivers.
  */
 void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
-			u8 id, u32 delay_us)
+			u8 id, u32 delay_us, u32 back_us)
 {
 	u32 shift = READ_ONCE(mn->cfg.delay_smooth_shift);
 	struct mpip_path *p;
@@ -848,6 +867,7 @@ void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
 	WRITE_ONCE(p->qdelay, p->delay.q);
 	WRITE_ONCE(p->drt, p->delay.d_rt);
 	WRITE_ONCE(p->drt_ok, true);
+	mpip_rtt_sample(&p->rtt, delay_us, back_us);
 	p->feedback++;
 	spin_unlock_bh(&p->lock);
 	mpip_touch(&p->last_fb);
@@ -991,24 +1011,24 @@ static unsigned long mpip_path_pending(struct mpip_path *p,
 
 /*
  * Periodic work on one node: paths that carried data without a delay
- * report for path_timeout_ms of this host's running time go down (the
- * tick came @late jiffies after it was due); weights follow Algorithm 1
- * every weight_interval_ms.  Caller holds RCU.
+ * report for their timeout (mpip_path_timeout()) of this host's running
+ * time go down (the tick came @late jiffies after it was due); weights
+ * follow Algorithm 1 every weight_interval_ms.  Caller holds RCU.
  */
 void mpip_paths_tick(struct mpip_net *mn, struct mpip_node *n,
 		     unsigned long late)
 {
-	unsigned long timeout, pending, interval, elapsed;
+	unsigned long pending, interval, elapsed;
 	struct mpip_path *p;
 	unsigned int i;
 
-	timeout = msecs_to_jiffies(READ_ONCE(mn->cfg.path_timeout_ms));
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
 		if (!p || READ_ONCE(p->state) != MPIP_PATH_UP)
 			continue;
 		pending = mpip_path_pending(p, late);
-		if (pending && time_after(jiffies, pending + timeout))
+		if (pending &&
+		    time_after(jiffies, pending + mpip_path_timeout(mn, p)))
 			mpip_path_set_state(mn, n, p, MPIP_PATH_DOWN);
 	}
 

@@ -97,6 +97,15 @@ static uint64_t get_u64(struct nlattr *a)
 	return a ? nla_get_u64(a) : 0;
 }
 
+/* @a's value, or null if the module sent none */
+static void json_opt_u32(struct json *j, struct nlattr *a)
+{
+	if (a)
+		json_uint(j, nla_get_u32(a));
+	else
+		json_null(j);
+}
+
 /* "12.345s" */
 static const char *fmt_age(uint32_t ms, char *buf, size_t len)
 {
@@ -512,6 +521,8 @@ struct nla_policy path_policy[MPIP_PATH_A_MAX + 1] = {
 	[MPIP_PATH_A_LOSS_PCT]		= ATTR(NLA_U8, 1),
 	[MPIP_PATH_A_LOSSY]		= ATTR(NLA_U8, 1),
 	[MPIP_PATH_A_COLD]		= ATTR(NLA_U8, 1),
+	[MPIP_PATH_A_RTT_US]		= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_TIMEOUT_MS]	= ATTR(NLA_U32, 4),
 };
 
 #define FB_AGE_NEVER	0xffffffffu
@@ -638,6 +649,17 @@ static int path_entry(struct nlattr **top, void *arg)
 			   get_u8(tb[MPIP_PATH_A_METERED]) ? "yes" : "no");
 		table_cell(&o->t, "%u%%%s", get_u8(tb[MPIP_PATH_A_LOSS_PCT]),
 			   get_u8(tb[MPIP_PATH_A_LOSSY]) ? " lossy" : "");
+		if (tb[MPIP_PATH_A_RTT_US])
+			table_cell(&o->t, "%u",
+				   nla_get_u32(tb[MPIP_PATH_A_RTT_US]));
+		else
+			table_cell(&o->t, "-");
+		if (tb[MPIP_PATH_A_TIMEOUT_MS])
+			table_cell(&o->t, "%s",
+				   fmt_age(nla_get_u32(tb[MPIP_PATH_A_TIMEOUT_MS]),
+					   abuf, sizeof(abuf)));
+		else
+			table_cell(&o->t, "-");
 		return 0;
 	}
 
@@ -701,6 +723,10 @@ static int path_entry(struct nlattr **top, void *arg)
 	json_bool(&o->j, get_u8(tb[MPIP_PATH_A_LOSSY]));
 	json_key(&o->j, "cold");
 	json_bool(&o->j, get_u8(tb[MPIP_PATH_A_COLD]));
+	json_key(&o->j, "rtt_us");
+	json_opt_u32(&o->j, tb[MPIP_PATH_A_RTT_US]);
+	json_key(&o->j, "timeout_ms");
+	json_opt_u32(&o->j, tb[MPIP_PATH_A_TIMEOUT_MS]);
 	json_obj_end(&o->j);
 	return 0;
 }
@@ -835,7 +861,7 @@ static const struct table_def {
 	reply_fn fn;
 	int ncols;
 	const char *align;
-	const char *const header[23];
+	const char *const header[25];
 } tables[] = {
 	{ "avail", MPIP_CMD_GET_AVAIL, avail_entry, 7, "lrllrlr",
 	  { "ADDRESS", "PORT", "PROTO", "STATE", "QUERIES", "NODE-ID",
@@ -846,12 +872,12 @@ static const struct table_def {
 	{ "sessions", MPIP_CMD_GET_SESSIONS, session_entry, 9, "lrllllrrr",
 	  { "NODE", "ID", "PROTO", "LOCAL", "REMOTE", "CONFIRMED", "AGE",
 	    "TX_PKTS", "RX_PKTS" } },
-	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 23,
-	  "lrllllrrrrrrrrrrrlllrll",
+	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 25,
+	  "lrllllrrrrrrrrrrrlllrllrr",
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
 	    "RX_BYTES", "FB", "FB_AGE", "VERIFIED", "SEEN_AS", "ENCAP", "TIER",
-	    "METERED", "LOSS" } },
+	    "METERED", "LOSS", "RTT_US", "TIMEOUT" } },
 	{ "links", MPIP_CMD_GET_LINKS, link_entry, 7, "lrllrll",
 	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP", "TIER", "METERED", "NAT" } },
 	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",

@@ -558,6 +558,13 @@ enum mpip_path_state {
  * @MPIP_PATH_A_COLD: u8, 1 if the path is a cold standby: metered, of a
  *	tier above the one the node's data goes over; nothing but data goes
  *	on it, no probes
+ * @MPIP_PATH_A_RTT_US: u32, smoothed round trip of the path's delay
+ *	reports, us: the path's one-way delay plus that of the packet that
+ *	brought each report back, less the time the peer held it; absent
+ *	until a report came
+ * @MPIP_PATH_A_TIMEOUT_MS: u32, how long the path may go without a delay
+ *	report before it goes down: MPIP_CFG_PATH_TIMEOUT_MS beyond the
+ *	round trip and four times its deviation, at most 8 times the former
  */
 enum mpip_path_attr {
 	MPIP_PATH_A_UNSPEC,
@@ -592,6 +599,8 @@ enum mpip_path_attr {
 	MPIP_PATH_A_LOSS_PCT,
 	MPIP_PATH_A_LOSSY,
 	MPIP_PATH_A_COLD,
+	MPIP_PATH_A_RTT_US,
+	MPIP_PATH_A_TIMEOUT_MS,
 
 	__MPIP_PATH_A_MAX,
 };

@@ -84,7 +84,7 @@ type == "array" and length > 0 and all(.[];
 		"max_qdelay_us", "tx_pkts", "tx_bytes", "rx_pkts", "rx_bytes",
 		"feedback", "fb_age_ms", "verified", "nat", "seen", "encap",
 		"dport", "learned", "tier", "metered", "loss_pct", "lossy",
-		"cold"] |
+		"cold", "rtt_us", "timeout_ms"] |
 		sort)) and
 	(.node_id | type == "string" and test("^0x[0-9a-f]{8}$")) and
 	(.id | u and . >= 1 and . <= 16) and
@@ -106,7 +106,10 @@ type == "array" and length > 0 and all(.[];
 	(.learned | type == "boolean") and
 	(.tier | u and . <= 7) and (.metered | type == "boolean") and
 	(.loss_pct | u and . <= 100) and (.lossy | type == "boolean") and
-	(.cold | type == "boolean") and (.metered or (.cold | not)))'
+	(.cold | type == "boolean") and (.metered or (.cold | not)) and
+	(.rtt_us == null or (.rtt_us | u and . < 60000000)) and
+	(.rtt_us != null or (.have_delay | not)) and
+	(.timeout_ms | u and . >= 50))'
 
 SESSION_SCHEMA='
 def ip: type == "string" and test("^[0-9]{1,3}(\\.[0-9]{1,3}){3}$");

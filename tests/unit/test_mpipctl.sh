@@ -385,6 +385,8 @@ struct path {
 	uint64_t cnt[5];
 	uint32_t fb_age;
 	uint8_t verified, nat, encap, learned, tier, metered, loss, lossy, cold;
+	uint8_t have_rtt;
+	uint32_t rtt, timeout;
 	const char *seen;	/* address the peer saw, or NULL */
 	uint16_t seen_port, dport;
 };
@@ -426,6 +428,9 @@ static void path(struct nl_msg *m, const struct path *p)
 		nla_put_u8(m, MPIP_PATH_A_LOSS_PCT, p->loss);
 		nla_put_u8(m, MPIP_PATH_A_LOSSY, p->lossy);
 		nla_put_u8(m, MPIP_PATH_A_COLD, p->cold);
+		if (p->have_rtt)
+			nla_put_u32(m, MPIP_PATH_A_RTT_US, p->rtt);
+		nla_put_u32(m, MPIP_PATH_A_TIMEOUT_MS, p->timeout);
 	}
 	if (p->seen) {
 		nla_put_u32(m, MPIP_PATH_A_SEEN_ADDR, ip(p->seen));
@@ -652,7 +657,7 @@ static void build_paths(void)
 		.have_delay = 1, .delay = { 4294967295u, 12345, 678, 9012 },
 		.cnt = { 10, 6000000000ULL, 20, 30, 40 }, .fb_age = 250,
 		.verified = 1, .seen = "10.0.1.1", .seen_port = 19792,
-		.dport = 19792,
+		.dport = 19792, .have_rtt = 1, .rtt = 612345, .timeout = 1100,
 	};
 	struct path probing = {
 		.node = 0x7d01e3b8, .id = 255, .s = "10.0.2.1",
@@ -661,6 +666,7 @@ static void build_paths(void)
 		.fb_age = 0xffffffff, .nat = 1, .seen = "198.18.2.1",
 		.seen_port = 65535, .encap = 1, .dport = 40000, .learned = 1,
 		.tier = 7, .metered = 1, .loss = 100, .lossy = 1, .cold = 1,
+		.timeout = 500,
 	};
 	struct path odd = {
 		.node = 0x00000002, .id = 7, .s = "10.0.3.1", .d = "10.0.3.2",
@@ -1041,13 +1047,13 @@ SESSIONS_TEXT='NODE           ID  PROTO  LOCAL           REMOTE             CONF
 0x00000001      2  udp    192.168.0.1:53  192.168.0.2:65535  no         0.000s           0        0
 0xffffffff      3  132    10.0.0.1:1      10.0.0.2:2         no         0.005s           1        2'
 # Interface 1 is the loopback device in every network namespace.
-PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250,"verified":true,"nat":false,"seen":"10.0.1.1:19792","encap":"none","dport":19792,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":true,"seen":"198.18.2.1:65535","encap":"udp","dport":40000,"learned":true,"tier":7,"metered":true,"loss_pct":100,"lossy":true,"cold":true}]'
-PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":"9","weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":false,"seen":null,"encap":"none","dport":0,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false}]'
-PATHS_TEXT='NODE         ID  SRC       DST             DEV          STATE    WEIGHT      MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS    TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS           ENCAP  TIER  METERED  LOSS
-0x7d01e3b8    1  10.0.1.1  10.0.1.2        lo           up         1000  4294967295     12345   678     9012       10  6000000000       20        30  40  0.250s  yes       10.0.1.1:19792    none      0  no       0%
-0x7d01e3b8  255  10.0.2.1  10.0.2.2:40000  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -  nat       198.18.2.1:65535  udp       7  cold     100% lossy'
-PATHS_MIN_TEXT='NODE        ID  SRC       DST       DEV  STATE  WEIGHT  MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS  TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS  ENCAP  TIER  METERED  LOSS
-0x00000002   7  10.0.3.1  10.0.3.2  -    9           0       -         -     -        -        0         0        0         0   0       -  no        -        none      0  no       0%'
+PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250,"verified":true,"nat":false,"seen":"10.0.1.1:19792","encap":"none","dport":19792,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false,"rtt_us":612345,"timeout_ms":1100},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":true,"seen":"198.18.2.1:65535","encap":"udp","dport":40000,"learned":true,"tier":7,"metered":true,"loss_pct":100,"lossy":true,"cold":true,"rtt_us":null,"timeout_ms":500}]'
+PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":"9","weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":false,"seen":null,"encap":"none","dport":0,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false,"rtt_us":null,"timeout_ms":null}]'
+PATHS_TEXT='NODE         ID  SRC       DST             DEV          STATE    WEIGHT      MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS    TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS           ENCAP  TIER  METERED  LOSS        RTT_US  TIMEOUT
+0x7d01e3b8    1  10.0.1.1  10.0.1.2        lo           up         1000  4294967295     12345   678     9012       10  6000000000       20        30  40  0.250s  yes       10.0.1.1:19792    none      0  no       0%          612345   1.100s
+0x7d01e3b8  255  10.0.2.1  10.0.2.2:40000  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -  nat       198.18.2.1:65535  udp       7  cold     100% lossy       -   0.500s'
+PATHS_MIN_TEXT='NODE        ID  SRC       DST       DEV  STATE  WEIGHT  MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS  TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS  ENCAP  TIER  METERED  LOSS  RTT_US  TIMEOUT
+0x00000002   7  10.0.3.1  10.0.3.2  -    9           0       -         -     -        -        0         0        0         0   0       -  no        -        none      0  no       0%         -        -'
 AVAIL_TEXT='ADDRESS       PORT  PROTO  STATE       QUERIES  NODE-ID            AGE
 10.0.1.2      5201  tcp    yes               1  0x7d01e3b8      0.412s
 192.168.0.9     53  udp    probing           3  -               0.000s
