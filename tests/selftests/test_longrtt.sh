@@ -85,34 +85,28 @@ both_links_sent() {
 		fail "$1 did not use both links"
 }
 
-t_bursts_a() {
-	local d0 tx0
+# stays_up NS CMD...: CMD succeeds, NS sends on both links meanwhile, and
+# neither host takes a path down
+stays_up() {
+	local ns=$1 d0 tx0
+	shift
 	d0=$(downs)
-	tx0=$(mpip_path_tx "$A")
-	bursts "$A" "$B" 10.1.1.2 6200
+	tx0=$(mpip_path_tx "$ns")
+	"$@"
 	no_downs "$d0"
-	both_links_sent "$A" "$tx0"
+	both_links_sent "$ns" "$tx0"
 }
 
-t_bursts_b() {
-	local d0 tx0
-	d0=$(downs)
-	tx0=$(mpip_path_tx "$B")
-	bursts "$B" "$A" 10.1.1.1 6400
-	no_downs "$d0"
-	both_links_sent "$B" "$tx0"
-}
-
-t_tcp() {
-	local d0 tx0
-	d0=$(downs)
-	tx0=$(mpip_path_tx "$A")
+# tcp_intact: 2 MB from A to B over TCP, intact
+tcp_intact() {
 	head -c 2000000 /dev/urandom >"$T/file"
 	tcp_send_file "$A" "$B" 10.1.1.2 5300 "$T/file" "$T/file.out"
 	sha256_equal "$T/file" "$T/file.out" || fail "received file differs"
-	no_downs "$d0"
-	both_links_sent "$A" "$tx0"
 }
+
+t_bursts_a() { stays_up "$A" bursts "$A" "$B" 10.1.1.2 6200; }
+t_bursts_b() { stays_up "$B" bursts "$B" "$A" 10.1.1.1 6400; }
+t_tcp() { stays_up "$A" tcp_intact; }
 
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
