@@ -22,12 +22,12 @@
 #include "mpip.h"
 
 /*
- * A trailer from @n's path @path_id, sent at @ts_us, arrived now under the
- * addresses of @iph; it wants a delay report unless @quiet
- * (MPIP_CM_X_QUIET).
+ * A trailer from @n's path @path_id, sent at @ts_us, arrived now, @delay_us
+ * later (our clock minus @ts_us), under the addresses of @iph; it wants a
+ * delay report unless @quiet (MPIP_CM_X_QUIET).
  */
 void mpip_fb_record(struct mpip_node *n, const struct iphdr *iph, u8 path_id,
-		    u32 ts_us, bool quiet)
+		    u32 ts_us, u32 delay_us, bool quiet)
 {
 	struct mpip_rxpath *rx;
 
@@ -36,7 +36,7 @@ void mpip_fb_record(struct mpip_node *n, const struct iphdr *iph, u8 path_id,
 	rx = &n->rx[path_id - 1];
 	WRITE_ONCE(rx->saddr, iph->saddr);
 	WRITE_ONCE(rx->daddr, iph->daddr);
-	WRITE_ONCE(rx->delay_us, mpip_now_us() - ts_us);
+	WRITE_ONCE(rx->delay_us, delay_us);
 	/* a path delivers in order: the newest send time it delivered */
 	WRITE_ONCE(rx->ts_us, ts_us);
 	/* pairs with the barrier in mpip_ro_head_lost() */

@@ -271,13 +271,14 @@ static void mpip_in_paths(struct mpip_net *mn, struct mpip_node *n,
 {
 	const struct mpip_cm *cm = &rx->c2.cm;
 	const struct iphdr *iph = ip_hdr(skb);
+	u32 delay_us = mpip_now_us() - cm->timestamp_us;
 
-	mpip_fb_record(n, iph, cm->path_id, cm->timestamp_us,
+	mpip_fb_record(n, iph, cm->path_id, cm->timestamp_us, delay_us,
 		       cm->xflags & MPIP_CM_X_QUIET);
 	mpip_path_rx(n, iph->saddr, iph->daddr, skb->len);
 	if (cm->fb_path_id)
 		mpip_path_feedback(mn, n, cm->fb_path_id, cm->path_delay_us,
-				   mpip_now_us() - cm->timestamp_us);
+				   delay_us);
 	if (cm->flags & MPIP_CM_F_HB)
 		mpip_inc(mn, MPIP_STAT_RX_HEARTBEAT);
 	if (cm->flags & MPIP_CM_F_IP_CHANGE)

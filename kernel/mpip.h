@@ -899,7 +899,7 @@ unsigned int mpip_paths_count(struct mpip_net *mn);
 
 /* feedback.c: one-way delays measured here, reported back */
 void mpip_fb_record(struct mpip_node *n, const struct iphdr *iph, u8 path_id,
-		    u32 ts_us, bool quiet);
+		    u32 ts_us, u32 delay_us, bool quiet);
 bool mpip_fb_pick(struct mpip_net *mn, struct mpip_node *n,
 		  const struct mpip_path *p, struct mpip_cm *cm);
 bool mpip_fb_pending(struct mpip_node *n);
