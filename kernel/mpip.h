@@ -933,6 +933,7 @@ static inline bool mpip_rr_done(const struct mpip_path *p)
 {
 	return READ_ONCE(p->rr_ok) && READ_ONCE(p->rr_peer);
 }
+
 bool mpip_rr_probe_due(struct mpip_net *mn, struct mpip_node *n,
 		       struct mpip_path *p, struct mpip_cm_ext *ext);
 void mpip_rr_rx(struct mpip_net *mn, struct mpip_node *n,
