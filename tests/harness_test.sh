@@ -22,7 +22,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=50
+PLAN=52
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -562,6 +562,30 @@ dk_twice_and_report() {
 		dk_merge 1 "kasan            1" "$TMP/dk1" "$TMP/dk2"
 }
 check "debug-kernel merge: a file run twice is refused; a report fails" dk_twice_and_report
+
+# dk_plan N: tools/debug-kernel.sh --vms N plan deals out every selftest
+# file exactly once, in N lanes; with N > 1 the files marked DEBUG-ALONE
+# (and only they) go on the last line, "alone", after the lanes
+dk_plan() {
+	local out want lanes alone
+	out=$("$REPO/tools/debug-kernel.sh" --vms "$1" plan) || return 1
+	want=$(grep -l '^# DEBUG-ALONE: ' "$REPO"/tests/selftests/test_*.sh |
+		xargs -r -n 1 basename | sed 's/\.sh$//' | paste -sd' ')
+	lanes=$(grep -c '^lane ' <<<"$out")
+	alone=$(sed -n 's/^alone //p' <<<"$out")
+	cmp <(printf '%s\n' "${DK_FILES[@]}" | sort) \
+		<(sed 's/^[a-z]* //' <<<"$out" | tr ' ' '\n' | sort) ||
+		{ echo "not every file exactly once: $out"; return 1; }
+	if (($1 == 1)); then
+		[[ $lanes == 1 && -z $alone ]] || { echo "--vms 1: $out"; return 1; }
+	else
+		[[ $lanes == "$1" && $alone == "$want" && -n $want ]] &&
+			[[ $(tail -n 1 <<<"$out") == "alone $want" ]] ||
+			{ echo "--vms $1, alone '$want': $out"; return 1; }
+	fi
+}
+check "debug-kernel plan: one VM runs every file" dk_plan 1
+check "debug-kernel plan: two lanes, then the DEBUG-ALONE files alone" dk_plan 2
 
 if ((n != PLAN)); then
 	echo "# ran $n tests, planned $PLAN"

@@ -12,6 +12,11 @@
 #   module  build + mpip.ko against it; print the .ko's path
 #   tree    print the cached tree's path (exit 1 if not built yet)
 #   scan LOG  only scan a saved console log and print the reports found
+#   plan    print which VM runs `check` would make of all the selftest
+#           files ("lane FILE..." per VM side by side; "alone FILE...": with
+#           --vms 2 or more, the files whose source has a line
+#           "# DEBUG-ALONE: WHY" run after the others, in one VM with no
+#           other beside it)
 #   merge OUT PART...  one summary (OUT/summary.txt) of a run over the whole
 #           suite made in parts (`check --tests LIST`, each part's last-run
 #           directory copied): the same module on the same kernel build,
@@ -467,6 +472,34 @@ split_files() {
 	done
 }
 
+# plan_parts N FILE...: the VM runs of `check --vms N` for these test
+# files (bare names), one line each: "lane FILE..." for the N runs side by
+# side, the files dealt out in turn; with N > 1, then "alone FILE..." for
+# the files that run after them in one VM alone (alone_files), if any
+plan_parts() {
+	local n=$1 t l
+	shift
+	local -a alone=() rest=()
+	((n == 1)) || mapfile -t alone < <(alone_files "$@")
+	for t in "$@"; do
+		[[ " ${alone[*]} " == *" $t "* ]] || rest+=("$t")
+	done
+	while IFS= read -r l; do
+		[[ -z $l ]] || echo "lane $l"
+	done < <(split_files "$n" "${rest[@]}")
+	((${#alone[@]} == 0)) || echo "alone ${alone[*]}"
+}
+
+# alone_files FILE...: those of the test files (bare names) whose source
+# has a line "# DEBUG-ALONE: WHY": on this kernel they cannot be judged
+# with a second debug VM beside them on this machine's two cores
+alone_files() {
+	local t
+	for t in "$@"; do
+		! grep -q '^# DEBUG-ALONE: ' "$REPO/tests/selftests/$t.sh" || echo "$t"
+	done
+}
+
 # a part summary's field: summary_field FILE SED-EXPRESSION
 summary_field() { sed -nE "$2" "$1" | head -n 1; }
 
@@ -559,17 +592,27 @@ check_main() {
 	# one VM for all files, or one per file (--vm-per-file): lockdep turns
 	# itself off after its first report, a fresh boot re-arms it and
 	# gives each file a clean kmemleak and kernel log; --vms N: N such
-	# series side by side, the files dealt out among them
+	# series side by side, the files dealt out among them, then the files
+	# that must run alone, in one VM (plan_parts)
+	mapfile -t groups < <(plan_parts "${VMS:-1}" "${files[@]}")
 	log "running ${#files[@]} selftest files on $KVER in ${VMS:-1} VM(s) at a time (TCG: expect hours); log: $out"
+	for k in "${groups[@]}"; do
+		[[ $k != alone\ * ]] || log "then in one VM alone: ${k#alone }"
+	done
 	t0=$(date +%s)
-	mapfile -t groups < <(split_files "${VMS:-1}" "${files[@]}")
 	for ((k = 0; k < ${#groups[@]}; k++)); do
-		[[ -n ${groups[k]} ]] || continue
+		[[ ${groups[k]} == lane\ * ]] || continue
 		parts+=("$out/part$((k + 1))")
 		# shellcheck disable=SC2086 # a group: file names
-		run_part "$out/part$((k + 1))" "$ko" ${groups[k]} &
+		run_part "$out/part$((k + 1))" "$ko" ${groups[k]#lane } &
 	done
 	wait
+	for ((k = 0; k < ${#groups[@]}; k++)); do
+		[[ ${groups[k]} == alone\ * ]] || continue
+		parts+=("$out/part$((k + 1))")
+		# shellcheck disable=SC2086 # a group: file names
+		VMS=1 run_part "$out/part$((k + 1))" "$ko" ${groups[k]#alone }
+	done
 	t1=$(date +%s)
 	merge_parts "$out" "${#files[@]}" "${parts[@]}"
 	((${#parts[@]} == 1)) ||
@@ -690,7 +733,7 @@ main() {
 		--vms) VMS=${2:?}; shift 2 ;;
 		-j) MPIP_DEBUGK_JOBS=${2:?}; shift 2 ;;
 		-h | --help) usage 0 ;;
-		build | module | tree | check | scan | merge | guest) cmd=$1; shift; break ;;
+		build | module | tree | check | scan | merge | plan | guest) cmd=$1; shift; break ;;
 		*) echo "debug-kernel: unknown argument '$1'" >&2; usage ;;
 		esac
 	done
@@ -723,6 +766,11 @@ main() {
 		scan_reports "$1"
 		;;
 	guest) guest_main "$@" ;;
+	plan)
+		local -a all=(tests/selftests/test_*.sh)
+		all=("${all[@]##*/}")
+		plan_parts "${VMS:-1}" "${all[@]%.sh}"
+		;;
 	check) check_main ;;
 	merge) merge_main "$@" ;;
 	esac
