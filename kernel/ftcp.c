@@ -131,7 +131,8 @@ void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p)
 /*
  * The header of a packet of @len bytes (shim included) inside @p's fake
  * connection, and the port it goes to; false if the connection is not
- * open (the packet then goes inside UDP).
+ * open, or not yet for a segment that long (mpip_ftcp_data(); the packet
+ * then goes inside UDP).
  */
 bool mpip_ftcp_open(struct mpip_path *p, u32 len, struct mpip_ftcp_seg *g,
 		    __be16 *dport)

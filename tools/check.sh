@@ -198,7 +198,7 @@ BOOT_SECONDS=40
 FILE_SECONDS="
 	backup:109 blackout:129 bridge:53 encap:45 failover:90
 	fastpath:68 firewall:54 handshake:133 helper:24 idle:84 lab:45
-	legacy:25 links:34 longrtt:80 loss:134 monitor:66 multipath:51 nat:215 natedge:222
+	legacy:25 links:34 longrtt:80 loss:134 monitor:66 multipath:51 nat:215 natedge:260
 	natidle:105 netlink:28 paths:45 pmtu:28 policy:64 probe:7
 	reload:78 reorder:96 router:45 rr:90 rules:186 scapy:31
 	spoof:340 steer:29 table7:47 teardown:203 unload:91 ynl:47

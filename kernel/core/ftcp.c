@@ -33,6 +33,8 @@ void mpip_ftcp_connect(struct mpip_ftcp *c, u32 isn, u16 mss,
 	c->snd_nxt = isn + 1;
 	c->rcv_nxt = 0;
 	c->ack_sent = 0;
+	c->snd_max = 0;
+	c->wide = false;
 	c->state = MPIP_FTCP_SYN_SENT;
 }
 
@@ -63,6 +65,9 @@ bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
 		return false;
 	c->snd_nxt = cookie + 1;
 	c->rcv_nxt = in->seq + len;
+	c->snd_max = c->snd_nxt;
+	/* @in crossed the middleboxes with the opener's scaled window */
+	c->wide = true;
 	c->state = MPIP_FTCP_OPEN;
 	mpip_ftcp_ack(c, ack);
 	return true;
@@ -70,7 +75,8 @@ bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
 
 bool mpip_ftcp_data(struct mpip_ftcp *c, u32 len, struct mpip_ftcp_seg *out)
 {
-	if (c->state != MPIP_FTCP_OPEN)
+	if (c->state != MPIP_FTCP_OPEN ||
+	    (!c->wide && mpip_ftcp_after(c->snd_nxt + len, c->snd_max)))
 		return false;
 	out->seq = c->snd_nxt;
 	out->ack = c->rcv_nxt;
@@ -90,6 +96,8 @@ static enum mpip_ftcp_verdict mpip_ftcp_rx_synack(struct mpip_ftcp *c,
 	    in->ack != c->snd_nxt)
 		return MPIP_FTCP_DROP;
 	c->rcv_nxt = in->seq + 1;
+	/* what a NAT lets us send until it sees the peer's window scaled */
+	c->snd_max = c->snd_nxt + MPIP_FTCP_WINDOW;
 	c->state = MPIP_FTCP_OPEN;
 	mpip_ftcp_ack(c, reply);
 	return MPIP_FTCP_REPLY;
@@ -113,6 +121,8 @@ static enum mpip_ftcp_verdict mpip_ftcp_rx_open(struct mpip_ftcp *c,
 	    mpip_ftcp_after(in->ack, c->snd_nxt) ||
 	    !mpip_ftcp_near(in->ack, c->snd_nxt))
 		return MPIP_FTCP_DROP;
+	/* it crossed the middleboxes with the peer's scaled window */
+	c->wide = true;
 	if (mpip_ftcp_after(end, c->rcv_nxt))
 		c->rcv_nxt = end;
 	if (c->rcv_nxt - c->ack_sent < MPIP_FTCP_ACK_GAP)

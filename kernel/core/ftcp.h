@@ -27,7 +27,14 @@
  * end that answered the SYN sends an ACK as soon as its end opens, and
  * either end sends one whenever what it received ran a quarter of the
  * window past what it last acknowledged: a bulk flow in one direction
- * then never leaves the window.
+ * then never leaves the window.  Until the first segment from the
+ * passive end arrives (that ACK, or anything after it), a NAT knows only
+ * the SYN-ACK's 65535 bytes: the opener sends no further than that
+ * inside the connection in the meantime (what would go further goes
+ * inside UDP).  A Linux NAT lets segments past that window through for
+ * up to one more window and finds the rest INVALID: a flow of more than
+ * 128 KB a round trip over a path that had just opened lost most of its
+ * packets that way.
  *
  * The handshake is a real one, so that a NAT makes its mapping and a
  * firewall sees an established connection: the end behind the NAT sends
@@ -72,12 +79,20 @@ enum mpip_ftcp_state {
 	MPIP_FTCP_OPEN,
 };
 
-/* One end of a path's fake connection. */
+/*
+ * One end of a path's fake connection.  @wide: a segment of the peer's
+ * came in after the handshake (or, at the passive end, the opener's
+ * ACK), so every middlebox on the way has seen its window scaled; until
+ * then the opener may send no further than @snd_max, the end of the
+ * SYN-ACK's window taken unscaled.
+ */
 struct mpip_ftcp {
 	u32 snd_nxt;	/* the sequence number of our next byte */
 	u32 rcv_nxt;	/* what we acknowledge: the end of the peer's bytes */
 	u32 ack_sent;	/* the acknowledgment we sent last */
+	u32 snd_max;	/* until @wide: the end of what we may send */
 	u8 state;	/* enum mpip_ftcp_state */
+	u8 wide;	/* the peer's scaled window was seen on the way */
 };
 
 /* The fields of a fake segment's TCP header that are not fixed. */
@@ -117,7 +132,9 @@ bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
 
 /*
  * The header of a segment with @len bytes of payload on open connection
- * @c (which counts them); false if the connection is not open.
+ * @c (which counts them); false if the connection is not open, or if it
+ * is but the segment would end past @c->snd_max while the peer's scaled
+ * window has not been seen (@c->wide).
  */
 bool mpip_ftcp_data(struct mpip_ftcp *c, u32 len, struct mpip_ftcp_seg *out);
 

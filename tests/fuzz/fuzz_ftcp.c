@@ -89,6 +89,12 @@ static void check_closed_and_syn_sent(const struct mpip_ftcp_seg *g, u32 len)
 	     v != MPIP_FTCP_REPLY || r.flags != MPIP_FTCP_ACK ||
 	     r.ack != g->seq + 1))
 		fail("opened without a SYN-ACK of our SYN, or no ACK back");
+	/* nothing from the peer yet: the SYN-ACK's window, no more */
+	if (c.state == MPIP_FTCP_OPEN &&
+	    (mpip_ftcp_data(&c, MPIP_FTCP_WINDOW + 1, &r) ||
+	     !mpip_ftcp_data(&c, MPIP_FTCP_WINDOW, &r) ||
+	     mpip_ftcp_data(&c, 1, &r)))
+		fail("the opener ran past the SYN-ACK's window");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -238,6 +238,63 @@ static bool track_open(struct track *ta, struct track *tb, u32 isn,
 }
 
 /*
+ * The opener sends before the passive end's window update has crossed
+ * the NAT (a round trip of a path that has just opened, during a bulk
+ * flow): it keeps inside the SYN-ACK's window, which the NAT takes
+ * unscaled, until a segment of the peer's comes in; then it may run on.
+ * Before the limit, segments past 64 KB went out, and the NAT found
+ * them INVALID.
+ */
+UNIT_TEST(ftcp_opener_keeps_to_the_synack_window_until_it_hears_the_peer)
+{
+	u32 win = (u32)MPIP_FTCP_WINDOW << MPIP_FTCP_WSCALE;
+	u32 isn = 0xffff8000u, cookie = 0x1234u;
+	struct mpip_ftcp a, b;
+	struct mpip_ftcp_seg syn, synack, ack, wup, g, r;
+	struct track ta, tb;
+	unsigned int n = 0, i;
+
+	memset(&b, 0, sizeof(b));
+	mpip_ftcp_connect(&a, isn, 1400, &syn);
+	mpip_ftcp_synack(&syn, cookie, 1380, &synack);
+	CHECK_EQ(mpip_ftcp_rx(&a, &synack, 0, &ack), MPIP_FTCP_REPLY);
+	ta = (struct track){ .td_end = isn + 1, .td_maxwin = win,
+			     .td_maxend = isn + 1 + MPIP_FTCP_WINDOW };
+	tb = (struct track){ .td_end = cookie + 1,
+			     .td_maxwin = MPIP_FTCP_WINDOW,
+			     .td_maxend = cookie + 1 };
+	CHECK(track_ok(&ta, &tb, &ack, 0));
+	/* 46 segments of 1400 bytes fit in 65535, then one of 135 */
+	while (n < 1000 && mpip_ftcp_data(&a, 1400, &g)) {
+		CHECK(track_ok(&ta, &tb, &g, 1400));
+		n++;
+	}
+	CHECK_EQ(n, MPIP_FTCP_WINDOW / 1400);
+	CHECK(mpip_ftcp_data(&a, MPIP_FTCP_WINDOW % 1400, &g));
+	CHECK(track_ok(&ta, &tb, &g, MPIP_FTCP_WINDOW % 1400));
+	CHECK(!mpip_ftcp_data(&a, 1, &g));
+	CHECK_EQ(a.snd_nxt, isn + 1 + MPIP_FTCP_WINDOW);
+	/* what the NAT would do with the segment after the next */
+	g = (struct mpip_ftcp_seg){ .seq = a.snd_nxt + 1400, .ack = a.rcv_nxt,
+				    .flags = MPIP_FTCP_ACK };
+	CHECK(!track_ok(&ta, &tb, &g, 1400));
+	/* b opens from a's ACK; its window update crosses the NAT to a */
+	CHECK(mpip_ftcp_accept(&b, &ack, 0, cookie, &wup));
+	CHECK(track_ok(&tb, &ta, &wup, 0));
+	CHECK_EQ(mpip_ftcp_rx(&a, &wup, 0, &r), MPIP_FTCP_TAKE);
+	/* both may run on now: 1.4 MB from a, 140 kB from b, all passed */
+	for (i = 0; i < 1000; i++) {
+		if (!CHECK(mpip_ftcp_data(&a, 1400, &g)) ||
+		    !CHECK(track_ok(&ta, &tb, &g, 1400)))
+			break;
+		if (i % 10 || !CHECK(mpip_ftcp_data(&b, 1400, &g)) ||
+		    !CHECK(track_ok(&tb, &ta, &g, 1400)))
+			continue;
+		CHECK(mpip_ftcp_rx(&a, &g, 1400, &r) != MPIP_FTCP_DROP);
+	}
+}
+
+/*
  * Segments of @max_len bytes at most, a share @pct_a % of them from the
  * opener, 10 % lost before the NAT (never seen) and 10 % after it (seen,
  * not delivered), in @conns connections of @segs segments with random
