@@ -22,7 +22,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=52
+PLAN=53
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -586,6 +586,20 @@ dk_plan() {
 }
 check "debug-kernel plan: one VM runs every file" dk_plan 1
 check "debug-kernel plan: two lanes, then the DEBUG-ALONE files alone" dk_plan 2
+
+# dk_plan_tests: with --tests, plan deals out those files only, in the
+# order given (a part of a merged run is planned as it will run), and
+# refuses a name that is no selftest
+dk_plan_tests() {
+	local out want
+	want=$'lane test_spoof test_rules\nlane test_natedge\nalone test_loss'
+	out=$("$REPO/tools/debug-kernel.sh" --vms 2 --tests spoof,test_natedge,test_loss,rules.sh plan) ||
+		return 1
+	[[ $out == "$want" ]] || { echo "planned: $out"; return 1; }
+	! "$REPO/tools/debug-kernel.sh" --tests spoof,nosuch plan >/dev/null 2>&1 ||
+		{ echo "a name that is no selftest was planned"; return 1; }
+}
+check "debug-kernel plan --tests: those files, in order; no unknown name" dk_plan_tests
 
 if ((n != PLAN)); then
 	echo "# ran $n tests, planned $PLAN"

@@ -12,11 +12,11 @@
 #   module  build + mpip.ko against it; print the .ko's path
 #   tree    print the cached tree's path (exit 1 if not built yet)
 #   scan LOG  only scan a saved console log and print the reports found
-#   plan    print which VM runs `check` would make of all the selftest
-#           files ("lane FILE..." per VM side by side; "alone FILE...": with
-#           --vms 2 or more, the files whose source has a line
-#           "# DEBUG-ALONE: WHY" run after the others, in one VM with no
-#           other beside it)
+#   plan    print which VM runs `check` would make of the selftest files
+#           (all, or those of --tests): "lane FILE..." per VM side by
+#           side; "alone FILE...": with --vms 2 or more, the files whose
+#           source has a line "# DEBUG-ALONE: WHY" run after the others,
+#           in one VM with no other beside it
 #   merge OUT PART...  one summary (OUT/summary.txt) of a run over the whole
 #           suite made in parts (`check --tests LIST`, each part's last-run
 #           directory copied): the same module on the same kernel build,
@@ -472,6 +472,24 @@ split_files() {
 	done
 }
 
+# selected_files: the selftest files (bare names) of --tests LIST, in its
+# order, or every one; dies on a name that is no selftest
+selected_files() {
+	local t f
+	if [[ -z ${TESTS:-} ]]; then
+		for f in "$REPO"/tests/selftests/test_*.sh; do
+			basename "$f" .sh
+		done
+		return
+	fi
+	for t in ${TESTS//,/ }; do
+		t=${t%.sh}
+		[[ $t == test_* ]] || t=test_$t
+		[[ -f $REPO/tests/selftests/$t.sh ]] || die "no selftest $t"
+		echo "$t"
+	done
+}
+
 # plan_parts N FILE...: the VM runs of `check --vms N` for these test
 # files (bare names), one line each: "lane FILE..." for the N runs side by
 # side, the files dealt out in turn; with N > 1, then "alone FILE..." for
@@ -574,20 +592,8 @@ check_main() {
 	ko=$(build_module "$dir")
 	make -s -C "$REPO" mpipctl >/dev/null
 
-	if [[ -n ${TESTS:-} ]]; then
-		local t
-		for t in ${TESTS//,/ }; do
-			t=${t%.sh}
-			[[ $t == test_* ]] || t=test_$t
-			[[ -f $REPO/tests/selftests/$t.sh ]] || die "no selftest $t"
-			files+=("$t")
-		done
-	else
-		local f
-		for f in "$REPO"/tests/selftests/test_*.sh; do
-			files+=("$(basename "$f" .sh)")
-		done
-	fi
+	selected_files >/dev/null # (dies here on a bad name)
+	mapfile -t files < <(selected_files)
 
 	# one VM for all files, or one per file (--vm-per-file): lockdep turns
 	# itself off after its first report, a fresh boot re-arms it and
@@ -767,9 +773,10 @@ main() {
 		;;
 	guest) guest_main "$@" ;;
 	plan)
-		local -a all=(tests/selftests/test_*.sh)
-		all=("${all[@]##*/}")
-		plan_parts "${VMS:-1}" "${all[@]%.sh}"
+		local -a files
+		selected_files >/dev/null
+		mapfile -t files < <(selected_files)
+		plan_parts "${VMS:-1}" "${files[@]}"
 		;;
 	check) check_main ;;
 	merge) merge_main "$@" ;;
