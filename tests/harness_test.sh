@@ -22,7 +22,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=53
+PLAN=54
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -600,6 +600,29 @@ dk_plan_tests() {
 		{ echo "a name that is no selftest was planned"; return 1; }
 }
 check "debug-kernel plan --tests: those files, in order; no unknown name" dk_plan_tests
+
+# xtrace_gaps: a test file run with MPIP_TEST_XTRACE traces itself, and
+# tools/xtrace-gaps.py finds its slow step inside its subtest, the KTAP
+# output unchanged
+xtrace_gaps() {
+	local f=$TMP/test_xt.sh out
+	mkdir -p "$TMP/xt"
+	cat >"$f" <<EOF
+#!/usr/bin/env bash
+set -euo pipefail
+source "$REPO/tests/selftests/lib.sh"
+t_slow() { true; sleep 1.2; true; }
+main() { ktap_header; ktap_plan 1; ktap_run slow t_slow; ktap_finish; }
+main "\$@"; exit
+EOF
+	out=$(MPIP_TEST_XTRACE=$TMP/xt bash "$f") || return 1
+	[[ $(grep -c '^ok 1 slow$' <<<"$out") == 1 && $out != *"+"1[0-9]* ]] ||
+		{ echo "KTAP output: $out"; return 1; }
+	out=$("$REPO/tools/xtrace-gaps.py" "$TMP/xt/test_xt.xtrace") || return 1
+	grep -qE '^ +1\.[2-9]s +[0-9]+ t_slow +test_xt\.sh:4 +sleep 1\.2$' <<<"$out" ||
+		{ echo "gaps: $out"; return 1; }
+}
+check "xtrace: a traced file's slow step, found in its subtest" xtrace_gaps
 
 if ((n != PLAN)); then
 	echo "# ran $n tests, planned $PLAN"

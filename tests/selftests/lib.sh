@@ -54,6 +54,15 @@ _ktap_skip=0
 _lib_tmp=$(mktemp -d /tmp/mpip-selftest.XXXXXX)
 _lib_cleanups=()
 
+# MPIP_TEST_XTRACE=DIR: trace every command the file runs into
+# DIR/NAME.xtrace, each with the time, the process, its source line and
+# the functions it is in (tools/xtrace-gaps.py: where a file's time goes)
+if [[ -n ${MPIP_TEST_XTRACE:-} ]]; then
+	exec {BASH_XTRACEFD}>>"$MPIP_TEST_XTRACE/$(basename "$0" .sh).xtrace"
+	PS4='+${EPOCHREALTIME} ${BASHPID} ${BASH_SOURCE##*/}:${LINENO} [${FUNCNAME[*]}] '
+	set -x
+fi
+
 # ------------------------------------------------------------------ cleanup
 
 # cleanup_push CMD [ARG...]: run at exit (LIFO), errors ignored.  Call it
