@@ -58,6 +58,7 @@ _lib_cleanups=()
 # DIR/NAME.xtrace, each with the time, the process, its source line and
 # the functions it is in (tools/xtrace-gaps.py: where a file's time goes)
 if [[ -n ${MPIP_TEST_XTRACE:-} ]]; then
+	mkdir -p "$MPIP_TEST_XTRACE"
 	exec {BASH_XTRACEFD}>>"$MPIP_TEST_XTRACE/$(basename "$0" .sh).xtrace"
 	PS4='+${EPOCHREALTIME} ${BASHPID} ${BASH_SOURCE##*/}:${LINENO} [${FUNCNAME[*]}] '
 	set -x
