@@ -295,6 +295,52 @@ UNIT_TEST(ftcp_opener_keeps_to_the_synack_window_until_it_hears_the_peer)
 }
 
 /*
+ * A stranger's segments on the opener's four-tuple, before the peer's
+ * window update came: out of the window, acknowledging what the opener
+ * never sent, without ACK, a RST off its number, a SYN-ACK again.  None
+ * of them lets the opener past the SYN-ACK's window (a NAT would find
+ * what it sent there INVALID); the peer's own segment does.
+ */
+UNIT_TEST(ftcp_forged_segments_do_not_widen_the_opener)
+{
+	u32 isn = 0x40000000u, cookie = 0x9000u;
+	struct mpip_ftcp a;
+	struct mpip_ftcp_seg syn, synack, ack, g, r;
+	const struct mpip_ftcp_seg good = { .seq = cookie + 1,
+					    .ack = isn + 1,
+					    .flags = MPIP_FTCP_ACK };
+	struct mpip_ftcp_seg bad[] = {
+		{ .seq = cookie + 1 + MPIP_FTCP_MAX_WIN + 10, .ack = isn + 1,
+		  .flags = MPIP_FTCP_ACK },
+		{ .seq = cookie + 1 - MPIP_FTCP_MAX_WIN - 10, .ack = isn + 1,
+		  .flags = MPIP_FTCP_ACK },
+		{ .seq = cookie + 1, .ack = isn + 2, .flags = MPIP_FTCP_ACK },
+		{ .seq = cookie + 1, .ack = isn + 1, .flags = MPIP_FTCP_PSH },
+		{ .seq = cookie + 2, .ack = isn + 1, .flags = MPIP_FTCP_RST },
+		{ .seq = cookie, .ack = isn + 1,
+		  .flags = MPIP_FTCP_SYN | MPIP_FTCP_ACK },
+	};
+	unsigned int i;
+
+	mpip_ftcp_connect(&a, isn, 1400, &syn);
+	mpip_ftcp_synack(&syn, cookie, 1380, &synack);
+	CHECK_EQ(mpip_ftcp_rx(&a, &synack, 0, &ack), MPIP_FTCP_REPLY);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		g = bad[i];
+		CHECK_EQ(mpip_ftcp_rx(&a, &g, 0, &r), MPIP_FTCP_DROP);
+		CHECK_EQ(a.state, MPIP_FTCP_OPEN);
+		CHECK(!a.wide);
+	}
+	CHECK(!mpip_ftcp_data(&a, MPIP_FTCP_WINDOW + 1, &g));
+	CHECK(mpip_ftcp_data(&a, MPIP_FTCP_WINDOW, &g));
+	CHECK(!mpip_ftcp_data(&a, 1, &g));
+	g = good;
+	CHECK_EQ(mpip_ftcp_rx(&a, &g, 0, &r), MPIP_FTCP_TAKE);
+	CHECK(a.wide);
+	CHECK(mpip_ftcp_data(&a, 1400, &g));
+}
+
+/*
  * Segments of @max_len bytes at most, a share @pct_a % of them from the
  * opener, 10 % lost before the NAT (never seen) and 10 % after it (seen,
  * not delivered), in @conns connections of @segs segments with random
