@@ -196,6 +196,45 @@ t_mpip() {
 	(($(nat_counter "$R" leak) == 0)) || fail "a private address leaked"
 }
 
+# tcp_watch_start: until tcp_watch_stop, B's links' bare TCP segments
+# with SYN, FIN or RST are captured and both hosts' TCP counters noted;
+# if the subtest fails meanwhile, what they saw is printed (why a
+# connection broke: the debug kernel once saw "Connection reset by peer")
+tcp_watch_start() {
+	local ns
+	for ns in 1 2; do
+		capture_start "$B" eth$ns tw$ns 'tcp[tcpflags] & (tcp-syn|tcp-fin|tcp-rst) != 0'
+	done
+	for ns in "$A" "$B"; do
+		in_ns "$ns" nstat -asz >"$T/nstat.$ns"
+	done
+	trap tcp_watch_report EXIT
+}
+
+tcp_watch_stop() {
+	trap - EXIT
+	kill -INT "$(cat "$T/tw1.pid")" "$(cat "$T/tw2.pid")" 2>/dev/null || true
+}
+
+# (on the subtest's exit: if it failed, the segments and counters)
+tcp_watch_report() {
+	local rc=$? ns n
+	((rc != 0)) || return 0
+	for n in 1 2; do
+		capture_stop tw$n
+		echo "B eth$n, bare TCP with SYN, FIN or RST:"
+		tcpdump -nn -tt -r "$T/tw$n.pcap" 2>/dev/null | head -n 30
+	done
+	for ns in "$A" "$B"; do
+		echo "$ns, TCP counters that changed:"
+		in_ns "$ns" nstat -asz | awk 'NR == FNR { v[$1] = $2; next }
+			$1 ~ /^(Tcp|TcpExt)/ && $2 != v[$1] { printf " %s +%d", $1, $2 - v[$1] }
+			END { print "" }' "$T/nstat.$ns" -
+		echo "$ns, mpip: $(mpipctl_in "$ns" -j stats | jq -c 'with_entries(select(.value != 0))')"
+	done
+	exit "$rc"
+}
+
 # tcp_both_ways TAG PORT: a file from A to B and one from B to A (A
 # connects), through the NATs: byte-exact, no packet INVALID at a NAT,
 # each host's two links carry the flow it sends
@@ -206,6 +245,7 @@ tcp_both_ways() {
 	min=$(($(stat -c %s "$T/f") / 50))
 	a1=$(tx_bytes "$A" eth1)
 	a2=$(tx_bytes "$A" eth2)
+	tcp_watch_start
 	tcp_send_file "$A" "$B" 198.18.3.2 "$port" "$T/f" "$T/g.$tag"
 	sha256_equal "$T/f" "$T/g.$tag" || fail "$tag: TCP data A -> B differs"
 	a1=$(($(tx_bytes "$A" eth1) - a1))
@@ -214,6 +254,7 @@ tcp_both_ways() {
 	b2=$(tx_bytes "$B" eth2)
 	tcp_fetch_file "$A" "$B" 198.18.3.2 $((port + 1)) "$T/f" "$T/h.$tag"
 	sha256_equal "$T/f" "$T/h.$tag" || fail "$tag: TCP data B -> A differs"
+	tcp_watch_stop
 	b1=$(($(tx_bytes "$B" eth1) - b1))
 	b2=$(($(tx_bytes "$B" eth2) - b2))
 	echo "$tag: A -> B sent eth1 $a1 B, eth2 $a2 B; B -> A sent eth1 $b1 B, eth2 $b2 B"

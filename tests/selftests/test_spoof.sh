@@ -699,11 +699,17 @@ PY
 # handshake learns no key from a later one.  (Before, every query and
 # confirmation carried it.)
 t_keys_hidden() {
-	local bg cms nq nc
+	local bg cms nq nc na nb spid ns
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	na=$(mpip_peer_node "$A" "$B") || fail "A has no node for B"
+	nb=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
 	# the pair talks: A's flow to B, and B's delay reports back
 	dgrams "$A" 10.1.1.1 7100 10.1.1.2 6100 400 GOOD &
 	bg=$!
+	node_ages "$na" "$nb" >"$T/ages" &
+	spid=$!
+	# shellcheck disable=SC2064
+	trap "kill $spid 2>/dev/null || true" EXIT
 	sleep 1
 	CAPTURE_SNAP=0 capture_start "$B" eth1 hs1 'host 10.1.1.1 or host 10.1.2.1'
 	CAPTURE_SNAP=0 capture_start "$B" eth2 hs2 'host 10.1.1.1 or host 10.1.2.1'
@@ -715,15 +721,40 @@ t_keys_hidden() {
 	sha256_equal "$T/small" "$T/small2.out" || fail "TCP data differs"
 	capture_stop hs1
 	capture_stop hs2
+	kill "$spid" 2>/dev/null || true
 	wait "$bg" || true
+	# (a peer silent for peer_timeout_ms, 3000, is sent our key again)
+	echo "longest silence, ms, over the capture: B as A heard it $(cut -d' ' -f1 "$T/ages" | sort -n | tail -n 1)," \
+		"A as B heard it $(cut -d' ' -f2 "$T/ages" | sort -n | tail -n 1)"
 	cms=$(cat <(hs_cms "$T/hs1.pcap") <(hs_cms "$T/hs2.pcap") | jq -sc .)
 	nq=$(jq '[.[] | select(.flags % 2 == 1)] | length' <<<"$cms")
 	nc=$(jq '[.[] | select(.flags / 2 % 2 == 1)] | length' <<<"$cms")
 	echo "captured $nq queries and $nc confirmations on links 1 and 2"
 	jq -c '.[] | select(.key)' <<<"$cms" | head -n 5
 	((nq >= 2 && nc >= 2)) || fail "too few handshake CMs captured: not a test"
-	jq -e '[.[] | select(.key)] | length == 0' <<<"$cms" >/dev/null ||
+	jq -e '[.[] | select(.key)] | length == 0' <<<"$cms" >/dev/null || {
+		echo "A's and B's nodes' ages, ms, every 0.5 s: $(paste -sd' ' "$T/ages" | tr ' ' ,)"
+		for ns in "$A" "$B"; do
+			echo "$ns: $(mpipctl_in "$ns" -j stats | jq -c '{rx_auth_fail, rx_replay,
+				peer_lost, ctrl_limited, ctrl_budget, tx_query, rx_query, rx_confirm}')"
+		done
 		fail "$(jq '[.[] | select(.key)] | length' <<<"$cms") handshake CMs showed a key"
+	}
+}
+
+# node_ages NODE_A NODE_B: every 0.5 s until killed, a line "AGE_A AGE_B":
+# how long ago A last heard its node NODE_A (for B), and B its NODE_B (for
+# A), in ms, from an authenticated CM (-1: no such node)
+node_ages() {
+	local a b
+	while :; do
+		a=$(mpipctl_in "$A" -j show nodes |
+			jq -r --arg id "$1" '[.[] | select(.node_id == $id) | .age_ms] | first // -1')
+		b=$(mpipctl_in "$B" -j show nodes |
+			jq -r --arg id "$2" '[.[] | select(.node_id == $id) | .age_ms] | first // -1')
+		echo "$a $b"
+		sleep 0.5
+	done
 }
 
 # b_node_age_ms ID: how long ago B last heard its node ID (ms)
