@@ -78,6 +78,9 @@ stress_why() {
 			peer_lost, path_up, path_down, rr_verified, rr_held,
 			rx_auth_fail, rx_replay, rx_plain, tx_query, rx_confirm,
 			reorder_held, reorder_timeout}' || true
+		# the stress flows' sockets: a stalled one shows its backoff
+		in_ns "$ns" ss -tin state established '( sport >= :5201 and sport <= :5299 ) or ( dport >= :5201 and dport <= :5299 )' |
+			sed "s/^/$ns ss: /" | head -n 24 || true
 	done
 }
 
