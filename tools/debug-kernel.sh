@@ -574,7 +574,7 @@ summary_note() {
 }
 
 check_main() {
-	local dir ko out t0 t1 k
+	local dir ko out list t0 t1 k
 	local -a files=() parts=() groups=()
 	out=$CACHE/debugk/last-run
 	rm -rf "$out"
@@ -592,8 +592,8 @@ check_main() {
 	ko=$(build_module "$dir")
 	make -s -C "$REPO" mpipctl >/dev/null
 
-	selected_files >/dev/null # (dies here on a bad name)
-	mapfile -t files < <(selected_files)
+	list=$(selected_files) || exit 2
+	mapfile -t files <<<"$list"
 
 	# one VM for all files, or one per file (--vm-per-file): lockdep turns
 	# itself off after its first report, a fresh boot re-arms it and
@@ -774,8 +774,9 @@ main() {
 	guest) guest_main "$@" ;;
 	plan)
 		local -a files
-		selected_files >/dev/null
-		mapfile -t files < <(selected_files)
+		local list
+		list=$(selected_files) || exit 2
+		mapfile -t files <<<"$list"
 		plan_parts "${VMS:-1}" "${files[@]}"
 		;;
 	check) check_main ;;

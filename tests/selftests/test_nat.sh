@@ -201,9 +201,9 @@ t_mpip() {
 # if the subtest fails meanwhile, what they saw is printed (why a
 # connection broke: the debug kernel once saw "Connection reset by peer")
 tcp_watch_start() {
-	local ns
-	for ns in 1 2; do
-		capture_start "$B" eth$ns tw$ns 'tcp[tcpflags] & (tcp-syn|tcp-fin|tcp-rst) != 0'
+	local n ns
+	for n in 1 2; do
+		capture_start "$B" eth$n tw$n 'tcp[tcpflags] & (tcp-syn|tcp-fin|tcp-rst) != 0'
 	done
 	for ns in "$A" "$B"; do
 		in_ns "$ns" nstat -asz >"$T/nstat.$ns"

@@ -748,20 +748,21 @@ t_keys_hidden() {
 node_ages() {
 	local a b
 	while :; do
-		a=$(mpipctl_in "$A" -j show nodes |
-			jq -r --arg id "$1" '[.[] | select(.node_id == $id) | .age_ms] | first // -1')
-		b=$(mpipctl_in "$B" -j show nodes |
-			jq -r --arg id "$2" '[.[] | select(.node_id == $id) | .age_ms] | first // -1')
+		a=$(node_age_ms "$A" "$1") || a=-1
+		b=$(node_age_ms "$B" "$2") || b=-1
 		echo "$a $b"
 		sleep 0.5
 	done
 }
 
-# b_node_age_ms ID: how long ago B last heard its node ID (ms)
-b_node_age_ms() {
-	mpipctl_in "$B" -j show nodes |
-		jq -er --arg id "$1" '.[] | select(.node_id == $id) | .age_ms'
+# node_age_ms NS ID: how long ago NS last heard its node ID (ms)
+node_age_ms() {
+	mpipctl_in "$1" -j show nodes |
+		jq -er --arg id "$2" '.[] | select(.node_id == $id) | .age_ms'
 }
+
+# b_node_age_ms ID: how long ago B last heard its node ID (ms)
+b_node_age_ms() { node_age_ms "$B" "$1"; }
 
 # A switches mpip off, as a peer that restarted or went away falls
 # silent, and B's flow to A finds it lost.  X then sends B copies of A's
