@@ -22,7 +22,7 @@ VERIFY=$REPO/tests/ktap_verify.py
 n=0
 passed=0
 failed=0
-PLAN=54
+PLAN=55
 
 # check NAME CMD...: one test; CMD's output becomes diagnostics if it fails
 check() {
@@ -625,6 +625,54 @@ EOF
 		{ echo "gaps: $out"; return 1; }
 }
 check "xtrace: a traced file's slow step, found in its subtest" xtrace_gaps
+
+# loaded_series: tools/loaded-runs.sh --series numbers a series on over
+# invocations, and refuses one whose runs were of another tree, one that
+# ended with a failed run, and a tree with changes not committed; a commit
+# of documentation or of loaded-runs.sh keeps the tree, one of the netlink
+# spec does not
+loaded_series() {
+	local g=$TMP/series-git f=$TMP/series t t2 line
+	(
+		set -e
+		# shellcheck source=tools/loaded-runs.sh
+		source "$REPO/tools/loaded-runs.sh"
+		mkdir -p "$g"/{kernel,tests,tools,userspace,Documentation/netlink}
+		cd "$g"
+		git init -q .
+		for d in kernel tests tools userspace Documentation Documentation/netlink; do
+			echo 1 >"$d/f"
+		done
+		echo 1 >tools/loaded-runs.sh
+		git add -A
+		git -c user.name=t -c user.email=t@t commit -q -m one
+		t=$(series_tree)
+		[[ $t =~ ^[0-9a-f]{12}$ ]] || { echo "tree id: $t"; exit 1; }
+		[[ $(series_next "$f" "$t") == 1 ]] || { echo "a new series does not start at 1"; exit 1; }
+		line="passed, 0 failed, 0 skipped; load 5.0 (4.0-6.0), builds finished 1; tree $t, commit abc"
+		printf 'run 1: started 2026-12-01 10:00:00, 45 min 0 s, 317 %s\nrun 2: started x, 317 %s\n' \
+			"$line" "$line" >"$f"
+		[[ $(series_next "$f" "$t") == 3 ]] || { echo "the series does not go on at 3"; exit 1; }
+		echo 2 >Documentation/f
+		echo 2 >tools/loaded-runs.sh
+		git -c user.name=t -c user.email=t@t commit -q -am docs
+		[[ $(series_tree) == "$t" ]] || { echo "a commit of documentation or loaded-runs.sh changed the tree"; exit 1; }
+		echo 2 >Documentation/netlink/f
+		git -c user.name=t -c user.email=t@t commit -q -am spec
+		[[ $(series_tree) != "$t" ]] || { echo "a commit of the netlink spec kept the tree"; exit 1; }
+		git -c user.name=t -c user.email=t@t revert --no-edit HEAD >/dev/null
+		[[ $(series_tree) == "$t" ]] || { echo "the tree is not the same after a revert"; exit 1; }
+		echo 2 >tests/f
+		! series_tree >/dev/null || { echo "a change not committed was taken"; exit 1; }
+		git -c user.name=t -c user.email=t@t commit -q -am tests
+		t2=$(series_tree)
+		[[ $t2 != "$t" ]] || { echo "a commit of tests kept the tree"; exit 1; }
+		! series_next "$f" "$t2" 2>/dev/null || { echo "a series of another tree went on"; exit 1; }
+		echo "run 3: started y, 310 passed, 1 failed, 0 skipped; load 5.0 (4.0-6.0), builds finished 1; tree $t, commit abc" >>"$f"
+		! series_next "$f" "$t" 2>/dev/null || { echo "a series went on after a failed run"; exit 1; }
+	)
+}
+check "loaded-runs --series: numbered on; another tree, a failed run, changes not committed refused" loaded_series
 
 if ((n != PLAN)); then
 	echo "# ran $n tests, planned $PLAN"

@@ -6,6 +6,7 @@
 # by side (tools/check.sh's plan_guests and run_guests; MPIP_CHECK_GUESTS).
 #
 #   tools/loaded-runs.sh [--runs N] [--jobs J] [--kernel KVER] [--out DIR]
+#                        [--series FILE]
 #
 #   --runs N      runs of the suite, one after another (default 5)
 #   --jobs J      the build's make -j (default: the number of CPUs); 0: no
@@ -15,6 +16,15 @@
 #   --kernel KVER the guest's kernel (default: the newest of
 #                 tools/kernels.sh); every test file runs
 #   --out DIR     logs and summary (default build/loaded)
+#   --series FILE a series of runs in a row that goes on over several
+#                 invocations (sessions): FILE gets every run's line, with
+#                 the day it started, and this invocation's runs are
+#                 numbered on from FILE's.  Refused (exit 2, nothing run)
+#                 if a run in FILE failed (the series ended there), or was
+#                 of another tree (series_tree: what the selftests'
+#                 outcome depends on; commits of documentation between the
+#                 runs are allowed, changes of code or tests are not), or
+#                 if that tree has changes not committed
 #
 # The load is Linux's own build (vmlinux, x86_64 defconfig) from Debian's
 # linux-source-6.12, unpacked once into ~/.cache/mpip/hog; when a build
@@ -24,7 +34,7 @@
 # the guests' kernel logs).  DIR/summary has a line per run: its number,
 # start, duration, counts, the host's 1-minute load average over the run
 # (sampled every 30 s into DIR/load: median, lowest and highest) and the
-# builds finished during it.  Runs the module of `make kmod` for KVER
+# builds finished during it, and the tree and commit it ran.  Runs the module of `make kmod` for KVER
 # (built here first).  Exit status: non-zero if a run failed.
 set -uo pipefail
 
@@ -87,8 +97,50 @@ load_since() {
 		}'
 }
 
+# series_tree: an id of what a run's outcome depends on (12 hex digits):
+# the files of kernel/, userspace/, tests/, tools/ and Documentation/netlink/
+# (test_ynl reads the spec) at HEAD, but for this script and its harness
+# test, which run the series and do not change what it runs; fails if
+# any of them has changes not committed
+SERIES_PATHS=(kernel userspace tests tools Documentation/netlink)
+SERIES_NOT=(tools/loaded-runs.sh tests/harness_test.sh)
+series_tree() {
+	local x=() f
+	for f in "${SERIES_NOT[@]}"; do
+		x+=(":!$f")
+	done
+	[[ -z $(git status --porcelain -- "${SERIES_PATHS[@]}" "${x[@]}") ]] || return 1
+	git ls-tree -r HEAD -- "${SERIES_PATHS[@]}" |
+		awk -F '\t' -v not="${SERIES_NOT[*]}" '
+			BEGIN { n = split(not, v, " "); for (i = 1; i <= n; i++) skip[v[i]] = 1 }
+			!($2 in skip)' | sha1sum | cut -c1-12
+}
+
+# series_next FILE TREE: the number the series in FILE gives its next run
+# (1 if FILE does not exist yet); fails, saying why, if a run there
+# failed or ran another tree than TREE
+series_next() {
+	local n=0 line
+	if [[ -e $1 ]]; then
+		while IFS= read -r line; do
+			[[ $line == "run "* ]] || continue
+			if [[ $line != *"; tree $2, commit "* ]]; then
+				echo "loaded-runs: $1: a run of another tree than $2: $line" >&2
+				return 1
+			fi
+			if [[ $line != *", 0 failed, "* ]]; then
+				echo "loaded-runs: $1: the series ended with a failed run: $line" >&2
+				return 1
+			fi
+			n=$((n + 1))
+		done <"$1"
+	fi
+	echo $((n + 1))
+}
+
 main() {
 	local runs=5 jobs kver dir tree hogpid samplerpid i t0 secs line failed=0
+	local series="" stree first=1 n
 	jobs=$(nproc)
 	dir=$REPO/build/loaded
 	while (($#)); do
@@ -97,11 +149,16 @@ main() {
 		--jobs) jobs=${2:?}; shift ;;
 		--kernel) kver=${2:?}; shift ;;
 		--out) dir=${2:?}; shift ;;
+		--series) series=${2:?}; shift ;;
 		*) usage ;;
 		esac
 		shift
 	done
 	[[ $runs =~ ^[1-9][0-9]*$ && $jobs =~ ^[0-9]+$ ]] || usage
+	stree=$(series_tree) || die "kernel/, tests/, tools/ or userspace/ has changes not committed"
+	if [[ -n $series ]]; then
+		first=$(series_next "$series" "$stree") || exit 2
+	fi
 	tools/deps.sh || die "tools/deps.sh failed"
 	if ((jobs)); then
 		pkgs_ensure loaded-runs "${HOG_PKGS[@]}" || die "cannot install ${HOG_PKGS[*]}"
@@ -138,6 +195,7 @@ main() {
 	fi
 	echo "$line" | tee "$dir/summary"
 	for ((i = 1; i <= runs; i++)); do
+		n=$((first + i - 1))
 		t0=$(date +%s)
 		local b0 l0 p0=$total_pass f0=$total_fail s0=$total_skip
 		b0=$(wc -l <"$dir/builds")
@@ -147,14 +205,20 @@ main() {
 		run_guests "$(plan_guests 1 "$kver")"
 		secs=$(($(date +%s) - t0))
 		((total_fail == f0)) || failed=$((failed + 1))
-		line="run $i: started $(date -d "@$t0" +%T), $((secs / 60)) min $((secs % 60)) s,"
+		line="run $n: started $(date -d "@$t0" '+%F %T'), $((secs / 60)) min $((secs % 60)) s,"
 		line+=" $((total_pass - p0)) passed, $((total_fail - f0)) failed, $((total_skip - s0)) skipped;"
 		line+=" load $(load_since "$dir/load" "$l0"), builds finished $(($(wc -l <"$dir/builds") - b0))"
+		line+="; tree $stree, commit $(git rev-parse --short HEAD)"
 		echo "$line" | tee -a "$dir/summary"
+		[[ -z $series ]] || echo "$line" >>"$series"
 	done
 	echo "$runs runs on $kver, $failed failed; commit $(git rev-parse --short HEAD)" |
 		tee -a "$dir/summary"
 	((failed == 0))
 }
 
-main "$@"
+# (tests/harness_test.sh sources this file for series_tree and series_next)
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+	main "$@"
+	exit
+fi
