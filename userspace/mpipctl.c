@@ -830,7 +830,7 @@ static const struct cmd {
 	  64, false, false, cmd_rule },
 	{ "link", "set dev IF [advertise on|off] [backup|tier N] [metered] [nat MODE]",
 	  "use an interface or not; its tier, cost, NAT MODE",
-	  9, false, false, cmd_link },
+	  10, false, false, cmd_link },
 	{ "monitor", "", "print events: peers, paths, failovers",
 	  0, true, true, cmd_monitor },
 	{ "help", "", "print this help",

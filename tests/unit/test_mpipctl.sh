@@ -1103,7 +1103,7 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=266
+PLAN=268
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -1354,6 +1354,13 @@ fcheck "link set dev lo metered sends MPIP_LINK_A_METERED 1" expect_request \
 fcheck "link set dev lo nometered sends MPIP_LINK_A_METERED 0" expect_request \
 	"cmd=12 version=1 dump=0 link(nested) 1:4=1 7:1=0" "" link set dev lo nometered
 check "link set with metered twice exits 1" expect_usage_error "link set: metered given twice" link set dev lo metered nometered
+# (every setting at once: ten arguments, the most link set can take)
+fcheck "link set dev lo advertise off tier 2 metered nat udp sends all four" expect_request \
+	"cmd=12 version=1 dump=0 link(nested) 1:4=1 3:1=0 6:1=2 7:1=1 5:1=3" "" \
+	link set dev lo advertise off tier 2 metered nat udp
+fcheck "link set dev lo advertise on backup on nometered nat none sends all four" expect_request \
+	"cmd=12 version=1 dump=0 link(nested) 1:4=1 3:1=1 4:1=1 7:1=0 5:1=2" "" \
+	link set dev lo advertise on backup on nometered nat none
 fcheck "link set of an unknown interface exits 1 before netlink" expect_fake_error full 1 \
 	"mpipctl: link set: no interface 'nosuchif0'" link set dev nosuchif0 advertise on
 fcheck "-j show links" expect_fake full "$LINKS_JSON" -j show links
