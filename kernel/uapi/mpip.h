@@ -57,8 +57,8 @@
  *	mpip_link_attr): its index, name and settings.
  * @MPIP_CMD_SET_LINK: doit, admin.  Request carries nested MPIP_A_LINK with
  *	MPIP_LINK_A_IFINDEX and the settings to change; -ENODEV if the
- *	namespace has no such interface.  Settings last as long as the
- *	interface stays in the namespace.
+ *	namespace has no such interface or it is the loopback.  Settings
+ *	last as long as the interface stays in the namespace.
  * @MPIP_CMD_RULE_ADD: doit, admin.  Request carries nested MPIP_A_RULE
  *	(enum mpip_rule_attr): the rule's match keys and action.  With
  *	NLM_F_REPLACE a rule of the same preference is replaced, else that
@@ -71,10 +71,13 @@
  * @MPIP_CMD_EVENT: notification only, sent to the multicast group
  *	MPIP_MCGRP_EVENTS of the namespace where it happened: MPIP_A_EVENT
  *	(enum mpip_event) and, for a peer, a failover or a failback,
- *	nested MPIP_A_NODE with MPIP_NODE_A_ID and MPIP_NODE_A_PEER_ID; for
+ *	nested MPIP_A_NODE with MPIP_NODE_A_ID and MPIP_NODE_A_PEER_ID (a
+ *	failover or a failback also MPIP_NODE_A_TIER, the tier now); for
  *	a path, nested MPIP_A_PATH with MPIP_PATH_A_NODE_ID, _ID, _SADDR,
- *	_DADDR, _IFINDEX and _STATE (the new state); for a rule, nested
- *	MPIP_A_RULE with MPIP_RULE_A_PREF, _PKTS and _BYTES.  At most
+ *	_DADDR, _IFINDEX and _STATE (the new state; for MPIP_EVENT_PATH_NAT
+ *	the path's state, and also MPIP_PATH_A_SEEN_ADDR and
+ *	MPIP_PATH_A_SEEN_PORT); for a rule, nested MPIP_A_RULE with
+ *	MPIP_RULE_A_PREF, _PKTS and _BYTES.  At most
  *	MPIP_EVENTS_PER_SEC a second per namespace; the others are counted
  *	in MPIP_STAT_EVENT_DROP.
  */
@@ -214,10 +217,14 @@ enum mpip_attr {
  * @MPIP_LINK_A_TIER: u8, 0 (the default) to 7: the paths from the
  *	interface carry this host's data only while no path of a lower tier
  *	is up (a path back from a failure beyond its link after a second of
- *	being up); peers learn which addresses are on links of tier 1 or
- *	more, and treat them as tier 1
+ *	being up); peers learn each address's tier and metered bit from
+ *	the address list's extension, and a path's tier is the higher of
+ *	its two ends'; an extension that is only the backup mask (sent
+ *	while every tier is 0 or 1 and nothing is metered) gives each
+ *	address in the mask tier 1
  * @MPIP_LINK_A_METERED: u8, 1 if the interface is paid by the byte:
- *	routing rules with MPIP_RULE_A_NOMETERED keep off it; 0 (the
+ *	routing rules with MPIP_RULE_A_NOMETERED keep off its paths, and
+ *	peers learn it with its addresses (MPIP_LINK_A_TIER); 0 (the
  *	default) if not
  */
 enum mpip_link_attr {
@@ -308,17 +315,22 @@ enum mpip_rule_fallback {
  * @MPIP_RULE_A_FALLBACK: u8, enum mpip_rule_fallback (default ANY)
  * @MPIP_RULE_A_IFS: binary, an array of 1 to 8 u32 interface indexes
  *	(host byte order); modes SINGLE, SELECTED (required there) and
- *	PROTECTED only
+ *	PROTECTED only.  The policy checks only the maximum length, 32
+ *	bytes (-ERANGE); an empty list, or one that is not a whole number
+ *	of u32, is refused with -EINVAL
  * @MPIP_RULE_A_IFS_DENY: flag: MPIP_RULE_A_IFS lists the interfaces not
- *	to use
+ *	to use (only with MPIP_RULE_A_IFS)
  * @MPIP_RULE_A_PAD: padding for the u64 attributes
  * @MPIP_RULE_A_PKTS: u64, dumps only: packets this host sent that
  *	matched the rule (a GSO packet counts its segments)
  * @MPIP_RULE_A_BYTES: u64, dumps only: their bytes (IP, no trailer)
- * @MPIP_RULE_A_COPIES: u8, 2..8: mode PROTECTED only, how many copies of
- *	each packet, on that many paths if they are up (default 2)
- * @MPIP_RULE_A_NOMETERED: flag: no path from a metered interface
- *	(MPIP_LINK_A_METERED); modes ALL, SINGLE, SELECTED and PROTECTED
+ * @MPIP_RULE_A_COPIES: u8, 2..8: mode PROTECTED only (-EINVAL with
+ *	another), how many copies of each packet, on that many paths if
+ *	they are up, else on as many as are (one packet with one path up)
+ *	(default 2; dumps give it for PROTECTED rules)
+ * @MPIP_RULE_A_NOMETERED: flag: no path metered at either end: from a
+ *	metered interface (MPIP_LINK_A_METERED), or to an address the peer
+ *	says is metered; modes ALL, SINGLE, SELECTED and PROTECTED
  */
 enum mpip_rule_attr {
 	MPIP_RULE_A_UNSPEC,
@@ -404,12 +416,14 @@ enum mpip_avail_attr {
  * @MPIP_NODE_A_ID: u32, the node's ID: this host's token of the peer pair
  *	(derived from its key), unique in the namespace
  * @MPIP_NODE_A_ENDPOINTS: nested; one MPIP_NODE_A_ENDPOINT per (address,
- *	port) that MPIP packets from this node were seen to come from
+ *	port) that authenticated CMs from this node were seen to come from,
+ *	at most 8 (then a new one replaces the oldest, at most every 100 ms)
  * @MPIP_NODE_A_ENDPOINT: nested, enum mpip_ep_attr
  * @MPIP_NODE_A_ADDRS: nested; one MPIP_NODE_A_ADDR per address the node
  *	advertised in the address list of its control messages
  * @MPIP_NODE_A_ADDR: be32, one advertised address
- * @MPIP_NODE_A_AGE_MS: u32, milliseconds since the last packet from it
+ * @MPIP_NODE_A_AGE_MS: u32, milliseconds since the last authenticated CM
+ *	from it (or since the entry was made)
  * @MPIP_NODE_A_PEER_ID: u32, the peer's token for the pair: the node ID
  *	the peer has for this host (0 while the peer's key is unknown)
  * @MPIP_NODE_A_VERIFIED: u8, 1 once an authenticated CM from it arrived
@@ -494,7 +508,9 @@ enum mpip_session_attr {
  *	the peer reports that packets arrive through it and the remote
  *	address answered a probe from itself (return routability)
  * @MPIP_PATH_UP: confirmed; carries data in proportion to its weight
- * @MPIP_PATH_DOWN: no feedback within path_timeout_ms, or its interface
+ * @MPIP_PATH_DOWN: no feedback within its timeout (MPIP_PATH_A_TIMEOUT_MS:
+ *	path_timeout_ms beyond the round trip of its reports and four times
+ *	its deviation, at most 8 times path_timeout_ms), or its interface
  *	went down; probed, carries no data
  */
 enum mpip_path_state {
@@ -535,8 +551,9 @@ enum mpip_path_state {
  *	nonce (return routability): only such a path carries data
  * @MPIP_PATH_A_NAT: u8, 1 if the peer saw the path's probes come from
  *	another address or port than the path's own: a NAT translates the
- *	path, which then carries data only inside UDP (MPIP_PATH_A_ENCAP),
- *	and none if MPIP_CFG_NAT_MODE is MPIP_NAT_MODE_NONE
+ *	path, which then carries data only inside UDP, or inside fake TCP
+ *	with nat mode faketcp (MPIP_PATH_A_ENCAP), and none with nat mode
+ *	none (its link's MPIP_LINK_A_NAT, or MPIP_CFG_NAT_MODE)
  * @MPIP_PATH_A_SEEN_ADDR: be32, the address the peer saw the probe it
  *	answered come from (present once it answered)
  * @MPIP_PATH_A_SEEN_PORT: u16, the UDP port it saw (host byte order)
@@ -555,16 +572,19 @@ enum mpip_path_state {
  * @MPIP_PATH_A_LOSS_PCT: u8, the share of the path's last loss probes
  *	(up to 16) that went unanswered, in percent (MPIP_CFG_LOSS_PCT)
  * @MPIP_PATH_A_LOSSY: u8, 1 if the loss oracle finds the path lossy
- * @MPIP_PATH_A_COLD: u8, 1 if the path is a cold standby: metered, of a
- *	tier above the one the node's data goes over; nothing but data goes
- *	on it, no probes
+ *	(MPIP_CFG_LOSS_PCT not 0)
+ * @MPIP_PATH_A_COLD: u8, 1 if the path is a cold standby: metered at
+ *	either end, of a tier above the one the node's data goes over;
+ *	nothing but data goes on it: no probes, loss probes, fake TCP SYNs
+ *	or address lists
  * @MPIP_PATH_A_RTT_US: u32, smoothed round trip of the path's delay
  *	reports, us: the path's one-way delay plus that of the packet that
  *	brought each report back, less the time the peer held it; absent
- *	until a report came
+ *	until a report gave one
  * @MPIP_PATH_A_TIMEOUT_MS: u32, how long the path may go without a delay
  *	report before it goes down: MPIP_CFG_PATH_TIMEOUT_MS beyond the
  *	round trip and four times its deviation, at most 8 times the former
+ *	(the former alone until a round trip is known)
  */
 enum mpip_path_attr {
 	MPIP_PATH_A_UNSPEC,
@@ -704,7 +724,8 @@ enum mpip_path_attr {
  *	stay up that long before it takes the data back)
  * @MPIP_STAT_RR_NAT: paths found translated: the peer saw their probes
  *	come from another address or port (a NAT); they carry data only
- *	inside UDP (MPIP_CFG_NAT_MODE)
+ *	inside UDP, or inside fake TCP with nat mode faketcp, and none with
+ *	nat mode none (MPIP_LINK_A_NAT, MPIP_CFG_NAT_MODE)
  * @MPIP_STAT_PATH_LEARNED: paths made, or moved to another port, from
  *	where a peer's authenticated control packets came from: its NAT's
  *	end of one of its paths
@@ -826,7 +847,9 @@ enum mpip_stat {
  * @MPIP_CFG_HEARTBEAT_MS: heartbeat and probe interval (10..10000,
  *	default 300)
  * @MPIP_CFG_PATH_TIMEOUT_MS: a path that carried data but got no delay
- *	report for this long goes down (50..60000, default 500)
+ *	report for this long beyond the round trip of its reports and four
+ *	times its deviation (at most 8 times this in all) goes down; each
+ *	path's is its MPIP_PATH_A_TIMEOUT_MS (50..60000, default 500)
  * @MPIP_CFG_DELAY_SMOOTH_SHIFT: each delay report moves the smoothed delay
  *	by 1/2^shift of the difference (0..10, default 3)
  * @MPIP_CFG_TX_GSO: 1 to send a GSO packet whole, with one CM, where
