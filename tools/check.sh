@@ -307,7 +307,7 @@ run_guests() {
 }
 
 main() {
-	local kernels k full=0
+	local kernels k full=0 target
 	case ${1:-} in
 	--full) full=1 ;;
 	"") ;;
@@ -320,7 +320,9 @@ main() {
 	# (the module is built with W=1 for each kernel of tools/kernels.sh
 	# below; `make all` builds it once more, for the top Makefile's KDIR,
 	# one of those here: only --full needs that one, for the benchmarks)
-	if ! make -s "$( ((full)) && echo all || echo mpipctl)" W=1 >"$LOG/build.log" 2>&1 ||
+	target=mpipctl
+	((full)) && target=all
+	if ! make -s "$target" W=1 >"$LOG/build.log" 2>&1 ||
 		grep -qE 'warning:|error:' "$LOG/build.log"; then
 		cat "$LOG/build.log"
 		echo "=== build failed"

@@ -34,8 +34,10 @@
 # the guests' kernel logs).  DIR/summary has a line per run: its number,
 # start, duration, counts, the host's 1-minute load average over the run
 # (sampled every 30 s into DIR/load: median, lowest and highest) and the
-# builds finished during it, and the tree and commit it ran.  Runs the module of `make kmod` for KVER
-# (built here first).  Exit status: non-zero if a run failed.
+# builds finished during it, and the tree and commit it ran (so the tree
+# must have no changes not committed, --series or not).  Runs the module
+# of `make kmod` for KVER (built here first).  Exit status: non-zero if a
+# run failed.
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -155,7 +157,7 @@ main() {
 		shift
 	done
 	[[ $runs =~ ^[1-9][0-9]*$ && $jobs =~ ^[0-9]+$ ]] || usage
-	stree=$(series_tree) || die "kernel/, tests/, tools/ or userspace/ has changes not committed"
+	stree=$(series_tree) || die "${SERIES_PATHS[*]}: changes not committed"
 	if [[ -n $series ]]; then
 		first=$(series_next "$series" "$stree") || exit 2
 	fi

@@ -169,7 +169,7 @@ forge() {
 	sid=$(b_session | jq -r '.id')
 	echo "forging token $tok session $sid flags $1 addrs '${4:-}' from 10.1.9.9:$2"
 	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$tok" "$sid" "$1" "$2" "$3" "${4:-}" <<'PY'
-import os, struct, sys, time
+import os, sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
 from scapy.layers.inet import IP, UDP
