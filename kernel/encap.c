@@ -14,6 +14,7 @@
  * the receiver saw them.
  */
 #include <linux/ip.h>
+#include <linux/netfilter_ipv4.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <net/checksum.h>
@@ -163,6 +164,14 @@ int mpip_encap_pull(struct sk_buff *skb, struct mpip_rx *rx)
 	/* the whole datagram, and no surplus behind it */
 	if (!uh || ntohs(uh->len) != skb->len - ihl)
 		return -EINVAL;
+	/*
+	 * Its checksum, where it has one (ours do): it covers the outer
+	 * header and the shim, which nothing else checks.  Checked by the
+	 * device, or here.
+	 */
+	if (uh->check &&
+	    nf_ip_checksum(skb, NF_INET_PRE_ROUTING, ihl, IPPROTO_UDP))
+		return -EINVAL;
 	return mpip_encap_pull_at(skb, rx, sizeof(*uh), uh->source);
 }
 
@@ -204,8 +213,13 @@ int mpip_encap_pull_at(struct sk_buff *skb, struct mpip_rx *rx,
 			     proto == IPPROTO_UDP, mpip_encap_noaddr,
 			     mpip_encap_noaddr, (u8 *)&iph->saddr,
 			     (u8 *)&iph->daddr);
-	/* Whatever was checked was the outer packet. */
+	/*
+	 * Whatever was checked was the outer packet: the stack checks the
+	 * inner one's checksum in full (csum_valid, once set, would spare
+	 * it that).
+	 */
 	skb->ip_summed = CHECKSUM_NONE;
+	skb->csum_valid = 0;
 	rx->encap = true;
 	return 1;
 }

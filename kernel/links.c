@@ -91,31 +91,52 @@ static bool mpip_link_flags_ftcp(u32 flags)
 	       MPIP_LINK_NAT_FAKETCP;
 }
 
-/*
- * Count the backup links (tier 1 or more) and the fake TCP ones, for the
- * packet path's shortcuts.  RTNL held.
- */
-static void mpip_link_count(struct mpip_net *mn, u32 old, u32 new)
+/* May settings @flags put an interface's paths inside UDP (auto or udp)? */
+static bool mpip_link_flags_udp(u32 flags)
 {
-	bool was = old & MPIP_LINK_F_TIER, is = new & MPIP_LINK_F_TIER;
+	u32 nat = (flags & MPIP_LINK_F_NAT) >> MPIP_LINK_F_NAT_SHIFT;
 
-	BUILD_BUG_ON(MPIP_LINK_TIER_MAX >
-		     MPIP_LINK_F_TIER >> MPIP_LINK_F_TIER_SHIFT);
+	return nat == MPIP_LINK_NAT_AUTO || nat == MPIP_LINK_NAT_UDP;
+}
+
+/* Add @is - @was (each 0 or 1) to the count at @n; RTNL held. */
+static void mpip_link_recount(unsigned int *n, bool was, bool is)
+{
 	if (was != is)
-		WRITE_ONCE(mn->nbackup, mn->nbackup + (is ? 1 : -1));
-	if (mpip_link_flags_ftcp(old) != mpip_link_flags_ftcp(new))
-		WRITE_ONCE(mn->nftcp, mn->nftcp +
-			   (mpip_link_flags_ftcp(new) ? 1 : -1));
+		WRITE_ONCE(*n, *n + (is ? 1 : -1));
 }
 
 /*
- * May paths of this namespace carry packets inside fake TCP (its own
- * nat_mode, or a link's)?  Then a SYN's MSS leaves room for it.
+ * Count the backup links (tier 1 or more), the fake TCP ones and those
+ * set to auto or udp, for the packet path's shortcuts.  RTNL held.
  */
-bool mpip_links_ftcp(struct mpip_net *mn)
+static void mpip_link_count(struct mpip_net *mn, u32 old, u32 new)
 {
-	return READ_ONCE(mn->cfg.nat_mode) == MPIP_NAT_MODE_FAKETCP ||
-	       READ_ONCE(mn->nftcp);
+	BUILD_BUG_ON(MPIP_LINK_TIER_MAX >
+		     MPIP_LINK_F_TIER >> MPIP_LINK_F_TIER_SHIFT);
+	mpip_link_recount(&mn->nbackup, old & MPIP_LINK_F_TIER,
+			  new & MPIP_LINK_F_TIER);
+	mpip_link_recount(&mn->nftcp, mpip_link_flags_ftcp(old),
+			  mpip_link_flags_ftcp(new));
+	mpip_link_recount(&mn->nudp, mpip_link_flags_udp(old),
+			  mpip_link_flags_udp(new));
+}
+
+/*
+ * The bytes a SYN's MSS leaves for the encapsulation of paths through
+ * NATs: fake TCP's if the namespace's nat_mode or a link's is faketcp,
+ * else UDP's if either may put a path inside UDP (auto or udp), else
+ * none.
+ */
+unsigned int mpip_links_encap_room(struct mpip_net *mn)
+{
+	u32 mode = READ_ONCE(mn->cfg.nat_mode);
+
+	if (mode == MPIP_NAT_MODE_FAKETCP || READ_ONCE(mn->nftcp))
+		return MPIP_FTCP_ENCAP_LEN;
+	if (mode != MPIP_NAT_MODE_NONE || READ_ONCE(mn->nudp))
+		return MPIP_ENCAP_LEN;
+	return 0;
 }
 
 /*

@@ -535,6 +535,8 @@ struct mpip_net {
 	unsigned int nbackup;
 	/* links with nat faketcp; written under RTNL, READ_ONCE */
 	unsigned int nftcp;
+	/* links with nat auto or udp; written under RTNL, READ_ONCE */
+	unsigned int nudp;
 	struct mpip_rule_table __rcu *rules;	/* NULL: none (rules.c) */
 	struct mutex rules_lock;	/* changes of @rules */
 };
@@ -1002,7 +1004,7 @@ bool mpip_link_metered(struct mpip_net *mn, int ifindex);
 bool mpip_link_backup(struct mpip_net *mn, int ifindex);
 u32 mpip_link_nat(struct mpip_net *mn, int ifindex);
 u32 mpip_link_nat_mode(struct mpip_net *mn, int ifindex);
-bool mpip_links_ftcp(struct mpip_net *mn);
+unsigned int mpip_links_encap_room(struct mpip_net *mn);
 int mpip_link_set(struct mpip_net *mn, int ifindex, u32 mask, u32 flags,
 		  struct netlink_ext_ack *extack);
 void mpip_link_forget(struct net_device *dev);

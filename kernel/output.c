@@ -92,9 +92,8 @@ static bool mpip_out_syn_legacy(struct mpip_net *mn,
 
 /*
  * Lower the MSS option of an outgoing SYN by the data trailer length, and
- * the encapsulation of paths through NATs (UDP, or fake TCP with
- * nat_mode faketcp) unless that is off, unless its destination is known
- * to run without MPIP.
+ * the encapsulation of paths through NATs (mpip_links_encap_room()),
+ * unless its destination is known to run without MPIP.
  */
 static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 			   const struct mpip_pkt *p)
@@ -106,10 +105,7 @@ static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 
 	if (mpip_out_syn_legacy(mn, p))
 		return;
-	if (mpip_links_ftcp(mn))
-		room += MPIP_FTCP_ENCAP_LEN;
-	else if (READ_ONCE(mn->cfg.nat_mode) != MPIP_NAT_MODE_NONE)
-		room += MPIP_ENCAP_LEN;
+	room += mpip_links_encap_room(mn);
 	if (skb_ensure_writable(skb, end))
 		return;
 	th = (struct tcphdr *)(skb_network_header(skb) + p->ihl);

@@ -6,7 +6,9 @@
 # intact, both links carry data, and packets went inside UDP both ways,
 # none of them dropped as bad.  Back to auto, after a flush, the paths
 # carry their packets as they are; with one link set to udp (mpipctl
-# link set dev eth2 nat udp), only the path from it goes inside UDP.
+# link set dev eth2 nat udp), only the path from it goes inside UDP, and
+# that link's setting alone (nat_mode none) makes A's SYNs leave room for
+# the UDP header and shim in their MSS.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -83,6 +85,82 @@ t_nogso() {
 	for ns in "$A" "$B"; do mpipctl_in "$ns" set tx_gso 1; done
 }
 
+# csum_send TAG N: N datagrams "TAG" from A:7030 to B:6030, 20 ms apart
+csum_send() {
+	in_ns "$A" /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.1.1.1", 7030))
+for i in range(int(sys.argv[2])):
+    s.sendto(sys.argv[1].encode(), ("10.1.1.2", 6030))
+    time.sleep(0.02)' "$1" "$2"
+}
+
+# one more "warm" datagram; has A put a packet inside UDP since TX0?
+csum_warm() {
+	csum_send warm 1
+	(($(mpip_stat "$A" tx_encap) > $1))
+}
+
+# the receiver at B:6030 ended (it got "end")
+csum_ended() {
+	csum_send end 1
+	[[ -s $T/csum.out ]]
+}
+
+# corrupt NS: every UDP datagram NS sends to port 19792 leaves with its
+# UDP checksum inverted (tc pedit: nothing fixes it up after)
+corrupt() {
+	local dev
+	for dev in eth1 eth2; do
+		tc -n "$1" qdisc replace dev "$dev" clsact
+		tc -n "$1" filter add dev "$dev" egress protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip dport 19792 0xffff \
+			action pedit munge offset 26 u16 invert
+	done
+}
+
+# A datagram inside UDP whose outer checksum does not hold is dropped and
+# counted (rx_encap_bad): that checksum alone covers the outer header and
+# the shim.  A flow A:7030 -> B:6030 whose datagrams go inside UDP; then
+# 50 with their outer checksums corrupted on A's links: at most 2 of them
+# arrive (a datagram whose checksum was 0xffff becomes 0, "none", and
+# passes: 1 in 65536); after, the flow goes on.
+t_bad_outer_csum() {
+	local tx0 bad0 counts
+	rm -f "$T/csum.out"
+	in_ns "$B" /usr/bin/python3 -c '
+import collections, os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.1.2", 6030))
+s.settimeout(120)
+n = collections.Counter()
+while not n["end"]:
+    n[s.recv(100).decode()] += 1
+open(sys.argv[1] + ".tmp", "w").write("%d %d %d\n" % (n["warm"], n["bad"], n["end"]))
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])' \
+		"$T/csum.out" &
+	# (a subtest is a subshell of its own: this runs when it ends)
+	# shellcheck disable=SC2064
+	trap "kill $! 2>/dev/null || true
+		tc -n '$A' qdisc del dev eth1 clsact 2>/dev/null || true
+		tc -n '$A' qdisc del dev eth2 clsact 2>/dev/null || true" EXIT
+	tx0=$(mpip_stat "$A" tx_encap)
+	wait_for 30 csum_warm "$tx0" || fail "the flow's datagrams did not go inside UDP"
+	bad0=$(mpip_stat "$B" rx_encap_bad)
+	corrupt "$A"
+	csum_send bad 50
+	tc -n "$A" qdisc del dev eth1 clsact
+	tc -n "$A" qdisc del dev eth2 clsact
+	wait_for 30 csum_ended || fail "the flow carried nothing after the corruption ended"
+	read -r -a counts <"$T/csum.out"
+	bad0=$(($(mpip_stat "$B" rx_encap_bad) - bad0))
+	echo "B received ${counts[0]} warm-up datagrams, ${counts[1]} of 50 with a bad outer checksum, ${counts[2]} after; rx_encap_bad +$bad0"
+	((counts[1] <= 2)) || fail "${counts[1]} of 50 datagrams with a bad outer UDP checksum delivered"
+	((bad0 >= 48)) || fail "rx_encap_bad grew by $bad0, not by the 48 or more dropped"
+}
+
 # nat_mode auto and a flush: the paths found again go as they are
 t_auto() {
 	local ns t0
@@ -119,18 +197,55 @@ t_link_nat() {
 		all(.[]; (.dev == "eth2") == (.encap == "udp"))' >/dev/null ||
 		fail "not just eth2's path inside UDP"
 	(($(mpip_stat "$A" tx_encap) > t0)) || fail "nothing went inside UDP on eth2"
+}
+
+# syn_mss PORT TAG: SYN_MSS = the MSS option of A's SYN to B:PORT, for a
+# file sent on that connection (intact)
+syn_mss() {
+	local mss
+	capture_start "$A" eth1 "syn.$2" "tcp dst port $1 and tcp[tcpflags] & tcp-syn != 0"
+	tcp_send_file "$A" "$B" 10.1.1.2 "$1" "$T/small" "$T/s.$2"
+	capture_stop "syn.$2"
+	sha256_equal "$T/small" "$T/s.$2" || fail "$2: TCP data differs"
+	mss=$(tcpdump -nn -v -r "$T/syn.$2.pcap" 2>/dev/null | grep -o 'mss [0-9]*' | head -n 1)
+	[[ -n $mss ]] || fail "$2: no SYN with an MSS option captured"
+	SYN_MSS=${mss#mss }
+}
+
+# With nat_mode none at both ends, A's SYN leaves room (12 bytes, the UDP
+# header and shim) for a path inside UDP only when a link is set to udp:
+# the namespace's mode alone decided that once, and full-size segments on
+# such a link's paths went out as fragments.  Back to the defaults after.
+t_link_nat_mode_none() {
+	local ns plain link SYN_MSS
+	trap 'mpipctl_in "$A" set nat_mode auto || true
+		mpipctl_in "$B" set nat_mode auto || true
+		mpipctl_in "$A" link set dev eth2 nat default || true' EXIT
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" set nat_mode none
+	done
 	mpipctl_in "$A" link set dev eth2 nat default
+	syn_mss 5004 plain
+	plain=$SYN_MSS
+	mpipctl_in "$A" link set dev eth2 nat udp
+	syn_mss 5005 link
+	link=$SYN_MSS
+	echo "A's SYN MSS with nat_mode none: $plain; with eth2 set to udp: $link"
+	((plain - link == 12)) ||
+		fail "eth2 set to udp lowered the MSS by $((plain - link)), not by the 12 bytes of UDP header and shim"
 }
 
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 7
+ktap_plan 9
 ktap_run nat_mode_udp_warm_up t_setup
 ktap_run paths_inside_udp t_paths_encap
 ktap_run tcp_udp_intact_both_links_gso t_gso
 ktap_run tcp_udp_intact_both_links_nogso t_nogso
+ktap_run bad_outer_checksum_dropped t_bad_outer_csum
 ktap_run nat_mode_auto_no_encap_without_nat t_auto
 ktap_run link_nat_udp_one_link_inside_udp t_link_nat
+ktap_run link_nat_udp_leaves_mss_room_under_nat_mode_none t_link_nat_mode_none
 ktap_run dmesg_clean t_dmesg
 ktap_finish
