@@ -109,24 +109,32 @@ csum_ended() {
 	[[ -s $T/csum.out ]]
 }
 
-# corrupt NS: every UDP datagram NS sends to port 19792 leaves with its
-# UDP checksum inverted (tc pedit: nothing fixes it up after)
-corrupt() {
-	local dev
-	for dev in eth1 eth2; do
-		tc -n "$1" qdisc replace dev "$dev" clsact
-		tc -n "$1" filter add dev "$dev" egress protocol ip prio 1 u32 \
-			match ip protocol 17 0xff match ip dport 19792 0xffff \
-			action pedit munge offset 26 u16 invert
-	done
+# corrupt_at_b on|off: every datagram to port 19792 with something behind
+# its UDP header (a packet inside: a control datagram has UDP length 8)
+# that reaches B gets the UDP checksum 0x0001, before mpip's input hook
+# sees it (nftables in prerouting at priority -450; raw payload, so
+# nothing fixes the checksum up; the debug kernel has no tc pedit)
+corrupt_at_b() {
+	if [[ $1 == off ]]; then
+		in_ns "$B" nft delete table ip csum
+		return
+	fi
+	in_ns "$B" nft -f - <<'NFT'
+table ip csum {
+	chain pre {
+		type filter hook prerouting priority -450; policy accept;
+		udp dport 19792 udp length > 8 @th,48,16 set 0x0001 counter
+	}
+}
+NFT
 }
 
 # A datagram inside UDP whose outer checksum does not hold is dropped and
 # counted (rx_encap_bad): that checksum alone covers the outer header and
 # the shim.  A flow A:7030 -> B:6030 whose datagrams go inside UDP; then
-# 50 with their outer checksums corrupted on A's links: at most 2 of them
-# arrive (a datagram whose checksum was 0xffff becomes 0, "none", and
-# passes: 1 in 65536); after, the flow goes on.
+# 50 whose outer checksums are corrupted on their way into B: at most 2
+# of them arrive (one whose checksum was 0x0001 anyway passes: 1 in
+# 65536); after, the flow goes on.
 t_bad_outer_csum() {
 	local tx0 bad0 counts
 	rm -f "$T/csum.out"
@@ -144,15 +152,14 @@ os.replace(sys.argv[1] + ".tmp", sys.argv[1])' \
 	# (a subtest is a subshell of its own: this runs when it ends)
 	# shellcheck disable=SC2064
 	trap "kill $! 2>/dev/null || true
-		tc -n '$A' qdisc del dev eth1 clsact 2>/dev/null || true
-		tc -n '$A' qdisc del dev eth2 clsact 2>/dev/null || true" EXIT
+		ip netns exec '$B' nft delete table ip csum 2>/dev/null || true" EXIT
 	tx0=$(mpip_stat "$A" tx_encap)
 	wait_for 30 csum_warm "$tx0" || fail "the flow's datagrams did not go inside UDP"
 	bad0=$(mpip_stat "$B" rx_encap_bad)
-	corrupt "$A"
+	corrupt_at_b on
 	csum_send bad 50
-	tc -n "$A" qdisc del dev eth1 clsact
-	tc -n "$A" qdisc del dev eth2 clsact
+	in_ns "$B" nft list table ip csum | grep -o 'counter packets [0-9]*' || true
+	corrupt_at_b off
 	wait_for 30 csum_ended || fail "the flow carried nothing after the corruption ended"
 	read -r -a counts <"$T/csum.out"
 	bad0=$(($(mpip_stat "$B" rx_encap_bad) - bad0))
