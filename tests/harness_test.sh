@@ -640,13 +640,13 @@ loaded_series() {
 		mkdir -p "$g"/{kernel,tests,tools,userspace,Documentation/netlink}
 		cd "$g"
 		git init -q .
-		commit() { git -c user.name=t -c user.email=t@t commit -q "$@"; }
+		tgit() { git -c user.name=t -c user.email=t@t "$@"; }
 		for d in kernel tests tools userspace Documentation Documentation/netlink; do
 			echo 1 >"$d/f"
 		done
 		echo 1 >tools/loaded-runs.sh
 		git add -A
-		commit -m one
+		tgit commit -q -m one
 		t=$(series_tree)
 		[[ $t =~ ^[0-9a-f]{12}$ ]] || { echo "tree id: $t"; exit 1; }
 		[[ $(series_next "$f" "$t") == 1 ]] || { echo "a new series does not start at 1"; exit 1; }
@@ -656,16 +656,16 @@ loaded_series() {
 		[[ $(series_next "$f" "$t") == 3 ]] || { echo "the series does not go on at 3"; exit 1; }
 		echo 2 >Documentation/f
 		echo 2 >tools/loaded-runs.sh
-		commit -am docs
+		tgit commit -q -am docs
 		[[ $(series_tree) == "$t" ]] || { echo "a commit of documentation or loaded-runs.sh changed the tree"; exit 1; }
 		echo 2 >Documentation/netlink/f
-		commit -am spec
+		tgit commit -q -am spec
 		[[ $(series_tree) != "$t" ]] || { echo "a commit of the netlink spec kept the tree"; exit 1; }
-		git -c user.name=t -c user.email=t@t revert --no-edit HEAD >/dev/null
+		tgit revert --no-edit HEAD >/dev/null
 		[[ $(series_tree) == "$t" ]] || { echo "the tree is not the same after a revert"; exit 1; }
 		echo 2 >tests/f
 		! series_tree >/dev/null || { echo "a change not committed was taken"; exit 1; }
-		commit -am tests
+		tgit commit -q -am tests
 		t2=$(series_tree)
 		[[ $t2 != "$t" ]] || { echo "a commit of tests kept the tree"; exit 1; }
 		! series_next "$f" "$t2" 2>/dev/null || { echo "a series of another tree went on"; exit 1; }
