@@ -96,6 +96,10 @@ guest_main() {
 	if grep -qw 'mpip_accel=tcg' /proc/cmdline && (($(nproc) > 1)); then
 		"$REPO/tools/tcg-keys.sh"
 	fi
+	# (the host side asked for a CPU without it: see there)
+	if grep -qw 'mpip_accel=tcg' /proc/cmdline && grep -qw cx16 /proc/cpuinfo; then
+		echo "vm.sh: warning: this TCG guest's CPU has cx16; QEMU 7.2 can corrupt its flags" >&2
+	fi
 	if [[ $quiet == 0 ]]; then
 		now=$(date +%s.%N)
 		read -r up _ </proc/uptime || up='?'
@@ -311,7 +315,16 @@ host_main() {
 	# (not for a kernel tree: it has its own, smaller, set of modules, and
 	# x86 cuts the kernel command line at 2048 bytes, where vng puts init=)
 	[[ -n $ktree ]] || vng_args+=(--append "modprobe.blacklist=$BLACKLIST")
-	[[ $accel == tcg ]] && vng_args+=(--disable-kvm "--qemu-opts=-accel tcg,thread=$tcg_thread")
+	# Under TCG, a CPU without CMPXCHG16B: QEMU 7.2 computes the flags
+	# that instruction leaves from a stale record, and the guest kernel
+	# runs it on every slab allocation; an interrupt in the window after
+	# it saves and restores garbage flags (TF among them), and the guest
+	# dies in "Oops: debug" or a general fault with a garbage EFLAGS
+	# (CI lost two runs this way).  tools/tcg-flags-probe.c shows it.
+	# The kernel falls back to its own code without CX16.  (vng's
+	# "-cpu max" comes first; QEMU takes the last -cpu.)
+	[[ $accel == tcg ]] && vng_args+=(--disable-kvm "--qemu-opts=-accel tcg,thread=$tcg_thread"
+		"--qemu-opts=-cpu max,cx16=off")
 	[[ ${MPIP_VM_9P:-0} == 1 ]] && vng_args+=(--force-9p)
 	if [[ -n $console_log ]]; then
 		[[ $console_log == /* ]] || console_log=$PWD/$console_log
