@@ -57,11 +57,16 @@ bool mpip_link_backup(struct mpip_net *mn, int ifindex)
 	return mpip_link_tier(mn, ifindex) > 0;
 }
 
+/* The enum mpip_link_nat in an interface's settings @flags. */
+static u32 mpip_link_flags_nat(u32 flags)
+{
+	return (flags & MPIP_LINK_F_NAT) >> MPIP_LINK_F_NAT_SHIFT;
+}
+
 /* Interface @ifindex's enum mpip_link_nat. */
 u32 mpip_link_nat(struct mpip_net *mn, int ifindex)
 {
-	return (mpip_link_flags(mn, ifindex) & MPIP_LINK_F_NAT) >>
-	       MPIP_LINK_F_NAT_SHIFT;
+	return mpip_link_flags_nat(mpip_link_flags(mn, ifindex));
 }
 
 /*
@@ -87,14 +92,13 @@ u32 mpip_link_nat_mode(struct mpip_net *mn, int ifindex)
 /* Do settings @flags make an interface's paths fake TCP ones? */
 static bool mpip_link_flags_ftcp(u32 flags)
 {
-	return (flags & MPIP_LINK_F_NAT) >> MPIP_LINK_F_NAT_SHIFT ==
-	       MPIP_LINK_NAT_FAKETCP;
+	return mpip_link_flags_nat(flags) == MPIP_LINK_NAT_FAKETCP;
 }
 
 /* May settings @flags put an interface's paths inside UDP (auto or udp)? */
 static bool mpip_link_flags_udp(u32 flags)
 {
-	u32 nat = (flags & MPIP_LINK_F_NAT) >> MPIP_LINK_F_NAT_SHIFT;
+	u32 nat = mpip_link_flags_nat(flags);
 
 	return nat == MPIP_LINK_NAT_AUTO || nat == MPIP_LINK_NAT_UDP;
 }
