@@ -331,10 +331,14 @@ int mpip_auth_mac_ok(const struct mpip_auth_key *key, const struct mpip_cm *cm,
  * @len: bytes at @blk
  * @ctr: set to the full counter on success
  *
- * The cheap checks come first: a replayed or too old counter is refused
- * before any MAC is computed.  On success the caller commits @ctr with
- * mpip_replay_commit() (under the window's lock; the commit checks the
- * window again, so of two copies checked at once only one gets through).
+ * The MAC is checked before the window: MPIP_AUTH_E_DUP and
+ * MPIP_AUTH_E_OLD mean a copy of a CM the peer did send, which the caller
+ * may let go on as plain IP would deliver it.  A CM that only claims a
+ * counter seen before, or one that no counter of this pair can have,
+ * fails as MPIP_AUTH_E_MAC: anyone who saw one CM knows such a counter.
+ * On success the caller commits @ctr with mpip_replay_commit() (under the
+ * window's lock; the commit checks the window again, so of two copies
+ * checked at once only one gets through).
  *
  * Return: 0, or a negative enum mpip_auth_err.
  */
@@ -349,12 +353,12 @@ int mpip_auth_check(const struct mpip_auth_key *key,
 	if (len < MPIP_AUTH_BLOCK_LEN)
 		return MPIP_AUTH_E_SHORT;
 	ret = mpip_replay_infer(win, auth_get32(blk), &c);
+	if (ret)	/* before the first counter, or past the last */
+		return ret == MPIP_AUTH_E_OLD ? MPIP_AUTH_E_MAC : ret;
+	ret = mpip_auth_mac_ok(key, cm, c, ctx, blk, len);
 	if (ret)
 		return ret;
 	ret = mpip_replay_check(win, c);
-	if (ret)
-		return ret;
-	ret = mpip_auth_mac_ok(key, cm, c, ctx, blk, len);
 	if (ret)
 		return ret;
 	*ctr = c;

@@ -11,6 +11,10 @@
 #   before wire format v2, B restored them to 10.1.1.1 and delivered them
 #   as if from A; now they are dropped (rx_auth_fail) and the application
 #   sees none;
+# - data CMs naming the session with a counter of A's an observer of
+#   link 1 saw (or one before the first), from A's address on link 2:
+#   before, B took them for copies (replays) without checking their MAC
+#   and delivered them as if from A; now they fail the MAC;
 # - CMs with F_ORIG claiming the session's ID for another flow: before,
 #   B unlinked A's session; now it stays, and A's datagrams still arrive
 #   (X's datagrams reach B's application as plain IP would deliver them,
@@ -208,6 +212,71 @@ t_inject() {
 	(($(count EVIL) == 0)) || fail "B's application got $(count EVIL) forged datagrams"
 	(($(mpip_stat "$B" rx_auth_fail) - fail0 >= NFORGED)) || fail "rx_auth_fail did not count them"
 	((srx == srx0)) || fail "the forged datagrams counted as the session's"
+}
+
+# forge_seen PCAP SADDR DADDR N: X sends 2N datagrams "FAKE i" from
+# SADDR:7100 to DADDR:6100 with v2 CMs as A writes them to B: A's token,
+# the session's ID, path 2, no flags, and a MAC at random; the first N
+# with the counter of the last of A's CMs in PCAP (one B has seen), the
+# other N with the counter 2^32 - 1, which while B's window for A is
+# young would be one before the first
+forge_seen() {
+	local tok sid
+	tok=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
+	sid=$(b_session | jq -r '.id')
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$tok" "$sid" "$@" <<'PY'
+import os, struct, sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm
+from scapy.layers.inet import IP, UDP
+from scapy.packet import Raw
+from scapy.sendrecv import send
+from scapy.utils import rdpcap
+from scapy.config import conf
+conf.verb = 0
+tok, sid = int(sys.argv[2], 0), int(sys.argv[3])
+pcap, saddr, daddr, n = sys.argv[4], sys.argv[5], sys.argv[6], int(sys.argv[7])
+cms = [bytes(t) for t in map(mpip_cm.find_trailer, rdpcap(pcap)) if t]
+if not cms:
+    sys.exit("no CM of A's in the capture")
+seen = cms[-1][-24:-20]
+print("A's last counter seen on link 1: 0x%s" % seen.hex())
+pkts = []
+for i, lo in enumerate([seen] * n + [b"\xff\xff\xff\xff"] * n):
+    t = mpip_cm.write_v2(lo + os.urandom(8), token=tok, session_id=sid,
+                         path_id=2)
+    pkt = IP(src=saddr, dst=daddr) / UDP(sport=7100, dport=6100) / Raw(b"FAKE %d" % i)
+    pkts.append(mpip_cm.add(pkt, t))
+send(pkts, inter=0.01)
+PY
+}
+
+# An observer of link 1 learns the counters of A's CMs to B.  X sends
+# CMs that name the session with one of them, or with a counter before
+# the first, and MACs at random, from A's address on link 2, one of its
+# paths (review 57, F1): before, B took them for copies of A's CMs
+# (rx_replay) without checking their MACs, gave them the session's
+# addresses and delivered them as if from 10.1.1.1; now they fail the MAC
+# (rx_auth_fail), the application gets none and the session counts none
+t_seen_counter() {
+	local fail0 rep0 srx0 srx
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	capture_start "$B" eth1 seen 'udp and src host 10.1.1.1 and dst port 6100'
+	send_good 5
+	capture_stop seen
+	fail0=$(mpip_stat "$B" rx_auth_fail)
+	rep0=$(mpip_stat "$B" rx_replay)
+	srx0=$(b_session | jq .rx_pkts)
+	forge_seen "$T/seen.pcap" 10.1.2.1 10.1.2.2 "$NFORGED"
+	sleep 1
+	srx=$(b_session | jq .rx_pkts)
+	echo "B: rx_auth_fail $fail0 -> $(mpip_stat "$B" rx_auth_fail), rx_replay $rep0 -> $(mpip_stat "$B" rx_replay), session rx_pkts $srx0 -> $srx"
+	grep FAKE "$T/rx" | head -n 3 || true
+	(($(count FAKE) == 0)) || fail "B's application got $(count FAKE) forged datagrams"
+	(($(mpip_stat "$B" rx_auth_fail) - fail0 >= 2 * NFORGED)) ||
+		fail "rx_auth_fail did not count them"
+	((srx == srx0)) || fail "the forged datagrams counted as the session's"
+	a_still_delivers "after the attack"
 }
 
 t_unlink() {
@@ -819,9 +888,10 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 14
+	ktap_plan 15
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
+	ktap_run seen_counter_needs_mac t_seen_counter
 	ktap_run stranger_cannot_unlink_session t_unlink
 	ktap_run stranger_cannot_change_address_list t_addr_list
 	ktap_run replayed_control_messages_dropped t_replay

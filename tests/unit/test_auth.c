@@ -567,6 +567,63 @@ UNIT_TEST(auth_window_changes_only_after_mac)
 	CHECK_EQ(ctr, 2);
 }
 
+/*
+ * A CM that claims a counter the window has seen is a copy only if its
+ * MAC says so: an observer of one path learns live counters from any CM
+ * and must not pass a forgery off as a replay, which goes on as plain
+ * IP would deliver it (review 57, F1).
+ */
+UNIT_TEST(auth_seen_counter_needs_mac)
+{
+	u8 blk[MPIP_AUTH_BLOCK_LEN], forged[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_replay win, before;
+	struct tcm t;
+	u64 ctr = 0;
+
+	tcm_init(&t, ctx);
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, 5, &t.ctx, blk), 0);
+	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
+				  sizeof(blk), &ctr), 0);
+	before = win;
+	/* counter 5, seen; MAC not of this CM */
+	memcpy(forged, blk, 4);
+	unit_fill(ctx, forged + 4, sizeof(forged) - 4);
+	CHECK_EQ(mpip_auth_check(&ref_key, &win, &t.cm, &t.ctx, forged,
+				 sizeof(forged), &ctr), MPIP_AUTH_E_MAC);
+	/* the genuine CM with another session ID: not covered by its MAC */
+	t.cm.session_id ^= 0x0100;
+	CHECK_EQ(mpip_auth_check(&ref_key, &win, &t.cm, &t.ctx, blk,
+				 sizeof(blk), &ctr), MPIP_AUTH_E_MAC);
+	t.cm.session_id ^= 0x0100;
+	/* the genuine copy: a replay */
+	CHECK_EQ(mpip_auth_check(&ref_key, &win, &t.cm, &t.ctx, blk,
+				 sizeof(blk), &ctr), MPIP_AUTH_E_DUP);
+	CHECK(!memcmp(&win, &before, sizeof(win)));
+}
+
+/*
+ * While the window is young, low halves just below 2^32 would be
+ * counters before the first: no CM of the pair has one, so whatever
+ * carries one is forged (or corrupt), not old.
+ */
+UNIT_TEST(auth_counter_before_first_is_forged)
+{
+	u8 forged[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_replay win;
+	struct tcm t;
+	u64 ctr = 0;
+
+	tcm_init(&t, ctx);
+	mpip_replay_init(&win);
+	unit_fill(ctx, forged, sizeof(forged));
+	memcpy(forged, "\xff\xff\xff\xff", 4);
+	CHECK_EQ(mpip_replay_infer(&win, 0xffffffff, &ctr), MPIP_AUTH_E_OLD);
+	CHECK_EQ(mpip_auth_check(&ref_key, &win, &t.cm, &t.ctx, forged,
+				 sizeof(forged), &ctr), MPIP_AUTH_E_MAC);
+	CHECK(window_is_initial(&win));
+}
+
 /* Two copies checked at once (two CPUs): only one commit succeeds. */
 UNIT_TEST(auth_check_then_commit_once)
 {
