@@ -749,7 +749,9 @@ static int mpip_nl_put_path(struct sk_buff *skb, struct netlink_callback *cb,
 
 /*
  * One message per path: cb->args[0] is the node bucket, args[1] the node
- * inside it and args[2] the path slot where the previous message stopped.
+ * inside it, args[2] the path slot where the previous message stopped and
+ * args[3] that node's token.  A node found there with another token (the
+ * one before went away meanwhile) is dumped from its first slot.
  */
 static int mpip_nl_dump_paths(struct sk_buff *skb, struct netlink_callback *cb)
 {
@@ -764,11 +766,13 @@ static int mpip_nl_dump_paths(struct sk_buff *skb, struct netlink_callback *cb)
 		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
 			if (i++ < cb->args[1])
 				continue;
-			for (slot = cb->args[2]; slot < MPIP_MAX_PATHS; slot++) {
+			slot = n->id == cb->args[3] ? cb->args[2] : 0;
+			for (; slot < MPIP_MAX_PATHS; slot++) {
 				p = rcu_dereference(n->paths[slot]);
 				if (p && mpip_nl_put_path(skb, cb, mn, n, p)) {
 					cb->args[1] = i - 1;
 					cb->args[2] = slot;
+					cb->args[3] = n->id;
 					goto out;
 				}
 			}
@@ -811,15 +815,19 @@ static int mpip_nl_put_link(struct sk_buff *skb, struct netlink_callback *cb,
 	return 0;
 }
 
-/* One message per interface but loopback; cb->args[0]: those sent. */
+/*
+ * One message per interface but loopback; cb->args[0]: those sent.  Under
+ * RTNL, as renames are: under RCU alone a name could be read half old,
+ * half new.
+ */
 static int mpip_nl_dump_links(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct mpip_net *mn = mpip_pernet(sock_net(skb->sk));
 	struct net_device *dev;
 	long i = 0;
 
-	rcu_read_lock();
-	for_each_netdev_rcu(mn->net, dev) {
+	rtnl_lock();
+	for_each_netdev(mn->net, dev) {
 		if (dev->flags & IFF_LOOPBACK || i++ < cb->args[0])
 			continue;
 		if (mpip_nl_put_link(skb, cb, mn, dev)) {
@@ -828,7 +836,7 @@ static int mpip_nl_dump_links(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 	}
 	cb->args[0] = i;
-	rcu_read_unlock();
+	rtnl_unlock();
 	return skb->len;
 }
 

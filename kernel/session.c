@@ -94,13 +94,15 @@ static void mpip_session_orphan_free(void *ptr, void *arg)
 /*
  * The tables should be empty, and no reader left.  Whatever they still
  * hold is freed, with a warning: every linked session is in both tables,
- * so the walk of one meets each once.
+ * so the walk of one meets each once.  The ID table goes first: its
+ * destruction waits for its resize worker, which could otherwise still be
+ * moving a session that the walk of the other frees.
  */
 void mpip_sessions_destroy(struct mpip_sessions *st)
 {
+	rhashtable_destroy(&st->by_id);
 	rhashtable_free_and_destroy(&st->by_tuple, mpip_session_orphan_free,
 				    NULL);
-	rhashtable_destroy(&st->by_id);
 }
 
 /*
