@@ -27,9 +27,14 @@
  * A packet sent inside UDP (encap.c) is quoted as a datagram from the
  * control port to the port of the path it took.  Its error gives that
  * path's MTU, which mpip records on the path's route; it is not passed
- * on to the flow: the quote may end before the packet inside, and the
- * flow's own route, where it shares it, already has the MTU.  A packet
- * that does not fit the path inside UDP is then fragmented (output.c).
+ * on to the flow, whose own route, where it shares it, already has the
+ * MTU.  A packet that does not fit the path inside UDP is then
+ * fragmented (output.c).  The quote must reach the packet inside, whose
+ * ports name the session (routers quote up to 576 bytes: RFC 1812): the
+ * outer header names only the path's addresses and ports, the control
+ * port where no NAT is.  Every error about a datagram from the control
+ * port goes no further than mpip: the kernel's UDP would lower the
+ * route's MTU for it without asking anything (udp_err()).
  *
  * Other errors about a moved packet (unreachable, time exceeded) are not
  * translated: a path that fails is mpip's business (its path states and
@@ -38,17 +43,22 @@
  *
  * Errors come from anywhere: only one that quotes a TCP or UDP packet
  * between the two addresses of an existing path, with the ports of a
- * session with that path's node, counts (a blind attacker must guess the
- * flow's ports, and for TCP its sequence numbers before the socket acts
- * on it); the MTU is bounded by the route code (min_pmtu); and the
- * search, a walk over the namespace's nodes and at most 72 session
- * lookups, runs at most MPIP_ICMP_PER_SEC times a second.
+ * session with that path's node, counts, and for TCP only with a
+ * sequence number the flow's socket has sent and not seen acknowledged,
+ * as tcp_v4_err() asks before it acts: a blind attacker must guess the
+ * flow's ports, and for TCP its sequence numbers, before mpip records an
+ * MTU that keeps full-size packets off a path (review 57, F3).  The MTU
+ * is bounded by the route code (min_pmtu); and the search, a walk over
+ * the namespace's nodes, at most 192 session lookups and one socket
+ * lookup, runs at most MPIP_ICMP_PER_SEC times a second.
  */
 #include <linux/icmp.h>
 #include <linux/ip.h>
 #include <net/checksum.h>
+#include <net/inet_hashtables.h>
 #include <net/ip.h>
 #include <net/route.h>
+#include <net/tcp.h>
 
 #include "mpip.h"
 
@@ -70,26 +80,49 @@ static struct mpip_node *mpip_icmp_node(struct mpip_net *mn, __be32 saddr,
 }
 
 /*
- * The session with node @n whose packet the error quotes (protocol
- * @proto, ports @lport and @rport): its addresses are one of this host's
- * and one of @n's (or the path's own).  Caller holds RCU.
+ * Node @n's remote addresses into @ra (MPIP_CM_MAX_ADDRS +
+ * MPIP_MAX_PATHS room): those it advertised, and the far end of each of
+ * its paths, where a NAT's address is (a flow through one NAT has that
+ * address as its own, whichever path its packet took).  Returns how many.
+ * Caller holds RCU.
  */
-static struct mpip_session *mpip_icmp_session(struct mpip_net *mn,
-					      struct mpip_node *n,
-					      const struct mpip_path *p,
-					      u8 proto, __be16 lport,
-					      __be16 rport)
+static unsigned int mpip_icmp_raddrs(struct mpip_node *n, __be32 *ra)
 {
-	struct mpip_laddr la[MPIP_CM_MAX_ADDRS];
-	__be32 ra[MPIP_CM_MAX_ADDRS + 1];
-	unsigned int nla, nra, i, j;
-	struct mpip_session *s;
+	const struct mpip_path *p;
+	unsigned int nra, slot, j;
 
 	spin_lock_bh(&n->lock);
 	nra = n->naddrs;
 	memcpy(ra, n->addrs, nra * sizeof(ra[0]));
 	spin_unlock_bh(&n->lock);
-	ra[nra++] = p->daddr;
+	for (slot = 0; slot < MPIP_MAX_PATHS; slot++) {
+		p = rcu_dereference(n->paths[slot]);
+		if (!p)
+			continue;
+		for (j = 0; j < nra && ra[j] != p->daddr; j++)
+			;
+		if (j == nra)
+			ra[nra++] = p->daddr;
+	}
+	return nra;
+}
+
+/*
+ * The session with node @n whose packet the error quotes (protocol
+ * @proto, ports @lport and @rport): its addresses are one of this host's
+ * and one of @n's (mpip_icmp_raddrs()).  Caller holds RCU.
+ */
+static struct mpip_session *mpip_icmp_session(struct mpip_net *mn,
+					      struct mpip_node *n,
+					      u8 proto, __be16 lport,
+					      __be16 rport)
+{
+	__be32 ra[MPIP_CM_MAX_ADDRS + MPIP_MAX_PATHS];
+	struct mpip_laddr la[MPIP_CM_MAX_ADDRS];
+	unsigned int nla, nra, i, j;
+	struct mpip_session *s;
+
+	nra = mpip_icmp_raddrs(n, ra);
 	nla = mpip_local_addrs(mn, la, ARRAY_SIZE(la), true);
 	for (i = 0; i < nla; i++) {
 		for (j = 0; j < nra; j++) {
@@ -175,61 +208,141 @@ static bool mpip_icmp_ports(struct sk_buff *skb, unsigned int qoff,
 }
 
 /*
- * Path @p, between the quoted packet's addresses, carries packets inside
- * UDP to port @dport, from the control port @sport: the quoted packet
- * was one of them.
+ * Has the socket of TCP session @s sent the sequence number that the
+ * quoted TCP header at @l4 holds, and not seen it acknowledged?  A socket
+ * bound to a device is not found: its error is not acted on.
  */
-static bool mpip_icmp_encap(const struct mpip_path *p, __be16 sport,
-			    __be16 dport)
+static bool mpip_icmp_tcp_seq_ok(struct mpip_net *mn, struct sk_buff *skb,
+				 unsigned int l4,
+				 const struct mpip_session *s)
 {
-	return READ_ONCE(p->encap) && sport == htons(MPIP_CTRL_PORT) &&
-	       dport == READ_ONCE(p->dport);
+	const struct tcp_sock *tp;
+	struct sock *sk;
+	bool ok = false;
+	u32 seq;
+
+	if (!pskb_may_pull(skb, l4 + 2 * sizeof(__be32)))
+		return false;
+	seq = get_unaligned_be32(skb->data + l4 + sizeof(__be32));
+	sk = inet_lookup_established(mn->net,
+				     mn->net->ipv4.tcp_death_row.hashinfo,
+				     s->t.raddr, s->t.rport, s->t.laddr,
+				     s->t.lport, 0);
+	if (!sk)
+		return false;
+	if (sk_fullsock(sk)) {
+		tp = tcp_sk(sk);
+		ok = between(seq, READ_ONCE(tp->snd_una),
+			     READ_ONCE(tp->snd_nxt));
+	}
+	sock_gen_put(sk);
+	return ok;
 }
 
 /*
- * An ICMP error @skb for this host, in the input hook (RCU held): if it
- * says that a packet moved to a path, or sent inside UDP on one, needs
- * fragmentation, record the MTU on the path's route, and translate the
- * error about a moved packet back to the flow.
+ * The session whose packet, of protocol @proto with its transport header
+ * at @l4 in @skb, was quoted, sent to node @n, if the quote
+ * shows it is that session's (mpip_icmp_tcp_seq_ok()); else NULL.
  */
-void mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
+static struct mpip_session *mpip_icmp_flow(struct mpip_net *mn,
+					   struct sk_buff *skb,
+					   struct mpip_node *n, u8 proto,
+					   unsigned int l4)
 {
-	unsigned int qoff = ip_hdrlen(skb) + sizeof(struct icmphdr);
-	const struct icmphdr *ih;
-	const struct iphdr *quoted;
 	struct mpip_session *s;
 	__be16 sport, dport;
+
+	if (!pskb_may_pull(skb, l4 + 2 * sizeof(__be16)))
+		return NULL;
+	sport = *(__be16 *)(skb->data + l4);
+	dport = *(__be16 *)(skb->data + l4 + sizeof(__be16));
+	s = mpip_icmp_session(mn, n, proto, sport, dport);
+	if (s && proto == IPPROTO_TCP && !mpip_icmp_tcp_seq_ok(mn, skb, l4, s))
+		return NULL;
+	return s;
+}
+
+/*
+ * The protocol of the packet inside UDP that the quote at @qoff shows,
+ * its transport header at *@l4; 0 if the quote does not reach it.
+ */
+static u8 mpip_icmp_inner(struct sk_buff *skb, unsigned int qoff,
+			  unsigned int *l4)
+{
+	unsigned int shim = qoff + ((const struct iphdr *)
+				    (skb->data + qoff))->ihl * 4 +
+			    sizeof(struct udphdr);
+
+	if (!pskb_may_pull(skb, shim + MPIP_ENCAP_SHIM_LEN))
+		return 0;
+	*l4 = shim + MPIP_ENCAP_SHIM_LEN;
+	return mpip_encap_shim_proto(skb->data + shim);
+}
+
+/*
+ * Path @p, between the quoted packet's addresses, carries packets inside
+ * UDP to port @dport: the quoted datagram, from the control port, was one
+ * of them.
+ */
+static bool mpip_icmp_encap(const struct mpip_path *p, __be16 dport)
+{
+	return READ_ONCE(p->encap) && dport == READ_ONCE(p->dport);
+}
+
+/*
+ * "Fragmentation needed" @skb about a datagram from our control port,
+ * quoted at @qoff to port @dport: a packet mpip sent inside UDP on a path,
+ * or a control datagram.  No socket sends from that port, and the
+ * kernel's UDP would take the MTU of any such error for the route, asking
+ * nothing (udp_err()): mpip decides, and the error goes no further.  Its
+ * MTU is recorded on the path's route only if the quote reaches the
+ * packet inside and names its session (for TCP, with a sequence number
+ * its socket sent); else it is counted (rx_icmp_refused).
+ */
+static void mpip_icmp_own(struct mpip_net *mn, struct sk_buff *skb,
+			  unsigned int qoff, __be16 dport)
+{
+	const struct iphdr *quoted = (const struct iphdr *)(skb->data + qoff);
+	struct mpip_path *p;
+	struct mpip_node *n;
+	unsigned int l4;
+	u8 inner;
+
+	n = mpip_icmp_node(mn, quoted->saddr, quoted->daddr, &p);
+	if (!n || !mpip_icmp_encap(p, dport))
+		return;
+	inner = mpip_icmp_inner(skb, qoff, &l4);
+	if (!inner || !mpip_icmp_flow(mn, skb, n, inner, l4)) {
+		mpip_inc(mn, MPIP_STAT_RX_ICMP_REFUSED);
+		return;
+	}
+	if (!mpip_icmp_csum_ok(skb, ip_hdrlen(skb)))
+		return;
+	mpip_icmp_path_mtu(mn, skb, qoff, p);
+	mpip_inc(mn, MPIP_STAT_RX_ICMP_PMTU);
+}
+
+/*
+ * "Fragmentation needed" @skb about a TCP or UDP packet that mpip may have
+ * moved to a path, quoted at @qoff with ports @sport and @dport: if it
+ * was, record the MTU on the path's route and translate the error back to
+ * the flow.
+ */
+static void mpip_icmp_moved(struct mpip_net *mn, struct sk_buff *skb,
+			    unsigned int qoff)
+{
+	const struct iphdr *quoted = (const struct iphdr *)(skb->data + qoff);
+	struct mpip_session *s;
 	struct mpip_path *p;
 	struct mpip_node *n;
 
-	if (!pskb_may_pull(skb, qoff + sizeof(struct iphdr)))
-		return;
-	ih = (const struct icmphdr *)(skb->data + ip_hdrlen(skb));
-	if (ih->type != ICMP_DEST_UNREACH || ih->code != ICMP_FRAG_NEEDED)
-		return;
-	quoted = (const struct iphdr *)(skb->data + qoff);
-	if (quoted->version != 4 || quoted->ihl < 5 ||
-	    (quoted->protocol != IPPROTO_TCP &&
-	     quoted->protocol != IPPROTO_UDP))
-		return;
-	if (!mpip_budget_try(&mn->icmp_tat, MPIP_ICMP_PER_SEC,
-			     MPIP_ICMP_PER_SEC))
-		return;
-	if (!mpip_icmp_ports(skb, qoff, &sport, &dport))
-		return;
-	quoted = (const struct iphdr *)(skb->data + qoff);
 	n = mpip_icmp_node(mn, quoted->saddr, quoted->daddr, &p);
 	if (!n)
 		return;
-	if (quoted->protocol == IPPROTO_UDP && mpip_icmp_encap(p, sport, dport)) {
-		if (!mpip_icmp_csum_ok(skb, ip_hdrlen(skb)))
-			return;
-		mpip_icmp_path_mtu(mn, skb, qoff, p);
-		mpip_inc(mn, MPIP_STAT_RX_ICMP_PMTU);
-		return;
-	}
-	s = mpip_icmp_session(mn, n, p, quoted->protocol, sport, dport);
+	s = mpip_icmp_flow(mn, skb, n, quoted->protocol,
+			   qoff + quoted->ihl * 4);
 	/* Not a session's packet, or one that was not moved. */
+	quoted = (const struct iphdr *)(skb->data + qoff);
 	if (!s || (s->t.laddr == quoted->saddr && s->t.raddr == quoted->daddr))
 		return;
 	if (!mpip_icmp_csum_ok(skb, ip_hdrlen(skb)))
@@ -238,6 +351,47 @@ void mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
 	if (mpip_icmp_translate(skb, qoff, s))
 		return;
 	mpip_inc(mn, MPIP_STAT_RX_ICMP_PMTU);
+}
+
+/*
+ * An ICMP error @skb for this host, in the input hook (RCU held): if it
+ * says that a packet moved to a path, or sent inside UDP on one, needs
+ * fragmentation, record the MTU on the path's route, and translate the
+ * error about a moved packet back to the flow.  Returns true if the error
+ * must go no further: one about a datagram from our control port.
+ */
+bool mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
+{
+	unsigned int qoff = ip_hdrlen(skb) + sizeof(struct icmphdr);
+	const struct icmphdr *ih;
+	const struct iphdr *quoted;
+	__be16 sport, dport;
+	bool own;
+
+	if (!pskb_may_pull(skb, qoff + sizeof(struct iphdr)))
+		return false;
+	ih = (const struct icmphdr *)(skb->data + ip_hdrlen(skb));
+	if (ih->type != ICMP_DEST_UNREACH || ih->code != ICMP_FRAG_NEEDED)
+		return false;
+	quoted = (const struct iphdr *)(skb->data + qoff);
+	if (quoted->version != 4 || quoted->ihl < 5 ||
+	    (quoted->protocol != IPPROTO_TCP &&
+	     quoted->protocol != IPPROTO_UDP))
+		return false;
+	if (!mpip_icmp_ports(skb, qoff, &sport, &dport))
+		return false;
+	quoted = (const struct iphdr *)(skb->data + qoff);
+	own = quoted->protocol == IPPROTO_UDP &&
+	      sport == htons(MPIP_CTRL_PORT);
+	/* Over the budget, ours is not looked at, nor taken by anyone. */
+	if (!mpip_budget_try(&mn->icmp_tat, MPIP_ICMP_PER_SEC,
+			     MPIP_ICMP_PER_SEC))
+		return own;
+	if (own)
+		mpip_icmp_own(mn, skb, qoff, dport);
+	else
+		mpip_icmp_moved(mn, skb, qoff);
+	return own;
 }
 
 void mpip_icmp_init(struct mpip_net *mn)

@@ -647,15 +647,14 @@ static bool mpip_in_is_local(struct net *net, const struct sk_buff *skb)
  * reassembly, earlier, in the same queue (IP_DEFRAG_LOCAL_DELIVER).
  * Returns true if the fragment was taken (kept for the rest of its
  * datagram, or freed); false if @skb now holds the whole datagram.
+ * Bottom halves are off, as ip_defrag() needs.
  */
 static bool mpip_in_reassemble(struct mpip_net *mn, struct sk_buff *skb,
 			       struct net *net)
 {
 	int err;
 
-	local_bh_disable();
 	err = ip_defrag(net, skb, IP_DEFRAG_LOCAL_DELIVER);
-	local_bh_enable();
 	if (err)
 		return true;
 	mpip_inc(mn, MPIP_STAT_RX_REASSEMBLED);
@@ -686,18 +685,52 @@ static unsigned int mpip_in_encap(struct mpip_net *mn, struct sk_buff *skb,
 	return mpip_in_data(mn, skb, rx, okfn);
 }
 
+static unsigned int mpip_in_packet(struct mpip_net *mn, struct sk_buff *skb,
+				   const struct nf_hook_state *state);
+
+/*
+ * Datagrams to our control port that GRO merged into one (a receiver
+ * with rx-udp-gro-forwarding or rx-gro-list on takes them for forwarded
+ * ones, since no socket is bound to the port): each carries a packet of
+ * its own.  Split them again; each goes through the hook, and on, as if
+ * it had come alone.  Returns NF_STOLEN, or NF_DROP if they cannot be
+ * split.
+ */
+static unsigned int mpip_in_encap_split(struct mpip_net *mn,
+					struct sk_buff *skb,
+					const struct nf_hook_state *state)
+{
+	struct sk_buff *segs, *seg, *next;
+	unsigned int verdict;
+
+	segs = skb_gso_segment(skb, 0);
+	if (IS_ERR_OR_NULL(segs)) {
+		mpip_inc(mn, MPIP_STAT_RX_ENCAP_BAD);
+		return NF_DROP;
+	}
+	mpip_inc(mn, MPIP_STAT_RX_ENCAP_GRO);
+	consume_skb(skb);
+	skb_list_walk_safe(segs, seg, next) {
+		skb_mark_not_on_list(seg);
+		verdict = mpip_in_packet(mn, seg, state);
+		if (verdict == NF_ACCEPT)
+			mpip_in_reinject(mn, seg, state->okfn);
+		else if (verdict != NF_STOLEN)
+			kfree_skb(seg);
+	}
+	return NF_STOLEN;
+}
+
 /*
  * Netfilter runs hooks inside an RCU read-side critical section (nf_hook()),
- * which covers every table lookup below.
+ * which covers every table lookup below; bottom halves are off
+ * (mpip_in_hook()).
  */
-unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
-			  const struct nf_hook_state *state)
+static unsigned int mpip_in_packet(struct mpip_net *mn, struct sk_buff *skb,
+				   const struct nf_hook_state *state)
 {
-	struct mpip_net *mn = priv;
 	struct mpip_rx rx;
 
-	if (!READ_ONCE(mn->enabled))
-		return NF_ACCEPT;
 	/* A VRF device runs the hook again for what its slaves received. */
 	if (netif_is_l3_master(state->in))
 		return NF_ACCEPT;
@@ -709,17 +742,20 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 			return NF_STOLEN;
 	}
 	if (unlikely(ip_hdr(skb)->protocol == IPPROTO_ICMP)) {
-		if (mpip_in_is_local(state->net, skb))
-			mpip_icmp_rx(mn, skb);
+		if (mpip_in_is_local(state->net, skb) && mpip_icmp_rx(mn, skb))
+			return NF_DROP;
 		return NF_ACCEPT;
 	}
 	rx.encap = false;
 	rx.ftcp = false;
 	if (unlikely(ip_hdr(skb)->protocol == IPPROTO_UDP &&
 		     mpip_encap_is(skb, ip_hdrlen(skb)) &&
-		     mpip_in_is_local(state->net, skb)))
+		     mpip_in_is_local(state->net, skb))) {
+		if (skb_is_gso(skb))
+			return mpip_in_encap_split(mn, skb, state);
 		return mpip_in_encap(mn, skb, &rx, state->okfn,
 				     mpip_encap_pull(skb, &rx));
+	}
 	if (unlikely(ip_hdr(skb)->protocol == IPPROTO_TCP &&
 		     mpip_ftcp_is(skb, ip_hdrlen(skb)) &&
 		     mpip_in_is_local(state->net, skb)))
@@ -740,25 +776,26 @@ unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
 }
 
 /*
- * Where a packet the input hook took continues: after mpip's own entry
- * in the namespace's PRE_ROUTING hooks.  Looked up again each time, as
- * nf_reinject() does, since hooks come and go while a packet is held;
- * while mpip's hook is unregistered, the first hook of a later priority.
+ * The PRE_ROUTING hook.  It runs in the receiving soft IRQ, but also in
+ * process context with bottom halves on, when a queue before it
+ * (NFQUEUE at a priority below mpip's) has its verdict: nf_reinject()
+ * runs the remaining hooks from the sendmsg() of the process that gave
+ * it.  The reorder buffer's lock is shared with its soft-IRQ timer, and
+ * the segments it releases go up the stack: bottom halves off for all of
+ * it, as they are when the packet comes from a device.
  */
-static unsigned int mpip_in_next_hook(const struct mpip_net *mn,
-				      const struct nf_hook_entries *e)
+unsigned int mpip_in_hook(void *priv, struct sk_buff *skb,
+			  const struct nf_hook_state *state)
 {
-	const struct nf_hook_ops *self = &mn->nf_ops[MPIP_NF_IN];
-	struct nf_hook_ops **ops = nf_hook_entries_get_hook_ops(e);
-	unsigned int i;
+	struct mpip_net *mn = priv;
+	unsigned int verdict;
 
-	for (i = 0; i < e->num_hook_entries; i++)
-		if (ops[i] == self)
-			return i + 1;
-	for (i = 0; i < e->num_hook_entries; i++)
-		if (ops[i]->priority > self->priority)
-			break;
-	return i;
+	if (!READ_ONCE(mn->enabled))
+		return NF_ACCEPT;
+	local_bh_disable();
+	verdict = mpip_in_packet(mn, skb, state);
+	local_bh_enable();
+	return verdict;
 }
 
 /*
@@ -780,7 +817,8 @@ void mpip_in_reinject(const struct mpip_net *mn, struct sk_buff *skb,
 	nf_hook_state_init(&state, NF_INET_PRE_ROUTING, NFPROTO_IPV4,
 			   skb->dev, NULL, NULL, net, okfn);
 	e = rcu_dereference(net->nf.hooks_ipv4[NF_INET_PRE_ROUTING]);
-	if (e && nf_hook_slow(skb, &state, e, mpip_in_next_hook(mn, e)) != 1)
+	if (e && nf_hook_slow(skb, &state, e,
+			      mpip_hook_next(mn, MPIP_NF_IN, e)) != 1)
 		return;
 	okfn(net, NULL, skb);
 }

@@ -498,6 +498,7 @@ struct mpip_src_budget {
 /* Per network namespace state. */
 #define MPIP_NF_OPS	2	/* input and output hook */
 #define MPIP_NF_IN	0	/* index of the input hook in nf_ops */
+#define MPIP_NF_OUT	1	/* and of the output hook */
 
 struct mpip_net {
 	struct net *net;
@@ -556,6 +557,8 @@ int mpip_set_enabled(struct mpip_net *mn, bool on);
 void mpip_cfg_update(struct mpip_net *mn);
 void mpip_flush(struct mpip_net *mn);
 void mpip_gc_kick(struct mpip_net *mn);
+unsigned int mpip_hook_next(const struct mpip_net *mn, unsigned int which,
+			    const struct nf_hook_entries *e);
 
 /*
  * In a walk over all buckets of a table under rcu_read_lock() from
@@ -880,7 +883,7 @@ bool mpip_path_dev_up(struct net *net, int ifindex);
 
 /* icmp.c: "fragmentation needed" for packets on paths */
 #define MPIP_ICMP_PER_SEC	100
-void mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb);
+bool mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb);
 void mpip_icmp_init(struct mpip_net *mn);
 
 /* policy.c: the host's routing and IPsec policy */

@@ -611,11 +611,32 @@ static bool mpip_out_copy(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
+ * Send @skb, a packet the output hook made (a segment of a packet it split,
+ * a copy), on through the POST_ROUTING hooks after mpip's, as the packet
+ * it came from would have gone, then to the rest of the output path.
+ * The hook after mpip's is conntrack's confirmation: a flow whose first
+ * packet was split must have its entry confirmed by a segment, or replies
+ * look new to a stateful firewall and miss its NAT.  RCU held.
+ */
+static void mpip_out_next(const struct mpip_net *mn, struct sk_buff *skb,
+			  const struct nf_hook_state *st)
+{
+	const struct nf_hook_entries *e;
+	struct nf_hook_state state = *st;
+
+	e = rcu_dereference(st->net->nf.hooks_ipv4[NF_INET_POST_ROUTING]);
+	if (e && nf_hook_slow(skb, &state, e,
+			      mpip_hook_next(mn, MPIP_NF_OUT, e)) != 1)
+		return;
+	st->okfn(st->net, st->sk, skb);
+}
+
+/*
  * Mode protected: @skb (not GSO) goes on as many paths as its rule has
  * copies, if that many are up (mpip_path_copies()), as copies with one
  * CM counter, of which the peer delivers the first to arrive.  The
- * extra copies go on at once (through @st's okfn, as the segments of a
- * GSO packet split here do); @skb goes on if the return is NF_ACCEPT.
+ * extra copies go on at once (mpip_out_next(), as the segments of a GSO
+ * packet split here do); @skb goes on if the return is NF_ACCEPT.
  * With one path up, or a flow the host's policy keeps on its route, one
  * packet as in the other modes.
  */
@@ -646,7 +667,7 @@ static unsigned int mpip_out_copies(struct mpip_net *mn, struct sk_buff *skb,
 			break;
 		}
 		if (mpip_out_copy(mn, copy, pk, paths[i], ctr))
-			st->okfn(st->net, st->sk, copy);
+			mpip_out_next(mn, copy, st);
 		else
 			kfree_skb(copy);
 	}
@@ -677,7 +698,7 @@ static unsigned int mpip_out_protected(struct mpip_net *mn,
 		skb_mark_not_on_list(seg);
 		sp.iph = ip_hdr(seg);
 		if (mpip_out_copies(mn, seg, st, &sp) == NF_ACCEPT)
-			st->okfn(st->net, st->sk, seg);
+			mpip_out_next(mn, seg, st);
 		else
 			kfree_skb(seg);
 	}
@@ -859,7 +880,7 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 		if (mpip_out_finish(mn, seg, pk, path, &cm, false, 0))
 			kfree_skb(seg);
 		else
-			st->okfn(st->net, st->sk, seg);
+			mpip_out_next(mn, seg, st);
 	}
 	return NF_STOLEN;
 }

@@ -19,13 +19,13 @@ unsigned int mpip_net_id __read_mostly;
  * confirmation, so that conntrack and NAT only see the original packet.
  */
 static const struct nf_hook_ops mpip_nf_ops[MPIP_NF_OPS] = {
-	{
+	[MPIP_NF_IN] = {
 		.hook = mpip_in_hook,
 		.pf = NFPROTO_IPV4,
 		.hooknum = NF_INET_PRE_ROUTING,
 		.priority = NF_IP_PRI_CONNTRACK_DEFRAG + 1,
 	},
-	{
+	[MPIP_NF_OUT] = {
 		.hook = mpip_out_hook,
 		.pf = NFPROTO_IPV4,
 		.hooknum = NF_INET_POST_ROUTING,
@@ -47,6 +47,29 @@ static void mpip_nf_ops_init(struct mpip_net *mn)
 		mn->nf_ops[i] = mpip_nf_ops[i];
 		mn->nf_ops[i].priv = mn;
 	}
+}
+
+/*
+ * Where a packet that hook @which of @mn took (a held segment, one of a
+ * split packet, a copy) goes on: at the entry after mpip's own in @e, the
+ * namespace's current hooks of that kind.  Looked up again each time, as
+ * nf_reinject() does, since hooks come and go while a packet is held;
+ * while mpip's hook is unregistered, the first hook of a later priority.
+ */
+unsigned int mpip_hook_next(const struct mpip_net *mn, unsigned int which,
+			    const struct nf_hook_entries *e)
+{
+	const struct nf_hook_ops *self = &mn->nf_ops[which];
+	struct nf_hook_ops **ops = nf_hook_entries_get_hook_ops(e);
+	unsigned int i;
+
+	for (i = 0; i < e->num_hook_entries; i++)
+		if (ops[i] == self)
+			return i + 1;
+	for (i = 0; i < e->num_hook_entries; i++)
+		if (ops[i]->priority > self->priority)
+			break;
+	return i;
 }
 
 static const struct mpip_config mpip_config_default = {

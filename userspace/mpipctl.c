@@ -106,6 +106,8 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_TABLE_EVICT]		= "table_evict",
 	[MPIP_STAT_CTRL_BUDGET]		= "ctrl_budget",
 	[MPIP_STAT_PATH_LOSSY]		= "path_lossy",
+	[MPIP_STAT_RX_ENCAP_GRO]	= "rx_encap_gro",
+	[MPIP_STAT_RX_ICMP_REFUSED]	= "rx_icmp_refused",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

@@ -752,6 +752,13 @@ enum mpip_path_attr {
  *	them as if they had been lost on the way)
  * @MPIP_STAT_PATH_LOSSY: paths the loss oracle found lossy
  *	(MPIP_CFG_LOSS_PCT)
+ * @MPIP_STAT_RX_ENCAP_GRO: datagrams to the control port that GRO had
+ *	merged (rx-udp-gro-forwarding, rx-gro-list), split again so that each
+ *	packet inside is taken out
+ * @MPIP_STAT_RX_ICMP_REFUSED: "fragmentation needed" errors about packets
+ *	sent inside UDP on a path whose quote did not name the session of
+ *	the packet inside (for TCP, with a sequence number its socket sent):
+ *	forged, or from a router that quotes too little; dropped
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -821,6 +828,8 @@ enum mpip_stat {
 	MPIP_STAT_TABLE_EVICT,
 	MPIP_STAT_CTRL_BUDGET,
 	MPIP_STAT_PATH_LOSSY,
+	MPIP_STAT_RX_ENCAP_GRO,
+	MPIP_STAT_RX_ICMP_REFUSED,
 
 	__MPIP_STAT_MAX,
 };

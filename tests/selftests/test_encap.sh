@@ -4,7 +4,8 @@
 # paths are up with ENCAP udp, and neither NAT-detected nor learned; a
 # 4 MiB TCP file each way (tx_gso 1 and 0) and 1000 UDP datagrams arrive
 # intact, both links carry data, and packets went inside UDP both ways,
-# none of them dropped as bad.  Back to auto, after a flush, the paths
+# none of them dropped as bad; datagrams that GRO merged at the receiver
+# are split again.  Back to auto, after a flush, the paths
 # carry their packets as they are; with one link set to udp (mpipctl
 # link set dev eth2 nat udp), only the path from it goes inside UDP, and
 # that link's setting alone (nat_mode none) makes A's SYNs leave room for
@@ -83,6 +84,53 @@ t_nogso() {
 	for ns in "$A" "$B"; do mpipctl_in "$ns" set tx_gso 0; done
 	transfer gso0
 	for ns in "$A" "$B"; do mpipctl_in "$ns" set tx_gso 1; done
+}
+
+# gro_on FEATURE on|off: GRO and FEATURE on B's ends of both links, and
+# at A's ends TSO off (on: a veth hands a packet to its peer's GRO only
+# if it has no TSO, or the packet came from a UDP socket, veth_xmit())
+# and a netem delay of 2 ms (none), whose timer sends what is due in a
+# burst, which B's GRO then finds together
+gro_on() {
+	local dev tso=on
+	[[ $2 == on ]] && tso=off
+	for dev in eth1 eth2; do
+		in_ns "$A" ethtool -K "$dev" tso "$tso"
+		if [[ $2 == on ]]; then
+			tc -n "$A" qdisc replace dev "$dev" root netem delay 2ms
+		else
+			tc -n "$A" qdisc del dev "$dev" root 2>/dev/null || true
+		fi
+		in_ns "$B" ethtool -K "$dev" gro "$2" "$1" "$2"
+	done
+}
+
+# GRO on B's ends of both links, with rx-udp-gro-forwarding, then with
+# rx-gro-list: no socket is bound to B's control port, so GRO takes A's
+# datagrams to it for ones to forward and merges those of a flow.  B
+# splits them again and takes each packet out (rx_encap_gro); the file
+# arrives intact and nothing is dropped as bad.  (Review 57, F2: before,
+# B took the first packet out of a merged datagram and dropped it with
+# the rest behind it as bad.)
+t_gro_merged() {
+	local feat port=5010 g0 bad0 g bad
+	for feat in rx-udp-gro-forwarding rx-gro-list; do
+		# shellcheck disable=SC2064 # this feature's, now
+		trap "gro_on $feat off || true" EXIT
+		gro_on "$feat" on
+		g0=$(mpip_stat "$B" rx_encap_gro)
+		bad0=$(mpip_stat "$B" rx_encap_bad)
+		tcp_send_file "$A" "$B" 10.1.1.2 "$port" "$T/file" "$T/gro.$port"
+		gro_on "$feat" off
+		trap - EXIT
+		g=$(($(mpip_stat "$B" rx_encap_gro) - g0))
+		bad=$(($(mpip_stat "$B" rx_encap_bad) - bad0))
+		echo "$feat: B split $g merged datagrams, dropped $bad as bad"
+		sha256_equal "$T/file" "$T/gro.$port" || fail "$feat: TCP data A -> B differs"
+		((bad == 0)) || fail "$feat: B dropped $bad datagrams inside UDP as bad"
+		((g > 0)) || fail "$feat: GRO merged no datagrams to B's control port"
+		port=$((port + 1))
+	done
 }
 
 # csum_send TAG N: N datagrams "TAG" from A:7030 to B:6030, 20 ms apart
@@ -245,11 +293,12 @@ t_link_nat_mode_none() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 9
+ktap_plan 10
 ktap_run nat_mode_udp_warm_up t_setup
 ktap_run paths_inside_udp t_paths_encap
 ktap_run tcp_udp_intact_both_links_gso t_gso
 ktap_run tcp_udp_intact_both_links_nogso t_nogso
+ktap_run gro_merged_datagrams_split t_gro_merged
 ktap_run bad_outer_checksum_dropped t_bad_outer_csum
 ktap_run nat_mode_auto_no_encap_without_nat t_auto
 ktap_run link_nat_udp_one_link_inside_udp t_link_nat

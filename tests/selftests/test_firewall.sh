@@ -12,7 +12,8 @@
 # never with a 10.1.2.x address; no nftables chain sees a flow's packet
 # with a path address; no reply of B's outgoing connection falls through
 # to the drop policy; datagrams to a port B's firewall does not open are
-# not delivered.
+# not delivered; the answers to B's outgoing UDP flow that sends only GSO
+# packets, which mpip splits, are established at B.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -22,7 +23,7 @@ mpip_setup_twolink fw
 MIN_PCT=20
 
 # the flows' well-known ports (server side) and the UDP senders' ports
-FLOW_PORTS="4999, 5000, 5001, 5003, 5999, 6000, 6001, 6999, 7000, 7001"
+FLOW_PORTS="4999, 5000, 5001, 5003, 5005, 5999, 6000, 6001, 6999, 7000, 7001, 7005"
 
 # path_rules COUNTER: rules counting TCP/UDP packets of the test flows that
 # carry a link 2 address (which mpip must hide from netfilter)
@@ -182,6 +183,64 @@ t_tcp_dnat() {
 	((ok)) || spread_failed
 }
 
+# udp_gso_out COUNT: B sends COUNT datagrams of 1200 bytes from
+# 10.1.1.2:7005 to A's 10.1.1.1:5005 with UDP_SEGMENT 400 (each a GSO
+# packet of three), 50 ms apart; prints how many answers came back
+udp_gso_out() {
+	in_ns "$B" /usr/bin/python3 - "$1" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.1.2", 7005))
+s.setsockopt(socket.SOL_UDP, 103, 400)  # UDP_SEGMENT
+for _ in range(int(sys.argv[1])):
+    s.sendto(b"g" * 1200, ("10.1.1.1", 5005))
+    time.sleep(0.05)
+s.settimeout(3)
+n = 0
+try:
+    while True:
+        s.recv(2048)
+        n += 1
+except socket.timeout:
+    pass
+print(n)
+PY
+}
+
+# B's outgoing UDP flow whose every packet is a GSO packet, to a port of
+# A that B knows runs MPIP: mpip splits each, and a segment must confirm
+# B's conntrack entry, so that A's answers are "established" at B's
+# input.  (Review 57, F5: before, the segments went straight to the
+# device, past conntrack's confirmation: the entry never held, and B's
+# firewall dropped every answer.)
+t_udp_gso_out_replies() {
+	local epid n d0
+	# (ip netns exec, not in_ns: $! must be the answerer itself)
+	ip netns exec "$A" /usr/bin/python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.1.1", 5005))
+s.settimeout(60)
+while True:
+    data, src = s.recvfrom(2048)
+    s.sendto(b"ok", src)' >/dev/null 2>&1 &
+	epid=$!
+	# shellcheck disable=SC2064 # the PID, now
+	trap "kill $epid 2>/dev/null || true" EXIT
+	# a first flow to A:5005, not GSO, makes it known to run MPIP
+	in_ns "$B" python3 "$REPO/tests/selftests/udpcheck.py" send 10.1.1.1 5005 20 \
+		--sport 7004 --gap-us 20000
+	wait_for 20 mpip_avail_is "$B" 10.1.1.1 5005 yes ||
+		fail "B did not find A:5005 running MPIP"
+	d0=$(mpip_stat "$B" tx_gso_split)
+	n=$(udp_gso_out 20)
+	echo "B got $n of 60 answers; tx_gso_split +$(($(mpip_stat "$B" tx_gso_split) - d0))"
+	in_ns "$B" cat /proc/net/nf_conntrack | grep -E 'sport=7005 ' | sed 's/^/B conntrack: /' || true
+	(($(mpip_stat "$B" tx_gso_split) > d0)) || fail "B split no GSO packet of the flow"
+	((n >= 30)) || fail "B's firewall dropped the answers to its GSO flow"
+	ct_flow "$B" udp 5005 10.1.1.2 10.1.1.1
+}
+
 # A sends to B's port 6002, which a socket listens on but B's firewall does
 # not open: nothing may arrive (mpip's own answers must not make the flow
 # look established to B's conntrack)
@@ -226,12 +285,13 @@ t_counters() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 8
+ktap_plan 9
 ktap_run firewall_and_warm_up t_setup
 ktap_run tcp_4M_a_to_b_through_firewall t_tcp_a_to_b
 ktap_run tcp_4M_b_to_a_replies_established t_tcp_b_to_a
 ktap_run udp_1000_a_to_b_through_firewall t_udp_a_to_b
 ktap_run tcp_4M_a_to_b_through_dnat t_tcp_dnat
+ktap_run udp_gso_out_answers_established t_udp_gso_out_replies
 ktap_run udp_to_closed_port_dropped t_udp_closed_port
 ktap_run nft_sees_original_addresses_only t_counters
 ktap_run dmesg_clean t_dmesg

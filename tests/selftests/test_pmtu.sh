@@ -10,7 +10,8 @@
 # arrives intact, no path ever goes down (a black hole would take them
 # down after path_timeout_ms and again after every probe), and the paths
 # to 10.3.2.2 still carry what fits.  Forged errors that quote a path's
-# addresses but no session's ports change nothing.
+# addresses but no session's ports, or a live session's ports with a
+# sequence number its socket did not send, change nothing.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -54,22 +55,42 @@ icmp_unreach_in() {
 
 # The router (on path, but any host that can reach A could send them)
 # sends A 20 "fragmentation needed, MTU 576" errors quoting a TCP packet
-# on the path 10.2.2.1 -> 10.3.1.2 with ports no session has: A receives
-# them, records no MTU on that path's route and translates nothing.
+# on the path 10.2.2.1 -> 10.3.1.2 with ports no session has, and 20
+# quoting the ports of a live connection's session (A:40050 -> B:5050,
+# idle after two lines of data, the second sent once A knows that B's
+# port runs MPIP, its own addresses 10.2.1.1 -> 10.3.1.2)
+# with a sequence number its socket never sent: A receives them, records
+# no MTU on that path's route and translates nothing.  (Review 57, F3: before, the second kind
+# lowered the path's MTU, which kept full-size packets off it for ten
+# minutes, before TCP ever checked the sequence number.)
 t_forged() {
-	local icmp0 pmtu0 out
+	local icmp0 pmtu0 out spid cpid
+	# (ip netns exec, not in_ns: $! must be socat itself)
+	ip netns exec "$B" socat -u TCP-LISTEN:5050,reuseaddr /dev/null \
+		</dev/null >/dev/null 2>&1 &
+	spid=$!
+	wait_for 30 tcp_listening "$B" 5050 || fail "nothing listens on B:5050"
+	ip netns exec "$A" socat -u SYSTEM:'echo x; sleep 1; echo y; sleep 60' \
+		TCP:10.3.1.2:5050,sourceport=40050 </dev/null >/dev/null 2>&1 &
+	cpid=$!
+	# shellcheck disable=SC2064 # the PIDs, now
+	trap "kill $spid $cpid 2>/dev/null || true" EXIT
+	wait_for 30 mpip_session_json "$A" tcp 40050 5050 >/dev/null ||
+		fail "A has no session of the connection to B:5050"
+	mpip_session_json "$A" tcp 40050 5050
 	icmp0=$(icmp_unreach_in)
 	pmtu0=$(mpip_stat "$A" rx_icmp_pmtu)
 	in_ns "$R" /usr/bin/python3 - <<'PY'
 import time
 from scapy.layers.inet import ICMP, IP, TCP
 from scapy.sendrecv import send
-err = (IP(src="10.2.2.254", dst="10.2.2.1") /
-       ICMP(type=3, code=4, nexthopmtu=576) /
-       IP(src="10.2.2.1", dst="10.3.1.2", len=1500) /
-       TCP(sport=40000, dport=5001, seq=1000, flags="A"))
-for _ in range(20):
-    send(err, verbose=False)
+def err(sport, dport):
+    return (IP(src="10.2.2.254", dst="10.2.2.1") /
+            ICMP(type=3, code=4, nexthopmtu=576) /
+            IP(src="10.2.2.1", dst="10.3.1.2", len=1500) /
+            TCP(sport=sport, dport=dport, seq=1000, flags="A"))
+for e in [err(40000, 5001)] * 20 + [err(40050, 5050)] * 20:
+    send(e, verbose=False)
     time.sleep(0.05)
 PY
 	sleep 1
@@ -77,7 +98,7 @@ PY
 	echo "$out"
 	echo "A: IcmpInDestUnreachs $icmp0 -> $(icmp_unreach_in)," \
 		"rx_icmp_pmtu $pmtu0 -> $(mpip_stat "$A" rx_icmp_pmtu)"
-	(($(icmp_unreach_in) - icmp0 >= 20)) || fail "A did not receive the forged errors"
+	(($(icmp_unreach_in) - icmp0 >= 40)) || fail "A did not receive the forged errors"
 	! grep -q ' mtu ' <<<"$out" || fail "a forged error set the path's MTU"
 	(($(mpip_stat "$A" rx_icmp_pmtu) == pmtu0)) || fail "a forged error was taken"
 }

@@ -6,7 +6,9 @@
 # each subtest then checks the counters of the mechanism it exercises:
 # GSO packets kept whole over a direct veth (and split with tx_gso 0),
 # segments held and released in order, and seen once by tc ingress and
-# packet sockets (not again when released), nothing held with reorder 0, gaps
+# packet sockets (not again when released), held and released behind an
+# NFQUEUE whose verdicts run mpip's hook in process context, nothing held
+# with reorder 0, gaps
 # released as lost when link 2 loses packets and link 1 has delivered
 # what was sent after them, released by timeout when link 1 goes silent
 # (nothing can show its gaps lost), overflow with a 2-segment buffer, and
@@ -131,6 +133,52 @@ t_reorder_reinject_once() {
 	((again == 0)) || fail "a packet socket saw $again segments twice"
 }
 
+# A queue before mpip's hook: an NFQUEUE rule in B's PRE_ROUTING at
+# priority -450, below mpip's -399, whose reader (nfq_accept.py) accepts
+# every packet.  The kernel then runs mpip's hook from the reader's
+# sendmsg(), in process context with bottom halves on (nf_reinject()).
+# The reorder buffer still holds and releases segments there, and the
+# file arrives intact.  A splits its GSO packets meanwhile (tx_gso 0), so
+# that each segment goes through the queue.  (Review 57, F4: before, the hook took the
+# buffer's lock, which its soft-IRQ timer shares, with bottom halves on,
+# and handed released segments to TCP so: a deadlock if the timer or a
+# packet came in on that CPU meanwhile, an "inconsistent lock state" for
+# lockdep on the debug kernel; the hook now turns bottom halves off.)
+t_reorder_behind_queue() {
+	local pid n
+	random_file "$T/file2" 2
+	ip netns exec "$B" /usr/bin/python3 "$REPO/tests/selftests/nfq_accept.py" \
+		7 "$T/nfq" 2>"$T/nfq.err" &
+	pid=$!
+	# shellcheck disable=SC2064 # the reader's PID, now
+	trap "in_ns $B nft delete table ip mpipq 2>/dev/null; kill $pid 2>/dev/null
+		mpipctl_in $A set tx_gso 1 || true" EXIT
+	mpipctl_in "$A" set tx_gso 0
+	wait_for 20 grep -qx bound "$T/nfq" ||
+		{ cat "$T/nfq.err"; fail "the queue's reader did not bind"; }
+	ip netns exec "$B" nft -f - <<-EOF
+		table ip mpipq {
+			chain pre {
+				type filter hook prerouting priority -450; policy accept;
+				ip saddr { 10.1.1.1, 10.1.2.1 } queue num 7
+			}
+		}
+	EOF
+	FILE=$T/file2 transfer "$B" reorder_held reorder_in_order
+	ip netns exec "$B" nft delete table ip mpipq
+	mpipctl_in "$A" set tx_gso 1
+	kill -TERM "$pid"
+	wait "$pid" || { cat "$T/nfq.err"; fail "the queue's reader failed"; }
+	trap - EXIT
+	n=$(cat "$T/nfq")
+	echo "the queue's reader accepted $n packets"
+	[[ $n =~ ^[0-9]+$ ]] && ((n > 500)) ||
+		fail "the queue passed too few packets for a 2 MiB transfer"
+	grew "$BEFORE" "$AFTER" reorder_held || fail "B held no segment behind the queue"
+	grew "$BEFORE" "$AFTER" reorder_in_order ||
+		fail "B released no held segment in order behind the queue"
+}
+
 t_reorder_off() {
 	mpipctl_in "$B" set reorder 0
 	transfer "$B" reorder_held
@@ -244,12 +292,13 @@ t_gso_bridge_port() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 11
+ktap_plan 12
 ktap_run setup_10ms_2ms t_setup
 ktap_run gso_kept_whole_on_veth t_gso_kept
 ktap_run gso_split_with_tx_gso_0 t_gso_split
 ktap_run reorder_holds_and_releases_in_order t_reorder_in_order
 ktap_run reorder_held_segments_seen_once_by_tc_and_taps t_reorder_reinject_once
+ktap_run reorder_behind_a_queue t_reorder_behind_queue
 ktap_run reorder_off_holds_nothing t_reorder_off
 ktap_run reorder_lost_on_loss t_reorder_lost
 ktap_run reorder_timeout_on_silent_path t_reorder_timeout
