@@ -93,12 +93,14 @@ guest_main() {
 	cd "$REPO"
 	# under TCG with more than one vCPU, set the static branches the
 	# tests would flip, once (the emulation can crash on a flip)
-	if grep -qw 'mpip_accel=tcg' /proc/cmdline && (($(nproc) > 1)); then
-		"$REPO/tools/tcg-keys.sh"
-	fi
-	# (the host side asked for a CPU without it: see there)
-	if grep -qw 'mpip_accel=tcg' /proc/cmdline && grep -qw cx16 /proc/cpuinfo; then
-		echo "vm.sh: warning: this TCG guest's CPU has cx16; QEMU 7.2 can corrupt its flags" >&2
+	# (and check that the CPU has no CX16, which the host side asked for)
+	if grep -qw 'mpip_accel=tcg' /proc/cmdline; then
+		if (($(nproc) > 1)); then
+			"$REPO/tools/tcg-keys.sh"
+		fi
+		if grep -qw cx16 /proc/cpuinfo; then
+			echo "vm.sh: warning: this TCG guest's CPU has cx16; QEMU 7.2 can corrupt its flags" >&2
+		fi
 	fi
 	if [[ $quiet == 0 ]]; then
 		now=$(date +%s.%N)
@@ -315,13 +317,9 @@ host_main() {
 	# (not for a kernel tree: it has its own, smaller, set of modules, and
 	# x86 cuts the kernel command line at 2048 bytes, where vng puts init=)
 	[[ -n $ktree ]] || vng_args+=(--append "modprobe.blacklist=$BLACKLIST")
-	# Under TCG, a CPU without CMPXCHG16B: QEMU 7.2 computes the flags
-	# that instruction leaves from a stale record, and the guest kernel
-	# runs it on every slab allocation; an interrupt in the window after
-	# it saves and restores garbage flags (TF among them), and the guest
-	# dies in "Oops: debug" or a general fault with a garbage EFLAGS
-	# (CI lost two runs this way).  tools/tcg-flags-probe.c shows it.
-	# The kernel falls back to its own code without CX16.  (vng's
+	# Under TCG, a CPU without CMPXCHG16B, whose flags QEMU 7.2 gets
+	# wrong: the guest died of it now and then (CI lost two runs; why,
+	# in tools/tcg-flags-probe.c).  The kernel has a fallback.  (vng's
 	# "-cpu max" comes first; QEMU takes the last -cpu.)
 	[[ $accel == tcg ]] && vng_args+=(--disable-kvm "--qemu-opts=-accel tcg,thread=$tcg_thread"
 		"--qemu-opts=-cpu max,cx16=off")
