@@ -208,6 +208,7 @@ build_module() {
 # must succeed for each (through modules.builtin) in the guest.
 MODPROBE_CHECK=(veth bridge br_netfilter nf_conntrack nf_nat nf_conntrack_ftp
 	nf_tables nft_ct nft_nat nft_masq nft_log nft_compat nft_objref
+	nfnetlink_queue nft_queue
 	nf_log_syslog
 	ip_tables iptable_filter iptable_nat sch_netem sch_tbf sch_fq_codel
 	sch_htb sch_prio ifb vrf wireguard xfrm_user esp4 esp6 dummy macvlan tun
