@@ -195,16 +195,16 @@ GUESTS=${MPIP_CHECK_GUESTS:-2}
 # a guest's time limit (vm.sh --timeout), MPIP_CHECK_GUEST_TIMEOUT
 GUEST_TIMEOUT=${MPIP_CHECK_GUEST_TIMEOUT:-3600}
 BOOT_SECONDS=40
-# (test_NAME:SECONDS; 6.12, make check's two guests, 2026-12-01, with
-# this day's changes to encap, handshake and spoof added; nat from 6.1:
-# 6.12's run of it was cut short)
+# (test_NAME:SECONDS; 6.12, make check's two guests on a clean clone of
+# 6eedadc, 2026-12-01 night, nothing else in VMs)
 FILE_SECONDS="
-	backup:159 blackout:155 bridge:42 encap:80 failover:78
-	fastpath:68 firewall:62 handshake:95 helper:18 idle:83 lab:55
-	legacy:33 links:27 longrtt:78 loss:136 monitor:60 multipath:40 nat:277 natedge:288
-	natidle:110 netlink:31 paths:40 pmtu:28 policy:84 probe:13
-	reload:95 reorder:92 router:40 rr:91 rules:208 scapy:25
-	spoof:265 steer:37 table7:59 teardown:178 unload:106 ynl:59
+	backup:185 blackout:183 bridge:59 encap:111 failover:107
+	fastpath:93 firewall:71 handshake:132 helper:28 idle:96 lab:63
+	legacy:48 links:28 longrtt:93 loss:208 monitor:82 multipath:79
+	nat:255 natedge:350 natidle:121 netlink:44 paths:75 pmtu:49
+	policy:117 probe:11 reload:118 reorder:122 router:53 rr:92
+	rules:219 scapy:37 spoof:323 steer:26 table7:55 teardown:210
+	unload:122 ynl:47
 "
 
 # plan_guests FULL KERNELS...: the guests, a line "LANE KVER FILE..." each,
