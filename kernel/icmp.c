@@ -79,6 +79,17 @@ static struct mpip_node *mpip_icmp_node(struct mpip_net *mn, __be32 saddr,
 	return NULL;
 }
 
+/* @addr is one of the @n addresses at @a. */
+static bool mpip_icmp_addr_in(const __be32 *a, unsigned int n, __be32 addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] == addr)
+			return true;
+	return false;
+}
+
 /*
  * Node @n's remote addresses into @ra (MPIP_CM_MAX_ADDRS +
  * MPIP_MAX_PATHS room): those it advertised, and the far end of each of
@@ -89,7 +100,7 @@ static struct mpip_node *mpip_icmp_node(struct mpip_net *mn, __be32 saddr,
 static unsigned int mpip_icmp_raddrs(struct mpip_node *n, __be32 *ra)
 {
 	const struct mpip_path *p;
-	unsigned int nra, slot, j;
+	unsigned int nra, slot;
 
 	spin_lock_bh(&n->lock);
 	nra = n->naddrs;
@@ -97,11 +108,7 @@ static unsigned int mpip_icmp_raddrs(struct mpip_node *n, __be32 *ra)
 	spin_unlock_bh(&n->lock);
 	for (slot = 0; slot < MPIP_MAX_PATHS; slot++) {
 		p = rcu_dereference(n->paths[slot]);
-		if (!p)
-			continue;
-		for (j = 0; j < nra && ra[j] != p->daddr; j++)
-			;
-		if (j == nra)
+		if (p && !mpip_icmp_addr_in(ra, nra, p->daddr))
 			ra[nra++] = p->daddr;
 	}
 	return nra;
@@ -191,15 +198,13 @@ static void mpip_icmp_path_mtu(struct mpip_net *mn, struct sk_buff *skb,
 	__skb_push(skb, qoff);
 }
 
-/* The quoted packet's ports, its header at @qoff; false if not there. */
-static bool mpip_icmp_ports(struct sk_buff *skb, unsigned int qoff,
+/*
+ * The ports of the quoted TCP or UDP header at @l4 in @skb; false if the
+ * quote does not reach them.
+ */
+static bool mpip_icmp_ports(struct sk_buff *skb, unsigned int l4,
 			    __be16 *sport, __be16 *dport)
 {
-	const struct iphdr *quoted;
-	unsigned int l4;
-
-	quoted = (const struct iphdr *)(skb->data + qoff);
-	l4 = qoff + quoted->ihl * 4;
 	if (!pskb_may_pull(skb, l4 + 2 * sizeof(__be16)))
 		return false;
 	*sport = *(__be16 *)(skb->data + l4);
@@ -240,22 +245,19 @@ static bool mpip_icmp_tcp_seq_ok(struct mpip_net *mn, struct sk_buff *skb,
 }
 
 /*
- * The session whose packet, of protocol @proto with its transport header
- * at @l4 in @skb, was quoted, sent to node @n, if the quote
- * shows it is that session's (mpip_icmp_tcp_seq_ok()); else NULL.
+ * The session whose packet, of protocol @proto from port @sport to port
+ * @dport, its transport header at @l4 in @skb, was quoted, sent to node
+ * @n, if the quote shows it is that session's (mpip_icmp_tcp_seq_ok());
+ * else NULL.
  */
 static struct mpip_session *mpip_icmp_flow(struct mpip_net *mn,
 					   struct sk_buff *skb,
 					   struct mpip_node *n, u8 proto,
-					   unsigned int l4)
+					   unsigned int l4, __be16 sport,
+					   __be16 dport)
 {
 	struct mpip_session *s;
-	__be16 sport, dport;
 
-	if (!pskb_may_pull(skb, l4 + 2 * sizeof(__be16)))
-		return NULL;
-	sport = *(__be16 *)(skb->data + l4);
-	dport = *(__be16 *)(skb->data + l4 + sizeof(__be16));
 	s = mpip_icmp_session(mn, n, proto, sport, dport);
 	if (s && proto == IPPROTO_TCP && !mpip_icmp_tcp_seq_ok(mn, skb, l4, s))
 		return NULL;
@@ -303,6 +305,7 @@ static void mpip_icmp_own(struct mpip_net *mn, struct sk_buff *skb,
 			  unsigned int qoff, __be16 dport)
 {
 	const struct iphdr *quoted = (const struct iphdr *)(skb->data + qoff);
+	__be16 isport, idport;
 	struct mpip_path *p;
 	struct mpip_node *n;
 	unsigned int l4;
@@ -312,7 +315,8 @@ static void mpip_icmp_own(struct mpip_net *mn, struct sk_buff *skb,
 	if (!n || !mpip_icmp_encap(p, dport))
 		return;
 	inner = mpip_icmp_inner(skb, qoff, &l4);
-	if (!inner || !mpip_icmp_flow(mn, skb, n, inner, l4)) {
+	if (!inner || !mpip_icmp_ports(skb, l4, &isport, &idport) ||
+	    !mpip_icmp_flow(mn, skb, n, inner, l4, isport, idport)) {
 		mpip_inc(mn, MPIP_STAT_RX_ICMP_REFUSED);
 		return;
 	}
@@ -329,7 +333,7 @@ static void mpip_icmp_own(struct mpip_net *mn, struct sk_buff *skb,
  * the flow.
  */
 static void mpip_icmp_moved(struct mpip_net *mn, struct sk_buff *skb,
-			    unsigned int qoff)
+			    unsigned int qoff, __be16 sport, __be16 dport)
 {
 	const struct iphdr *quoted = (const struct iphdr *)(skb->data + qoff);
 	struct mpip_session *s;
@@ -340,7 +344,7 @@ static void mpip_icmp_moved(struct mpip_net *mn, struct sk_buff *skb,
 	if (!n)
 		return;
 	s = mpip_icmp_flow(mn, skb, n, quoted->protocol,
-			   qoff + quoted->ihl * 4);
+			   qoff + quoted->ihl * 4, sport, dport);
 	/* Not a session's packet, or one that was not moved. */
 	quoted = (const struct iphdr *)(skb->data + qoff);
 	if (!s || (s->t.laddr == quoted->saddr && s->t.raddr == quoted->daddr))
@@ -378,7 +382,7 @@ bool mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
 	    (quoted->protocol != IPPROTO_TCP &&
 	     quoted->protocol != IPPROTO_UDP))
 		return false;
-	if (!mpip_icmp_ports(skb, qoff, &sport, &dport))
+	if (!mpip_icmp_ports(skb, qoff + quoted->ihl * 4, &sport, &dport))
 		return false;
 	quoted = (const struct iphdr *)(skb->data + qoff);
 	own = quoted->protocol == IPPROTO_UDP &&
@@ -390,7 +394,7 @@ bool mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
 	if (own)
 		mpip_icmp_own(mn, skb, qoff, dport);
 	else
-		mpip_icmp_moved(mn, skb, qoff);
+		mpip_icmp_moved(mn, skb, qoff, sport, dport);
 	return own;
 }
 

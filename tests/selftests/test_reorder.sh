@@ -139,11 +139,13 @@ t_reorder_reinject_once() {
 # sendmsg(), in process context with bottom halves on (nf_reinject()).
 # The reorder buffer still holds and releases segments there, and the
 # file arrives intact.  A splits its GSO packets meanwhile (tx_gso 0), so
-# that each segment goes through the queue.  (Review 57, F4: before, the hook took the
-# buffer's lock, which its soft-IRQ timer shares, with bottom halves on,
-# and handed released segments to TCP so: a deadlock if the timer or a
-# packet came in on that CPU meanwhile, an "inconsistent lock state" for
-# lockdep on the debug kernel; the hook now turns bottom halves off.)
+# that each segment goes through the queue.  Two plain rules, not a set:
+# an anonymous set draws a "suspicious RCU usage" from nf_tables itself
+# on the debug kernel.  (Review 57, F4: before, the hook took the buffer's
+# lock, which its soft-IRQ timer shares, with bottom halves on, and
+# handed released segments to TCP so: a deadlock if the timer or a packet
+# came in on that CPU meanwhile, an "inconsistent lock state" for lockdep
+# on the debug kernel; the hook now turns bottom halves off.)
 t_reorder_behind_queue() {
 	local pid n min
 	random_file "$T/file2" 2
@@ -160,7 +162,8 @@ t_reorder_behind_queue() {
 		table ip mpipq {
 			chain pre {
 				type filter hook prerouting priority -450; policy accept;
-				ip saddr { 10.1.1.1, 10.1.2.1 } queue num 7
+				ip saddr 10.1.1.1 queue num 7
+				ip saddr 10.1.2.1 queue num 7
 			}
 		}
 	EOF
