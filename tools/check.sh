@@ -290,20 +290,28 @@ run_guest() {
 	echo "=== $name: finished after $((SECONDS - t0)) s"
 }
 
-# run_guests PLAN: the lanes of PLAN (plan_guests) side by side, each
-# lane's guests in turn; then each guest's output is shown and judged
-# as run_suite does, in the order of PLAN
-run_guests() {
-	local plan=$1 l k files name pids=()
+# start_guests PLAN: the lanes of PLAN (plan_guests) side by side in the
+# background, each lane's guests in turn; their PIDs in lane_pids
+lane_pids=()
+start_guests() {
+	local plan=$1 l k files
 	for ((l = 1; l <= GUESTS; l++)); do
 		grep -q "^$l " <<<"$plan" || continue
 		while read -r _ k files; do
 			# shellcheck disable=SC2086 # a list of file names
 			run_guest "$(guest_name "$l" "$k")" "$k" $files
 		done < <(grep "^$l " <<<"$plan") &
-		pids+=($!)
+		lane_pids+=($!)
 	done
-	wait "${pids[@]}"
+}
+
+# finish_guests PLAN: wait for the lanes start_guests started; then each
+# guest's output is shown and judged as run_suite does, in the order of
+# PLAN
+finish_guests() {
+	local plan=$1 l k files name
+	((${#lane_pids[@]} == 0)) || wait "${lane_pids[@]}"
+	lane_pids=()
 	while read -r l k files; do
 		name=$(guest_name "$l" "$k")
 		echo "=== $name: tools/vm.sh --kernel $k ... tests/selftests/run.sh $files"
@@ -313,8 +321,14 @@ run_guests() {
 	done <<<"$plan"
 }
 
+# run_guests PLAN: start_guests, then finish_guests
+run_guests() {
+	start_guests "$1"
+	finish_guests "$1"
+}
+
 main() {
-	local kernels k full=0 target
+	local kernels k full=0 target plan
 	case ${1:-} in
 	--full) full=1 ;;
 	"") ;;
@@ -351,6 +365,13 @@ main() {
 		fi
 	done
 
+	# The guests start now and the host's suites run while they boot and
+	# run their first files (a host suite uses one CPU at most, for a few
+	# minutes); their output is shown and judged once they are done.
+	# (the newest kernel, the one run in full, first)
+	# shellcheck disable=SC2046 # one word per kernel
+	plan=$(plan_guests "$full" $(sort -rV <<<"$kernels"))
+	start_guests "$plan"
 	run_suite harness 'tests/harness_test.sh' bash tests/harness_test.sh
 	run_suite unit 'tests/unit/*.c' make -s --no-print-directory -C tests/unit run
 	run_suite mpipctl 'tests/unit/test_mpipctl.sh' bash tests/unit/test_mpipctl.sh
@@ -365,9 +386,7 @@ main() {
 		/usr/bin/python3 tests/scapy/run.py tools/bench benchtools
 	run_suite perfdocs 'tools/bench/report.py' \
 		/usr/bin/python3 tools/bench/report.py --check --ktap
-	# (the newest, the one run in full, first)
-	# shellcheck disable=SC2046 # one word per kernel
-	run_guests "$(plan_guests "$full" $(sort -rV <<<"$kernels"))"
+	finish_guests "$plan"
 	if ((full)); then
 		CONSOLE=$LOG/bench-console.log run_suite bench 'tests/bench_smoke.sh' \
 			tools/vm.sh --timeout 1200 --console-log "$LOG/bench-console.log" -- tests/bench_smoke.sh
