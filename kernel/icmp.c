@@ -79,17 +79,6 @@ static struct mpip_node *mpip_icmp_node(struct mpip_net *mn, __be32 saddr,
 	return NULL;
 }
 
-/* @addr is one of the @n addresses at @a. */
-static bool mpip_icmp_addr_in(const __be32 *a, unsigned int n, __be32 addr)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		if (a[i] == addr)
-			return true;
-	return false;
-}
-
 /*
  * Node @n's remote addresses into @ra (MPIP_CM_MAX_ADDRS +
  * MPIP_MAX_PATHS room): those it advertised, and the far end of each of
@@ -108,7 +97,7 @@ static unsigned int mpip_icmp_raddrs(struct mpip_node *n, __be32 *ra)
 	spin_unlock_bh(&n->lock);
 	for (slot = 0; slot < MPIP_MAX_PATHS; slot++) {
 		p = rcu_dereference(n->paths[slot]);
-		if (p && !mpip_icmp_addr_in(ra, nra, p->daddr))
+		if (p && !mpip_addr_listed(p->daddr, ra, nra))
 			ra[nra++] = p->daddr;
 	}
 	return nra;

@@ -608,6 +608,18 @@ static inline void mpip_touch(unsigned long *stamp)
 		WRITE_ONCE(*stamp, now);
 }
 
+/* @a is one of the @n addresses of @list. */
+static inline bool mpip_addr_listed(__be32 a, const __be32 *list,
+				    unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (list[i] == a)
+			return true;
+	return false;
+}
+
 /* table.c */
 void mpip_table_init(struct mpip_table *t, struct hlist_head *buckets,
 		     unsigned int size, unsigned int max);

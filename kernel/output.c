@@ -769,15 +769,13 @@ static bool mpip_out_bare(struct mpip_net *mn, const struct sk_buff *skb,
 static bool mpip_out_translated(const struct mpip_pkt *pk)
 {
 	struct mpip_node *n = pk->node;
-	bool listed = false;
-	unsigned int i;
+	bool listed;
 
 	if (pk->orig)
 		return READ_ONCE(pk->orig->nat) || pk->orig->learned ||
 		       !READ_ONCE(pk->orig->rr_ok);
 	spin_lock_bh(&n->lock);
-	for (i = 0; i < n->naddrs && !listed; i++)
-		listed = n->addrs[i] == pk->iph->daddr;
+	listed = mpip_addr_listed(pk->iph->daddr, n->addrs, n->naddrs);
 	spin_unlock_bh(&n->lock);
 	return !listed;
 }

@@ -217,16 +217,6 @@ static void mpip_path_set_rpol(const struct mpip_node *n, struct mpip_path *p)
 	WRITE_ONCE(p->rmetered, !!(l->metered & BIT(i)));
 }
 
-static bool mpip_addr_listed(__be32 a, const __be32 *list, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		if (list[i] == a)
-			return true;
-	return false;
-}
-
 static const struct mpip_laddr *mpip_laddr_find(const struct mpip_laddr *la,
 						unsigned int n, __be32 addr)
 {
