@@ -323,6 +323,19 @@ host_main() {
 	# "-cpu max" comes first; QEMU takes the last -cpu.)
 	[[ $accel == tcg ]] && vng_args+=(--disable-kvm "--qemu-opts=-accel tcg,thread=$tcg_thread"
 		"--qemu-opts=-cpu max,cx16=off")
+	# Under TCG, three costs of a hardened host that the tests do not need:
+	# - norandmaps: QEMU keeps the code it translated by virtual address,
+	#   so with address space randomisation every exec (a test runs
+	#   thousands: ip, jq, mpipctl) translates ld.so and libc again;
+	# - mitigations=off: retpolines and RSB filling, emulated;
+	# - init_on_alloc=0: Debian zeroes every page and slab object it hands
+	#   out (skbs included); without it a read of memory never written
+	#   shows garbage rather than zeroes, which hides no bug of ours.
+	# Measured 2026-12-02: 200 forks of /bin/true 15.9 s -> 5.6 s, boot to
+	# the command 31.6 -> 19.2 s, and test_legacy, test_reorder,
+	# test_netlink and test_spoof in one guest 647 -> 517 CPU-seconds
+	# (-20 %), all passing.
+	[[ $accel == tcg ]] && vng_args+=(--append "norandmaps mitigations=off init_on_alloc=0")
 	[[ ${MPIP_VM_9P:-0} == 1 ]] && vng_args+=(--force-9p)
 	if [[ -n $console_log ]]; then
 		[[ $console_log == /* ]] || console_log=$PWD/$console_log
