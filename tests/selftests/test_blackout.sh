@@ -82,8 +82,15 @@ blackout_why() {
 			rx_plain, rx_spoofed, drop_session}' || true
 		mpipctl_in "$ns" show avail | sed "s/^/$ns avail: /" || true
 		mpipctl_in "$ns" show nodes | sed "s/^/$ns node: /" || true
-		ip netns exec "$ns" ss -tin '( sport = :5400 or dport = :5400 )' ||
+		ip netns exec "$ns" ss -tino '( sport = :5400 or dport = :5400 )' ||
 			true
+		# (a stream that stalled: TCP's timeouts, retransmissions held
+		# back by a copy still queued in this host, the qdiscs' drops)
+		ip netns exec "$ns" nstat -asz TcpRetransSegs TcpExtTCPTimeouts \
+			TcpExtTCPSpuriousRTOs TcpExtTCPSpuriousRtxHostQueues \
+			TcpExtTCPLossProbes TcpExtTCPLostRetransmit |
+			sed -n "s/^\([A-Za-z]\)/$ns nstat: \1/p" || true
+		ip netns exec "$ns" tc -s qdisc show | sed "s/^/$ns qdisc: /" || true
 	done
 }
 
