@@ -142,8 +142,9 @@ static int model_want(const struct model *m, u64 c)
 	u64 inferred = 0;
 	int ret = model_infer(m, (u32)c, &inferred);
 
+	/* no counter before the first: the MAC of none verifies (auth.c) */
 	if (ret)
-		return ret;
+		return ret == MPIP_AUTH_E_OLD ? MPIP_AUTH_E_MAC : ret;
 	if (inferred != c)
 		return MPIP_AUTH_E_MAC;	/* or OLD/DUP: any failure */
 	return model_window(m, c);
