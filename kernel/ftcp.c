@@ -39,6 +39,13 @@
 
 /* The MSS our SYNs and SYN-ACKs announce: nothing is ever sent that big. */
 #define MPIP_FTCP_MSS		1400
+/*
+ * How long after a SYN the opener's connection may stay unanswered by the
+ * peer before the opener sends another, and how long the peer stays out
+ * of its open connection after a SYN for it came (mpip_ftcp_quiet()).
+ */
+#define MPIP_FTCP_RETRY		(2 * HZ)
+#define MPIP_FTCP_QUIET		(3 * HZ)
 /* Domain of the cookie under the namespace's secret ("ftcp") */
 #define MPIP_FTCP_COOKIE_TAG	0x66746370
 
@@ -100,10 +107,29 @@ static void mpip_ftcp_xmit(struct mpip_net *mn, __be32 saddr, __be32 daddr,
 }
 
 /*
- * A path of ours that goes inside fake TCP and has no open connection,
- * or is down (its connection may have died with a NAT's mapping), sends
- * a SYN, at most once a second.  (A path learned through the peer's NAT
- * waits for the peer's.)  Caller holds RCU.
+ * Should a path of ours that goes inside fake TCP send a SYN now?  When
+ * it has no open connection, or is down (its connection may have died
+ * with a NAT's mapping), at most once a second; and when the peer has
+ * not answered what we sent inside the connection MPIP_FTCP_RETRY after
+ * the SYN (a NAT that still tracked the path's old connection may not
+ * have followed the new one; we send next to nothing inside it until the
+ * peer answers, core/ftcp.h).  Caller holds @p's lock.
+ */
+static bool mpip_ftcp_syn_due(const struct mpip_path *p)
+{
+	const struct mpip_ftcp *c = &p->ftcp;
+	unsigned long since = p->ftcp_syn;
+
+	if (c->state == MPIP_FTCP_OPEN && READ_ONCE(p->state) != MPIP_PATH_DOWN)
+		return !c->wide && c->snd_nxt != c->snd_first &&
+		       time_after_eq(jiffies, since + MPIP_FTCP_RETRY);
+	return !since || time_after_eq(jiffies, since + HZ);
+}
+
+/*
+ * A path of ours that goes inside fake TCP sends a SYN when it is due.
+ * (A path learned through the peer's NAT waits for the peer's.)  Caller
+ * holds RCU.
  */
 void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p)
 {
@@ -113,9 +139,7 @@ void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p)
 	if (READ_ONCE(p->encap) != MPIP_ENCAP_FTCP || p->learned)
 		return;
 	spin_lock_bh(&p->lock);
-	if ((p->ftcp.state != MPIP_FTCP_OPEN ||
-	     READ_ONCE(p->state) == MPIP_PATH_DOWN) &&
-	    (!p->ftcp_syn || time_after_eq(jiffies, p->ftcp_syn + HZ))) {
+	if (mpip_ftcp_syn_due(p)) {
 		p->ftcp_syn = jiffies | 1;
 		WRITE_ONCE(p->ftcp_dport, READ_ONCE(p->dport));
 		mpip_ftcp_connect(&p->ftcp, get_random_u32(), MPIP_FTCP_MSS,
@@ -129,10 +153,28 @@ void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p)
 }
 
 /*
+ * Does @p, learned through the peer's NAT, stay out of its open
+ * connection: did a SYN for it come less than MPIP_FTCP_QUIET ago?  The
+ * peer is opening a new one on the same four-tuple, and a NAT that still
+ * tracks the old one follows the new one only if nothing passes between
+ * the SYN and our SYN-ACK; so the path's packets go inside UDP until the
+ * new connection opens here (mpip_ftcp_learn()).  A SYN the peer did not
+ * send (it takes the NAT's address and port) costs that much: the
+ * connection is used again after MPIP_FTCP_QUIET.  Caller holds @p's
+ * lock.
+ */
+static bool mpip_ftcp_quiet(const struct mpip_path *p)
+{
+	return p->ftcp_quiet &&
+	       time_before(jiffies, p->ftcp_quiet + MPIP_FTCP_QUIET);
+}
+
+/*
  * The header of a packet of @len bytes (shim included) inside @p's fake
  * connection, and the port it goes to; false if the connection is not
- * open, or not yet for a segment that long (mpip_ftcp_data(); the packet
- * then goes inside UDP).
+ * open, or not yet for a segment that long (mpip_ftcp_data()), or if the
+ * path stays out of it (mpip_ftcp_quiet()): the packet then goes inside
+ * UDP.
  */
 bool mpip_ftcp_open(struct mpip_path *p, u32 len, struct mpip_ftcp_seg *g,
 		    __be16 *dport)
@@ -140,7 +182,7 @@ bool mpip_ftcp_open(struct mpip_path *p, u32 len, struct mpip_ftcp_seg *g,
 	bool open;
 
 	spin_lock_bh(&p->lock);
-	open = mpip_ftcp_data(&p->ftcp, len, g);
+	open = !mpip_ftcp_quiet(p) && mpip_ftcp_data(&p->ftcp, len, g);
 	*dport = p->ftcp_dport;
 	spin_unlock_bh(&p->lock);
 	return open;
@@ -202,8 +244,14 @@ static void mpip_ftcp_rx_ctrl(struct mpip_net *mn, const struct iphdr *iph,
 	if (!mpip_ctrl_may_answer(mn, iph->saddr))
 		return;
 	if (g->flags == MPIP_FTCP_SYN) {
-		if (!mpip_ftcp_path(mn, iph->daddr, iph->saddr, sport, true))
+		p = mpip_ftcp_path(mn, iph->daddr, iph->saddr, sport, true);
+		if (!p)
 			return;
+		/* before the SYN-ACK: nothing of ours on the old connection */
+		spin_lock_bh(&p->lock);
+		if (p->ftcp.state == MPIP_FTCP_OPEN && p->ftcp_dport == sport)
+			p->ftcp_quiet = jiffies | 1;
+		spin_unlock_bh(&p->lock);
 		mpip_ftcp_synack(g, mpip_ftcp_cookie(mn, iph->daddr, iph->saddr,
 						     sport),
 				 MPIP_FTCP_MSS, &out);
@@ -282,18 +330,22 @@ void mpip_ftcp_learn(struct mpip_net *mn, struct mpip_node *n,
 	/*
 	 * On the peer's side, a segment that acknowledges the cookie opens
 	 * the connection, or opens it again (a new one from the same port,
-	 * after a RST): it is what that side sent first.
+	 * after a RST or a SYN): it is what that side sent first.
 	 */
 	if (p->learned && rx->fseg.ack == cookie + 1 &&
 	    (p->ftcp.state != MPIP_FTCP_OPEN || p->ftcp.snd_nxt != cookie + 1 ||
-	     p->ftcp_dport != rx->esport) &&
+	     p->ftcp_dport != rx->esport || p->ftcp_quiet) &&
 	    mpip_ftcp_accept(&p->ftcp, &rx->fseg, rx->flen, cookie, &reply)) {
 		WRITE_ONCE(p->ftcp_dport, rx->esport);
 		WRITE_ONCE(p->encap, MPIP_ENCAP_FTCP);
+		p->ftcp_quiet = 0;
 		opened = true;
 	} else if (p->ftcp.state == MPIP_FTCP_OPEN &&
 		   p->ftcp_dport == rx->esport) {
 		v = mpip_ftcp_rx(&p->ftcp, &rx->fseg, rx->flen, &reply);
+		/* no ACK on the old connection while the new one opens */
+		if (mpip_ftcp_quiet(p))
+			v = MPIP_FTCP_TAKE;
 	}
 	spin_unlock_bh(&p->lock);
 	if (opened)

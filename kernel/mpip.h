@@ -316,11 +316,14 @@ struct mpip_path {
 	u8 encap;		/* enum mpip_encap_kind; READ/WRITE_ONCE */
 	/*
 	 * Its fake TCP connection (ftcp.c), under @lock: the state, the
-	 * port of the peer's end (a NAT's), and when we last sent a SYN.
+	 * port of the peer's end (a NAT's), when we last sent a SYN, and,
+	 * on a path learned through the peer's NAT, when a SYN came while
+	 * the connection was open (0: none since it opened).
 	 */
 	struct mpip_ftcp ftcp;
 	__be16 ftcp_dport;
 	unsigned long ftcp_syn;
+	unsigned long ftcp_quiet;
 	/*
 	 * the tier the peer gives @daddr (0 if none) and whether it says
 	 * @daddr is metered (node.c); READ/WRITE_ONCE

@@ -31,6 +31,7 @@ void mpip_ftcp_connect(struct mpip_ftcp *c, u32 isn, u16 mss,
 	syn->flags = MPIP_FTCP_SYN;
 	syn->mss = mss;
 	c->snd_nxt = isn + 1;
+	c->snd_first = c->snd_nxt;
 	c->rcv_nxt = 0;
 	c->ack_sent = 0;
 	c->snd_max = 0;
@@ -64,11 +65,13 @@ bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
 	    MPIP_FTCP_ACK || in->ack != cookie + 1)
 		return false;
 	c->snd_nxt = cookie + 1;
+	c->snd_first = c->snd_nxt;
 	c->rcv_nxt = in->seq + len;
 	c->snd_max = c->snd_nxt;
 	/* @in crossed the middleboxes with the opener's scaled window */
 	c->wide = true;
 	c->state = MPIP_FTCP_OPEN;
+	c->was_open = true;
 	mpip_ftcp_ack(c, ack);
 	return true;
 }
@@ -96,11 +99,31 @@ static enum mpip_ftcp_verdict mpip_ftcp_rx_synack(struct mpip_ftcp *c,
 	    in->ack != c->snd_nxt)
 		return MPIP_FTCP_DROP;
 	c->rcv_nxt = in->seq + 1;
-	/* what a NAT lets us send until it sees the peer's window scaled */
-	c->snd_max = c->snd_nxt + MPIP_FTCP_WINDOW;
+	/*
+	 * What a NAT lets us send until it sees the peer's window scaled;
+	 * or, if it may have kept the path's old connection and not
+	 * followed this one, what the peer needs to open its end.
+	 */
+	c->snd_max = c->snd_nxt + (c->was_open ? MPIP_FTCP_REOPEN_WIN :
+						 MPIP_FTCP_WINDOW);
 	c->state = MPIP_FTCP_OPEN;
+	c->was_open = true;
 	mpip_ftcp_ack(c, reply);
 	return MPIP_FTCP_REPLY;
+}
+
+/*
+ * Does @in acknowledge what we may have sent: nothing past our next
+ * byte, and, until we heard from the peer, only bytes of this connection
+ * (a segment the peer sent on the path's old one acknowledges others)?
+ */
+static bool mpip_ftcp_ack_ok(const struct mpip_ftcp *c,
+			     const struct mpip_ftcp_seg *in)
+{
+	if (!c->wide)
+		return in->ack - c->snd_first <= c->snd_nxt - c->snd_first;
+	return !mpip_ftcp_after(in->ack, c->snd_nxt) &&
+	       mpip_ftcp_near(in->ack, c->snd_nxt);
 }
 
 /*
@@ -117,9 +140,7 @@ static enum mpip_ftcp_verdict mpip_ftcp_rx_open(struct mpip_ftcp *c,
 	u32 end = in->seq + len;
 
 	if ((in->flags & (MPIP_FTCP_SYN | MPIP_FTCP_ACK)) != MPIP_FTCP_ACK ||
-	    !mpip_ftcp_near(in->seq, c->rcv_nxt) ||
-	    mpip_ftcp_after(in->ack, c->snd_nxt) ||
-	    !mpip_ftcp_near(in->ack, c->snd_nxt))
+	    !mpip_ftcp_near(in->seq, c->rcv_nxt) || !mpip_ftcp_ack_ok(c, in))
 		return MPIP_FTCP_DROP;
 	/* it crossed the middleboxes with the peer's scaled window */
 	c->wide = true;

@@ -72,6 +72,12 @@
 #define MPIP_FTCP_MAX_WIN	(0xffffu << MPIP_FTCP_WSCALE)
 /* What an end receives past its last acknowledgment before it sends one */
 #define MPIP_FTCP_ACK_GAP	(MPIP_FTCP_MAX_WIN / 4)
+/*
+ * What the opener of a connection on a path that had one open before
+ * sends inside it until it hears from the peer: about one packet, which
+ * the peer needs to open its end (mpip_ftcp_accept()).
+ */
+#define MPIP_FTCP_REOPEN_WIN	2048
 
 enum mpip_ftcp_state {
 	MPIP_FTCP_CLOSED,
@@ -84,15 +90,23 @@ enum mpip_ftcp_state {
  * came in after the handshake (or, at the passive end, the opener's
  * ACK), so every middlebox on the way has seen its window scaled; until
  * then the opener may send no further than @snd_max, the end of the
- * SYN-ACK's window taken unscaled.
+ * SYN-ACK's window taken unscaled, or, if the path had a connection
+ * open before (@was_open), about one packet: a NAT may still track the
+ * old one, and it follows the new one only if it saw the SYN-ACK right
+ * after the SYN (nf_conntrack_proto_tcp.c: an "ignored" SYN).  So until
+ * @wide, only a segment that acknowledges our bytes of this connection
+ * (from @snd_first on) counts as the peer's: one of the old connection
+ * the peer sent meanwhile acknowledges other numbers.
  */
 struct mpip_ftcp {
 	u32 snd_nxt;	/* the sequence number of our next byte */
+	u32 snd_first;	/* the sequence number of our first byte */
 	u32 rcv_nxt;	/* what we acknowledge: the end of the peer's bytes */
 	u32 ack_sent;	/* the acknowledgment we sent last */
 	u32 snd_max;	/* until @wide: the end of what we may send */
 	u8 state;	/* enum mpip_ftcp_state */
 	u8 wide;	/* the peer's scaled window was seen on the way */
+	u8 was_open;	/* a connection of this end opened before */
 };
 
 /* The fields of a fake segment's TCP header that are not fixed. */

@@ -16,8 +16,12 @@
  *  - no segment moves an open connection's acknowledgment backwards or
  *    further than the window, nor closes it unless it is a RST with the
  *    sequence number expected, nor opens a closed one;
+ *  - until the peer was heard in the connection, a segment is taken only
+ *    if it acknowledges bytes of this connection;
  *  - a connection waiting for a SYN-ACK opens only on a SYN-ACK that
- *    acknowledges its SYN, and then answers with an ACK.
+ *    acknowledges its SYN, and then answers with an ACK; it sends no
+ *    further than the SYN-ACK's window, or, on a path whose connection
+ *    was open before, about one packet.
  *
  * Build and run: make -C tests/fuzz run.
  */
@@ -55,10 +59,15 @@ static void check_header(const u8 *b, size_t n, unsigned int doff,
 
 static void check_open(const struct mpip_ftcp_seg *g, u32 len)
 {
-	struct mpip_ftcp c = { .snd_nxt = 5000, .rcv_nxt = 1000,
-			       .ack_sent = 1000, .state = MPIP_FTCP_OPEN };
+	struct mpip_ftcp c = { .snd_nxt = 5000, .snd_first = 3000,
+			       .rcv_nxt = 1000, .ack_sent = 1000,
+			       .state = MPIP_FTCP_OPEN };
 	struct mpip_ftcp_seg r;
 	enum mpip_ftcp_verdict v = mpip_ftcp_rx(&c, g, len, &r);
+
+	if ((v == MPIP_FTCP_TAKE || v == MPIP_FTCP_TAKE_REPLY) &&
+	    g->ack - 3000 > 2000)
+		fail("taken before the peer was heard, acknowledging other bytes");
 
 	if ((s32)(c.rcv_nxt - 1000) < 0 ||
 	    c.rcv_nxt - 1000 > MPIP_FTCP_MAX_WIN + len)
@@ -73,9 +82,11 @@ static void check_open(const struct mpip_ftcp_seg *g, u32 len)
 		fail("reply with other numbers");
 }
 
-static void check_closed_and_syn_sent(const struct mpip_ftcp_seg *g, u32 len)
+static void check_closed_and_syn_sent(const struct mpip_ftcp_seg *g, u32 len,
+				      bool was_open)
 {
-	struct mpip_ftcp c = { .state = MPIP_FTCP_CLOSED };
+	struct mpip_ftcp c = { .state = MPIP_FTCP_CLOSED, .was_open = was_open };
+	u32 win = was_open ? MPIP_FTCP_REOPEN_WIN : MPIP_FTCP_WINDOW;
 	struct mpip_ftcp_seg r, syn;
 	enum mpip_ftcp_verdict v;
 
@@ -91,10 +102,9 @@ static void check_closed_and_syn_sent(const struct mpip_ftcp_seg *g, u32 len)
 		fail("opened without a SYN-ACK of our SYN, or no ACK back");
 	/* nothing from the peer yet: the SYN-ACK's window, no more */
 	if (c.state == MPIP_FTCP_OPEN &&
-	    (mpip_ftcp_data(&c, MPIP_FTCP_WINDOW + 1, &r) ||
-	     !mpip_ftcp_data(&c, MPIP_FTCP_WINDOW, &r) ||
+	    (mpip_ftcp_data(&c, win + 1, &r) || !mpip_ftcp_data(&c, win, &r) ||
 	     mpip_ftcp_data(&c, 1, &r)))
-		fail("the opener ran past the SYN-ACK's window");
+		fail("the opener ran past the window it has before the peer's");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -115,7 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (doff) {
 		check_header(b, size - 4, doff, &g);
 		check_open(&g, len);
-		check_closed_and_syn_sent(&g, len);
+		check_closed_and_syn_sent(&g, len, false);
+		check_closed_and_syn_sent(&g, len, true);
 	}
 	free(b);
 	return 0;

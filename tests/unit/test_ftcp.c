@@ -109,6 +109,7 @@ UNIT_TEST(ftcp_handshake_opens_both_ends)
 	struct mpip_ftcp a, b;
 	struct mpip_ftcp_seg g, r;
 
+	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	handshake(ctx, &a, &b, 0xfffffff0u, 0x7ffffffeu, &r);
 	CHECK_EQ(a.snd_nxt, 0xfffffff1u);
@@ -121,6 +122,7 @@ UNIT_TEST(ftcp_handshake_opens_both_ends)
 	CHECK_EQ(mpip_ftcp_rx(&b, &g, 100, &r), MPIP_FTCP_TAKE);
 	CHECK_EQ(b.rcv_nxt, 0x55u);
 	/* the passive end opens from a first data segment as well */
+	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	CHECK(!mpip_ftcp_accept(&b, &g, 100, 0x7ffffffdu, &r));
 	CHECK(mpip_ftcp_accept(&b, &g, 100, 0x7ffffffeu, &r));
@@ -135,6 +137,7 @@ UNIT_TEST(ftcp_wrong_answers_and_closed_ends_drop)
 
 	memset(&closed, 0, sizeof(closed));
 	CHECK(!mpip_ftcp_data(&closed, 10, &g));
+	memset(&a, 0, sizeof(a));
 	mpip_ftcp_connect(&a, 1000, 1400, &syn);
 	CHECK(!mpip_ftcp_data(&a, 10, &g));
 	/* a SYN-ACK for another SYN, a bare ACK, a SYN: dropped */
@@ -156,6 +159,7 @@ UNIT_TEST(ftcp_wrong_answers_and_closed_ends_drop)
 	CHECK_EQ(mpip_ftcp_rx(&a, &g, 0, &r), MPIP_FTCP_DROP);
 	CHECK_EQ(a.state, MPIP_FTCP_CLOSED);
 	/* accept wants a plain ACK of the cookie + 1 */
+	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	g.flags = MPIP_FTCP_ACK | MPIP_FTCP_SYN;
 	g.ack = 78;
@@ -173,6 +177,7 @@ UNIT_TEST(ftcp_open_end_checks_window_ack_rst_syn)
 	struct mpip_ftcp a, b;
 	struct mpip_ftcp_seg g, r;
 
+	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	handshake(ctx, &a, &b, 100, 5000, &r);
 	CHECK(mpip_ftcp_data(&a, 500, &g));
@@ -254,6 +259,7 @@ UNIT_TEST(ftcp_opener_keeps_to_the_synack_window_until_it_hears_the_peer)
 	struct track ta, tb;
 	unsigned int n = 0, i;
 
+	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	mpip_ftcp_connect(&a, isn, 1400, &syn);
 	mpip_ftcp_synack(&syn, cookie, 1380, &synack);
@@ -322,6 +328,7 @@ UNIT_TEST(ftcp_forged_segments_do_not_widen_the_opener)
 	};
 	unsigned int i;
 
+	memset(&a, 0, sizeof(a));
 	mpip_ftcp_connect(&a, isn, 1400, &syn);
 	mpip_ftcp_synack(&syn, cookie, 1380, &synack);
 	CHECK_EQ(mpip_ftcp_rx(&a, &synack, 0, &ack), MPIP_FTCP_REPLY);
@@ -338,6 +345,63 @@ UNIT_TEST(ftcp_forged_segments_do_not_widen_the_opener)
 	CHECK_EQ(mpip_ftcp_rx(&a, &g, 0, &r), MPIP_FTCP_TAKE);
 	CHECK(a.wide);
 	CHECK(mpip_ftcp_data(&a, 1400, &g));
+}
+
+/*
+ * The opener opens again on a path whose connection was open (its path
+ * went down under load): a NAT may still track the old connection, and
+ * follows the new one only if no segment passed between the SYN and the
+ * SYN-ACK; the peer may send on the old one until it opens the new.  So
+ * the opener sends about one packet inside until the peer answered in
+ * the new connection, and a segment of the old one, whose ACK is of the
+ * old numbers, is not that answer.  Before, the old segment made the
+ * opener run on, and a NAT that had not followed found 64 KB INVALID.
+ */
+UNIT_TEST(ftcp_reopen_sends_one_packet_until_the_peer_answers)
+{
+	u32 isn1 = 0x50000000u, isn2 = isn1 + 3000000, cookie = 0xabcd0000u;
+	struct mpip_ftcp a, b;
+	struct mpip_ftcp_seg syn, synack, ack, old, g, wup, r;
+	unsigned int i;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	handshake(ctx, &a, &b, isn1, cookie, &wup);
+	for (i = 0; i < 100; i++) {
+		CHECK(mpip_ftcp_data(&a, 1400, &g));
+		CHECK(mpip_ftcp_rx(&b, &g, 1400, &r) != MPIP_FTCP_DROP);
+		CHECK(mpip_ftcp_data(&b, 1000, &g));
+		CHECK(mpip_ftcp_rx(&a, &g, 1000, &r) != MPIP_FTCP_DROP);
+	}
+	/* the same four-tuple, so the same cookie */
+	mpip_ftcp_connect(&a, isn2, 1400, &syn);
+	CHECK(!a.wide);
+	mpip_ftcp_synack(&syn, cookie, 1380, &synack);
+	CHECK_EQ(mpip_ftcp_rx(&a, &synack, 0, &ack), MPIP_FTCP_REPLY);
+	CHECK_EQ(a.state, MPIP_FTCP_OPEN);
+	/* b still sends on the old connection */
+	CHECK(mpip_ftcp_data(&b, 1000, &old));
+	CHECK(old.ack == isn1 + 1 + 140000);
+	CHECK_EQ(mpip_ftcp_rx(&a, &old, 1000, &r), MPIP_FTCP_DROP);
+	CHECK(!a.wide);
+	/* one packet inside, not two */
+	CHECK(mpip_ftcp_data(&a, 1400, &g));
+	CHECK_EQ(g.seq, isn2 + 1);
+	CHECK_EQ(g.ack, cookie + 1);
+	CHECK(!mpip_ftcp_data(&a, 1400, &r));
+	/* b opens the new connection from it; its answer widens a */
+	CHECK(mpip_ftcp_accept(&b, &g, 1400, cookie, &wup));
+	CHECK_EQ(wup.seq, cookie + 1);
+	CHECK_EQ(wup.ack, isn2 + 1 + 1400);
+	CHECK_EQ(mpip_ftcp_rx(&a, &wup, 0, &r), MPIP_FTCP_TAKE);
+	CHECK(a.wide);
+	for (i = 0; i < 100; i++)
+		CHECK(mpip_ftcp_data(&a, 1400, &g));
+	/* the first connection of a path still starts with the 64 KB */
+	memset(&a, 0, sizeof(a));
+	mpip_ftcp_connect(&a, isn2, 1400, &syn);
+	CHECK_EQ(mpip_ftcp_rx(&a, &synack, 0, &ack), MPIP_FTCP_REPLY);
+	CHECK(mpip_ftcp_data(&a, MPIP_FTCP_WINDOW, &g));
 }
 
 /*
@@ -360,6 +424,7 @@ static unsigned int exchange(struct unit_ctx *ctx, unsigned int conns,
 		u32 isn = unit_rand32(ctx), cookie = unit_rand32(ctx), len, loss;
 		struct mpip_ftcp_seg g, rep;
 
+		memset(&a, 0, sizeof(a));
 		memset(&b, 0, sizeof(b));
 		handshake(ctx, &a, &b, isn, cookie, &rep);
 		CHECK(track_open(&ta, &tb, isn, cookie, &rep));
