@@ -110,18 +110,18 @@ static void mpip_ftcp_xmit(struct mpip_net *mn, __be32 saddr, __be32 daddr,
  * Should a path of ours that goes inside fake TCP send a SYN now?  When
  * it has no open connection, or is down (its connection may have died
  * with a NAT's mapping), at most once a second; and when the peer has
- * not answered what we sent inside the connection MPIP_FTCP_RETRY after
- * the SYN (a NAT that still tracked the path's old connection may not
- * have followed the new one; we send next to nothing inside it until the
- * peer answers, core/ftcp.h).  Caller holds @p's lock.
+ * not answered in the connection MPIP_FTCP_RETRY after the SYN (a NAT
+ * that still tracked the path's old connection may not have followed the
+ * new one; on such a path we send nothing inside until the peer's
+ * answer, core/ftcp.h).  Caller holds @p's lock.
  */
 static bool mpip_ftcp_syn_due(const struct mpip_path *p)
 {
-	const struct mpip_ftcp *c = &p->ftcp;
 	unsigned long since = p->ftcp_syn;
 
-	if (c->state == MPIP_FTCP_OPEN && READ_ONCE(p->state) != MPIP_PATH_DOWN)
-		return !c->wide && c->snd_nxt != c->snd_first &&
+	if (p->ftcp.state == MPIP_FTCP_OPEN &&
+	    READ_ONCE(p->state) != MPIP_PATH_DOWN)
+		return !p->ftcp.wide &&
 		       time_after_eq(jiffies, since + MPIP_FTCP_RETRY);
 	return !since || time_after_eq(jiffies, since + HZ);
 }
@@ -269,6 +269,65 @@ static void mpip_ftcp_rx_ctrl(struct mpip_net *mn, const struct iphdr *iph,
 }
 
 /*
+ * On the peer's side, a segment @g (@len bytes of payload, from port
+ * @sport) that acknowledges the @cookie opens @p's connection, or opens
+ * it again (a new one from the same port, after a RST or a SYN): it is
+ * what that side sent first.  Returns whether it did; then @ack is the
+ * window update to send.  Caller holds @p's lock.
+ */
+static bool mpip_ftcp_try_accept(struct mpip_path *p,
+				 const struct mpip_ftcp_seg *g, u32 len,
+				 u32 cookie, __be16 sport,
+				 struct mpip_ftcp_seg *ack)
+{
+	if (!p->learned || g->ack != cookie + 1 ||
+	    (p->ftcp.state == MPIP_FTCP_OPEN && p->ftcp.snd_nxt == cookie + 1 &&
+	     p->ftcp_dport == sport && !p->ftcp_quiet) ||
+	    !mpip_ftcp_accept(&p->ftcp, g, len, cookie, ack))
+		return false;
+	WRITE_ONCE(p->ftcp_dport, sport);
+	WRITE_ONCE(p->encap, MPIP_ENCAP_FTCP);
+	p->ftcp_quiet = 0;
+	return true;
+}
+
+/*
+ * A bare ACK @g from @sport: the opener's first segment after our
+ * SYN-ACK, which opens our end of a path learned through its NAT (the
+ * cookie it acknowledges came only in our SYN-ACK, to that NAT's
+ * address and port), or the peer's window update, which tells our end
+ * that the peer answered in the connection (core/ftcp.h).  Other bare
+ * ACKs change nothing.  They are rare (one a quarter window), and each
+ * costs a walk over the nodes, within the budget of answers to strangers.
+ */
+static void mpip_ftcp_rx_bare(struct mpip_net *mn, const struct iphdr *iph,
+			      __be16 sport, const struct mpip_ftcp_seg *g)
+{
+	struct mpip_ftcp_seg reply;
+	bool peer, opened = false;
+	struct mpip_path *p;
+	u32 cookie;
+
+	if (g->flags != MPIP_FTCP_ACK || !mpip_ctrl_may_answer(mn, iph->saddr))
+		return;
+	cookie = mpip_ftcp_cookie(mn, iph->daddr, iph->saddr, sport);
+	peer = g->ack == cookie + 1;
+	p = mpip_ftcp_path(mn, iph->daddr, iph->saddr, sport, peer);
+	if (!p)
+		return;
+	spin_lock_bh(&p->lock);
+	if (peer)
+		opened = mpip_ftcp_try_accept(p, g, 0, cookie, sport, &reply);
+	else if (p->ftcp.state == MPIP_FTCP_OPEN && !p->ftcp.wide)
+		mpip_ftcp_rx(&p->ftcp, g, 0, &reply);
+	spin_unlock_bh(&p->lock);
+	if (!opened)
+		return;
+	mpip_inc(mn, MPIP_STAT_FTCP_OPEN);
+	mpip_ftcp_xmit(mn, iph->daddr, iph->saddr, sport, &reply);
+}
+
+/*
  * A TCP segment @skb to our control port: a handshake segment or a reset
  * (handled here), a bare ACK, or a packet inside the connection, which
  * is taken out as from UDP (encap.c), with the segment's header in @rx
@@ -300,8 +359,10 @@ int mpip_ftcp_pull(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_ftcp_rx_ctrl(mn, iph, sport, &rx->fseg);
 		return 0;
 	}
-	if (len == doff)
+	if (len == doff) {
+		mpip_ftcp_rx_bare(mn, iph, sport, &rx->fseg);
 		return 0;
+	}
 	rx->ftcp = true;
 	rx->flen = len - doff;
 	return mpip_encap_pull_at(skb, rx, doff, sport);
@@ -320,28 +381,17 @@ void mpip_ftcp_learn(struct mpip_net *mn, struct mpip_node *n,
 	struct mpip_path *p = mpip_path_find(n, rx->daddr, rx->saddr);
 	enum mpip_ftcp_verdict v = MPIP_FTCP_DROP;
 	struct mpip_ftcp_seg reply;
-	bool opened = false;
+	bool opened;
 	u32 cookie;
 
 	if (!p || (!p->learned && READ_ONCE(p->encap) != MPIP_ENCAP_FTCP))
 		return;
 	cookie = mpip_ftcp_cookie(mn, rx->daddr, rx->saddr, rx->esport);
 	spin_lock_bh(&p->lock);
-	/*
-	 * On the peer's side, a segment that acknowledges the cookie opens
-	 * the connection, or opens it again (a new one from the same port,
-	 * after a RST or a SYN): it is what that side sent first.
-	 */
-	if (p->learned && rx->fseg.ack == cookie + 1 &&
-	    (p->ftcp.state != MPIP_FTCP_OPEN || p->ftcp.snd_nxt != cookie + 1 ||
-	     p->ftcp_dport != rx->esport || p->ftcp_quiet) &&
-	    mpip_ftcp_accept(&p->ftcp, &rx->fseg, rx->flen, cookie, &reply)) {
-		WRITE_ONCE(p->ftcp_dport, rx->esport);
-		WRITE_ONCE(p->encap, MPIP_ENCAP_FTCP);
-		p->ftcp_quiet = 0;
-		opened = true;
-	} else if (p->ftcp.state == MPIP_FTCP_OPEN &&
-		   p->ftcp_dport == rx->esport) {
+	opened = mpip_ftcp_try_accept(p, &rx->fseg, rx->flen, cookie,
+				      rx->esport, &reply);
+	if (!opened && p->ftcp.state == MPIP_FTCP_OPEN &&
+	    p->ftcp_dport == rx->esport) {
 		v = mpip_ftcp_rx(&p->ftcp, &rx->fseg, rx->flen, &reply);
 		/* no ACK on the old connection while the new one opens */
 		if (mpip_ftcp_quiet(p))

@@ -101,11 +101,10 @@ static enum mpip_ftcp_verdict mpip_ftcp_rx_synack(struct mpip_ftcp *c,
 	c->rcv_nxt = in->seq + 1;
 	/*
 	 * What a NAT lets us send until it sees the peer's window scaled;
-	 * or, if it may have kept the path's old connection and not
-	 * followed this one, what the peer needs to open its end.
+	 * or nothing, if it may have kept the path's old connection and
+	 * not followed this one (the peer opens its end from our ACK).
 	 */
-	c->snd_max = c->snd_nxt + (c->was_open ? MPIP_FTCP_REOPEN_WIN :
-						 MPIP_FTCP_WINDOW);
+	c->snd_max = c->snd_nxt + (c->was_open ? 0 : MPIP_FTCP_WINDOW);
 	c->state = MPIP_FTCP_OPEN;
 	c->was_open = true;
 	mpip_ftcp_ack(c, reply);

@@ -72,12 +72,6 @@
 #define MPIP_FTCP_MAX_WIN	(0xffffu << MPIP_FTCP_WSCALE)
 /* What an end receives past its last acknowledgment before it sends one */
 #define MPIP_FTCP_ACK_GAP	(MPIP_FTCP_MAX_WIN / 4)
-/*
- * What the opener of a connection on a path that had one open before
- * sends inside it until it hears from the peer: about one packet, which
- * the peer needs to open its end (mpip_ftcp_accept()).
- */
-#define MPIP_FTCP_REOPEN_WIN	2048
 
 enum mpip_ftcp_state {
 	MPIP_FTCP_CLOSED,
@@ -91,9 +85,10 @@ enum mpip_ftcp_state {
  * ACK), so every middlebox on the way has seen its window scaled; until
  * then the opener may send no further than @snd_max, the end of the
  * SYN-ACK's window taken unscaled, or, if the path had a connection
- * open before (@was_open), about one packet: a NAT may still track the
- * old one, and it follows the new one only if it saw the SYN-ACK right
- * after the SYN (nf_conntrack_proto_tcp.c: an "ignored" SYN).  So until
+ * open before (@was_open), nothing: a NAT may still track the old one,
+ * and it follows the new one only if it saw the SYN-ACK right after the
+ * SYN (nf_conntrack_proto_tcp.c: an "ignored" SYN), which the opener
+ * cannot tell before the peer answers its ACK.  So until
  * @wide, only a segment that acknowledges our bytes of this connection
  * (from @snd_first on) counts as the peer's: one of the old connection
  * the peer sent meanwhile acknowledges other numbers.

@@ -21,7 +21,7 @@
  *  - a connection waiting for a SYN-ACK opens only on a SYN-ACK that
  *    acknowledges its SYN, and then answers with an ACK; it sends no
  *    further than the SYN-ACK's window, or, on a path whose connection
- *    was open before, about one packet.
+ *    was open before, nothing.
  *
  * Build and run: make -C tests/fuzz run.
  */
@@ -86,7 +86,7 @@ static void check_closed_and_syn_sent(const struct mpip_ftcp_seg *g, u32 len,
 				      bool was_open)
 {
 	struct mpip_ftcp c = { .state = MPIP_FTCP_CLOSED, .was_open = was_open };
-	u32 win = was_open ? MPIP_FTCP_REOPEN_WIN : MPIP_FTCP_WINDOW;
+	u32 win = was_open ? 0 : MPIP_FTCP_WINDOW;
 	struct mpip_ftcp_seg r, syn;
 	enum mpip_ftcp_verdict v;
 

@@ -403,6 +403,57 @@ t_ftcp_forged() {
 	(($(mpip_stat "$B" ftcp_open) == open0)) || fail "a fake TCP connection opened again"
 }
 
+# A's two paths through n1 (over eth1) are in state $1
+eth1_paths() {
+	mpip_paths "$A" | jq -e --arg s "$1" '[.[] | select(.dev == "eth1" and
+		.state == $s)] | length == 2' >/dev/null
+}
+
+# n1 forwards nothing (cut) or all again (uncut); conntrack still sees
+# what it drops
+cut_n1() {
+	in_ns "${P}n1" nft -f - <<-EOF
+		table inet cut {
+			chain hold { type filter hook forward priority -10; policy drop; }
+		}
+	EOF
+}
+uncut_n1() { in_ns "${P}n1" nft delete table inet cut; }
+
+# A's paths through n1 go down (n1 passes nothing for a while) while B
+# sends to A over all paths (iperf3 -R), and come back: A opens their
+# fake TCP connections again, on four-tuples that n1 still tracks as
+# established, while B goes on sending.  Conntrack follows a new
+# connection there only if the SYN-ACK is the next segment it sees of
+# it; in a loaded run B's segments came between, n1 kept the old one and
+# found what A sent in the new one INVALID (63 packets, 62 of 1000
+# datagrams lost).  So: all of 3000 datagrams from A (6 s), sent from when n1
+# passes again, arrive, and n1 finds no more than the two segments per
+# connection of an attempt that it did not follow INVALID.
+t_ftcp_reopen() {
+	local i1 pid syn0
+	iperf3_server_start "$B" 5310 || fail "no iperf3 server on B"
+	in_ns "$A" iperf3 -c 198.18.3.2 -p 5310 -u -b 8M -l 1000 -R \
+		-t $((60 * ${MPIP_TEST_WAIT_SCALE:-1})) >/dev/null 2>&1 &
+	pid=$!
+	sleep 2
+	syn0=$(mpip_stat "$A" ftcp_ctrl)
+	cut_n1
+	wait_for 30 eth1_paths down || { uncut_n1; fail "A's paths through n1 not down: $(ftcp_brief)"; }
+	i1=$(nat_counter "${P}n1" ct_invalid)
+	uncut_n1
+	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6003 3000 7003 2000 ||
+		{ kill "$pid"; nat_report; fail "datagrams lost: $(cat "$(tmpdir)/udp-res.6003")"; }
+	wait_for 20 eth1_paths up || { kill "$pid"; fail "A's paths through n1 not up again: $(ftcp_brief)"; }
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	echo "A's SYNs and ACKs of its own since the cut: $(($(mpip_stat "$A" ftcp_ctrl) - syn0))"
+	ftcp_brief
+	nat_report
+	(($(nat_counter "${P}n1" ct_invalid) - i1 <= 4)) ||
+		fail "n1 found $(($(nat_counter "${P}n1" ct_invalid) - i1)) packets INVALID"
+}
+
 # A's paths over eth1 inside fake TCP, those over eth2 inside UDP
 ftcp_eth1_only() {
 	mpip_paths "$A" | jq -e 'length == 4 and
@@ -518,7 +569,7 @@ t_forged_pmtu() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 14
+ktap_plan 15
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
@@ -526,6 +577,7 @@ ktap_run bad_shims_dropped_and_counted t_bad_shim
 ktap_run faketcp_lab_up t_ftcp_setup
 ktap_run faketcp_tcp_both_ways_over_both_nats t_ftcp
 ktap_run forged_rsts_and_synacks_change_nothing t_ftcp_forged
+ktap_run faketcp_reopens_while_b_sends t_ftcp_reopen
 ktap_run faketcp_on_one_link_only t_ftcp_link
 ktap_run delay_300ms_lab_up t_burst_setup
 ktap_run faketcp_opens_under_a_udp_flow t_burst
