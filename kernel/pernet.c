@@ -131,7 +131,7 @@ static int mpip_hooks_set(struct mpip_net *mn, bool on)
 	if (on == mn->hooked)
 		return 0;
 	if (!on) {
-		/* Returns after every CPU has left the hooks. */
+		/* No wait for the CPUs in the hooks: see above. */
 		nf_unregister_net_hooks(net, mn->nf_ops, MPIP_NF_OPS);
 		mn->hooked = false;
 		return 0;

@@ -661,7 +661,7 @@ enum mpip_path_attr {
  * @MPIP_STAT_TX_HEARTBEAT: heartbeats and path probes sent
  * @MPIP_STAT_RX_HEARTBEAT: heartbeats and path probes received
  * @MPIP_STAT_PATH_UP: path transitions to MPIP_PATH_UP
- * @MPIP_STAT_PATH_DOWN: path transitions to MPIP_PATH_DOWN
+ * @MPIP_STAT_PATH_DOWN: paths that left MPIP_PATH_UP (for DOWN or NOROUTE)
  * @MPIP_STAT_TX_IP_CHANGE: address-change notices (IP_CHANGE) sent
  * @MPIP_STAT_RX_IP_CHANGE: address-change notices received
  * @MPIP_STAT_DROP_SESSION: packets dropped because their session ID
