@@ -88,10 +88,10 @@ enum mpip_ftcp_state {
  * open before (@was_open), nothing: a NAT may still track the old one,
  * and it follows the new one only if it saw the SYN-ACK right after the
  * SYN (nf_conntrack_proto_tcp.c: an "ignored" SYN), which the opener
- * cannot tell before the peer answers its ACK.  So until
- * @wide, only a segment that acknowledges our bytes of this connection
- * (from @snd_first on) counts as the peer's: one of the old connection
- * the peer sent meanwhile acknowledges other numbers.
+ * cannot tell before the peer answers its ACK.  So until @wide, only a
+ * segment that acknowledges our bytes of this connection (from
+ * @snd_first on) counts as the peer's: one of the old connection the
+ * peer sent meanwhile acknowledges other numbers.
  */
 struct mpip_ftcp {
 	u32 snd_nxt;	/* the sequence number of our next byte */
