@@ -338,10 +338,12 @@ t_ftcp() {
 
 # forge_to_b FILE: R sends B, from each NAT address and port of a fake
 # TCP connection in FILE (lines "NAT_ADDR NAT_PORT B_ADDR"), 32 RSTs
-# with sequence numbers it cannot know and 32 SYN-ACKs whose sequence
-# numbers are 0x5eed0000 + i; prints how many it sent (scapy makes about
-# 25 a second in a guest under emulation: 100 of each took 35 s, and
-# took no more chances: a RST counts only with the one sequence number)
+# with sequence numbers it cannot know, 32 SYN-ACKs whose sequence
+# numbers are 0x5eed0000 + i, and 32 bare ACKs of numbers it cannot know
+# (one of the cookie would open B's end again); prints how many it sent
+# (scapy makes about 25 a second in a guest under emulation: 100 of each
+# took 35 s, and took no more chances: a RST counts only with the one
+# sequence number)
 forge_to_b() {
 	in_ns "$R" /usr/bin/python3 - "$1" <<-'PY'
 		import random, sys
@@ -358,14 +360,18 @@ forge_to_b() {
 		    synack = [ip / TCP(sport=int(sport), dport=19792, flags="SA",
 		                       seq=0x5eed0000 + i, ack=random.getrandbits(32))
 		              for i in range(32)]
-		    send(rst + synack)
-		    n += 64
+		    ack = [ip / TCP(sport=int(sport), dport=19792, flags="A",
+		                    seq=random.getrandbits(32),
+		                    ack=random.getrandbits(32)) for _ in range(32)]
+		    send(rst + synack + ack)
+		    n += 96
 		print(n)
 	PY
 }
 
-# After the transfer of t_ftcp: R forges RSTs and SYN-ACKs to B on each
-# fake TCP connection that crossed it (their NAT ends from its capture).
+# After the transfer of t_ftcp: R forges RSTs, SYN-ACKs and bare ACKs to
+# B on each fake TCP connection that crossed it (their NAT ends from its
+# capture).
 # B answers none (no segment of B's acknowledges a forged SYN-ACK), no
 # connection closes (the next transfer goes inside fake TCP alone: no
 # full-size datagram to or from port 19792 at R) and none opens again
