@@ -426,6 +426,11 @@ cut_n1() {
 }
 uncut_n1() { in_ns "${P}n1" nft delete table inet cut; }
 
+# stop_b_flow: end t_ftcp_reopen's iperf3 -R in A (the iperf3 itself,
+# not only the shell of in_ns: left running, its flow went on into the
+# next subtest's flush and warm-up); fails if it had ended already
+stop_b_flow() { in_ns "$A" pkill -f "iperf3 -c 198.18.3.2 -p 5310"; }
+
 # A's paths through n1 go down (n1 passes nothing for a while) while B
 # sends to A over all paths (iperf3 -R), and come back: A opens their
 # fake TCP connections again, on four-tuples that n1 still tracks as
@@ -433,9 +438,10 @@ uncut_n1() { in_ns "${P}n1" nft delete table inet cut; }
 # connection there only if the SYN-ACK is the next segment it sees of
 # it; in a loaded run B's segments came between, n1 kept the old one and
 # found what A sent in the new one INVALID (63 packets, 62 of 1000
-# datagrams lost).  So: all of 3000 datagrams from A (6 s), sent from when n1
-# passes again, arrive, and n1 finds no more than the two segments per
-# connection of an attempt that it did not follow INVALID.
+# datagrams lost).  So: all of 3000 datagrams from A (6 s), sent from
+# when n1 passes again, arrive, and n1 finds no more than 4 packets
+# INVALID (A's ACK of each of the two connections, in up to two attempts
+# it did not follow: A sends nothing else inside before B answers).
 t_ftcp_reopen() {
 	local i1 pid syn0
 	iperf3_server_start "$B" 5310 || fail "no iperf3 server on B"
@@ -449,11 +455,9 @@ t_ftcp_reopen() {
 	i1=$(nat_counter "${P}n1" ct_invalid)
 	uncut_n1
 	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6003 3000 7003 2000 ||
-		{ in_ns "$A" pkill -f "iperf3 -c 198.18.3.2 -p 5310"; nat_report; fail "datagrams lost: $(cat "$(tmpdir)/udp-res.6003")"; }
-	wait_for 20 eth1_paths up || { in_ns "$A" pkill -f "iperf3 -c 198.18.3.2 -p 5310"; fail "A's paths through n1 not up again: $(ftcp_brief)"; }
-	# (the iperf3 itself, not only the shell of in_ns: left running,
-	# its flow went on into the next subtest's flush and warm-up)
-	if in_ns "$A" pkill -f "iperf3 -c 198.18.3.2 -p 5310"; then
+		{ stop_b_flow; nat_report; fail "datagrams lost: $(cat "$(tmpdir)/udp-res.6003")"; }
+	wait_for 20 eth1_paths up || { stop_b_flow; fail "A's paths through n1 not up again: $(ftcp_brief)"; }
+	if stop_b_flow; then
 		echo "B's flow to A ran throughout"
 	else
 		echo "B's flow to A ended early (iperf3's control connection)"
