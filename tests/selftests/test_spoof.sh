@@ -258,11 +258,21 @@ PY
 # (rx_replay) without checking their MACs, gave them the session's
 # addresses and delivered them as if from 10.1.1.1; now they fail the MAC
 # (rx_auth_fail), the application gets none and the session counts none
+# good_on_link1: A sends five datagrams; true once capture "seen" holds
+# one (tcpdump -U writes each packet as it comes)
+good_on_link1() {
+	send_good 5
+	sleep 0.5
+	tcpdump -nn -r "$T/seen.pcap" 2>/dev/null | grep -q .
+}
+
 t_seen_counter() {
 	local fail0 rep0 srx0 srx
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
 	capture_start "$B" eth1 seen 'udp and src host 10.1.1.1 and dst port 6100'
-	send_good 5
+	# A spreads its datagrams over its paths: five at a time until one
+	# crossed link 1 (five missed it once in CI)
+	wait_for 30 good_on_link1 || fail "none of A's datagrams crossed link 1"
 	capture_stop seen
 	fail0=$(mpip_stat "$B" rx_auth_fail)
 	rep0=$(mpip_stat "$B" rx_replay)
