@@ -336,35 +336,37 @@ t_ftcp() {
 	((n > min)) || fail "only $n packets crossed the NATs inside fake TCP (want over $min)"
 }
 
-# forge_to_b FILE: R sends B, from each NAT address and port of a fake
-# TCP connection in FILE (lines "NAT_ADDR NAT_PORT B_ADDR"), 32 RSTs
-# with sequence numbers it cannot know, 32 SYN-ACKs whose sequence
-# numbers are 0x5eed0000 + i, and 32 bare ACKs of numbers it cannot know
-# (one of the cookie would open B's end again); prints how many it sent
-# (scapy makes about 25 a second in a guest under emulation: 100 of each
-# took 35 s, and took no more chances: a RST counts only with the one
-# sequence number)
+# forge_to_b FILE [KINDS]: R sends B, from each NAT address and port of
+# a fake TCP connection in FILE (lines "NAT_ADDR NAT_PORT B_ADDR"), 32
+# segments of each kind of KINDS (default "rst synack ack"): RSTs with
+# sequence numbers it cannot know, SYN-ACKs whose sequence numbers are
+# 0x5eed0000 + i, bare ACKs of numbers it cannot know (one of the cookie
+# would open B's end again), SYNs (each makes B keep the connection's
+# path out of it for 3 s); prints how many it sent (scapy makes about 25
+# a second in a guest under emulation: 100 of each took 35 s, and took
+# no more chances: a RST counts only with the one sequence number)
 forge_to_b() {
-	in_ns "$R" /usr/bin/python3 - "$1" <<-'PY'
+	in_ns "$R" /usr/bin/python3 - "$1" "${2:-rst synack ack}" <<-'PY'
 		import random, sys
 		from scapy.layers.inet import IP, TCP
 		from scapy.sendrecv import send
 		from scapy.config import conf
 		conf.verb = 0
+		r32 = lambda: random.getrandbits(32)
+		kinds = {
+		    "rst": lambda i: dict(flags="R", seq=r32()),
+		    "synack": lambda i: dict(flags="SA", seq=0x5eed0000 + i, ack=r32()),
+		    "ack": lambda i: dict(flags="A", seq=r32(), ack=r32()),
+		    "syn": lambda i: dict(flags="S", seq=r32()),
+		}
 		n = 0
 		for line in open(sys.argv[1]):
 		    src, sport, dst = line.split()
 		    ip = IP(src=src, dst=dst)
-		    rst = [ip / TCP(sport=int(sport), dport=19792, flags="R",
-		                    seq=random.getrandbits(32)) for _ in range(32)]
-		    synack = [ip / TCP(sport=int(sport), dport=19792, flags="SA",
-		                       seq=0x5eed0000 + i, ack=random.getrandbits(32))
-		              for i in range(32)]
-		    ack = [ip / TCP(sport=int(sport), dport=19792, flags="A",
-		                    seq=random.getrandbits(32),
-		                    ack=random.getrandbits(32)) for _ in range(32)]
-		    send(rst + synack + ack)
-		    n += 96
+		    segs = [ip / TCP(sport=int(sport), dport=19792, **kinds[k](i))
+		            for k in sys.argv[2].split() for i in range(32)]
+		    send(segs)
+		    n += len(segs)
 		print(n)
 	PY
 }
@@ -406,6 +408,39 @@ t_ftcp_forged() {
 	echo "full-size datagrams to or from port 19792 at R during the transfer: $big"
 	ftcp_brief
 	((big == 0)) || fail "a fake TCP connection closed: packets went inside UDP"
+	(($(mpip_stat "$B" ftcp_open) == open0)) || fail "a fake TCP connection opened again"
+}
+
+# R forges SYNs to B on each fake TCP connection that crossed it, from
+# its NAT end, as A's own SYN of a new connection would come: B answers
+# each at most once (a SYN-ACK of the same size) and keeps that path's
+# packets out of the connection (inside UDP) for 3 s after the last, as
+# for A's own.  That is the whole cost: 5 s after the last SYN, a
+# transfer both ways goes inside fake TCP alone (no full-size datagram
+# to or from port 19792 at R), no connection opened again (B's
+# ftcp_open) and none closed.
+t_ftcp_forged_syn() {
+	local sent open0 synacks big
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	open0=$(mpip_stat "$B" ftcp_open)
+	capture_start "$R" b1 syn1 'tcp and src port 19792 and tcp[tcpflags] & tcp-syn != 0'
+	capture_start "$R" b2 syn2 'tcp and src port 19792 and tcp[tcpflags] & tcp-syn != 0'
+	sent=$(forge_to_b "$T/ftcp-conns" syn) || fail "R could not send"
+	# (a second each)
+	capture_stop syn1
+	capture_stop syn2
+	synacks=$(($(capture_packets syn1) + $(capture_packets syn2)))
+	echo "forged SYNs sent: $sent; B's SYN-ACKs: $synacks"
+	((synacks > 0)) || fail "B answered none: the SYNs did not reach its connections"
+	((synacks <= sent)) || fail "B sent more SYN-ACKs than it got SYNs"
+	sleep 3
+	capture_start "$R" w1 big1 'udp port 19792 and greater 1000'
+	capture_start "$R" w2 big2 'udp port 19792 and greater 1000'
+	both_links forgedsyn 5090
+	big=$(($(capture_count big1) + $(capture_count big2)))
+	echo "full-size datagrams to or from port 19792 at R during the transfer: $big"
+	ftcp_brief
+	((big == 0)) || fail "a path stayed out of its fake TCP connection"
 	(($(mpip_stat "$B" ftcp_open) == open0)) || fail "a fake TCP connection opened again"
 }
 
@@ -585,7 +620,7 @@ t_forged_pmtu() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 15
+ktap_plan 16
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
@@ -593,6 +628,7 @@ ktap_run bad_shims_dropped_and_counted t_bad_shim
 ktap_run faketcp_lab_up t_ftcp_setup
 ktap_run faketcp_tcp_both_ways_over_both_nats t_ftcp
 ktap_run forged_rsts_and_synacks_change_nothing t_ftcp_forged
+ktap_run forged_syns_cost_3s_of_fake_tcp t_ftcp_forged_syn
 ktap_run faketcp_reopens_while_b_sends t_ftcp_reopen
 ktap_run faketcp_on_one_link_only t_ftcp_link
 ktap_run delay_300ms_lab_up t_burst_setup
