@@ -371,6 +371,22 @@ forge_to_b() {
 	PY
 }
 
+# only_inside_ftcp NAME PORT OPEN0: TCP both ways over both links
+# (both_links NAME PORT) goes inside the fake TCP connections alone: no
+# full-size datagram to or from port 19792 at R (none closed or kept its
+# path out), and B's ftcp_open is still OPEN0 (none opened again)
+only_inside_ftcp() {
+	local big
+	capture_start "$R" w1 big1 'udp port 19792 and greater 1000'
+	capture_start "$R" w2 big2 'udp port 19792 and greater 1000'
+	both_links "$1" "$2"
+	big=$(($(capture_count big1) + $(capture_count big2)))
+	echo "full-size datagrams to or from port 19792 at R during the transfer: $big"
+	ftcp_brief
+	((big == 0)) || fail "a path's packets went inside UDP, not its fake TCP connection"
+	(($(mpip_stat "$B" ftcp_open) == $3)) || fail "a fake TCP connection opened again"
+}
+
 # After the transfer of t_ftcp: R forges RSTs, SYN-ACKs and bare ACKs to
 # B on each fake TCP connection that crossed it (their NAT ends from its
 # capture).
@@ -379,7 +395,7 @@ forge_to_b() {
 # full-size datagram to or from port 19792 at R) and none opens again
 # (B's ftcp_open), and TCP both ways is intact over both links.
 t_ftcp_forged() {
-	local sent open0 acks big n
+	local sent open0 acks n
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
 	for n in 1 2; do
 		tcpdump -nn -r "$T/ftcp$n.pcap" 'tcp and dst port 19792 and not src net 198.18.3.0/24 and not src net 198.18.4.0/24' 2>/dev/null
@@ -401,14 +417,7 @@ t_ftcp_forged() {
 			END { print n + 0 }')
 	echo "forged segments sent: $sent; B's segments acknowledging a forged SYN-ACK: $acks"
 	((acks == 0)) || fail "B answered forged SYN-ACKs"
-	capture_start "$R" w1 big1 'udp port 19792 and greater 1000'
-	capture_start "$R" w2 big2 'udp port 19792 and greater 1000'
-	both_links forged 5070
-	big=$(($(capture_count big1) + $(capture_count big2)))
-	echo "full-size datagrams to or from port 19792 at R during the transfer: $big"
-	ftcp_brief
-	((big == 0)) || fail "a fake TCP connection closed: packets went inside UDP"
-	(($(mpip_stat "$B" ftcp_open) == open0)) || fail "a fake TCP connection opened again"
+	only_inside_ftcp forged 5070 "$open0"
 }
 
 # R forges SYNs to B on each fake TCP connection that crossed it, from
@@ -420,7 +429,7 @@ t_ftcp_forged() {
 # to or from port 19792 at R), no connection opened again (B's
 # ftcp_open) and none closed.
 t_ftcp_forged_syn() {
-	local sent open0 synacks big
+	local sent open0 synacks
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
 	open0=$(mpip_stat "$B" ftcp_open)
 	capture_start "$R" b1 syn1 'tcp and src port 19792 and tcp[tcpflags] & tcp-syn != 0'
@@ -434,14 +443,7 @@ t_ftcp_forged_syn() {
 	((synacks > 0)) || fail "B answered none: the SYNs did not reach its connections"
 	((synacks <= sent)) || fail "B sent more SYN-ACKs than it got SYNs"
 	sleep 3
-	capture_start "$R" w1 big1 'udp port 19792 and greater 1000'
-	capture_start "$R" w2 big2 'udp port 19792 and greater 1000'
-	both_links forgedsyn 5090
-	big=$(($(capture_count big1) + $(capture_count big2)))
-	echo "full-size datagrams to or from port 19792 at R during the transfer: $big"
-	ftcp_brief
-	((big == 0)) || fail "a path stayed out of its fake TCP connection"
-	(($(mpip_stat "$B" ftcp_open) == open0)) || fail "a fake TCP connection opened again"
+	only_inside_ftcp forgedsyn 5090 "$open0"
 }
 
 # A's two paths through n1 (over eth1) are in state $1
