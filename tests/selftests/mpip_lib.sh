@@ -740,6 +740,24 @@ mpip_hang_off() {
 	ip -n "$2" route add default via "10.1.$4.2"
 }
 
+# mpip_flood_reaches NS PID Q0: wait until NS counts a query past Q0
+# (rx_query): the flood of process PID reached it.  Making the queries
+# first takes the flooder 10-30 s in a guest under emulation, and more
+# than a minute on a loaded machine (a fixed wait for the flood's effect
+# ran out once before it began), so this waits for as long as the flood
+# runs, up to 600 s; fails if it ended first
+mpip_flood_reaches() {
+	local end=$((SECONDS + 600 * ${MPIP_TEST_WAIT_SCALE:-1}))
+	until mpip_stat_ge "$1" rx_query $(($3 + 1)); do
+		if ! kill -0 "$2" 2>/dev/null; then
+			mpip_stat_ge "$1" rx_query $(($3 + 1)) && return 0
+			fail "the flood ended before a query of it reached $1"
+		fi
+		((SECONDS < end)) || fail "no query of the flood reached $1 in 600 s"
+		sleep 1
+	done
+}
+
 # mpip_query_flood NS SRC DST N [FROM] [RATE] [STOP]: a stranger's flood,
 # from namespace NS: N first queries (UDP to port 6100) to DST, each with
 # a key of its own, from random ports of NS's address SRC; with FROM

@@ -174,6 +174,7 @@ t_flood() {
 	fpid=$!
 	# the flood is on once B refuses answers: then 12 s of it, each
 	# path's 16 outcomes and more (a probe a heartbeat, 300 ms)
+	mpip_flood_reaches "$B" "$fpid" "$(jq .rx_query "$T/b0")"
 	wait_for 60 mpip_stat_ge "$B" ctrl_limited $((lim0 + 200)) ||
 		fail "B refused only $(($(mpip_stat "$B" ctrl_limited) - lim0)) answers: no flood, not a test"
 	echo "$(date +%T) B refuses answers to strangers"

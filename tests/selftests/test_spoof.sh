@@ -488,6 +488,7 @@ t_query_flood() {
 	# shellcheck disable=SC2064
 	trap "touch '$T/flood.stop'" EXIT
 	# once the flood's nodes fill their half of B's table, B talks to Y
+	mpip_flood_reaches "$B" "$fpid" "$q0"
 	wait_for 60 nodes_at_least "$B" 2000 || {
 		kill -0 "$fpid" 2>/dev/null && echo "the flood still runs" ||
 			echo "the flood ended: $(cat "$T/flood.out") (queries, seconds)"
