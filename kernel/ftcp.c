@@ -271,19 +271,21 @@ static void mpip_ftcp_rx_ctrl(struct mpip_net *mn, const struct iphdr *iph,
 /*
  * On the peer's side, a segment @g (@len bytes of payload, from port
  * @sport) that acknowledges the @cookie opens @p's connection, or opens
- * it again (a new one from the same port, after a RST or a SYN): it is
- * what that side sent first.  Returns whether it did; then @ack is the
- * window update to send.  Caller holds @p's lock.
+ * it again: after a RST, from another port, or after a SYN for it came
+ * (mpip_ftcp_quiet(); the new connection's cookie is the old one's, and
+ * only the SYN tells a copy of the old one's first segment from the new
+ * one's).  It is what that side sent first.  Returns whether it did;
+ * then @ack is the window update to send.  Caller holds @p's lock.
  */
 static bool mpip_ftcp_try_accept(struct mpip_path *p,
 				 const struct mpip_ftcp_seg *g, u32 len,
 				 u32 cookie, __be16 sport,
 				 struct mpip_ftcp_seg *ack)
 {
-	if (!p->learned || g->ack != cookie + 1 ||
-	    (p->ftcp.state == MPIP_FTCP_OPEN && p->ftcp.snd_nxt == cookie + 1 &&
-	     p->ftcp_dport == sport && !p->ftcp_quiet) ||
-	    !mpip_ftcp_accept(&p->ftcp, g, len, cookie, ack))
+	bool again = p->ftcp_dport != sport || mpip_ftcp_quiet(p);
+
+	if (!p->learned ||
+	    !mpip_ftcp_accept(&p->ftcp, g, len, cookie, again, ack))
 		return false;
 	WRITE_ONCE(p->ftcp_dport, sport);
 	WRITE_ONCE(p->encap, MPIP_ENCAP_FTCP);

@@ -59,10 +59,12 @@ static void mpip_ftcp_ack(struct mpip_ftcp *c, struct mpip_ftcp_seg *out)
 }
 
 bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
-		      u32 len, u32 cookie, struct mpip_ftcp_seg *ack)
+		      u32 len, u32 cookie, bool again,
+		      struct mpip_ftcp_seg *ack)
 {
 	if ((in->flags & (MPIP_FTCP_SYN | MPIP_FTCP_RST | MPIP_FTCP_ACK)) !=
-	    MPIP_FTCP_ACK || in->ack != cookie + 1)
+	    MPIP_FTCP_ACK || in->ack != cookie + 1 ||
+	    (c->state == MPIP_FTCP_OPEN && !again))
 		return false;
 	c->snd_nxt = cookie + 1;
 	c->snd_first = c->snd_nxt;

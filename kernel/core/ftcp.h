@@ -133,11 +133,17 @@ void mpip_ftcp_synack(const struct mpip_ftcp_seg *in, u32 cookie, u16 mss,
 /*
  * Open the passive end of a connection from the first segment @in after
  * the SYN-ACK (an ACK, with or without payload, of length @len), if it
- * acknowledges @cookie + 1.  Returns whether it did; then @ack is an ACK
- * to send, which gives the NAT the scaled window.
+ * acknowledges @cookie + 1.  A connection that is open already is opened
+ * again only if @again: the opener is opening a new one (a SYN for it
+ * came lately).  Otherwise @in is a copy of the opener's first segment,
+ * late or replayed, or one of those it sent before our answer (they
+ * acknowledge the cookie too): taking it would move our numbers back,
+ * behind what a NAT saw of the connection.  Returns whether it opened;
+ * then @ack is an ACK to send, which gives the NAT the scaled window.
  */
 bool mpip_ftcp_accept(struct mpip_ftcp *c, const struct mpip_ftcp_seg *in,
-		      u32 len, u32 cookie, struct mpip_ftcp_seg *ack);
+		      u32 len, u32 cookie, bool again,
+		      struct mpip_ftcp_seg *ack);
 
 /*
  * The header of a segment with @len bytes of payload on open connection

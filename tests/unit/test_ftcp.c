@@ -95,7 +95,7 @@ static void handshake(struct unit_ctx *ctx, struct mpip_ftcp *a,
 	CHECK_EQ(a->state, MPIP_FTCP_OPEN);
 	wire(ctx, &ack);
 	CHECK_EQ(ack.flags, MPIP_FTCP_ACK);
-	CHECK(mpip_ftcp_accept(b, &ack, 0, cookie, wup));
+	CHECK(mpip_ftcp_accept(b, &ack, 0, cookie, false, wup));
 	CHECK_EQ(b->state, MPIP_FTCP_OPEN);
 	wire(ctx, wup);
 	CHECK_EQ(wup->flags, MPIP_FTCP_ACK);
@@ -124,8 +124,8 @@ UNIT_TEST(ftcp_handshake_opens_both_ends)
 	/* the passive end opens from a first data segment as well */
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	CHECK(!mpip_ftcp_accept(&b, &g, 100, 0x7ffffffdu, &r));
-	CHECK(mpip_ftcp_accept(&b, &g, 100, 0x7ffffffeu, &r));
+	CHECK(!mpip_ftcp_accept(&b, &g, 100, 0x7ffffffdu, false, &r));
+	CHECK(mpip_ftcp_accept(&b, &g, 100, 0x7ffffffeu, false, &r));
 	CHECK_EQ(b.rcv_nxt, 0x55u);
 	CHECK_EQ(r.ack, 0x55u);
 }
@@ -163,11 +163,11 @@ UNIT_TEST(ftcp_wrong_answers_and_closed_ends_drop)
 	memset(&b, 0, sizeof(b));
 	g.flags = MPIP_FTCP_ACK | MPIP_FTCP_SYN;
 	g.ack = 78;
-	CHECK(!mpip_ftcp_accept(&b, &g, 0, 77, &r));
+	CHECK(!mpip_ftcp_accept(&b, &g, 0, 77, false, &r));
 	g.flags = MPIP_FTCP_ACK | MPIP_FTCP_RST;
-	CHECK(!mpip_ftcp_accept(&b, &g, 0, 77, &r));
+	CHECK(!mpip_ftcp_accept(&b, &g, 0, 77, false, &r));
 	g.flags = MPIP_FTCP_PSH;
-	CHECK(!mpip_ftcp_accept(&b, &g, 0, 77, &r));
+	CHECK(!mpip_ftcp_accept(&b, &g, 0, 77, false, &r));
 	CHECK_EQ(b.state, MPIP_FTCP_CLOSED);
 	CHECK_EQ(mpip_ftcp_rx(&b, &g, 0, &r), MPIP_FTCP_DROP);
 }
@@ -285,7 +285,7 @@ UNIT_TEST(ftcp_opener_keeps_to_the_synack_window_until_it_hears_the_peer)
 				    .flags = MPIP_FTCP_ACK };
 	CHECK(!track_ok(&ta, &tb, &g, 1400));
 	/* b opens from a's ACK; its window update crosses the NAT to a */
-	CHECK(mpip_ftcp_accept(&b, &ack, 0, cookie, &wup));
+	CHECK(mpip_ftcp_accept(&b, &ack, 0, cookie, false, &wup));
 	CHECK(track_ok(&tb, &ta, &wup, 0));
 	CHECK_EQ(mpip_ftcp_rx(&a, &wup, 0, &r), MPIP_FTCP_TAKE);
 	/* both may run on now: 1.4 MB from a, 140 kB from b, all passed */
@@ -388,8 +388,11 @@ UNIT_TEST(ftcp_reopen_sends_nothing_until_the_peer_answers)
 	CHECK_EQ(mpip_ftcp_rx(&a, &old, 1000, &r), MPIP_FTCP_DROP);
 	CHECK(!a.wide);
 	CHECK(!mpip_ftcp_data(&a, 1, &g));
-	/* b opens the new connection from a's ACK; its answer widens a */
-	CHECK(mpip_ftcp_accept(&b, &ack, 0, cookie, &wup));
+	/*
+	 * b opens the new connection from a's ACK (b got a's SYN: again);
+	 * its answer widens a
+	 */
+	CHECK(mpip_ftcp_accept(&b, &ack, 0, cookie, true, &wup));
 	CHECK_EQ(wup.seq, cookie + 1);
 	CHECK_EQ(wup.ack, isn2 + 1);
 	CHECK_EQ(mpip_ftcp_rx(&a, &wup, 0, &r), MPIP_FTCP_TAKE);
@@ -403,6 +406,51 @@ UNIT_TEST(ftcp_reopen_sends_nothing_until_the_peer_answers)
 	mpip_ftcp_connect(&a, isn2, 1400, &syn);
 	CHECK_EQ(mpip_ftcp_rx(&a, &synack, 0, &ack), MPIP_FTCP_REPLY);
 	CHECK(mpip_ftcp_data(&a, MPIP_FTCP_WINDOW, &g));
+}
+
+/*
+ * Copies of the segments that opened the peer's end, which acknowledge
+ * its cookie: the opener's ACK, replayed by someone on the path or late,
+ * and its data sent before the peer's answer.  On the open connection
+ * none opens it again unless a SYN came (again): before, one did once
+ * the peer had sent, and took its numbers back to the cookie's, far
+ * behind what a NAT had seen.  They are taken as the connection's own
+ * segments instead, and change neither end's numbers.
+ */
+UNIT_TEST(ftcp_copies_of_the_first_segments_do_not_reopen)
+{
+	u32 isn = 0x1000u, cookie = 0xfffff000u, snd, rcv;
+	struct mpip_ftcp a, b;
+	struct mpip_ftcp_seg syn, synack, ack, first, g, wup, r;
+	unsigned int i;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	mpip_ftcp_connect(&a, isn, 1400, &syn);
+	mpip_ftcp_synack(&syn, cookie, 1380, &synack);
+	CHECK_EQ(mpip_ftcp_rx(&a, &synack, 0, &ack), MPIP_FTCP_REPLY);
+	CHECK(mpip_ftcp_data(&a, 1400, &first));
+	CHECK_EQ(first.ack, cookie + 1);
+	CHECK(mpip_ftcp_accept(&b, &ack, 0, cookie, false, &wup));
+	CHECK_EQ(mpip_ftcp_rx(&a, &wup, 0, &r), MPIP_FTCP_TAKE);
+	for (i = 0; i < 100; i++) {
+		CHECK(mpip_ftcp_data(&b, 1400, &g));
+		CHECK(mpip_ftcp_rx(&a, &g, 1400, &r) != MPIP_FTCP_DROP);
+	}
+	CHECK(mpip_ftcp_rx(&b, &first, 1400, &r) != MPIP_FTCP_DROP);
+	snd = b.snd_nxt;
+	rcv = b.rcv_nxt;
+	CHECK_EQ(snd, cookie + 1 + 140000);
+	CHECK(!mpip_ftcp_accept(&b, &ack, 0, cookie, false, &r));
+	CHECK(!mpip_ftcp_accept(&b, &first, 1400, cookie, false, &r));
+	CHECK_EQ(mpip_ftcp_rx(&b, &ack, 0, &r), MPIP_FTCP_TAKE);
+	CHECK_EQ(mpip_ftcp_rx(&b, &first, 1400, &r), MPIP_FTCP_TAKE);
+	CHECK_EQ(b.snd_nxt, snd);
+	CHECK_EQ(b.rcv_nxt, rcv);
+	CHECK_EQ(b.state, MPIP_FTCP_OPEN);
+	/* what a SYN announced is taken: the numbers start again */
+	CHECK(mpip_ftcp_accept(&b, &ack, 0, cookie, true, &r));
+	CHECK_EQ(b.snd_nxt, cookie + 1);
 }
 
 /*
