@@ -297,11 +297,17 @@ t_bad_shim() {
 	[[ ! -s $T/got6200 ]] || fail "B delivered the datagram inside"
 }
 
+# (R keeps the handshakes' segments it forwards to and from B, for
+# t_ftcp_replayed_acks)
 t_ftcp_setup() {
 	lab
+	capture_start "$R" b1 hs1 'tcp port 19792 and less 120'
+	capture_start "$R" b2 hs2 'tcp port 19792 and less 120'
 	mpipctl_in "$A" set nat_mode faketcp
 	warm_up
 	wait_for 20 ftcp_all_open || fail "the fake TCP connections did not open: $(ftcp_brief)"
+	capture_stop hs1
+	capture_stop hs2
 	ftcp_brief
 }
 
@@ -444,6 +450,48 @@ t_ftcp_forged_syn() {
 	((synacks <= sent)) || fail "B sent more SYN-ACKs than it got SYNs"
 	sleep 3
 	only_inside_ftcp forgedsyn 5090 "$open0"
+}
+
+# replay_cookie_acks PCAP...: R sends B again, three times each, the
+# bare ACKs in PCAP that acknowledge a SYN-ACK of B's in PCAP (its
+# sequence number, the cookie, + 1) from the address and port it went to:
+# those with which A opened B's ends; prints how many it sent
+replay_cookie_acks() {
+	in_ns "$R" /usr/bin/python3 - "$@" <<-'PY'
+		import sys
+		from scapy.layers.inet import IP, TCP
+		from scapy.sendrecv import send
+		from scapy.utils import rdpcap
+		from scapy.config import conf
+		conf.verb = 0
+		pkts = [p[IP] for f in sys.argv[1:] for p in rdpcap(f) if TCP in p]
+		cookie = {(p.dst, p[TCP].dport): p[TCP].seq for p in pkts
+		          if p[TCP].sport == 19792 and p[TCP].flags == "SA"}
+		acks = [p for p in pkts if p[TCP].dport == 19792 and
+		        p[TCP].flags == "A" and not bytes(p[TCP].payload) and
+		        cookie.get((p.src, p[TCP].sport), -2) + 1 == p[TCP].ack]
+		send(acks * 3)
+		print(3 * len(acks))
+	PY
+}
+
+# R, on the path, replays to B the ACKs with which A opened B's ends of
+# the fake TCP connections (captured during faketcp_lab_up).  B has sent
+# on those connections since, and no SYN came lately: each copy is old.
+# Before, each opened B's end again (ftcp_open) and took B's numbers back
+# to its cookie's, far behind what the NAT had seen of them.  Now none
+# opens, and a transfer both ways then goes inside fake TCP alone, with
+# nothing INVALID at the NATs.
+t_ftcp_replayed_acks() {
+	local sent open0
+	open0=$(mpip_stat "$B" ftcp_open)
+	sent=$(replay_cookie_acks "$T/hs1.pcap" "$T/hs2.pcap") || fail "R could not replay"
+	echo "copies of A's ACKs of B's cookies sent: $sent"
+	((sent >= 6)) || fail "fewer than two ACKs of A's captured to replay"
+	sleep 1
+	(($(mpip_stat "$B" ftcp_open) == open0)) ||
+		fail "a copy of A's ACK opened B's end again"
+	only_inside_ftcp replayed 5095 "$open0"
 }
 
 # A's two paths through n1 (over eth1) are in state $1
@@ -622,7 +670,7 @@ t_forged_pmtu() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 16
+ktap_plan 17
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
@@ -631,6 +679,7 @@ ktap_run faketcp_lab_up t_ftcp_setup
 ktap_run faketcp_tcp_both_ways_over_both_nats t_ftcp
 ktap_run forged_rsts_and_synacks_change_nothing t_ftcp_forged
 ktap_run forged_syns_cost_3s_of_fake_tcp t_ftcp_forged_syn
+ktap_run replayed_acks_of_cookies_open_nothing t_ftcp_replayed_acks
 ktap_run faketcp_reopens_while_b_sends t_ftcp_reopen
 ktap_run faketcp_on_one_link_only t_ftcp_link
 ktap_run delay_300ms_lab_up t_burst_setup
