@@ -435,11 +435,13 @@ t_ftcp_forged() {
 # to or from port 19792 at R), no connection opened again (B's
 # ftcp_open) and none closed.
 t_ftcp_forged_syn() {
-	local sent open0 synacks
+	local sent open0 synacks f='tcp[tcpflags] & (tcp-syn|tcp-ack) == (tcp-syn|tcp-ack)'
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
 	open0=$(mpip_stat "$B" ftcp_open)
-	capture_start "$R" b1 syn1 'tcp and src port 19792 and tcp[tcpflags] & tcp-syn != 0'
-	capture_start "$R" b2 syn2 'tcp and src port 19792 and tcp[tcpflags] & tcp-syn != 0'
+	# (B's SYN-ACKs: the NAT ends' ports are 19792 too, the forged SYNs'
+	# source ports)
+	capture_start "$R" b1 syn1 "tcp and src port 19792 and $f"
+	capture_start "$R" b2 syn2 "tcp and src port 19792 and $f"
 	sent=$(forge_to_b "$T/ftcp-conns" syn) || fail "R could not send"
 	# (a second each)
 	capture_stop syn1
@@ -465,11 +467,11 @@ replay_cookie_acks() {
 		from scapy.config import conf
 		conf.verb = 0
 		pkts = [p[IP] for f in sys.argv[1:] for p in rdpcap(f) if TCP in p]
-		cookie = {(p.dst, p[TCP].dport): p[TCP].seq for p in pkts
+		cookie = {(p.dst, p[TCP].dport, p.src): p[TCP].seq for p in pkts
 		          if p[TCP].sport == 19792 and p[TCP].flags == "SA"}
 		acks = [p for p in pkts if p[TCP].dport == 19792 and
 		        p[TCP].flags == "A" and not bytes(p[TCP].payload) and
-		        cookie.get((p.src, p[TCP].sport), -2) + 1 == p[TCP].ack]
+		        cookie.get((p.src, p[TCP].sport, p.dst), -2) + 1 == p[TCP].ack]
 		send(acks * 3)
 		print(3 * len(acks))
 	PY
@@ -487,7 +489,7 @@ t_ftcp_replayed_acks() {
 	open0=$(mpip_stat "$B" ftcp_open)
 	sent=$(replay_cookie_acks "$T/hs1.pcap" "$T/hs2.pcap") || fail "R could not replay"
 	echo "copies of A's ACKs of B's cookies sent: $sent"
-	((sent >= 6)) || fail "fewer than two ACKs of A's captured to replay"
+	((sent >= 3)) || fail "no ACK of A's captured to replay"
 	sleep 1
 	(($(mpip_stat "$B" ftcp_open) == open0)) ||
 		fail "a copy of A's ACK opened B's end again"
