@@ -513,6 +513,25 @@ cut_n1() {
 }
 uncut_n1() { in_ns "${P}n1" nft delete table inet cut; }
 
+# invalid_log_start / invalid_log_show: n1 copies what it finds INVALID
+# to NFLOG group 7, where a tcpdump keeps it until the subtest ends, so
+# that a failure can say which packets they were (diagnostics only:
+# without NFLOG, nothing)
+invalid_log_start() {
+	in_ns "${P}n1" nft insert rule inet natlab filt ct state invalid log group 7 \
+		2>/dev/null || return 0
+	ip netns exec "${P}n1" tcpdump -i nflog:7 -nn -U -w "$T/inv.pcap" \
+		</dev/null >/dev/null 2>&1 &
+	# (the subtest's subshell ends it when it ends)
+	# shellcheck disable=SC2064
+	trap "kill $! 2>/dev/null || true" EXIT
+}
+invalid_log_show() {
+	sleep 1
+	echo "what n1 found INVALID (from NFLOG):"
+	tcpdump -nn -S -r "$T/inv.pcap" 2>/dev/null | head -n 20 || true
+}
+
 # stop_b_flow: end t_ftcp_reopen's iperf3 -R in A (the iperf3 itself,
 # not only the shell of in_ns: left running, its flow went on into the
 # next subtest's flush and warm-up); fails if it had ended already
@@ -540,9 +559,10 @@ t_ftcp_reopen() {
 	cut_n1
 	wait_for 30 eth1_paths down || { uncut_n1; fail "A's paths through n1 not down: $(ftcp_brief)"; }
 	i1=$(nat_counter "${P}n1" ct_invalid)
+	invalid_log_start
 	uncut_n1
 	UDP_SIZE=1000 UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 198.18.3.2 6003 3000 7003 2000 ||
-		{ stop_b_flow; nat_report; fail "datagrams lost: $(cat "$(tmpdir)/udp-res.6003")"; }
+		{ stop_b_flow; nat_report; invalid_log_show; fail "datagrams lost: $(cat "$(tmpdir)/udp-res.6003")"; }
 	wait_for 20 eth1_paths up || { stop_b_flow; fail "A's paths through n1 not up again: $(ftcp_brief)"; }
 	if stop_b_flow; then
 		echo "B's flow to A ran throughout"
@@ -553,8 +573,10 @@ t_ftcp_reopen() {
 	echo "A's SYNs and ACKs of its own since the cut: $(($(mpip_stat "$A" ftcp_ctrl) - syn0))"
 	ftcp_brief
 	nat_report
-	(($(nat_counter "${P}n1" ct_invalid) - i1 <= 4)) ||
+	(($(nat_counter "${P}n1" ct_invalid) - i1 <= 4)) || {
+		invalid_log_show
 		fail "n1 found $(($(nat_counter "${P}n1" ct_invalid) - i1)) packets INVALID"
+	}
 }
 
 # A's paths over eth1 inside fake TCP, those over eth2 inside UDP
