@@ -214,6 +214,60 @@ t_inject() {
 	((srx == srx0)) || fail "the forged datagrams counted as the session's"
 }
 
+# X sends B 3N datagrams "OLD i" from 10.1.9.9:7300 to 10.1.1.2:6100
+# with v1 trailers (the old wire format, which authenticated nothing):
+# N first queries, N that name A's session (ORIG, IP_CHANGE) and give
+# X's address as A's, N with delay reports for A's path 1
+send_v1() {
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "$2" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm as m
+from scapy.layers.inet import IP, UDP
+from scapy.packet import Raw
+from scapy.sendrecv import send
+from scapy.config import conf
+conf.verb = 0
+sid, n = int(sys.argv[2]), int(sys.argv[3])
+kinds = [dict(flags=m.F_ENABLE),
+         dict(node_id=0x0badf00d, session_id=sid, path_id=1,
+              flags=m.F_ORIG | m.F_IP_CHANGE, addrs=["10.1.9.9"]),
+         dict(node_id=0x0badf00d, session_id=sid, path_id=1, fb_path_id=1,
+              path_delay_us=100, flags=m.F_ENABLED)]
+pkts = [m.add(IP(src="10.1.9.9", dst="10.1.1.2") /
+              UDP(sport=7300, dport=6100) / Raw(b"OLD %d" % (k * n + i)),
+              m.encode(**kinds[k]))
+        for k in range(3) for i in range(n)]
+send(pkts, inter=0.01)
+PY
+}
+
+# v1 trailers from a stranger, as a host of the old format would send
+# them or an attacker who hopes B still takes them (send_v1): B takes
+# none.  rx_v1 counts each; B answers X nothing, makes no availability
+# entry or session of X's flow and no path to X, and keeps A's session;
+# its application gets each datagram as plain UDP, intact
+t_v1_ignored() {
+	local v0 n=10 got before after
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	before=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	v0=$(mpip_stat "$B" rx_v1)
+	capture_start "$B" eth9 v1ans 'src host 10.1.1.2 and dst host 10.1.9.9'
+	send_v1 "$(b_session | jq -r .id)" "$n" || fail "X could not send"
+	wait_for 10 test "$(count OLD)" -ge $((3 * n)) ||
+		fail "B's application got $(count OLD) of $((3 * n)) datagrams"
+	got=$(grep -c '^10\.1\.9\.9 7300 OLD [0-9]*$' "$T/rx" || true)
+	echo "B: rx_v1 $v0 -> $(mpip_stat "$B" rx_v1); datagrams delivered intact: $got"
+	(($(capture_count v1ans) == 0)) || fail "B sent X something"
+	(($(mpip_stat "$B" rx_v1) - v0 >= 3 * n)) || fail "rx_v1 did not count them"
+	((got == 3 * n)) || fail "not every datagram reached the application as X sent it"
+	mpip_avail_is "$B" 10.1.9.9 7300 none || fail "B made an availability entry for X's port"
+	! mpip_session_json "$B" udp 6100 7300 >/dev/null 2>&1 || fail "B made a session of X's flow"
+	after=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	[[ $before == "$after" ]] || fail "B's paths changed: $after"
+	b_session >/dev/null || fail "B lost A's session"
+}
+
 # forge_seen PCAP SADDR DADDR N: X sends 2N datagrams "FAKE i" from
 # SADDR:7100 to DADDR:6100 with v2 CMs as A writes them to B: A's token,
 # the session's ID, path 2, no flags, and a MAC at random; the first N
@@ -899,9 +953,10 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 15
+	ktap_plan 16
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
+	ktap_run v1_trailers_ignored t_v1_ignored
 	ktap_run seen_counter_needs_mac t_seen_counter
 	ktap_run stranger_cannot_unlink_session t_unlink
 	ktap_run stranger_cannot_change_address_list t_addr_list
