@@ -248,6 +248,50 @@ t_stolen_cms() {
 	ip netns exec "$R" nft delete table ip attack
 }
 
+# R lets A's datagrams to B's control port through (B takes them) and
+# keeps copies, then sends the copies again from a second address of its
+# own, 198.18.3.253: each is a replay (rx_replay), and a replay makes no
+# learned path (security.rst: learned paths come only from fresh CMs).
+# B learns no path, has none to that address and sends it nothing.
+# (stolen_cms_from_third_host_make_no_usable_path holds the originals
+# back, so its copies are fresh.)
+t_replayed_cms() {
+	local n sent l0 r0 paths
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	capture_start "$R" w1 passed 'udp and src host 198.18.1.1 and dst host 198.18.3.2 and dst port 19792'
+	UDP_RECV_TIMEOUT=10 udp_exchange "$A" "$B" 198.18.3.2 6101 300 7101 10000 >/dev/null 2>&1 ||
+		fail "A's datagrams did not all reach B"
+	n=$(capture_count passed)
+	echo "R kept copies of $n of A's datagrams to B's control port"
+	((n >= 3)) || fail "too few datagrams kept"
+	ip -n "$R" addr add 198.18.3.253/24 dev b1
+	capture_start "$R" b1 answers 'src host 198.18.3.2 and dst host 198.18.3.253'
+	l0=$(mpip_stat "$B" path_learned)
+	r0=$(mpip_stat "$B" rx_replay)
+	sent=$(in_ns "$R" /usr/bin/python3 - "$T/passed.pcap" <<-'PY'
+		import sys
+		from scapy.layers.inet import IP, UDP
+		from scapy.utils import rdpcap
+		from scapy.sendrecv import send
+		from scapy.config import conf
+		conf.verb = 0
+		pkts = [IP(src="198.18.3.253", dst="198.18.3.2") /
+		        UDP(sport=40001, dport=19792) / bytes(p[UDP].payload)
+		        for p in rdpcap(sys.argv[1]) if UDP in p]
+		send(pkts, inter=0.01)
+		print(len(pkts))
+	PY
+	) || fail "R could not send its copies"
+	sleep 3
+	paths=$(mpip_paths "$B" | jq -c '[.[] | select(.daddr == "198.18.3.253")]')
+	echo "R sent $sent copies from 198.18.3.253:40001; B: rx_replay +$(($(mpip_stat "$B" rx_replay) - r0)), path_learned +$(($(mpip_stat "$B" path_learned) - l0)); paths to it: $paths"
+	(($(capture_count answers) == 0)) || fail "B sent R's second address something"
+	ip -n "$R" addr del 198.18.3.253/24 dev b1
+	(($(mpip_stat "$B" rx_replay) - r0 >= sent)) || fail "rx_replay did not count every copy"
+	(($(mpip_stat "$B" path_learned) == l0)) || fail "B learned a path from a replay"
+	[[ $paths == "[]" ]] || fail "B has a path to R's second address"
+}
+
 # datagrams to B's control port with a bad shim, and with a good shim and
 # garbage inside: dropped, counted, nothing delivered
 t_bad_shim() {
@@ -694,10 +738,11 @@ t_forged_pmtu() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 17
+ktap_plan 18
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
+ktap_run replayed_cms_from_third_host_make_no_path t_replayed_cms
 ktap_run bad_shims_dropped_and_counted t_bad_shim
 ktap_run faketcp_lab_up t_ftcp_setup
 ktap_run faketcp_tcp_both_ways_over_both_nats t_ftcp
