@@ -214,6 +214,35 @@ t_inject() {
 	((srx == srx0)) || fail "the forged datagrams counted as the session's"
 }
 
+# b_avail_of_a: B's availability entry for A's 10.1.1.1:7100 (JSON)
+b_avail_of_a() {
+	mpipctl_in "$B" -j show avail |
+		jq -ce '.[] | select(.addr == "10.1.1.1" and .port == 7100 and .proto == "udp")'
+}
+
+# X sends B 20 first queries from A's address and port, 10.1.1.1:7100,
+# each with a key of its own, as a new peer there would (anyone may send
+# a query, and it is answered).  B's entry for A's port stays with A's
+# node, which verified and is not silent (a query moves an entry only
+# away from a node that never verified or went silent); B keeps A's
+# node and session, and A's datagrams still arrive
+t_query_takeover() {
+	local e0 e1 s0 s1
+	e0=$(b_avail_of_a) || fail "B has no entry for A's port"
+	s0=$(b_session | jq -r .id)
+	echo "10.1.1.1 7100" >"$T/a-endpoint"
+	flood 20 "$T/a-endpoint" >/dev/null || fail "X could not send"
+	sleep 1
+	e1=$(b_avail_of_a) || fail "B lost its entry for A's port"
+	s1=$(b_session | jq -r .id) || fail "B lost A's session"
+	echo "B's entry for A's port before: $e0"
+	echo "after: $e1"
+	[[ $(jq -r .node_id <<<"$e1") == "$(jq -r .node_id <<<"$e0")" ]] ||
+		fail "the entry moved to another node"
+	[[ $s1 == "$s0" ]] || fail "A's session changed its ID"
+	a_still_delivers "after the queries"
+}
+
 # X sends B 3N datagrams "OLD i" from 10.1.9.9:7300 to 10.1.1.2:6100
 # with v1 trailers (the old wire format, which authenticated nothing):
 # N first queries, N that name A's session (ORIG, IP_CHANGE) and give
@@ -953,10 +982,11 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 16
+	ktap_plan 17
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run v1_trailers_ignored t_v1_ignored
+	ktap_run queries_from_peers_address_move_no_entry t_query_takeover
 	ktap_run seen_counter_needs_mac t_seen_counter
 	ktap_run stranger_cannot_unlink_session t_unlink
 	ktap_run stranger_cannot_change_address_list t_addr_list
