@@ -214,6 +214,77 @@ t_inject() {
 	((srx == srx0)) || fail "the forged datagrams counted as the session's"
 }
 
+# cms_in PCAP: how many packets of PCAP carry a CM
+cms_in() {
+	/usr/bin/python3 - "$REPO/tests/scapy" "$1" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm
+from scapy.utils import rdpcap
+print(sum(1 for p in rdpcap(sys.argv[2]) if mpip_cm.find_trailer(p)))
+PY
+}
+
+# b_orig_session: B's session of A's flow 10.1.1.1:7600 -> 6600 (JSON)
+b_orig_session() { mpip_session_json "$B" udp 6600 7600 2>/dev/null; }
+
+# orig_flow_on: five datagrams of that flow; true once B has its session
+orig_flow_on() {
+	dgrams "$A" 10.1.1.1 7600 10.1.1.2 6600 5 FIRST
+	b_orig_session >/dev/null
+}
+
+# An observer of link 1 keeps A's datagrams of a new flow, 10.1.1.1:7600
+# to 10.1.1.2:6600, on their original path (their CMs carry ORIG and the
+# session's ID), and X sends B copies, unchanged: first while B's session
+# of the flow lives (it keeps its ID: a replayed ORIG takes over no
+# session), then after it expired (B makes none again).  Each copy is a
+# replay (rx_replay).  A's own flow is kept busy meanwhile, so that its
+# session outlives the short timeout
+t_replayed_orig() {
+	local sid n r0 kpid i
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	# (the flow's first datagrams ask B whether its port runs MPIP: a
+	# query is no session's, and is left out)
+	wait_for 30 orig_flow_on || fail "B has no session of A's flow to 6600"
+	capture_start "$B" eth1 orig 'udp and src host 10.1.1.1 and src port 7600 and dst host 10.1.1.2'
+	dgrams "$A" 10.1.1.1 7600 10.1.1.2 6600 40 ORIG
+	capture_stop orig
+	n=$(cms_in "$T/orig.pcap")
+	sid=$(b_orig_session | jq -r .id)
+	echo "captured $n datagrams of the flow with CMs on link 1; B's session $sid"
+	((n >= 3)) || fail "too few datagrams to replay"
+	r0=$(mpip_stat "$B" rx_replay)
+	replay_from_x "$T/orig.pcap" 0
+	sleep 1
+	[[ $(b_orig_session | jq -r .id) == "$sid" ]] ||
+		fail "B's session of the flow changed: $(b_orig_session)"
+	in_ns "$A" /usr/bin/python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.1.1.1", 7100))
+for i in range(400):
+    s.sendto(b"GOOD keep %d" % i, ("10.1.1.2", 6100))
+    time.sleep(0.25)' &
+	kpid=$!
+	# shellcheck disable=SC2064
+	trap "kill $kpid 2>/dev/null || true; mpipctl_in '$B' set session_timeout_ms 1800000" EXIT
+	mpipctl_in "$B" set session_timeout_ms 5000
+	for ((i = 0; i < 60; i++)); do
+		b_orig_session >/dev/null || break
+		sleep 1
+	done
+	mpipctl_in "$B" set session_timeout_ms 1800000
+	! b_orig_session >/dev/null || fail "B's session of the flow did not expire"
+	replay_from_x "$T/orig.pcap" 0
+	sleep 1
+	kill "$kpid" 2>/dev/null || true
+	echo "rx_replay $r0 -> $(mpip_stat "$B" rx_replay)"
+	! b_orig_session >/dev/null || fail "a replayed ORIG made B a session: $(b_orig_session)"
+	(($(mpip_stat "$B" rx_replay) - r0 >= 6 * n)) || fail "rx_replay did not count every copy"
+	b_session >/dev/null || fail "B lost A's session"
+}
+
 # b_avail_of_a: B's availability entry for A's 10.1.1.1:7100 (JSON)
 b_avail_of_a() {
 	mpipctl_in "$B" -j show avail |
@@ -982,11 +1053,12 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 17
+	ktap_plan 18
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run v1_trailers_ignored t_v1_ignored
 	ktap_run queries_from_peers_address_move_no_entry t_query_takeover
+	ktap_run replayed_orig_makes_no_session t_replayed_orig
 	ktap_run seen_counter_needs_mac t_seen_counter
 	ktap_run stranger_cannot_unlink_session t_unlink
 	ktap_run stranger_cannot_change_address_list t_addr_list
