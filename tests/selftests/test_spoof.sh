@@ -225,6 +225,44 @@ print(sum(1 for p in rdpcap(sys.argv[2]) if mpip_cm.find_trailer(p)))
 PY
 }
 
+# X, from A's address, sends B handshake CMs for B's node of A (its
+# token) that carry another key, as A would after a restart, with MACs at
+# random: N queries on A's flow (to 6100) and N to the control port.  A
+# node takes a new key only from a CM whose MAC verifies under the new
+# pair, which needs B's key: each fails (rx_auth_fail), B keeps A's node
+# and keys, and A's datagrams, sealed under the old ones, still arrive
+t_rekey() {
+	local tok fail0 n=10
+	tok=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
+	fail0=$(mpip_stat "$B" rx_auth_fail)
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$tok" "$n" <<'PY' || fail "X could not send"
+import os, random, struct, sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm as m
+from scapy.layers.inet import IP, UDP
+from scapy.packet import Raw
+from scapy.sendrecv import send
+from scapy.config import conf
+conf.verb = 0
+tok, n = int(sys.argv[2], 0), int(sys.argv[3])
+pkts = []
+for dport, flags in ((6100, m.F_ENABLE), (19792, m.F_ENABLE | m.F_CTRL)):
+    for i in range(n):
+        ext = struct.pack("!QI", random.getrandbits(64) | 1, 0x7fffffff)
+        t = m.write_v2(os.urandom(12), token=tok, flags=flags, ext=ext)
+        pkt = (IP(src="10.1.1.1", dst="10.1.1.2") /
+               UDP(sport=7100, dport=dport) / Raw(b"REKEY %d" % i))
+        pkts.append(m.add(pkt, t))
+send(pkts, inter=0.01)
+PY
+	sleep 1
+	echo "B: rx_auth_fail $fail0 -> $(mpip_stat "$B" rx_auth_fail); B's node for A: $(mpip_peer_node "$B" "$A")"
+	(($(mpip_stat "$B" rx_auth_fail) - fail0 >= 2 * n)) || fail "rx_auth_fail did not count them"
+	[[ $(mpip_peer_node "$B" "$A") == "$tok" ]] || fail "B's node for A changed"
+	(($(count REKEY) == 0)) || fail "B's application got $(count REKEY) of X's datagrams"
+	a_still_delivers "after the handshakes with other keys"
+}
+
 # b_orig_session: B's session of A's flow 10.1.1.1:7600 -> 6600 (JSON)
 b_orig_session() { mpip_session_json "$B" udp 6600 7600 2>/dev/null; }
 
@@ -1053,12 +1091,13 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 18
+	ktap_plan 19
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run v1_trailers_ignored t_v1_ignored
 	ktap_run queries_from_peers_address_move_no_entry t_query_takeover
 	ktap_run replayed_orig_makes_no_session t_replayed_orig
+	ktap_run stranger_cannot_rekey_node t_rekey
 	ktap_run seen_counter_needs_mac t_seen_counter
 	ktap_run stranger_cannot_unlink_session t_unlink
 	ktap_run stranger_cannot_change_address_list t_addr_list
