@@ -229,10 +229,12 @@ PY
 # token) that carry another key, as A would after a restart, with MACs at
 # random: N confirmations on A's flow (to 6100), N to the control port,
 # N queries on A's flow.  A node takes a new key only from a CM whose MAC
-# verifies under the new pair, which needs B's key: the confirmations
-# fail (rx_auth_fail) and are dropped; a query that fails is a first
-# query, whose node is another (a responder's).  B keeps A's node and
-# keys, and A's datagrams, sealed under them, still arrive
+# verifies under the new pair, which needs B's key: the confirmations on
+# the flow fail (rx_auth_fail) and are dropped, those to the control
+# port, outside a shim, are dropped as bad shims (rx_encap_bad); a query
+# that fails is a first query, whose node is another (a responder's).
+# B keeps A's node and keys, and A's datagrams, sealed under them, still
+# arrive
 t_rekey() {
 	local tok fail0 n=10
 	tok=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
@@ -262,8 +264,7 @@ send(pkts, inter=0.01)
 PY
 	sleep 1
 	echo "B: rx_auth_fail $fail0 -> $(mpip_stat "$B" rx_auth_fail); B's node for A: $(mpip_peer_node "$B" "$A")"
-	# (a run: rx_auth_fail +10 for the 20 confirmations; all of B's
-	# counters that moved, to tell where the others went)
+	# (a run: rx_auth_fail +10, rx_encap_bad +10, rx_query +10)
 	echo "B's counters that moved: $(mpipctl_in "$B" -j stats | jq -c --slurpfile b "$T/b-rekey0" \
 		'with_entries(.value -= ($b[0][.key] // 0) | select(.value != 0))')"
 	(($(mpip_stat "$B" rx_auth_fail) - fail0 >= n)) || fail "rx_auth_fail did not count them"
