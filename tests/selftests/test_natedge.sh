@@ -20,7 +20,9 @@
 #   and TCP between A and B goes on; the flow's datagrams among the
 #   copies reach no application; datagrams to B's control port with
 #   a bad shim, or a good one and garbage inside, are dropped and
-#   counted (rx_encap_bad), and deliver nothing; R's SYNs to B's control
+#   counted (rx_encap_bad), and deliver nothing; copies R kept of A's
+#   datagrams that it let through, sent from a second address of R's,
+#   are replays and make no path; R's SYNs to B's control
 #   port get no SYN-ACK (B answers only addresses of verified paths it
 #   learned through a NAT).
 # - fake TCP (nat_mode faketcp on A), through the plain strict NATs: A's
@@ -29,10 +31,12 @@
 #   the first authenticated packet inside them; then TCP both ways is
 #   byte-exact over both links, its packets cross the NATs as TCP to or
 #   from port 19792 (captured at the internet router), nothing INVALID,
-#   nothing leaks.  R then forges 100 RSTs (unknown sequence numbers)
-#   and 100 SYN-ACKs to B on each fake TCP connection: B answers none, no
-#   connection closes or opens again, TCP both ways still intact inside
-#   fake TCP alone.  Then fake TCP set on A's eth1 alone (mpipctl link
+#   nothing leaks.  R then forges 32 RSTs (unknown sequence numbers),
+#   32 SYN-ACKs and 32 bare ACKs to B on each fake TCP connection: B
+#   answers none, no connection closes or opens again, TCP both ways
+#   still intact inside fake TCP alone.  32 SYNs on each cost no more
+#   than 3 s of fake TCP, and R's copies of the ACKs with which A opened
+#   B's ends open nothing again.  Then fake TCP set on A's eth1 alone (mpipctl link
 #   set dev eth1 nat faketcp, nat_mode auto): after a flush eth1's paths
 #   go inside fake TCP, eth2's inside UDP; TCP both ways over both links.
 # - links with a round trip of 300 ms: A's fake TCP connections open while

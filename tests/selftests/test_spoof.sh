@@ -22,6 +22,15 @@
 # - IP_CHANGE with its own address as A's list, and delay reports: before,
 #   B made a path to X's address and sent A's traffic there; now B has no
 #   path to it and its paths to A stay as they were.
+# - v1 trailers (queries, an address list, delay reports): ignored
+#   (rx_v1), the datagrams delivered as plain UDP;
+# - first queries from A's address and port: B's entry for that port
+#   stays with A's node while A talks (once A is silent they move it, as
+#   a restarted A's must, until A's next CM moves it back);
+# - copies of A's datagrams of a new flow (ORIG), unchanged and from X's
+#   own address: replays; B's session of the flow keeps its ID and tuple;
+# - handshake CMs under A's token with another key and random MACs: B's
+#   node for A keeps its keys;
 # - copies of A's control messages (heartbeats, probes, address lists)
 #   taken off link 1 and sent again, A's addresses and all: counted as
 #   replays (rx_replay) and dropped; B's paths do not change;
