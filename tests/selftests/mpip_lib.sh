@@ -429,10 +429,23 @@ mpip_stats_check() {
 # Example: mpip_stats_since "$B" "$T/b0" '.tx_bare > .tx_cm'
 mpip_stats_since() {
 	local s
-	s=$(mpipctl_in "$1" -j stats) || return 1
-	s=$(jq -c --slurpfile b "$2" 'with_entries(.value -= ($b[0][.key] // 0))' \
-		<<<"$s") || return 1
+	s=$(_mpip_stats_delta "$1" "$2") || return 1
 	_mpip_stats_eval "$1 (since)" "$s" "$3"
+}
+
+# mpip_stats_moved NS BEFORE: NS's counters that moved since the file
+# BEFORE, and by how much (JSON; for a failure or a report to say why)
+mpip_stats_moved() {
+	local s
+	s=$(_mpip_stats_delta "$1" "$2") || return 1
+	jq -c 'with_entries(select(.value != 0))' <<<"$s"
+}
+
+# _mpip_stats_delta NS BEFORE: NS's counters now minus those in BEFORE
+_mpip_stats_delta() {
+	local s
+	s=$(mpipctl_in "$1" -j stats) || return 1
+	jq -c --slurpfile b "$2" 'with_entries(.value -= ($b[0][.key] // 0))' <<<"$s"
 }
 
 # ------------------------------------------------------- link counters

@@ -149,9 +149,7 @@ t_long_transfer() {
 		local ns f
 		for ns in "$A:$T/a0" "$B:$T/b0"; do
 			f=${ns#*:}
-			mpipctl_in "${ns%%:*}" -j stats | jq -c --slurpfile b "$f" \
-				'with_entries(.value -= ($b[0][.key] // 0)) |
-				 with_entries(select(.value != 0))'
+			mpip_stats_moved "${ns%%:*}" "$f"
 		done
 		mpip_paths_show "$A"
 		fail "A lost track of B or its path during a long transfer"

@@ -292,8 +292,7 @@ t_replayed_cms() {
 	echo "R sent $sent copies from 198.18.3.253:40001; B: rx_replay +$(($(mpip_stat "$B" rx_replay) - r0)), path_learned +$(($(mpip_stat "$B" path_learned) - l0)); paths to it: $paths"
 	# what B made of the copies (a run with copies cut to the capture's
 	# 256 bytes: rx_replay +47, rx_encap_bad +81 of 128)
-	echo "B's counters that moved: $(mpipctl_in "$B" -j stats | jq -c --slurpfile b "$T/b-replay0" \
-		'with_entries(.value -= ($b[0][.key] // 0) | select(.value != 0))')"
+	echo "B's counters that moved: $(mpip_stats_moved "$B" "$T/b-replay0")"
 	(($(capture_count answers) == 0)) || fail "B sent R's second address something"
 	ip -n "$R" addr del 198.18.3.253/24 dev b1
 	(($(mpip_stat "$B" rx_replay) > r0)) || fail "B took none of the copies for a replay"
