@@ -26,7 +26,7 @@
 #   (rx_v1), the datagrams delivered as plain UDP;
 # - first queries from A's address and port: B's entry for that port
 #   stays with A's node while A talks (once A is silent they move it, as
-#   a restarted A's must, until A's next CM moves it back);
+#   a restarted A's must, until a CM of A's moves it back);
 # - copies of A's datagrams of a new flow (ORIG), unchanged and from X's
 #   own address: replays; B's session of the flow keeps its ID and tuple;
 # - handshake CMs under A's token with another key and random MACs: B's
@@ -129,6 +129,9 @@ a_still_delivers() {
 	wait_for 10 test "$(count GOOD)" -ge $((good0 + 20)) ||
 		fail "A's datagrams $1: $(($(count GOOD) - good0)) of 20"
 }
+
+# b_path_pairs: B's paths as sorted [saddr, daddr] pairs (JSON)
+b_path_pairs() { mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort'; }
 
 # b_session: B's session of the flow (JSON), or fail
 b_session() {
@@ -284,6 +287,9 @@ PY
 # b_orig_session: B's session of A's flow 10.1.1.1:7600 -> 6600 (JSON)
 b_orig_session() { mpip_session_json "$B" udp 6600 7600 2>/dev/null; }
 
+# b_orig_tuple: that session's ID and four-tuple (JSON)
+b_orig_tuple() { b_orig_session | jq -c '{id, laddr, lport, raddr, rport}'; }
+
 # orig_flow_on: five datagrams of that flow; true once B has its session
 orig_flow_on() {
 	dgrams "$A" 10.1.1.1 7600 10.1.1.2 6600 5 FIRST
@@ -307,7 +313,7 @@ t_replayed_orig() {
 	dgrams "$A" 10.1.1.1 7600 10.1.1.2 6600 40 ORIG
 	capture_stop orig
 	n=$(cms_in "$T/orig.pcap")
-	sess=$(b_orig_session | jq -c '{id, laddr, lport, raddr, rport}')
+	sess=$(b_orig_tuple)
 	echo "captured $n datagrams of the flow with CMs on link 1; B's session $sess"
 	((n >= 3)) || fail "too few datagrams to replay"
 	r0=$(mpip_stat "$B" rx_replay)
@@ -333,8 +339,8 @@ for p in rdpcap(sys.argv[1]):
 send(pkts, inter=0.01)
 PY
 	sleep 1
-	echo "rx_replay $r0 -> $(mpip_stat "$B" rx_replay); B's session $(b_orig_session | jq -c '{id, laddr, lport, raddr, rport}')"
-	[[ $(b_orig_session | jq -c '{id, laddr, lport, raddr, rport}') == "$sess" ]] ||
+	echo "rx_replay $r0 -> $(mpip_stat "$B" rx_replay); B's session $(b_orig_tuple)"
+	[[ $(b_orig_tuple) == "$sess" ]] ||
 		fail "B's session of the flow changed"
 	! mpip_session_json "$B" udp 6600 40000 >/dev/null 2>&1 || fail "B made a session of X's copies"
 	(($(mpip_stat "$B" rx_replay) - r0 >= 4 * n)) || fail "rx_replay did not count every copy"
@@ -357,8 +363,9 @@ b_avail_node() { b_avail_of_a | jq -r .node_id; }
 # not count), B's entry for A's port stays with A's node, and A's session
 # keeps its ID.  Once A has been silent for peer_timeout_ms, the same
 # queries move the entry, as those of an A that restarted and lost its
-# keys must (security.rst, C1): the cost, until A's next authenticated
-# CM moves it back, is that B's new flows to that port carry CMs A
+# keys must (security.rst, C1): the cost, until a CM of A's moves it
+# back (a query or confirmation at once, a packet of A's flow within
+# avail_timeout_ms / 4), is that B's new flows to that port carry CMs A
 # cannot open, which A delivers as plain IP.  Both are checked, and that
 # A's datagrams still arrive
 t_query_takeover() {
@@ -436,7 +443,7 @@ PY
 t_v1_ignored() {
 	local v0 n=10 got before after
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
-	before=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	before=$(b_path_pairs)
 	v0=$(mpip_stat "$B" rx_v1)
 	capture_start "$B" eth9 v1ans 'src host 10.1.1.2 and dst host 10.1.9.9'
 	send_v1 "$(b_session | jq -r .id)" "$n" || fail "X could not send"
@@ -449,7 +456,7 @@ t_v1_ignored() {
 	((got == 3 * n)) || fail "not every datagram reached the application as X sent it"
 	mpip_avail_is "$B" 10.1.9.9 7300 none || fail "B made an availability entry for X's port"
 	! mpip_session_json "$B" udp 6100 7300 >/dev/null 2>&1 || fail "B made a session of X's flow"
-	after=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	after=$(b_path_pairs)
 	[[ $before == "$after" ]] || fail "B's paths changed: $after"
 	b_session >/dev/null || fail "B lost A's session"
 }
@@ -552,12 +559,12 @@ t_unlink() {
 # paths, makes none to 10.1.9.9, and A's datagrams still arrive
 t_addr_list() {
 	local fail0 before after
-	before=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	before=$(b_path_pairs)
 	fail0=$(mpip_stat "$B" rx_auth_fail)
 	forge 0x0c 7100 20 10.1.9.9
 	forge 0x08 7100 20 10.1.9.9,10.1.1.1
 	sleep 1
-	after=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	after=$(b_path_pairs)
 	echo "paths before: $before"
 	echo "paths after:  $after"
 	mpipctl_in "$B" -j show nodes | jq -c '.[]'
@@ -601,11 +608,11 @@ t_replay() {
 	n=$(capture_count ctl)
 	echo "captured $n control packets of A on link 1"
 	((n >= 3)) || fail "too few control packets to replay"
-	before=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	before=$(b_path_pairs)
 	rep0=$(mpip_stat "$B" rx_replay)
 	replay_from_x "$T/ctl.pcap" 0
 	sleep 1
-	after=$(mpip_paths "$B" | jq -c '[.[] | [.saddr, .daddr]] | sort')
+	after=$(b_path_pairs)
 	echo "rx_replay $rep0 -> $(mpip_stat "$B" rx_replay)"
 	(($(mpip_stat "$B" rx_replay) - rep0 >= 3 * n)) || fail "rx_replay did not count every copy"
 	[[ $before == "$after" ]] || fail "B's paths changed"
