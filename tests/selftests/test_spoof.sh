@@ -10,7 +10,8 @@
 # - data CMs naming the session and its ports, from its own address:
 #   before wire format v2, B restored them to 10.1.1.1 and delivered them
 #   as if from A; now they are dropped (rx_auth_fail) and the application
-#   sees none;
+#   sees none; so are they under a token B gave no node, and they make
+#   none;
 # - data CMs naming the session with a counter of A's an observer of
 #   link 1 saw (or one before the first), from A's address on link 2:
 #   before, B took them for copies (replays) without checking their MAC
@@ -19,9 +20,10 @@
 #   B unlinked A's session; now it stays, and A's datagrams still arrive
 #   (X's datagrams reach B's application as plain IP would deliver them,
 #   from X's own address, never as if from A);
-# - IP_CHANGE with its own address as A's list, and delay reports: before,
-#   B made a path to X's address and sent A's traffic there; now B has no
-#   path to it and its paths to A stay as they were.
+# - IP_CHANGE with its own address as A's list, and delay reports of 30
+#   s: before, B made a path to X's address and sent A's traffic there;
+#   now B has no path to it, its paths to A stay as they were, and no
+#   path's delay is anywhere near 30 s.
 # - v1 trailers (queries, an address list, delay reports): ignored
 #   (rx_v1), the datagrams delivered as plain UDP;
 # - first queries from A's address and port: B's entry for that port
@@ -180,11 +182,12 @@ t_setup() {
 # address list ADDRS (comma-separated) and a delay report for path 1;
 # counters and MACs at random
 forge() {
-	local tok sid
-	tok=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
+	local tok=${FORGE_TOKEN:-} sid
+	[[ -n $tok ]] || tok=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
 	sid=$(b_session | jq -r '.id')
 	echo "forging token $tok session $sid flags $1 addrs '${4:-}' from 10.1.9.9:$2"
-	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$tok" "$sid" "$1" "$2" "$3" "${4:-}" <<'PY'
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$tok" "$sid" "$1" "$2" "$3" "${4:-}" \
+		"${FORGE_DELAY_US:-100}" <<'PY'
 import os, sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
@@ -197,10 +200,11 @@ tok, sid, flags, sport, n = (int(sys.argv[2], 0), int(sys.argv[3]),
                              int(sys.argv[4], 0), int(sys.argv[5]),
                              int(sys.argv[6]))
 addrs = [a for a in sys.argv[7].split(",") if a]
+delay = int(sys.argv[8])
 pkts = []
 for i in range(n):
     t = mpip_cm.write_v2(os.urandom(12), token=tok, session_id=sid,
-                         path_id=1, fb_path_id=1, path_delay_us=100,
+                         path_id=1, fb_path_id=1, path_delay_us=delay,
                          flags=flags, addrs=addrs)
     pkt = IP(src="10.1.9.9", dst="10.1.1.2") / UDP(sport=sport, dport=6100) / Raw(b"EVIL %d" % i)
     pkts.append(mpip_cm.add(pkt, t))
@@ -210,20 +214,35 @@ send(pkts, inter=0.01)
 PY
 }
 
-t_inject() {
-	local fail0 rx0 srx0 srx
+# forged_dropped TOKEN: X's NFORGED data CMs on A's session, under
+# TOKEN, reach B and are counted (rx_auth_fail); the application gets
+# none of them, and they do not count as the session's
+forged_dropped() {
+	local fail0 rx0 srx0 srx ev0
 	fail0=$(mpip_stat "$B" rx_auth_fail)
 	rx0=$(rx_packets "$B" eth9)
 	srx0=$(b_session | jq .rx_pkts)
-	forge 0 7100 "$NFORGED"
+	ev0=$(count EVIL)
+	FORGE_TOKEN=$1 forge 0 7100 "$NFORGED"
 	sleep 1
 	srx=$(b_session | jq .rx_pkts)
 	echo "B: eth9 rx $rx0 -> $(rx_packets "$B" eth9), rx_auth_fail $fail0 -> $(mpip_stat "$B" rx_auth_fail), session rx_pkts $srx0 -> $srx"
 	grep EVIL "$T/rx" | head -n 3 || true
 	(($(rx_packets "$B" eth9) - rx0 >= NFORGED)) || fail "the forged datagrams did not reach B"
-	(($(count EVIL) == 0)) || fail "B's application got $(count EVIL) forged datagrams"
+	(($(count EVIL) == ev0)) || fail "B's application got $(($(count EVIL) - ev0)) forged datagrams"
 	(($(mpip_stat "$B" rx_auth_fail) - fail0 >= NFORGED)) || fail "rx_auth_fail did not count them"
 	((srx == srx0)) || fail "the forged datagrams counted as the session's"
+}
+
+# under B's token for A (the MACs at random), then under a token of no
+# node of B's: the second makes no node either
+t_inject() {
+	local tok n0
+	tok=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
+	forged_dropped "$tok"
+	n0=$(nodes_count "$B")
+	forged_dropped $((tok ^ 1))
+	(($(nodes_count "$B") == n0)) || fail "B made a node for the unknown token"
 }
 
 # cms_in PCAP: how many packets of PCAP carry a CM
@@ -554,19 +573,29 @@ t_unlink() {
 	a_still_delivers "after the attack"
 }
 
+# whether one of B's paths has a delay of 20 s or more (a path that slow
+# would have timed out long before: only reports forged can say so)
+b_delays_huge() {
+	mpip_paths "$B" | jq -e 'any(.[]; .delay_us >= 20000000 or .max_qdelay_us >= 20000000)' >/dev/null
+}
+
 # X claims that A's addresses are now its own, 10.1.9.9 (IP_CHANGE, on
-# CTRL packets and on data), with delay reports: B keeps A's list and
-# paths, makes none to 10.1.9.9, and A's datagrams still arrive
+# CTRL packets and on data), with delay reports of 30 s: B keeps A's list
+# and paths, makes none to 10.1.9.9, takes none of the delays, and A's
+# datagrams still arrive
 t_addr_list() {
 	local fail0 before after
 	before=$(b_path_pairs)
 	fail0=$(mpip_stat "$B" rx_auth_fail)
-	forge 0x0c 7100 20 10.1.9.9
-	forge 0x08 7100 20 10.1.9.9,10.1.1.1
+	! b_delays_huge || fail "a path of B's had a delay of 20 s or more before the attack"
+	FORGE_DELAY_US=30000000 forge 0x0c 7100 20 10.1.9.9
+	FORGE_DELAY_US=30000000 forge 0x08 7100 20 10.1.9.9,10.1.1.1
 	sleep 1
 	after=$(b_path_pairs)
 	echo "paths before: $before"
 	echo "paths after:  $after"
+	mpip_paths "$B" | jq -c '[.[] | {daddr, state, delay_us, max_qdelay_us}]'
+	! b_delays_huge || fail "B took a forged delay report"
 	mpipctl_in "$B" -j show nodes | jq -c '.[]'
 	(($(mpip_stat "$B" rx_auth_fail) - fail0 >= 40)) || fail "rx_auth_fail did not count them"
 	! mpip_paths "$B" | jq -e '[.[] | select(.daddr == "10.1.9.9")] | length > 0' >/dev/null ||
