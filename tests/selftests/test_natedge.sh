@@ -20,9 +20,12 @@
 #   and TCP between A and B goes on; the flow's datagrams among the
 #   copies reach no application; datagrams to B's control port with
 #   a bad shim, or a good one and garbage inside, are dropped and
-#   counted (rx_encap_bad), and deliver nothing; copies R kept of A's
+#   counted (rx_encap_bad), and deliver nothing; so do those with a good
+#   shim and a CM of A's token under a random MAC inside (rx_auth_fail),
+#   and they make no path; copies R kept of A's
 #   datagrams that it let through, sent from a second address of R's,
-#   are replays and make no path; R's SYNs to B's control
+#   are replays and make no path; 16 held copies sent from 16 addresses
+#   make B at most 8 learned paths of A's node, none verified; R's SYNs to B's control
 #   port get no SYN-ACK (B answers only addresses of verified paths it
 #   learned through a NAT).
 # - fake TCP (nat_mode faketcp on A), through the plain strict NATs: A's
@@ -198,15 +201,22 @@ r_path() {
 	mpip_paths "$B" | jq -c '[.[] | select(.daddr == "198.18.3.254")]'
 }
 
+# hold_from_a NAME PORT: R holds what n1 forwards to B's control port
+# (A's heartbeats and the datagrams of a flow of A's to B's PORT, for 3
+# s, inside UDP), B never gets it, and capture NAME keeps it; prints how
+# many datagrams
+hold_from_a() {
+	attack_table hold
+	capture_start "$R" w1 "$1" 'udp and src host 198.18.1.1 and dst host 198.18.3.2 and dst port 19792'
+	UDP_RECV_TIMEOUT=3 UDP_MIN_GOOD=1 udp_exchange "$A" "$B" 198.18.3.2 "$2" 300 $(($2 + 1000)) 10000 >/dev/null 2>&1 || true
+	capture_count "$1"
+	ip netns exec "$R" nft delete table ip attack
+}
+
 t_stolen_cms() {
 	local n sent l0 r0 rpid
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
-	attack_table hold
-	capture_start "$R" w1 held 'udp and src host 198.18.1.1 and dst host 198.18.3.2 and dst port 19792'
-	# A's heartbeats and its flow's datagrams, inside UDP, held at R
-	UDP_RECV_TIMEOUT=3 UDP_MIN_GOOD=1 udp_exchange "$A" "$B" 198.18.3.2 6100 300 7100 10000 >/dev/null 2>&1 || true
-	n=$(capture_count held)
-	ip netns exec "$R" nft delete table ip attack
+	n=$(hold_from_a held 6100)
 	echo "R held $n of A's datagrams to B's control port"
 	((n >= 3)) || fail "too few datagrams held"
 	attack_table
@@ -300,11 +310,90 @@ t_replayed_cms() {
 	[[ $paths == "[]" ]] || fail "B has a path to R's second address"
 }
 
-# datagrams to B's control port with a bad shim, and with a good shim and
-# garbage inside: dropped, counted, nothing delivered
+# R sends B's control port N datagrams with a good shim, each with a
+# datagram to port 6200 inside whose CM names A's node (B's token for
+# it, ORIG) under a random MAC
+forged_inside_udp() {
+	local tok
+	tok=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
+	in_ns "$R" /usr/bin/python3 - "$REPO/tests/scapy" "$tok" "$1" <<-'PY'
+		import os, sys
+		sys.path.insert(0, sys.argv[1])
+		import mpip_cm
+		from scapy.layers.inet import IP, UDP
+		from scapy.packet import Raw
+		from scapy.sendrecv import send
+		from scapy.config import conf
+		conf.verb = 0
+		tok, n = int(sys.argv[2], 0), int(sys.argv[3])
+		b = IP(src="198.18.3.254", dst="198.18.3.2") / UDP(sport=40001, dport=19792)
+		pkts = []
+		for i in range(n):
+		    t = mpip_cm.write_v2(os.urandom(12), token=tok, session_id=1,
+		                         path_id=1, fb_path_id=1, flags=mpip_cm.F_ORIG)
+		    inner = mpip_cm.add(IP(src="198.18.3.254", dst="198.18.3.2") /
+		                        UDP(sport=1, dport=6200, chksum=0) / Raw(b"EVIL %d" % i), t)
+		    pkts.append(b / Raw(b"\x4d\x11\x11\x00" + bytes(inner)[20:]))
+		send(pkts, inter=0.01)
+	PY
+}
+
+# B's learned paths: their addresses; how many go to t_learned_cap's
+# decoy addresses 198.18.3.230-249, and how many of those are verified
+learned_paths() {
+	mpip_paths "$B" | jq -c '[.[] | select(.learned)] |
+		(map(select(.daddr | test("^198\\.18\\.3\\.2[34][0-9]$")))) as $d |
+		{daddrs: (map(.daddr) | sort), decoys: ($d | length),
+		 decoys_verified: ($d | map(select(.verified)) | length)}'
+}
+
+# R holds A's datagrams to B's control port again, then sends the newest
+# 16 on from 16 addresses of B's link that belong to no host, one from
+# each: each CM authenticates and is fresh, and would make B a path to
+# its source (learned, never verified).  B learns at most 8 paths of a
+# node (MPIP_LEARNED_MAX); the copies fill that, or they tested nothing.
+# (After bad_shims_dropped_and_counted, whose "no path learned" a full
+# node could not tell; the next subtest builds a new lab.)
+t_learned_cap() {
+	local n sent r0 l
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	n=$(hold_from_a held16 6110)
+	echo "R held $n of A's datagrams to B's control port"
+	((n >= 16)) || fail "too few datagrams held"
+	r0=$(mpip_stat "$B" rx_replay)
+	echo "B's learned paths before: $(learned_paths)"
+	sent=$(in_ns "$R" /usr/bin/python3 - "$T/held16.pcap" <<-'PY'
+		import sys
+		from scapy.layers.inet import IP, UDP
+		from scapy.utils import rdpcap
+		from scapy.sendrecv import send
+		from scapy.config import conf
+		conf.verb = 0
+		held = [p for p in rdpcap(sys.argv[1]) if UDP in p][-16:]
+		send([IP(src="198.18.3.%d" % (230 + i), dst="198.18.3.2") /
+		      UDP(sport=40000, dport=19792) / bytes(p[UDP].payload)
+		      for i, p in enumerate(held)], inter=0.05)
+		print(len(held))
+	PY
+	) || fail "R could not send its copies"
+	sleep 2
+	l=$(learned_paths)
+	echo "R sent $sent copies from 198.18.3.230-245; rx_replay +$(($(mpip_stat "$B" rx_replay) - r0)); B's learned paths: $l"
+	jq -e '.daddrs | length <= 8' <<<"$l" >/dev/null || fail "B learned more than 8 paths of A's node"
+	jq -e '.daddrs | length == 8' <<<"$l" >/dev/null ||
+		fail "the copies did not fill A's node's 8 learned paths: not a test of the limit"
+	jq -e '.decoys > 0' <<<"$l" >/dev/null || fail "no copy made a path"
+	jq -e '.decoys_verified == 0' <<<"$l" >/dev/null || fail "B verified a path to an address of no host"
+}
+
+# datagrams to B's control port with a bad shim, with a good shim and
+# garbage inside, and with a good shim and a forged CM inside: dropped,
+# counted, nothing delivered, nothing learned
 t_bad_shim() {
-	local b0 syn
+	local b0 f0 l0 syn
 	b0=$(mpip_stat "$B" rx_encap_bad)
+	f0=$(mpip_stat "$B" rx_auth_fail)
+	l0=$(mpip_stat "$B" path_learned)
 	in_ns "$B" socat -u UDP-RECV:6200 OPEN:"$T/got6200",creat,trunc </dev/null >/dev/null 2>&1 &
 	local rpid=$!
 	in_ns "$R" /usr/bin/python3 - <<-'PY' || fail "R could not send"
@@ -322,10 +411,11 @@ t_bad_shim() {
 		for _ in range(20):
 		    send(b / Raw(b"\x4d\x11\x06\x00" + os.urandom(80)))
 	PY
+	forged_inside_udp 20 || fail "R could not send the forged CMs"
 	sleep 1
 	kill "$rpid" 2>/dev/null || true
 	wait "$rpid" 2>/dev/null || true
-	echo "rx_encap_bad grew by $(($(mpip_stat "$B" rx_encap_bad) - b0))"
+	echo "rx_encap_bad grew by $(($(mpip_stat "$B" rx_encap_bad) - b0)), rx_auth_fail by $(($(mpip_stat "$B" rx_auth_fail) - f0)), path_learned by $(($(mpip_stat "$B" path_learned) - l0))"
 	# a SYN to the control port from R, whose address B has a learned
 	# path to (the stolen CMs'), never verified: no SYN-ACK
 	syn=$(in_ns "$R" /usr/bin/python3 - <<-'PY'
@@ -346,7 +436,9 @@ t_bad_shim() {
 	echo "SYN-ACKs R got: $syn"
 	((syn == 0)) || fail "B answered a stranger's SYN"
 	(($(mpip_stat "$B" rx_encap_bad) - b0 >= 24)) || fail "not every bad datagram was counted"
-	[[ ! -s $T/got6200 ]] || fail "B delivered the datagram inside"
+	(($(mpip_stat "$B" rx_auth_fail) - f0 >= 20)) || fail "not every forged CM inside UDP was counted"
+	(($(mpip_stat "$B" path_learned) == l0)) || fail "B learned a path from a forged CM"
+	[[ ! -s $T/got6200 ]] || fail "B delivered a datagram inside"
 }
 
 # (R keeps the handshakes' segments it forwards to and from B, for
@@ -751,12 +843,13 @@ t_forged_pmtu() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 18
+ktap_plan 19
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
 ktap_run replayed_cms_from_third_host_make_no_path t_replayed_cms
 ktap_run bad_shims_dropped_and_counted t_bad_shim
+ktap_run learned_paths_at_most_8_per_node t_learned_cap
 ktap_run faketcp_lab_up t_ftcp_setup
 ktap_run faketcp_tcp_both_ways_over_both_nats t_ftcp
 ktap_run forged_rsts_and_synacks_change_nothing t_ftcp_forged
