@@ -2,7 +2,7 @@
 # test_scapy.sh - the scapy layer (tests/scapy/mpip_cm.py) decodes MPIP
 # packets captured on the wire (wire format v2) into the expected fields,
 # and a crafted query sent with scapy from a host with MPIP switched off
-# is answered.  Checksums: a UDP query's holds over the UDP length and
+# is answered, with nothing in the answer that tracks the host.  Checksums: a UDP query's holds over the UDP length and
 # over the whole IP payload (what a NAT's conntrack checks); a control
 # datagram's over the whole payload only, so a host without MPIP drops it.
 # shellcheck disable=SC2317
@@ -106,12 +106,12 @@ t_tcp_gso_fields() {
 		  and .l4_csum_ok == null)] | length >= 1' "$T/cms.json"
 }
 
-# A query crafted with scapy (v2: token 0, a key of its own, no MAC) is
-# answered: B makes a node for that key, whose peer ID is the key's token
-t_crafted_query() {
-	local tok
+# crafted_queries: A, its MPIP off, sends B two queries crafted with
+# scapy (v2: token 0, a key of their own, no MAC), from ports 7200 and
+# 7201 to 6200, each with another key; prints the two keys' tokens
+crafted_queries() {
 	mpipctl_in "$A" disable
-	tok=$(in_ns "$A" /usr/bin/python3 - "$REPO/tests/scapy" <<'PY'
+	in_ns "$A" /usr/bin/python3 - "$REPO/tests/scapy" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[1])
 import mpip_cm
@@ -120,19 +120,50 @@ from scapy.packet import Raw
 from scapy.sendrecv import send
 from scapy.config import conf
 conf.verb = 0
-key, ctr = 0x0123456789abcdef, 5 << 32 | 7
-t = mpip_cm.first_query(key, ctr)
-pkt = IP(src="10.1.1.1", dst="10.1.1.2") / UDP(sport=7200, dport=6200) / Raw(b"hello")
-send(mpip_cm.add(pkt, t), iface="eth1")
-print("0x%08x" % mpip_cm.auth_token(key))
+toks = []
+for sport, key in ((7200, 0x0123456789abcdef), (7201, 0xfedcba9876543210)):
+    t = mpip_cm.first_query(key, 5 << 32 | 7)
+    pkt = IP(src="10.1.1.1", dst="10.1.1.2") / UDP(sport=sport, dport=6200) / Raw(b"hello")
+    send(mpip_cm.add(pkt, t), iface="eth1")
+    toks.append("0x%08x" % mpip_cm.auth_token(key))
+print(*toks)
 PY
-)
 	mpipctl_in "$A" enable
+}
+
+# The crafted queries are answered, and the answers tell a stranger
+# nothing that tracks B: B makes a node for each key, not verified,
+# whose peer ID is the key's token; each answer carries that token (so
+# the two differ), no address list, and nowhere B's node ID
+t_crafted_query() {
+	local tok tok2 nid
+	capture_start "$B" eth1 crafted 'udp and host 10.1.1.1 and (port 7200 or port 7201)'
+	read -r tok tok2 < <(crafted_queries) || fail "A could not send the queries"
 	wait_for 5 mpip_avail_is "$B" 10.1.1.1 7200 yes ||
 		fail "B did not learn the crafted query"
+	wait_for 5 mpip_avail_is "$B" 10.1.1.1 7201 yes ||
+		fail "B did not learn the second crafted query"
+	capture_stop crafted
 	mpipctl_in "$B" -j show nodes | jq -c '.[]'
 	mpipctl_in "$B" -j show nodes | jq -e --arg t "$tok" \
-		'[.[] | select(.peer_id == $t and .verified == false)] | length == 1'
+		'[.[] | select(.peer_id == $t and .verified == false)] | length == 1' >/dev/null ||
+		fail "B has no unverified node for the key of $tok"
+	decode --json "$T/crafted.pcap" >"$T/crafted.json"
+	jq -c 'select(.src == "10.1.1.2") | {dport, token: .trailer.token, naddrs: .trailer.naddrs}' "$T/crafted.json"
+	[[ $tok != "$tok2" ]] || fail "the two keys have one token"
+	jq -es --argjson t "$((tok))" --argjson t2 "$((tok2))" '
+		[.[] | select(.src == "10.1.1.2" and .sport == 6200)] |
+		(map(select(.dport == 7200 and .trailer.token == $t)) | length >= 1) and
+		(map(select(.dport == 7201 and .trailer.token == $t2)) | length >= 1) and
+		all(.trailer.naddrs == 0)' "$T/crafted.json" >/dev/null ||
+		fail "B's answers do not carry each key's token alone, with no addresses"
+	nid=$(mpipctl_in "$B" -j status | jq -er .node_id) || fail "B has no node ID"
+	/usr/bin/python3 - "$T/crafted.pcap" "$nid" <<-'PY' || fail "B's node ID $nid is in its answers"
+		import struct, sys
+		from scapy.utils import rdpcap
+		nid = struct.pack("!I", int(sys.argv[2], 0))
+		sys.exit(any(nid in bytes(p) for p in rdpcap(sys.argv[1])))
+	PY
 }
 
 ktap_header
