@@ -11,7 +11,8 @@
 # down after path_timeout_ms and again after every probe), and the paths
 # to 10.3.2.2 still carry what fits.  Forged errors that quote a path's
 # addresses but no session's ports, or a live session's ports with a
-# sequence number its socket did not send, change nothing.
+# sequence number its socket did not send, or one it sent and had
+# acknowledged, change nothing.
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -59,17 +60,20 @@ icmp_unreach_in() {
 # quoting the ports of a live connection's session (A:40050 -> B:5050,
 # idle after two lines of data, the second sent once A knows that B's
 # port runs MPIP, its own addresses 10.2.1.1 -> 10.3.1.2)
-# with a sequence number its socket never sent: A receives them, records
+# with a sequence number its socket never sent, and 20 quoting those
+# ports with the sequence number of the connection's SYN (sent, and long
+# acknowledged): A receives them, records
 # no MTU on that path's route and translates nothing.  (Review 57, F3: before, the second kind
 # lowered the path's MTU, which kept full-size packets off it for ten
 # minutes, before TCP ever checked the sequence number.)
 t_forged() {
-	local icmp0 pmtu0 out spid cpid
+	local icmp0 pmtu0 out spid cpid isn
 	# (ip netns exec, not in_ns: $! must be socat itself)
 	ip netns exec "$B" socat -u TCP-LISTEN:5050,reuseaddr /dev/null \
 		</dev/null >/dev/null 2>&1 &
 	spid=$!
 	wait_for 30 tcp_listening "$B" 5050 || fail "nothing listens on B:5050"
+	capture_start "$R" any syn5050 'tcp port 5050 and tcp[tcpflags] & tcp-syn != 0'
 	ip netns exec "$A" socat -u SYSTEM:'echo x; sleep 1; echo y; sleep 60' \
 		TCP:10.3.1.2:5050,sourceport=40050 </dev/null >/dev/null 2>&1 &
 	cpid=$!
@@ -78,18 +82,29 @@ t_forged() {
 	wait_for 30 mpip_session_json "$A" tcp 40050 5050 >/dev/null ||
 		fail "A has no session of the connection to B:5050"
 	mpip_session_json "$A" tcp 40050 5050
+	capture_stop syn5050
+	isn=$(/usr/bin/python3 - "$T/syn5050.pcap" <<'PY'
+import sys
+from scapy.layers.inet import TCP
+from scapy.utils import rdpcap
+print(next(p[TCP].seq for p in rdpcap(sys.argv[1])
+           if TCP in p and p[TCP].sport == 40050 and p[TCP].flags == "S"))
+PY
+	) || fail "no SYN of A's to B:5050 captured"
+	echo "the connection's SYN: sequence number $isn"
 	icmp0=$(icmp_unreach_in)
 	pmtu0=$(mpip_stat "$A" rx_icmp_pmtu)
-	in_ns "$R" /usr/bin/python3 - <<'PY'
-import time
+	in_ns "$R" /usr/bin/python3 - "$isn" <<'PY'
+import sys, time
 from scapy.layers.inet import ICMP, IP, TCP
 from scapy.sendrecv import send
-def err(sport, dport):
+def err(sport, dport, seq=1000):
     return (IP(src="10.2.2.254", dst="10.2.2.1") /
             ICMP(type=3, code=4, nexthopmtu=576) /
             IP(src="10.2.2.1", dst="10.3.1.2", len=1500) /
-            TCP(sport=sport, dport=dport, seq=1000, flags="A"))
-for e in [err(40000, 5001)] * 20 + [err(40050, 5050)] * 20:
+            TCP(sport=sport, dport=dport, seq=seq, flags="A"))
+acked = err(40050, 5050, int(sys.argv[1]))
+for e in [err(40000, 5001)] * 20 + [err(40050, 5050)] * 20 + [acked] * 20:
     send(e, verbose=False)
     time.sleep(0.05)
 PY
@@ -98,7 +113,7 @@ PY
 	echo "$out"
 	echo "A: IcmpInDestUnreachs $icmp0 -> $(icmp_unreach_in)," \
 		"rx_icmp_pmtu $pmtu0 -> $(mpip_stat "$A" rx_icmp_pmtu)"
-	(($(icmp_unreach_in) - icmp0 >= 40)) || fail "A did not receive the forged errors"
+	(($(icmp_unreach_in) - icmp0 >= 60)) || fail "A did not receive the forged errors"
 	! grep -q ' mtu ' <<<"$out" || fail "a forged error set the path's MTU"
 	(($(mpip_stat "$A" rx_icmp_pmtu) == pmtu0)) || fail "a forged error was taken"
 }
