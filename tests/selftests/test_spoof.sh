@@ -33,6 +33,9 @@
 #   own address: replays; B's session of the flow keeps its ID and tuple;
 # - handshake CMs under A's token with another key and random MACs: B's
 #   node for A keeps its keys;
+# - ORIG CMs naming A's session, from A's address and port, sealed under
+#   keys of X's own (X shook hands with B from its own address): they
+#   authenticate, and B's session of A's flow keeps A's node and ID;
 # - copies of A's control messages (heartbeats, probes, address lists)
 #   taken off link 1 and sent again, A's addresses and all: counted as
 #   replays (rx_replay) and dropped; B's paths do not change;
@@ -424,6 +427,76 @@ a_moves_entry_back() {
 	new_port=$((${new_port:-6700} + 1))
 	dgrams "$A" 10.1.1.1 7100 10.1.1.2 "$new_port" 1 NEWFLOW
 	[[ $(b_avail_node) == "$1" ]]
+}
+
+# X shakes hands with B itself, from its own address: a first query with
+# a key of its own to 10.1.1.2:6300 from 10.1.9.9:7300, and B's
+# confirmation gives it B's key for the pair.  Then it seals N ORIG CMs
+# under the pair's keys (B authenticates them) that name A's session
+# (SID) and sends them from A's address and port, 10.1.1.1:7100, to
+# 6100.  Prints the token of X's key (the peer ID of X's node on B)
+keyed_stranger_orig() {
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "$2" <<'PY'
+import os, struct, sys, time
+sys.path.insert(0, sys.argv[1])
+import mpip_cm as m
+from scapy.layers.inet import IP, UDP
+from scapy.packet import Raw
+from scapy.sendrecv import AsyncSniffer, send
+from scapy.config import conf
+conf.verb = 0
+sid, n = int(sys.argv[2]), int(sys.argv[3])
+kx = int.from_bytes(os.urandom(8), "big") | 1
+sn = AsyncSniffer(filter="udp and src host 10.1.1.2 and src port 6300 and dst port 7300",
+                  count=1, timeout=20)
+sn.start()
+time.sleep(2)
+q = IP(src="10.1.9.9", dst="10.1.1.2") / UDP(sport=7300, dport=6300) / Raw(b"HELLO")
+send(m.add(q, m.first_query(kx, 1)))
+sn.join()
+t = m.find_trailer(sn.results[0][IP]) if sn.results else None
+if t is None or len(t.to_dict()["ext"]) != 12:
+    sys.exit("no confirmation with B's key")
+kb = struct.unpack("!QI", t.to_dict()["ext"])[0]
+keys = m.auth_derive(kx, kb)
+pkts = []
+for i in range(n):
+    tr = m.encode_v2(keys["tx"], 2 + i, 17, token=keys["tx_token"],
+                     session_id=sid, flags=m.F_ORIG)
+    pkt = IP(src="10.1.1.1", dst="10.1.1.2") / UDP(sport=7100, dport=6100) / Raw(b"SEALED %d" % i)
+    pkts.append(m.add(pkt, tr))
+send(pkts, inter=0.05)
+print("0x%08x" % m.auth_token(kx))
+PY
+}
+
+# A stranger with keys of its own: X's sealed ORIG CMs from A's address
+# and port, naming A's session, authenticate (not rx_auth_fail) but do
+# not take the session over.  A session moves to another node only once
+# its node is silent and the new node's path answered from the flow's
+# address (security.rst, C3), and X cannot receive what B sends A's
+# address.  B's session keeps A's node and ID, and A's datagrams still
+# arrive.  (B's entry for A's port may move to X's node on them, as on
+# any authenticated CM from that endpoint, until a CM of A's moves it
+# back: the same cost as after A's silence in t_query_takeover; a query
+# of a new flow of A's moves it back here)
+t_keyed_stranger() {
+	local s0 a0 fail0 tok
+	s0=$(b_session | jq -c '{id, node_id}')
+	a0=$(b_avail_node) || fail "B has no entry for A's port"
+	fail0=$(mpip_stat "$B" rx_auth_fail)
+	tok=$(keyed_stranger_orig "$(jq -r .id <<<"$s0")" 20) || fail "X could not shake hands with B"
+	sleep 1
+	echo "X's node on B (peer ID $tok): $(mpipctl_in "$B" -j show nodes | jq -c --arg t "$tok" '.[] | select(.peer_id == $t)')"
+	echo "B's session $s0 -> $(b_session | jq -c '{id, node_id}'); rx_auth_fail +$(($(mpip_stat "$B" rx_auth_fail) - fail0)); entry for A's port $(b_avail_of_a)"
+	mpipctl_in "$B" -j show nodes | jq -e --arg t "$tok" '[.[] | select(.peer_id == $t)] | length == 1' >/dev/null ||
+		fail "B has no node for X's key: X did not shake hands, not a test"
+	(($(mpip_stat "$B" rx_auth_fail) - fail0 < 20)) ||
+		fail "B refused X's sealed CMs: not the attack of a keyed stranger"
+	[[ $(b_session | jq -c '{id, node_id}') == "$s0" ]] || fail "X's CMs took A's session over"
+	wait_for 30 a_moves_entry_back "$a0" ||
+		fail "A's query did not move the entry back: $(b_avail_of_a)"
+	a_still_delivers "after the keyed stranger's CMs"
 }
 
 # X sends B 3N datagrams "OLD i" from 10.1.9.9:7300 to 10.1.1.2:6100
@@ -1175,7 +1248,7 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 19
+	ktap_plan 20
 	ktap_run setup_session_and_stranger t_setup
 	ktap_run stranger_cannot_inject_into_session t_inject
 	ktap_run v1_trailers_ignored t_v1_ignored
@@ -1193,6 +1266,7 @@ main() {
 	ktap_run session_ids_random t_random_ids
 	ktap_run stolen_key_query_moves_no_window t_stolen_key
 	ktap_run later_handshakes_show_no_key t_keys_hidden
+	ktap_run keyed_stranger_cannot_take_session t_keyed_stranger
 	ktap_run replays_do_not_revive_lost_peer t_replay_no_revive
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
