@@ -231,10 +231,14 @@ a_has_path_to() {
 }
 
 # B's first IP_CHANGE is lost (A drops every control packet from B until
-# B counted one sent): A learns the address from a later round
+# B counted one sent): A learns the address from a later round.  B's
+# node for A must stay active meanwhile (an idle node is told its peer's
+# addresses only once active again), so B chatters all along: for 30 s,
+# times the waits' scale (on the debug kernel, 30 s ended before B's
+# later rounds, and A never learned the address)
 t_lost_change() {
 	local tx rx rx1
-	b_chatter 30
+	b_chatter $((30 * ${MPIP_TEST_WAIT_SCALE:-1}))
 	sleep 2
 	ip netns exec "$A" nft -f - <<'NFT'
 table inet fotest {
