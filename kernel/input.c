@@ -181,12 +181,34 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 }
 
 /*
+ * May an entry of @addr move from node @id to node @n on a CM from @addr?
+ * Away from a node that never proved itself, or is gone, on any CM.  From
+ * one that did, only once it went silent (a peer that restarted and
+ * shakes hands anew): on a query, which anyone can send, and that node
+ * gets nothing before it proves itself; on an authenticated CM, only if
+ * @n also has a path that answered from @addr (rr.c), as for a flow's
+ * session (mpip_session_takes()).  Anyone who shook hands with us from an
+ * address of its own seals CMs that authenticate, and may send them from
+ * another peer's address: it must not become the node our flows to that
+ * address go to, whose paths it chose (review C1).  Caller holds RCU.
+ */
+static bool mpip_in_avail_moves(struct mpip_net *mn, u32 id,
+				struct mpip_node *n, __be32 addr, bool authed)
+{
+	struct mpip_node *cur = mpip_node_lookup(mn, id);
+
+	if (!cur || !READ_ONCE(cur->verified))
+		return true;
+	if (!mpip_node_silent(mn, cur))
+		return false;
+	return !authed || mpip_path_to(n, addr);
+}
+
+/*
  * Record node @n as the one flows from (@addr, @port) belong to, and as
  * the one our own queries to @addr go to (the entry of port 0,
- * mpip_node_for_query()).  An entry moves from one node to another on an
- * authenticated CM; on a query, which anyone can send, only away from a
- * node that never proved itself or went silent (a peer that restarted
- * and shakes hands anew).  A packet of a known session counts for the
+ * mpip_node_for_query()), if the entry may move to it
+ * (mpip_in_avail_moves()).  A packet of a known session counts for the
  * session's own remote address, the one our flows send to: one that
  * came over a path carries the path's address, which no flow uses.
  */
@@ -194,7 +216,7 @@ static struct mpip_avail *mpip_in_avail(struct mpip_net *mn,
 					const struct mpip_rx *rx, __be16 port)
 {
 	__be32 addr = rx->sess ? rx->sess->t.raddr : rx->saddr;
-	struct mpip_node *n = rx->node, *cur;
+	struct mpip_node *n = rx->node;
 	struct mpip_avail *e;
 	u32 id;
 
@@ -204,14 +226,11 @@ static struct mpip_avail *mpip_in_avail(struct mpip_net *mn,
 	if (rx->authed && test_bit(MPIP_AVF_STRANGER, &e->flags))
 		clear_bit(MPIP_AVF_STRANGER, &e->flags);
 	id = READ_ONCE(e->node_id);
-	if (id != n->id && !rx->authed) {
-		cur = mpip_node_lookup(mn, id);
-		if (cur && READ_ONCE(cur->verified) &&
-		    !mpip_node_silent(mn, cur))
+	if (id != n->id) {
+		if (!mpip_in_avail_moves(mn, id, n, addr, rx->authed))
 			return NULL;
-	}
-	if (id != n->id)
 		WRITE_ONCE(e->node_id, n->id);
+	}
 	mpip_touch(&e->tn.stamp);
 	return e;
 }

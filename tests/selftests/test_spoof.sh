@@ -35,7 +35,8 @@
 #   node for A keeps its keys;
 # - ORIG CMs naming A's session, from A's address and port, sealed under
 #   keys of X's own (X shook hands with B from its own address): they
-#   authenticate, and B's session of A's flow keeps A's node and ID;
+#   authenticate, and B's session of A's flow keeps A's node and ID, and
+#   its entries for A's address too (before, they moved to X's node);
 # - copies of A's control messages (heartbeats, probes, address lists)
 #   taken off link 1 and sent again, A's addresses and all: counted as
 #   replays (rx_replay) and dropped; B's paths do not change;
@@ -471,31 +472,35 @@ PY
 }
 
 # A stranger with keys of its own: X's sealed ORIG CMs from A's address
-# and port, naming A's session, authenticate (not rx_auth_fail) but do
-# not take the session over.  A session moves to another node only once
-# its node is silent and the new node's path answered from the flow's
-# address (security.rst, C3), and X cannot receive what B sends A's
-# address.  B's session keeps A's node and ID, and A's datagrams still
-# arrive.  (B's entry for A's port may move to X's node on them, as on
-# any authenticated CM from that endpoint, until a CM of A's moves it
-# back: the same cost as after A's silence in t_query_takeover; a query
-# of a new flow of A's moves it back here)
+# and port, naming A's session, authenticate (not rx_auth_fail) but take
+# nothing of A's.  A session, and an entry of B's availability table,
+# moves from a node that proved itself only once that node is silent and
+# the new node has a path that answered from the address (security.rst,
+# C1, C3), and X cannot receive what B sends A's address.  B's session
+# keeps A's node and ID, none of B's entries for A's address names X's
+# node, and A's datagrams still arrive.  (Before, the first of X's CMs
+# moved B's entries for 10.1.1.1:7100 and 10.1.1.1 (port 0) to X's
+# node: B's new flows to A would have gone to X's node, whose paths go
+# to the addresses X lists and answers from.)
 t_keyed_stranger() {
-	local s0 a0 fail0 tok
+	local s0 a0 fail0 tok x
 	s0=$(b_session | jq -c '{id, node_id}')
 	a0=$(b_avail_node) || fail "B has no entry for A's port"
 	fail0=$(mpip_stat "$B" rx_auth_fail)
 	tok=$(keyed_stranger_orig "$(jq -r .id <<<"$s0")" 20) || fail "X could not shake hands with B"
 	sleep 1
-	echo "X's node on B (peer ID $tok): $(mpipctl_in "$B" -j show nodes | jq -c --arg t "$tok" '.[] | select(.peer_id == $t)')"
-	echo "B's session $s0 -> $(b_session | jq -c '{id, node_id}'); rx_auth_fail +$(($(mpip_stat "$B" rx_auth_fail) - fail0)); entry for A's port $(b_avail_of_a)"
-	mpipctl_in "$B" -j show nodes | jq -e --arg t "$tok" '[.[] | select(.peer_id == $t)] | length == 1' >/dev/null ||
-		fail "B has no node for X's key: X did not shake hands, not a test"
+	x=$(mpipctl_in "$B" -j show nodes | jq -c --arg t "$tok" '.[] | select(.peer_id == $t)')
+	echo "X's node on B (peer ID $tok): $x"
+	echo "B's session $s0 -> $(b_session | jq -c '{id, node_id}'); rx_auth_fail +$(($(mpip_stat "$B" rx_auth_fail) - fail0))"
+	mpipctl_in "$B" -j show avail | jq -c '.[] | select(.addr == "10.1.1.1")'
+	[[ -n $x ]] || fail "B has no node for X's key: X did not shake hands, not a test"
 	(($(mpip_stat "$B" rx_auth_fail) - fail0 < 20)) ||
 		fail "B refused X's sealed CMs: not the attack of a keyed stranger"
 	[[ $(b_session | jq -c '{id, node_id}') == "$s0" ]] || fail "X's CMs took A's session over"
-	wait_for 30 a_moves_entry_back "$a0" ||
-		fail "A's query did not move the entry back: $(b_avail_of_a)"
+	[[ $(b_avail_node) == "$a0" ]] || fail "X's CMs moved B's entry for A's port to another node"
+	mpipctl_in "$B" -j show avail | jq -e --argjson x "$x" \
+		'all(.[]; .addr != "10.1.1.1" or .node_id != $x.node_id)' >/dev/null ||
+		fail "an entry of B's for A's address names X's node"
 	a_still_delivers "after the keyed stranger's CMs"
 }
 
