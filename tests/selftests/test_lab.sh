@@ -62,13 +62,16 @@ t_netem_delay() {
 	float_lt "$rtt2" "$UNSHAPED_MS" || fail "link 2 rtt $rtt2 ms after netem removal"
 }
 
+# An unshaped link is faster than the shaper of t_rate_20mbit will make
+# it: 20 Mbit/s, divided as that rate is (the debug kernel's guest got
+# 4.3 Mbit/s through an unshaped veth)
 t_unshaped_rate() {
-	local mbps
+	local mbps min=$((20 / ${MPIP_TEST_DATA_DIV:-1}))
 	iperf3_server_start "$B" 5201
 	mbps=$(iperf3_mbps "$A" 10.1.2.2 -t 2)
 	echo "unshaped link 2: $mbps Mbit/s"
 	iperf3_server_stop "$B" 5201
-	float_gt "$mbps" 20 || fail "unshaped veth only $mbps Mbit/s"
+	float_gt "$mbps" "$min" || fail "unshaped veth only $mbps Mbit/s, not above $min"
 }
 
 # data_flows NS DEV BYTES: DEV received over BYTES in the last 0.2 s
