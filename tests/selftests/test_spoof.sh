@@ -433,11 +433,11 @@ a_moves_entry_back() {
 # X shakes hands with B itself, from its own address: a first query with
 # a key of its own to 10.1.1.2:6300 from 10.1.9.9:7300, and B's
 # confirmation gives it B's key for the pair.  Then it seals N ORIG CMs
-# under the pair's keys (B authenticates them) that name A's session
-# (SID) and sends them from A's address and port, 10.1.1.1:7100, to
-# 6100.  Prints the token of X's key (the peer ID of X's node on B)
+# under the pair's keys (B authenticates them) that name session SID
+# and sends them from A's address, 10.1.1.1, and port SPORT to 6100.
+# Prints the token of X's key (the peer ID of X's node on B)
 keyed_stranger_orig() {
-	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "$2" <<'PY'
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "$2" "$3" <<'PY'
 import os, struct, sys, time
 sys.path.insert(0, sys.argv[1])
 import mpip_cm as m
@@ -446,7 +446,7 @@ from scapy.packet import Raw
 from scapy.sendrecv import AsyncSniffer, send
 from scapy.config import conf
 conf.verb = 0
-sid, n = int(sys.argv[2]), int(sys.argv[3])
+sid, n, sport = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 kx = int.from_bytes(os.urandom(8), "big") | 1
 sn = AsyncSniffer(filter="udp and src host 10.1.1.2 and src port 6300 and dst port 7300",
                   count=1, timeout=20)
@@ -464,42 +464,46 @@ pkts = []
 for i in range(n):
     tr = m.encode_v2(keys["tx"], 2 + i, 17, token=keys["tx_token"],
                      session_id=sid, flags=m.F_ORIG)
-    pkt = IP(src="10.1.1.1", dst="10.1.1.2") / UDP(sport=7100, dport=6100) / Raw(b"SEALED %d" % i)
+    pkt = IP(src="10.1.1.1", dst="10.1.1.2") / UDP(sport=sport, dport=6100) / Raw(b"SEALED %d" % i)
     pkts.append(m.add(pkt, tr))
 send(pkts, inter=0.05)
 print("0x%08x" % m.auth_token(kx))
 PY
 }
 
-# A stranger with keys of its own: X's sealed ORIG CMs from A's address
-# and port, naming A's session, authenticate (not rx_auth_fail) but take
-# nothing of A's.  A session, and an entry of B's availability table,
-# moves from a node that proved itself only once that node is silent and
-# the new node has a path that answered from the address (security.rst,
-# C1, C3), and X cannot receive what B sends A's address.  B's session
-# keeps A's node and ID, none of B's entries for A's address names X's
-# node, and A's datagrams still arrive.  (Before, the first of X's CMs
-# moved B's entries for 10.1.1.1:7100 and 10.1.1.1 (port 0) to X's
-# node: B's new flows to A would have gone to X's node, whose paths go
-# to the addresses X lists and answers from.)
+# A stranger with keys of its own: X's sealed ORIG CMs from A's address,
+# from a port of a flow B does not know yet (10.1.1.1:7999: B learns
+# from the first packet of a flow, and from a known one's only now and
+# then), authenticate (not rx_auth_fail) but take nothing of A's.  A
+# session, and an entry of B's availability table, moves from a node
+# that proved itself only once that node is silent and the new node has
+# a path that answered from the address (security.rst, C1, C3), and X
+# cannot receive what B sends A's address.  B's session of A's flow
+# keeps A's node and ID, none of B's entries for A's address but that of
+# X's own port names X's node, and A's datagrams still arrive.
+# (Before, X's first CM moved B's entry for 10.1.1.1, port 0, to X's
+# node, the one all B's new flows to A's address go to: their paths
+# would go to the addresses X lists and answers from.)
 t_keyed_stranger() {
 	local s0 a0 fail0 tok x
 	s0=$(b_session | jq -c '{id, node_id}')
 	a0=$(b_avail_node) || fail "B has no entry for A's port"
 	fail0=$(mpip_stat "$B" rx_auth_fail)
-	tok=$(keyed_stranger_orig "$(jq -r .id <<<"$s0")" 20) || fail "X could not shake hands with B"
+	tok=$(keyed_stranger_orig "$(jq -r .id <<<"$s0")" 20 7999) ||
+		fail "X could not shake hands with B"
 	sleep 1
 	x=$(mpipctl_in "$B" -j show nodes | jq -c --arg t "$tok" '.[] | select(.peer_id == $t)')
 	echo "X's node on B (peer ID $tok): $x"
 	echo "B's session $s0 -> $(b_session | jq -c '{id, node_id}'); rx_auth_fail +$(($(mpip_stat "$B" rx_auth_fail) - fail0))"
-	mpipctl_in "$B" -j show avail | jq -c '.[] | select(.addr == "10.1.1.1")'
+	mpipctl_in "$B" -j show avail | jq -c '.[] | select(.addr == "10.1.1.1" and (.port == 0 or .port == 7100 or .port == 7999))'
+	echo "B's session of X's flow from 10.1.1.1:7999: $(mpip_session_json "$B" udp 6100 7999 2>/dev/null || echo none)"
 	[[ -n $x ]] || fail "B has no node for X's key: X did not shake hands, not a test"
 	(($(mpip_stat "$B" rx_auth_fail) - fail0 < 20)) ||
 		fail "B refused X's sealed CMs: not the attack of a keyed stranger"
 	[[ $(b_session | jq -c '{id, node_id}') == "$s0" ]] || fail "X's CMs took A's session over"
 	[[ $(b_avail_node) == "$a0" ]] || fail "X's CMs moved B's entry for A's port to another node"
 	mpipctl_in "$B" -j show avail | jq -e --argjson x "$x" \
-		'all(.[]; .addr != "10.1.1.1" or .node_id != $x.node_id)' >/dev/null ||
+		'all(.[]; .addr != "10.1.1.1" or .port == 7999 or .node_id != $x.node_id)' >/dev/null ||
 		fail "an entry of B's for A's address names X's node"
 	a_still_delivers "after the keyed stranger's CMs"
 }
