@@ -502,6 +502,15 @@ t_keyed_stranger() {
 		fail "B refused X's sealed CMs: not the attack of a keyed stranger"
 	[[ $(b_session | jq -c '{id, node_id}') == "$s0" ]] || fail "X's CMs took A's session over"
 	[[ $(b_avail_node) == "$a0" ]] || fail "X's CMs moved B's entry for A's port to another node"
+	# B's entry for A's address (port 0, not listed) picks the node of
+	# B's new flows to it: a datagram of B's to a new port of A's
+	dgrams "$B" 10.1.1.2 6199 10.1.1.1 7777 1 "NEW FROM B"
+	sleep 1
+	echo "B's entry for its new flow to 10.1.1.1:7777: $(mpipctl_in "$B" -j show avail |
+		jq -c '.[] | select(.addr == "10.1.1.1" and .port == 7777)')"
+	mpipctl_in "$B" -j show avail | jq -e --arg a "$a0" \
+		'any(.[]; .addr == "10.1.1.1" and .port == 7777 and .node_id == $a)' >/dev/null ||
+		fail "B's new flow to A's address went to another node than A's"
 	mpipctl_in "$B" -j show avail | jq -e --argjson x "$x" \
 		'all(.[]; .addr != "10.1.1.1" or .port == 7999 or .node_id != $x.node_id)' >/dev/null ||
 		fail "an entry of B's for A's address names X's node"
