@@ -186,8 +186,8 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
  * one that did, only once it went silent (a peer that restarted and
  * shakes hands anew): on a query, which anyone can send, and that node
  * gets nothing before it proves itself; on an authenticated CM, only if
- * @n also has a path that answered from @addr (rr.c), as for a flow's
- * session (mpip_session_takes()).  Anyone who shook hands with us from an
+ * @n also proved that it receives at @addr (mpip_node_proved()), as for a
+ * flow's session (mpip_session_takes()).  Anyone who shook hands with us from an
  * address of its own seals CMs that authenticate, and may send them from
  * another peer's address: it must not become the node our flows to that
  * address go to, whose paths it chose (review C1).  Caller holds RCU.
@@ -201,7 +201,7 @@ static bool mpip_in_avail_moves(struct mpip_net *mn, u32 id,
 		return true;
 	if (!mpip_node_silent(mn, cur))
 		return false;
-	return !authed || mpip_path_to(n, addr);
+	return !authed || mpip_node_proved(n, addr);
 }
 
 /*

@@ -272,6 +272,19 @@ static int mpip_cm_open_plain(struct mpip_keys *k, const struct mpip_rx *rx)
 }
 
 /*
+ * A query of node @n's pair came from @addr before the node authenticated.
+ * Whoever authenticates later got our confirmation to one of the
+ * addresses its queries came from; if they were not all the same, which
+ * one is unknown, and only return routability proves an address then
+ * (mpip_node_proved()).
+ */
+static void mpip_node_hs_from(struct mpip_node *n, __be32 addr)
+{
+	if (READ_ONCE(n->hs_addr) != addr)
+		WRITE_ONCE(n->hs_addr, 0);
+}
+
+/*
  * Our own query to @addr, still unanswered, crossed the peer's: the node
  * it made takes the peer's key, so that both exchanges end with the same
  * pair and the hosts with one node each, not two.
@@ -298,9 +311,10 @@ static struct mpip_node *mpip_crossed_node(struct mpip_net *mn, __be32 addr,
  * A responder's key for the initiator's @rkey: derived, so that the same
  * @rkey always finds the same node.  A node whose token collides with
  * one of another pair moves to the next derivation.  Returns the node
- * (found or made) or NULL.  Caller holds RCU.
+ * (found or made) for a query from @addr, or NULL.  Caller holds RCU.
  */
-static struct mpip_node *mpip_responder_node(struct mpip_net *mn, u64 rkey)
+static struct mpip_node *mpip_responder_node(struct mpip_net *mn, u64 rkey,
+					     __be32 addr)
 {
 	struct mpip_keys *k, *nk;
 	struct mpip_node *n;
@@ -316,7 +330,7 @@ static struct mpip_node *mpip_responder_node(struct mpip_net *mn, u64 rkey)
 			nk = mpip_keys_make(lkey, rkey);
 			if (!nk)
 				return NULL;
-			n = mpip_node_create(mn, lkey, nk, true);
+			n = mpip_node_create(mn, lkey, addr, nk, true);
 			if (n && rcu_access_pointer(n->keys) != nk)
 				n = NULL;	/* made by another CPU */
 			return n;
@@ -372,7 +386,7 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 	    (!n || err == MPIP_AUTH_E_MAC || err == MPIP_AUTH_E_KEY)) {
 		n = mpip_crossed_node(mn, rx->saddr, rkey);
 		if (!n)
-			n = mpip_responder_node(mn, rkey);
+			n = mpip_responder_node(mn, rkey, rx->saddr);
 		if (!n)	/* -ENOSPC: no room for a stranger's node */
 			return mpip_table_full(&mn->nodes, true) ?
 			       -ENOSPC : -ENOMEM;
@@ -384,6 +398,7 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 		 */
 		if (READ_ONCE(n->verified))
 			return err;
+		mpip_node_hs_from(n, rx->saddr);
 		k = rcu_dereference(n->keys);
 		/* Its counter: a replayed query is not answered twice. */
 		err = k ? mpip_cm_commit(k, ctr) : MPIP_AUTH_E_KEY;

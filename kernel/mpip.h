@@ -389,6 +389,11 @@ struct mpip_node {
 	atomic64_t tx_ctr;	/* counter of the last CM sent to the node */
 	bool verified;		/* an authenticated CM arrived; READ/WRITE_ONCE */
 	bool stranger;		/* made for a stranger's query (keys.c) */
+	/*
+	 * the address our first query went to, or its first query came
+	 * from; 0 once a query of the pair came from another; READ/WRITE_ONCE
+	 */
+	__be32 hs_addr;
 	unsigned long aq_stamp;	/* jiffies: last address query sent */
 	/* our address list told to the node: heartbeat.c, READ/WRITE_ONCE */
 	u32 addr_told;		/* digest of the list it last heard */
@@ -467,6 +472,12 @@ struct mpip_session {
 	unsigned long stamp;	/* jiffies of the last packet, READ/WRITE_ONCE */
 	bool confirmed;		/* READ/WRITE_ONCE */
 	bool dead;		/* unlinked; under the lock */
+	/*
+	 * the node that proved it receives at the flow's remote address
+	 * (mpip_node_proved()), 0 if none yet: only its packets may move to
+	 * other paths (output.c); READ/WRITE_ONCE
+	 */
+	u32 proved;
 	unsigned long hb_stamp;	/* jiffies of the last confirming heartbeat */
 	unsigned long cm_stamp;	/* jiffies of the last trailer sent */
 	unsigned long sole_stamp; /* jiffies it last went bare; 0: never */
@@ -714,7 +725,8 @@ static inline struct mpip_node *mpip_node_lookup(struct mpip_net *mn, u32 id)
 }
 
 struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
-				   struct mpip_keys *k, bool stranger);
+				   __be32 addr, struct mpip_keys *k,
+				   bool stranger);
 void mpip_cm_lpol_fill(struct mpip_net *mn, const struct mpip_cm *cm,
 		       struct mpip_cm_lpol *l);
 void mpip_node_sync_due(struct mpip_net *mn, struct mpip_node *n);
@@ -891,6 +903,18 @@ static inline bool mpip_path_to(struct mpip_node *n, __be32 daddr)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Did node @n prove that it receives at its address @addr?  A path to it
+ * answered from it (mpip_path_to()), or the handshake went there and the
+ * node authenticated since: only a host that received there holds the
+ * keys (keys.c).  Caller holds RCU.
+ */
+static inline bool mpip_node_proved(struct mpip_node *n, __be32 addr)
+{
+	return (addr && addr == READ_ONCE(n->hs_addr) &&
+		READ_ONCE(n->verified)) || mpip_path_to(n, addr);
 }
 
 struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p);

@@ -18,15 +18,16 @@ static bool mpip_node_same(const struct mpip_tnode *a,
 }
 
 /*
- * Make the node of our key @lkey, with the pair's keys @k if known (the
- * node takes them over), or return the one another CPU just added with
- * the same ID.  A stranger's query (@stranger) may fill only half of the
- * table, and its node may give way to a new one there (table.c).
- * Caller holds rcu_read_lock(); returns NULL when the table is
- * full or memory is short.
+ * Make the node of our key @lkey, whose handshake goes to or came from
+ * @addr, with the pair's keys @k if known (the node takes them over), or
+ * return the one another CPU just added with the same ID.  A stranger's
+ * query (@stranger) may fill only half of the table, and its node may
+ * give way to a new one there (table.c).  Caller holds rcu_read_lock();
+ * returns NULL when the table is full or memory is short.
  */
 struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
-				   struct mpip_keys *k, bool stranger)
+				   __be32 addr, struct mpip_keys *k,
+				   bool stranger)
 {
 	u32 id = mpip_auth_token(lkey);
 	struct mpip_tnode *in;
@@ -43,6 +44,7 @@ struct mpip_node *mpip_node_create(struct mpip_net *mn, u64 lkey,
 	n->id = id;
 	n->lkey = lkey;
 	n->stranger = stranger;
+	n->hs_addr = addr;
 	RCU_INIT_POINTER(n->keys, k);
 	/* Above every counter a former node of the same pair used. */
 	atomic64_set(&n->tx_ctr, ktime_get_boottime_ns());
@@ -161,7 +163,7 @@ struct mpip_node *mpip_node_for_query(struct mpip_net *mn,
 	if (!n) {
 		if (mpip_key_new(mn, &key))
 			return NULL;
-		n = mpip_node_create(mn, key, NULL, false);
+		n = mpip_node_create(mn, key, e->addr, NULL, false);
 		if (!n)
 			return NULL;
 		WRITE_ONCE(a->node_id, n->id);

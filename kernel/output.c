@@ -415,9 +415,32 @@ static struct mpip_path *mpip_out_move(struct mpip_net *mn,
 }
 
 /*
+ * May @pk's session move to other paths of its node?  Only once the node
+ * proved that it receives at the flow's remote address (mpip_node_proved();
+ * its own path answered, as a rule): a host that shook hands with us and
+ * sent CMs from another host's address must not get our flows to that
+ * address over its own paths.  Once proved, it stays so for the node, also
+ * when that address is gone, which is when its flows need other paths.
+ */
+static bool mpip_out_proved(const struct mpip_pkt *pk)
+{
+	struct mpip_session *s = pk->sess;
+	struct mpip_node *n = pk->node;
+
+	if (READ_ONCE(s->proved) == n->id)
+		return true;
+	if (!(pk->orig && READ_ONCE(pk->orig->rr_ok)) &&
+	    !mpip_node_proved(n, s->t.raddr))
+		return false;
+	WRITE_ONCE(s->proved, n->id);
+	return true;
+}
+
+/*
  * Choose the path of one packet (a GSO packet goes whole) and set the
- * CM fields that depend on it.  A session the peer has not confirmed
- * keeps its original addresses.  Returns the path the packet takes, if
+ * CM fields that depend on it.  A session the peer has not confirmed, or
+ * whose remote address its node has not proved, keeps its original
+ * addresses.  Returns the path the packet takes, if
  * it is a known one, or ERR_PTR(-ENETUNREACH) if its rule drops it.
  */
 static struct mpip_path *mpip_out_route(struct mpip_net *mn,
@@ -434,7 +457,8 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 		cm->flags |= MPIP_CM_F_NEW;
 		return orig;
 	}
-	if (mpip_out_draining(mn, pk) && !mpip_out_encap(orig))
+	if (!mpip_out_proved(pk) ||
+	    (mpip_out_draining(mn, pk) && !mpip_out_encap(orig)))
 		return orig;
 	p = mpip_out_rule_pick(mn, pk);
 	if (IS_ERR(p))
@@ -711,7 +735,7 @@ static bool mpip_out_is_protected(const struct mpip_net *mn,
 {
 	return pk->rule && pk->rule->mode == MPIP_MODE_PROTECTED &&
 	       pk->sess && READ_ONCE(pk->sess->confirmed) &&
-	       !mpip_out_draining(mn, pk);
+	       mpip_out_proved(pk) && !mpip_out_draining(mn, pk);
 }
 
 /*

@@ -379,14 +379,18 @@ struct mpip_session *mpip_session_tx(struct mpip_net *mn,
 }
 
 /*
- * Move @s to session ID @sid of node @node_id.  Caller holds the lock.
+ * Move @s to session ID @sid of node @node_id, which @proved that it
+ * receives at the flow's remote address or not.  Caller holds the lock.
  * If it cannot be linked under the new ID, it is unlinked; returns false
  * then, and the caller frees it once it has released the lock.
  */
 static bool mpip_session_rekey(struct mpip_sessions *st,
-			       struct mpip_session *s, u32 node_id, u16 sid)
+			       struct mpip_session *s, u32 node_id, u16 sid,
+			       bool proved)
 {
 	rhashtable_remove_fast(&st->by_id, &s->id_node, mpip_id_params);
+	if (proved && READ_ONCE(s->proved) != node_id)
+		WRITE_ONCE(s->proved, node_id);
 	WRITE_ONCE(s->id.node_id, node_id);
 	WRITE_ONCE(s->id.sid, sid);
 	if (!rhashtable_insert_fast(&st->by_id, &s->id_node, mpip_id_params))
@@ -400,9 +404,9 @@ static bool mpip_session_rekey(struct mpip_sessions *st,
  * packet of node @n gives it?  From its own node, unless we picked a
  * winning ID ourselves at the same time.  From another node only if that
  * one is gone or silent (its peer restarted and shook hands anew: it is
- * @n now) and @n has a path that answered from the flow's remote address
- * (rr.c): no other host that shook hands with us may take a flow of
- * another peer (review C3).  Caller holds RCU and the lock.
+ * @n now) and @n proved that it receives at the flow's remote address
+ * (mpip_node_proved()): no other host that shook hands with us may take a
+ * flow of another peer (review C3).  Caller holds RCU and the lock.
  */
 static bool mpip_session_takes(struct mpip_net *mn, struct mpip_node *n,
 			       const struct mpip_session *s, u16 sid)
@@ -415,15 +419,19 @@ static bool mpip_session_takes(struct mpip_net *mn, struct mpip_node *n,
 	old = mpip_node_lookup(mn, s->id.node_id);
 	if (old && !mpip_node_silent(mn, old))
 		return false;
-	return mpip_path_to(n, s->t.raddr);
+	return mpip_node_proved(n, s->t.raddr);
 }
 
 /*
  * A packet of an unknown session @sid of node @n arrived with the flow's
  * original addresses.  Adopt the peer's session ID for the flow, unless we
  * picked a winning one ourselves at the same time; a flow's session of a
- * node that went silent moves to @n (mpip_session_takes()).  Caller holds
- * RCU.
+ * node that went silent moves to @n (mpip_session_takes()).  A new flow
+ * makes a session only if @n proved that it receives at the flow's remote
+ * address (mpip_node_proved()): anyone who shook hands with us seals CMs
+ * that authenticate, and could send them from another host's address; its
+ * session would send our replies over its own paths, and restore its
+ * packets to that address.  Caller holds RCU.
  */
 struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 				     struct mpip_node *n, u16 sid, u8 proto,
@@ -435,9 +443,12 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 							       rport);
 	struct mpip_session *s, *other, *gone = NULL;
 	struct mpip_sessions *st = &mn->sessions;
+	bool proved = mpip_node_proved(n, raddr);
 	int err = -ENOMEM;
 
 	s = mpip_session_alloc(n->id, &t);
+	if (s && proved)
+		s->proved = n->id;
 	spin_lock_bh(&st->lock);
 	other = mpip_session_by_id(mn, n->id, sid);
 	if (other && mpip_tuple_eq(&other->t, &t)) {
@@ -454,7 +465,7 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 	other = mpip_session_find(mn, &t);
 	if (other) {
 		if (mpip_session_takes(mn, n, other, sid) &&
-		    !mpip_session_rekey(st, other, n->id, sid)) {
+		    !mpip_session_rekey(st, other, n->id, sid, proved)) {
 			spin_unlock_bh(&st->lock);
 			mpip_session_free(gone);
 			mpip_session_free(other);
@@ -466,7 +477,9 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 		kfree(s);
 		return other;
 	}
-	if (s && READ_ONCE(st->count) >= MPIP_SESSION_MAX)
+	if (!proved)
+		err = -EACCES;
+	else if (s && READ_ONCE(st->count) >= MPIP_SESSION_MAX)
 		err = -ENOSPC;
 	else if (s)
 		err = mpip_session_link(st, s, sid);
@@ -474,7 +487,8 @@ struct mpip_session *mpip_session_rx(struct mpip_net *mn,
 	mpip_session_free(gone);
 
 	if (err) {
-		mpip_inc(mn, err == -ENOSPC ? MPIP_STAT_TABLE_FULL :
+		mpip_inc(mn, err == -EACCES ? MPIP_STAT_SESSION_UNPROVEN :
+			     err == -ENOSPC ? MPIP_STAT_TABLE_FULL :
 					      MPIP_STAT_DROP_NOMEM);
 		if (s)
 			kfree_rcu(s, rcu);

@@ -759,6 +759,10 @@ enum mpip_path_attr {
  *	sent inside UDP on a path whose quote did not name the session of
  *	the packet inside (for TCP, with a sequence number its socket sent):
  *	forged, or from a router that quotes too little; dropped
+ * @MPIP_STAT_SESSION_UNPROVEN: packets of a new flow that made no session
+ *	because the node sent them from an address it has not proved to
+ *	receive at (neither the one it shook hands from nor one a path
+ *	answered from): the packet goes on as plain IP, with no session
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -830,6 +834,7 @@ enum mpip_stat {
 	MPIP_STAT_PATH_LOSSY,
 	MPIP_STAT_RX_ENCAP_GRO,
 	MPIP_STAT_RX_ICMP_REFUSED,
+	MPIP_STAT_SESSION_UNPROVEN,
 
 	__MPIP_STAT_MAX,
 };
