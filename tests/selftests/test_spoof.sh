@@ -476,19 +476,25 @@ PY
 # from the first packet of a flow, and from a known one's only now and
 # then), authenticate (not rx_auth_fail) but take nothing of A's.  A
 # session, and an entry of B's availability table, moves from a node
-# that proved itself only once that node is silent and the new node has
-# a path that answered from the address (security.rst, C1, C3), and X
+# that proved itself only once that node is silent and the new node
+# proved that it receives at the address (security.rst, C1, C3), and X
 # cannot receive what B sends A's address.  B's session of A's flow
 # keeps A's node and ID, none of B's entries for A's address but that of
-# X's own port names X's node, and A's datagrams still arrive.
+# X's own port names X's node, and A's datagrams still arrive.  Nor does
+# X's flow from A's address get a session of X's node: X shook hands
+# from 10.1.9.9, and no path of its answered from 10.1.1.1
+# (session_unproven counts the refusals).
 # (Before, X's first CM moved B's entry for 10.1.1.1, port 0, to X's
 # node, the one all B's new flows to A's address go to: their paths
-# would go to the addresses X lists and answers from.)
+# would go to the addresses X lists and answers from.  And B made X a
+# session of 10.1.1.1:7999: its replies went over X's paths, and X's
+# packets on them were restored to 10.1.1.1.)
 t_keyed_stranger() {
-	local s0 a0 fail0 tok x
+	local s0 a0 fail0 un0 tok x
 	s0=$(b_session | jq -c '{id, node_id}')
 	a0=$(b_avail_node) || fail "B has no entry for A's port"
 	fail0=$(mpip_stat "$B" rx_auth_fail)
+	un0=$(mpip_stat "$B" session_unproven)
 	tok=$(keyed_stranger_orig "$(jq -r .id <<<"$s0")" 20 7999) ||
 		fail "X could not shake hands with B"
 	sleep 1
@@ -496,10 +502,15 @@ t_keyed_stranger() {
 	echo "X's node on B (peer ID $tok): $x"
 	echo "B's session $s0 -> $(b_session | jq -c '{id, node_id}'); rx_auth_fail +$(($(mpip_stat "$B" rx_auth_fail) - fail0))"
 	mpipctl_in "$B" -j show avail | jq -c '.[] | select(.addr == "10.1.1.1" and (.port == 0 or .port == 7100 or .port == 7999))'
-	echo "B's session of X's flow from 10.1.1.1:7999: $(mpip_session_json "$B" udp 6100 7999 2>/dev/null || echo none)"
+	echo "B's session of X's flow from 10.1.1.1:7999: $(mpip_session_json "$B" udp 6100 7999 2>/dev/null || echo none); session_unproven +$(($(mpip_stat "$B" session_unproven) - un0))"
 	[[ -n $x ]] || fail "B has no node for X's key: X did not shake hands, not a test"
 	(($(mpip_stat "$B" rx_auth_fail) - fail0 < 20)) ||
 		fail "B refused X's sealed CMs: not the attack of a keyed stranger"
+	(($(mpip_stat "$B" session_unproven) > un0)) ||
+		fail "session_unproven did not count X's flow from A's address"
+	! mpip_session_json "$B" udp 6100 7999 2>/dev/null |
+		jq -e --argjson x "$x" '.node_id == $x.node_id' >/dev/null ||
+		fail "B made X's node a session of a flow from A's address"
 	[[ $(b_session | jq -c '{id, node_id}') == "$s0" ]] || fail "X's CMs took A's session over"
 	[[ $(b_avail_node) == "$a0" ]] || fail "X's CMs moved B's entry for A's port to another node"
 	# B's entry for A's address (port 0, not listed) picks the node of
