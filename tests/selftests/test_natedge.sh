@@ -361,6 +361,7 @@ t_learned_cap() {
 	echo "R held $n of A's datagrams to B's control port"
 	((n >= 16)) || fail "too few datagrams held"
 	r0=$(mpip_stat "$B" rx_replay)
+	mpipctl_in "$B" -j stats >"$T/b-cap0"
 	echo "B's learned paths before: $(learned_paths)"
 	sent=$(in_ns "$R" /usr/bin/python3 - "$T/held16.pcap" <<-'PY'
 		import sys
@@ -379,6 +380,7 @@ t_learned_cap() {
 	sleep 2
 	l=$(learned_paths)
 	echo "R sent $sent copies from 198.18.3.230-245; rx_replay +$(($(mpip_stat "$B" rx_replay) - r0)); B's learned paths: $l"
+	echo "B's counters that moved: $(mpip_stats_moved "$B" "$T/b-cap0")"
 	jq -e '.daddrs | length <= 8' <<<"$l" >/dev/null || fail "B learned more than 8 paths of A's node"
 	jq -e '.daddrs | length == 8' <<<"$l" >/dev/null ||
 		fail "the copies did not fill A's node's 8 learned paths: not a test of the limit"
