@@ -347,9 +347,9 @@ learned_paths() {
 		 decoys_verified: ($d | map(select(.verified)) | length)}'
 }
 
-# R holds A's datagrams to B's control port again, then sends the newest
-# 16 on from 16 addresses of B's link that belong to no host, one from
-# each: each CM authenticates and is fresh, and would make B a path to
+# R holds A's datagrams to B's control port again, captured whole, then
+# sends the newest 16 on from 16 addresses of B's link that belong to no
+# host, one from each: each CM authenticates and is fresh, and would make B a path to
 # its source (learned, never verified).  B learns at most 8 paths of a
 # node (MPIP_LEARNED_MAX); the copies fill that, or they tested nothing.
 # (After bad_shims_dropped_and_counted, whose "no path learned" a full
@@ -357,7 +357,7 @@ learned_paths() {
 t_learned_cap() {
 	local n sent r0 l
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
-	n=$(hold_from_a held16 6110)
+	n=$(CAPTURE_SNAP=0 hold_from_a held16 6110)
 	echo "R held $n of A's datagrams to B's control port"
 	((n >= 16)) || fail "too few datagrams held"
 	r0=$(mpip_stat "$B" rx_replay)
@@ -370,7 +370,8 @@ t_learned_cap() {
 		from scapy.sendrecv import send
 		from scapy.config import conf
 		conf.verb = 0
-		held = [p for p in rdpcap(sys.argv[1]) if UDP in p][-16:]
+		held = [p for p in rdpcap(sys.argv[1])
+		        if UDP in p and len(p[UDP].payload) == p[UDP].len - 8][-16:]
 		send([IP(src="198.18.3.%d" % (230 + i), dst="198.18.3.2") /
 		      UDP(sport=40000, dport=19792) / bytes(p[UDP].payload)
 		      for i, p in enumerate(held)], inter=0.05)
