@@ -203,7 +203,11 @@ static bool mpip_loss_due(struct mpip_net *mn, struct mpip_path *p)
  * Ask node @n, which proved that it holds the pair's keys, for its
  * addresses, and tell it ours: an authenticated query to its control
  * port at @daddr, answered with a confirmation that carries its list.
- * At most once per MPIP_ADDR_QUERY_GAP.  Caller holds RCU.
+ * Only to an address the node proved it receives at (mpip_node_proved()):
+ * one that shook hands from its own address and sent CMs from another
+ * host's would have us send that host a query every MPIP_ADDR_QUERY_GAP
+ * for as long as its node lives.  At most once per MPIP_ADDR_QUERY_GAP.
+ * Caller holds RCU.
  */
 void mpip_addr_query(struct mpip_net *mn, struct mpip_node *n, __be32 saddr,
 		     __be32 daddr)
@@ -211,7 +215,8 @@ void mpip_addr_query(struct mpip_net *mn, struct mpip_node *n, __be32 saddr,
 	unsigned long last = READ_ONCE(n->aq_stamp);
 	struct mpip_cm cm;
 
-	if (!mpip_node_keyed(n) || !READ_ONCE(n->verified))
+	if (!mpip_node_keyed(n) || !READ_ONCE(n->verified) ||
+	    !mpip_node_proved(n, daddr))
 		return;
 	if (last && time_before(jiffies, last + MPIP_ADDR_QUERY_GAP))
 		return;

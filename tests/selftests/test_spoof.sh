@@ -471,6 +471,22 @@ print("0x%08x" % m.auth_token(kx))
 PY
 }
 
+# to_token PCAP TOKEN: how many packets in capture PCAP carry a CM to
+# the node of TOKEN (a CM carries its receiver's token)
+to_token() {
+	in_ns "$B" /usr/bin/python3 - "$REPO/tests/scapy" "$T/$1.pcap" "$2" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import mpip_cm as m
+from scapy.layers.inet import IP
+from scapy.utils import rdpcap
+tok = int(sys.argv[3], 16)
+print(sum(1 for p in rdpcap(sys.argv[2]) if IP in p and
+          (t := m.find_trailer(p[IP])) is not None and
+          t.to_dict().get("token") == tok))
+PY
+}
+
 # A stranger with keys of its own: X's sealed ORIG CMs from A's address,
 # from a port of a flow B does not know yet (10.1.1.1:7999: B learns
 # from the first packet of a flow, and from a known one's only now and
@@ -483,7 +499,9 @@ PY
 # X's own port names X's node, and A's datagrams still arrive.  Nor does
 # X's flow from A's address get a session of X's node: X shook hands
 # from 10.1.9.9, and no path of its answered from 10.1.1.1
-# (session_unproven counts the refusals).
+# (session_unproven counts the refusals).  Nor does B send 10.1.1.1 the
+# address queries of X's node, which has no address list: one each
+# second while the node is active, for X's one CM.
 # (Before, X's first CM moved B's entry for 10.1.1.1, port 0, to X's
 # node, the one all B's new flows to A's address go to: their paths
 # would go to the addresses X lists and answers from.  And B made X a
@@ -495,9 +513,12 @@ t_keyed_stranger() {
 	a0=$(b_avail_node) || fail "B has no entry for A's port"
 	fail0=$(mpip_stat "$B" rx_auth_fail)
 	un0=$(mpip_stat "$B" session_unproven)
+	CAPTURE_SNAP=0 capture_start "$B" eth1 ctl2a 'udp and dst host 10.1.1.1 and dst port 19792'
 	tok=$(keyed_stranger_orig "$(jq -r .id <<<"$s0")" 20 7999) ||
 		fail "X could not shake hands with B"
-	sleep 1
+	sleep 3
+	echo "B's CMs to 10.1.1.1's control port: $(capture_count ctl2a), to X's node: $(to_token ctl2a "$tok")"
+	(($(to_token ctl2a "$tok") == 0)) || fail "B sent X's node's CMs (address queries) to A's address"
 	x=$(mpipctl_in "$B" -j show nodes | jq -c --arg t "$tok" '.[] | select(.peer_id == $t)')
 	echo "X's node on B (peer ID $tok): $x"
 	echo "B's session $s0 -> $(b_session | jq -c '{id, node_id}'); rx_auth_fail +$(($(mpip_stat "$B" rx_auth_fail) - fail0))"
