@@ -349,8 +349,8 @@ learned_paths() {
 
 # R holds A's datagrams to B's control port again, captured whole, then
 # sends the newest 16 on from 16 addresses of B's link that belong to no
-# host, one from each: each CM authenticates and is fresh, and would make B a path to
-# its source (learned, never verified).  B learns at most 8 paths of a
+# host, one from each: each CM authenticates and is fresh, and would make
+# B a path to its source (learned, never verified).  B learns at most 8 paths of a
 # node (MPIP_LEARNED_MAX); the copies fill that, or they tested nothing.
 # (After bad_shims_dropped_and_counted, whose "no path learned" a full
 # node could not tell; the next subtest builds a new lab.)

@@ -508,7 +508,7 @@ PY
 # session of 10.1.1.1:7999: its replies went over X's paths, and X's
 # packets on them were restored to 10.1.1.1.)
 t_keyed_stranger() {
-	local s0 a0 fail0 un0 tok x
+	local s0 a0 fail0 un0 tok x ctl toks
 	s0=$(b_session | jq -c '{id, node_id}')
 	a0=$(b_avail_node) || fail "B has no entry for A's port"
 	fail0=$(mpip_stat "$B" rx_auth_fail)
@@ -517,8 +517,10 @@ t_keyed_stranger() {
 	tok=$(keyed_stranger_orig "$(jq -r .id <<<"$s0")" 20 7999) ||
 		fail "X could not shake hands with B"
 	sleep 3
-	echo "B's CMs to 10.1.1.1's control port: $(capture_count ctl2a), to X's node: $(to_token ctl2a "$tok")"
-	(($(to_token ctl2a "$tok") == 0)) || fail "B sent X's node's CMs (address queries) to A's address"
+	ctl=$(capture_count ctl2a)
+	toks=$(to_token ctl2a "$tok")
+	echo "B's CMs to 10.1.1.1's control port: $ctl, to X's node: $toks"
+	((toks == 0)) || fail "B sent X's node's CMs (address queries) to A's address"
 	x=$(mpipctl_in "$B" -j show nodes | jq -c --arg t "$tok" '.[] | select(.peer_id == $t)')
 	echo "X's node on B (peer ID $tok): $x"
 	echo "B's session $s0 -> $(b_session | jq -c '{id, node_id}'); rx_auth_fail +$(($(mpip_stat "$B" rx_auth_fail) - fail0))"
