@@ -448,8 +448,12 @@ from scapy.config import conf
 conf.verb = 0
 sid, n, sport = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 kx = int.from_bytes(os.urandom(8), "big") | 1
-sn = AsyncSniffer(filter="udp and src host 10.1.1.2 and src port 6300 and dst port 7300",
-                  count=1, timeout=20)
+# (lfilter, not a BPF filter: scapy compiles those with libpcap, which it
+# may fail to find, and then sniffs every packet)
+def from_b(p):
+    return (IP in p and UDP in p and p[IP].src == "10.1.1.2" and
+            p[UDP].sport == 6300 and p[UDP].dport == 7300)
+sn = AsyncSniffer(lfilter=from_b, count=1, timeout=20)
 sn.start()
 time.sleep(2)
 q = IP(src="10.1.9.9", dst="10.1.1.2") / UDP(sport=7300, dport=6300) / Raw(b"HELLO")
