@@ -148,9 +148,9 @@ b_has_crafted() {
 # whose peer ID is the key's token; each answer carries that token (so
 # the two differ), no address list, and nowhere B's node ID.  (A node
 # not verified and a stranger's entry live 10 s,
-# MPIP_NODE_UNVERIFIED_TTL: all four are read at once, at once and again
-# until seen; one check after another took more than that on a debug
-# kernel, and the first node was gone.)
+# MPIP_NODE_UNVERIFIED_TTL: all four are read in one check, right after
+# the queries and again until seen; one check after another took longer
+# than that on a debug kernel, and the first node was gone.)
 t_crafted_query() {
 	local tok tok2 nid
 	capture_start "$B" eth1 crafted 'udp and host 10.1.1.1 and (port 7200 or port 7201)'
