@@ -472,6 +472,8 @@ struct mpip_session {
 	unsigned long stamp;	/* jiffies of the last packet, READ/WRITE_ONCE */
 	bool confirmed;		/* READ/WRITE_ONCE */
 	bool dead;		/* unlinked; under the lock */
+	/* its node was left for another: the collector removes it */
+	bool orphan;		/* READ/WRITE_ONCE */
 	/*
 	 * the node that proved it receives at the flow's remote address
 	 * (mpip_node_proved()), 0 if none yet: only its packets may move to

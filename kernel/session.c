@@ -140,8 +140,9 @@ static void mpip_session_free(struct mpip_session *s)
 #define MPIP_SWEEP_WALKS	8
 
 /*
- * One walk over the sessions, removing those idle for @ttl jiffies, or
- * all of them; returns how many it removed.  The walk may meet an entry
+ * One walk over the sessions, removing those idle for @ttl jiffies and
+ * the orphans (mpip_session_of()), or all of them; returns how many it
+ * removed.  The walk may meet an entry
  * twice (after a resize) or one that is being removed; the dead mark,
  * read under the lock, keeps it from being freed twice.  It may also
  * miss some: after a break, rhashtable_walk_start() cannot find the
@@ -165,7 +166,8 @@ static unsigned int mpip_sessions_walk_sweep(struct mpip_net *mn,
 	while ((s = rhashtable_walk_next(&it))) {
 		if (IS_ERR(s))
 			continue;	/* resized: the walk goes on in the new table */
-		if (all || time_after(jiffies, READ_ONCE(s->stamp) + ttl)) {
+		if (all || READ_ONCE(s->orphan) ||
+		    time_after(jiffies, READ_ONCE(s->stamp) + ttl)) {
 			gone = NULL;
 			spin_lock_bh(&st->lock);
 			if (!s->dead) {
@@ -190,10 +192,11 @@ static unsigned int mpip_sessions_walk_sweep(struct mpip_net *mn,
 }
 
 /*
- * Remove the sessions idle for @ttl jiffies, or all of them.  An expiry
- * sweep leaves what its walk missed to the next one; a flush walks again
- * while its last walk removed some, so that it leaves none behind unless
- * packets add sessions as fast as it removes them.  Sleeps.
+ * Remove the sessions idle for @ttl jiffies and the orphans, or all of
+ * them.  An expiry sweep leaves what its walk missed to the next one; a
+ * flush walks again while its last walk removed some, so that it leaves
+ * none behind unless packets add sessions as fast as it removes them.
+ * Sleeps.
  */
 void mpip_sessions_sweep(struct mpip_net *mn, unsigned long ttl, bool all)
 {
@@ -326,9 +329,41 @@ static bool mpip_sessions_have_room(struct mpip_net *mn)
 }
 
 /*
+ * Session @s, found by its flow's addresses for a packet to node @n, if
+ * it is @n's.  Another node's session ID names nothing the peer knows
+ * under @n: sealed for @n, what went to other paths under it was dropped
+ * there (drop_session), a TCP flow's ACKs for minutes once, while the
+ * peer, plain on its side, sent nothing that moved the session to @n
+ * (mpip_session_takes()).  The flow's destination answers for @n since
+ * its availability entry left the old node, which it does only once that
+ * one is silent or gone (a peer that restarted and shook hands anew):
+ * then the session is orphaned, the collector removes it within a
+ * second, and the flow's next packet makes one with @n.  Until then, or
+ * while the old node speaks again, the flow's packets go without a
+ * session, on their own addresses.  Caller holds RCU.
+ */
+static struct mpip_session *mpip_session_of(struct mpip_net *mn,
+					    struct mpip_node *n,
+					    struct mpip_session *s)
+{
+	u32 id = READ_ONCE(s->id.node_id);
+	struct mpip_node *old;
+
+	if (likely(id == n->id))
+		return s;
+	old = mpip_node_lookup(mn, id);
+	if ((!old || mpip_node_silent(mn, old)) && !READ_ONCE(s->orphan)) {
+		WRITE_ONCE(s->orphan, true);
+		mpip_gc_kick(mn);
+	}
+	return NULL;
+}
+
+/*
  * The session of an outgoing packet of a flow with node @n, created with
  * a new session ID if there is none.  Caller holds RCU.  NULL when the
- * table is full or memory is short: the packet then goes without one.
+ * table is full or memory is short, or the flow's session is another
+ * node's (mpip_session_of()): the packet then goes without one.
  */
 struct mpip_session *mpip_session_tx(struct mpip_net *mn,
 				     struct mpip_node *n, u8 proto,
@@ -344,7 +379,7 @@ struct mpip_session *mpip_session_tx(struct mpip_net *mn,
 
 	s = mpip_session_find(mn, &t);
 	if (s)
-		return s;
+		return mpip_session_of(mn, n, s);
 	if (!mpip_sessions_have_room(mn))
 		return NULL;
 	s = mpip_session_alloc(n->id, &t);
@@ -393,6 +428,7 @@ static bool mpip_session_rekey(struct mpip_sessions *st,
 		WRITE_ONCE(s->proved, node_id);
 	WRITE_ONCE(s->id.node_id, node_id);
 	WRITE_ONCE(s->id.sid, sid);
+	WRITE_ONCE(s->orphan, false);
 	if (!rhashtable_insert_fast(&st->by_id, &s->id_node, mpip_id_params))
 		return true;
 	mpip_session_unlink(st, s);

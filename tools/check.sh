@@ -210,7 +210,8 @@ FILE_SECONDS="
 	legacy:54 links:28 longrtt:96 loss:198 monitor:76 multipath:72
 	nat:261 natedge:513 natidle:118 netlink:42 paths:63 pmtu:42
 	policy:116 probe:11 reload:106 reorder:121 router:50 rr:92
-	rules:204 scapy:38 spoof:517 steer:32 table7:64 teardown:180
+	restart:75 rules:204 scapy:38 spoof:517 steer:32 table7:64
+	teardown:180
 	unload:134 ynl:54
 "
 

@@ -652,7 +652,9 @@ enum mpip_path_attr {
  * @MPIP_STAT_RX_NOT_LOCAL: valid trailers left in place because the packet
  *	was not addressed to this host
  * @MPIP_STAT_SESSION_NEW: sessions created
- * @MPIP_STAT_SESSION_EXPIRED: sessions removed after session_timeout_ms
+ * @MPIP_STAT_SESSION_EXPIRED: sessions removed after session_timeout_ms,
+ *	or once their node went silent and the flow's destination moved to
+ *	another (the peer restarted)
  * @MPIP_STAT_TX_REWRITE: packets sent with rewritten addresses (on a path
  *	other than the flow's original one)
  * @MPIP_STAT_RX_RESTORE: packets whose original addresses were restored
