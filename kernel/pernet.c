@@ -162,8 +162,14 @@ int mpip_set_enabled(struct mpip_net *mn, bool on)
 		WRITE_ONCE(mn->enabled, false);
 		if (mn->hooked) {
 			mpip_hooks_set(mn, false);
-			/* for the CPUs still in a hook (see above) */
-			synchronize_net();
+			/*
+			 * For the CPUs still in a hook (see above).  Expedited:
+			 * a normal grace period's wait is a callback queued
+			 * behind all others, and under heavy traffic (every
+			 * freed buffer queues one with kmemleak) it waited
+			 * over 10 min, its caller holding genl's cb_lock.
+			 */
+			synchronize_rcu_expedited();
 		}
 		mpip_flush(mn);
 	}
