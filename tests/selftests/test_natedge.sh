@@ -51,9 +51,11 @@
 #   needed" errors (MTU 552) about B's packets inside UDP, quoting their
 #   outer headers only: B takes none, and TCP both ways is still intact
 #   over both links.
-# TIMEOUT: 900
+# TIMEOUT: 1500
 # (about 190 s on an idle machine in one guest; in a loaded run, a -j2
-# kernel build beside two guests, it ran 9 of its 12 subtests in 600 s)
+# kernel build beside two guests, it ran 9 of its 12 subtests in 600 s;
+# with 19 subtests, 477-571 s in loaded runs, and 825 s with a debug
+# kernel guest as a third VM)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
