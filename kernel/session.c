@@ -142,15 +142,15 @@ static void mpip_session_free(struct mpip_session *s)
 /*
  * One walk over the sessions, removing those idle for @ttl jiffies and
  * the orphans (mpip_session_of()), or all of them; returns how many it
- * removed.  The walk may meet an entry
- * twice (after a resize) or one that is being removed; the dead mark,
- * read under the lock, keeps it from being freed twice.  It may also
- * miss some: after a break, rhashtable_walk_start() cannot find the
- * entry the walk stood on if that one was removed meanwhile (by this
- * walk, as a rule), and then goes as far into the bucket as it had
- * gone: past one entry it has not seen for each one up to there that is
- * gone.  (rhashtable_walk_peek() would go one less, not enough when
- * those before it in the bucket were removed too.)
+ * removed.  The walk may meet an entry twice (after a resize) or one
+ * that is being removed; the dead mark, read under the lock, keeps it
+ * from being freed twice.  It may also miss some: after a break,
+ * rhashtable_walk_start() cannot find the entry the walk stood on if
+ * that one was removed meanwhile (by this walk, as a rule), and then
+ * goes as far into the bucket as it had gone: past one entry it has not
+ * seen for each one up to there that is gone.  (rhashtable_walk_peek()
+ * would go one less, not enough when those before it in the bucket were
+ * removed too.)
  * Sleeps.
  */
 static unsigned int mpip_sessions_walk_sweep(struct mpip_net *mn,

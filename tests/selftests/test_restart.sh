@@ -47,19 +47,26 @@ moved_on() {
 # 6.4 s at most then; the rounds took 6-9 s with the fix, two guests side
 # by side)
 streams_move_on() {
-	acked "$A" 5201 >"$T/acked.a"
-	acked "$B" 5202 >"$T/acked.b"
-	(($(awk '$2 > 100000' "$T/acked.a" | wc -l) == PARALLEL)) ||
-		{ cat "$T/acked.a"; fail "A has not $PARALLEL data streams to B"; }
-	(($(awk '$2 > 100000' "$T/acked.b" | wc -l) == PARALLEL)) ||
-		{ cat "$T/acked.b"; fail "B has not $PARALLEL data streams to A"; }
-	wait_for 30 moved_on "$A" 5201 "$T/acked.a" || {
+	snapshot "$A" 5201 "A -> B" "$T/acked.a"
+	snapshot "$B" 5202 "B -> A" "$T/acked.b"
+	wait_on "$A" 5201 "A -> B" "$T/acked.a"
+	wait_on "$B" 5202 "B -> A" "$T/acked.b"
+}
+
+# snapshot NS PORT WHAT FILE: NS's streams to PORT into FILE, all
+# PARALLEL of them sending data
+snapshot() {
+	acked "$1" "$2" >"$4"
+	(($(awk '$2 > 100000' "$4" | wc -l) == PARALLEL)) ||
+		{ cat "$4"; fail "$3: not $PARALLEL data streams"; }
+}
+
+# wait_on NS PORT WHAT FILE: each stream of snapshot FILE moves on
+# within 30 s
+wait_on() {
+	wait_for 30 moved_on "$1" "$2" "$4" || {
 		stress_why
-		fail "a stream A -> B stood still for 30 s"
-	}
-	wait_for 30 moved_on "$B" 5202 "$T/acked.b" || {
-		stress_why
-		fail "a stream B -> A stood still for 30 s"
+		fail "a stream $3 stood still for 30 s"
 	}
 }
 
