@@ -321,6 +321,29 @@ static void mpip_in_confirm(struct mpip_session *s, const struct mpip_rx *rx)
 }
 
 /*
+ * The peer's CM in @rx, with the flow's own addresses, names another ID
+ * than ours for session @s of node @n, and ours won (mpip_session_rx()):
+ * the peer does not know it.  If the peer had confirmed it, it lost it
+ * since (its session went with a node it left: a restart, a handshake
+ * that crossed ours), and drops what we move to other paths under it
+ * (drop_session) while its own packets, unconfirmed, come here plain:
+ * neither side would ever learn.  So ours go on the flow's own addresses
+ * again, where the peer takes our ID, and its next CM confirms it anew
+ * (session_resync).  Only the node's own CMs count: a replay is no
+ * packet of the peer now (mpip_in_session_get()).
+ */
+static void mpip_in_resync(struct mpip_net *mn, struct mpip_node *n,
+			   struct mpip_session *s, const struct mpip_rx *rx)
+{
+	if (!rx->authed || READ_ONCE(s->id.node_id) != n->id ||
+	    READ_ONCE(s->id.sid) == rx->c2.cm.session_id ||
+	    !READ_ONCE(s->confirmed))
+		return;
+	WRITE_ONCE(s->confirmed, false);
+	mpip_inc(mn, MPIP_STAT_SESSION_RESYNC);
+}
+
+/*
  * The session of a data packet with a session ID: found, or created from
  * a packet that carries the flow's original addresses.  NULL if the
  * packet cannot be mapped to its flow.
@@ -357,8 +380,10 @@ static struct mpip_session *mpip_in_session_get(struct mpip_net *mn,
 		return NULL;
 	s = mpip_session_rx(mn, n, rx->c2.cm.session_id, rx->proto, iph->daddr,
 			    rx->dport, iph->saddr, rx->sport);
-	if (s)
+	if (s) {
+		mpip_in_resync(mn, n, s, rx);
 		mpip_in_confirm(s, rx);
+	}
 	return s;
 }
 

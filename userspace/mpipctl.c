@@ -109,6 +109,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_ENCAP_GRO]	= "rx_encap_gro",
 	[MPIP_STAT_RX_ICMP_REFUSED]	= "rx_icmp_refused",
 	[MPIP_STAT_SESSION_UNPROVEN]	= "session_unproven",
+	[MPIP_STAT_SESSION_RESYNC]	= "session_resync",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

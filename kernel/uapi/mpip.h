@@ -765,6 +765,10 @@ enum mpip_path_attr {
  *	because the node sent them from an address it has not proved to
  *	receive at (neither the one it shook hands from nor one a path
  *	answered from): the packet goes on as plain IP, with no session
+ * @MPIP_STAT_SESSION_RESYNC: confirmed sessions whose peer, in a CM with
+ *	the flow's own addresses, named another ID than ours, which won: the
+ *	peer lost our ID (it restarted); the session's packets keep to the
+ *	flow's own addresses until the peer confirms our ID again
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -837,6 +841,7 @@ enum mpip_stat {
 	MPIP_STAT_RX_ENCAP_GRO,
 	MPIP_STAT_RX_ICMP_REFUSED,
 	MPIP_STAT_SESSION_UNPROVEN,
+	MPIP_STAT_SESSION_RESYNC,
 
 	__MPIP_STAT_MAX,
 };

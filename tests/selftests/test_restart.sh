@@ -9,9 +9,11 @@
 # (drop_session), and a stream whose ACKs all went that way stood still
 # for minutes (test_teardown, a loaded run: RTO backed off to 39 s; here,
 # before the fix, one restart of six left a stream still for 44 s).
+# And (resync): an end that lost a flow's session while the other kept it
+# under a winning ID gets the flow's packets again.
 # TIMEOUT: 900
-# (72 s, two guests side by side; a stalled stream costs up to 60 s a
-# round)
+# (72 s, two guests side by side, and 13 s for resync alone; a stalled
+# stream costs up to 60 s a round)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -84,15 +86,81 @@ t_restart() {
 	sleep 0.5
 	mpipctl_in "$ns" enable
 	streams_move_on
-	echo "A: $(mpipctl_in "$A" -j stats | jq -c '{session_expired, drop_session, rx_auth_fail, peer_lost}')"
-	echo "B: $(mpipctl_in "$B" -j stats | jq -c '{session_expired, drop_session, rx_auth_fail, peer_lost}')"
+	echo "A: $(mpipctl_in "$A" -j stats | jq -c '{session_expired, session_resync, drop_session, rx_auth_fail, peer_lost}')"
+	echo "B: $(mpipctl_in "$B" -j stats | jq -c '{session_expired, session_resync, drop_session, rx_auth_fail, peer_lost}')"
+}
+
+# sid NS LPORT RPORT: the ID of NS's UDP session LPORT -> RPORT
+sid() {
+	mpip_session_json "$1" udp "$2" "$3" | jq -er .id
+}
+
+# confirmed NS LPORT RPORT: that session is confirmed
+confirmed() {
+	mpip_session_json "$1" udp "$2" "$3" | jq -e .confirmed >/dev/null
+}
+
+# gone NS LPORT RPORT: NS has no such session
+gone() {
+	! mpip_session_json "$1" udp "$2" "$3" >/dev/null 2>&1
+}
+
+# t_resync: one end of a flow loses its session while the other keeps
+# it, confirmed, under an ID that wins (odd: its holder picked it; here
+# the loser's session times out, as a restart would lose it).  The loser
+# sends first and makes a session of its own; the winner's packets, which
+# a rule sends over link 2, must still arrive: before the fix they went
+# there under the ID the loser no longer knew, and all were dropped
+# (drop_session), while the loser's own packets came plain and never
+# told.  Now the loser's CM naming another ID takes the confirmation
+# back (session_resync), the winner's packets go on the flow's own
+# addresses until the loser took its ID, and then over link 2.
+t_resync() {
+	local w=$A l=$B wa=10.1.1.1 la=10.1.1.2 wp=7301 lp=7302 id lid r0 d0
+	mpip_twolink_warm_up
+	UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 10.1.1.2 7302 20 7301 20000 ||
+		fail "A's first datagrams to B did not all arrive"
+	wait_for 10 sid "$A" 7301 7302 >/dev/null || fail "A made no session"
+	id=$(sid "$A" 7301 7302)
+	if ((id % 2 == 0)); then
+		# B picks the odd IDs: the flow starts from B
+		w=$B l=$A wa=10.1.1.2 la=10.1.1.1 wp=7303 lp=7304
+		UDP_RECV_TIMEOUT=30 udp_exchange "$w" "$l" "$la" "$lp" 20 "$wp" 20000 ||
+			fail "B's first datagrams to A did not all arrive"
+		wait_for 10 sid "$w" "$wp" "$lp" >/dev/null || fail "B made no session"
+		id=$(sid "$w" "$wp" "$lp")
+	fi
+	echo "winner $w, session $id"
+	((id % 2 == 1)) || fail "neither host picked an odd ID"
+	wait_for 10 confirmed "$w" "$wp" "$lp" || fail "the session is not confirmed"
+
+	mpipctl_in "$w" rule add pref 100 proto udp dport "$lp" mode selected dev eth2
+	mpipctl_in "$l" set session_timeout_ms 1000
+	wait_for 20 gone "$l" "$lp" "$wp" || fail "the loser's session did not time out"
+	mpipctl_in "$l" set session_timeout_ms 120000
+	confirmed "$w" "$wp" "$lp" || fail "the winner lost its session too"
+
+	r0=$(mpip_stat "$w" session_resync)
+	UDP_RECV_TIMEOUT=30 udp_exchange "$l" "$w" "$wa" "$wp" 20 "$lp" 20000 ||
+		fail "the loser's datagrams did not all arrive"
+	lid=$(sid "$l" "$lp" "$wp") || fail "the loser made no session"
+	echo "loser's session: $lid"
+	d0=$(mpip_stat "$l" drop_session)
+	UDP_RECV_TIMEOUT=20 udp_exchange "$w" "$l" "$la" "$lp" 50 "$wp" 20000 ||
+		fail "the winner's datagrams did not all arrive (drop_session +$(($(mpip_stat "$l" drop_session) - d0)) at the loser)"
+	echo "session_resync +$(($(mpip_stat "$w" session_resync) - r0)); loser's session $(mpip_session_json "$l" udp "$lp" "$wp" | jq -c '{id, confirmed}')"
+	mpipctl_in "$w" rule del pref 100
+	(($(sid "$l" "$lp" "$wp") == id)) || fail "the loser did not take the winner's ID"
+	(($(mpip_stat "$w" session_resync) > r0)) ||
+		fail "session_resync did not count the winner's session"
 }
 
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 9
+	ktap_plan 10
+	ktap_run resync t_resync
 	ktap_run streams_running t_running
 	ktap_run restart_b_1 t_restart "$B"
 	ktap_run restart_a_1 t_restart "$A"

@@ -510,9 +510,11 @@ PY
 # node, the one all B's new flows to A's address go to: their paths
 # would go to the addresses X lists and answers from.  And B made X a
 # session of 10.1.1.1:7999: its replies went over X's paths, and X's
-# packets on them were restored to 10.1.1.1.)
+# packets on them were restored to 10.1.1.1.)  Last, X's CMs from A's
+# flow's own port naming another ID leave B's session confirmed: only the
+# session's own node takes a confirmation back (session_resync).
 t_keyed_stranger() {
-	local s0 a0 fail0 un0 tok x ctl toks
+	local s0 a0 fail0 un0 tok x ctl toks rs0 id
 	s0=$(b_session | jq -c '{id, node_id}')
 	a0=$(b_avail_node) || fail "B has no entry for A's port"
 	fail0=$(mpip_stat "$B" rx_auth_fail)
@@ -552,6 +554,22 @@ t_keyed_stranger() {
 	mpipctl_in "$B" -j show avail | jq -e --argjson x "$x" \
 		'all(.[]; .addr != "10.1.1.1" or .port == 7999 or .node_id != $x.node_id)' >/dev/null ||
 		fail "an entry of B's for A's address names X's node"
+	# X's CMs from the port of A's flow itself, naming another ID: a
+	# CM of the session's own node that did would take its confirmation
+	# back (session_resync), and A's datagrams would keep to their own
+	# addresses until A named the ID again
+	s0=$(b_session | jq -c '{id, node_id, confirmed}')
+	jq -e .confirmed <<<"$s0" >/dev/null || fail "B's session is not confirmed: not a test"
+	rs0=$(mpip_stat "$B" session_resync)
+	id=$(jq -r .id <<<"$s0")
+	keyed_stranger_orig "$((id > 65533 ? id - 2 : id + 2))" 20 7100 >/dev/null ||
+		fail "X could not shake hands with B"
+	sleep 1
+	echo "B's session $s0 -> $(b_session | jq -c '{id, node_id, confirmed}'); session_resync +$(($(mpip_stat "$B" session_resync) - rs0))"
+	[[ $(b_session | jq -c '{id, node_id, confirmed}') == "$s0" ]] ||
+		fail "X's CMs naming another ID changed A's session"
+	(($(mpip_stat "$B" session_resync) == rs0)) ||
+		fail "X's CMs took the confirmation of A's session back"
 	a_still_delivers "after the keyed stranger's CMs"
 }
 
