@@ -108,6 +108,32 @@ void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * Tell node @n that we know no session @sid: a packet of its under that
+ * ID came over path @p and was dropped (drop_session).  The node had
+ * seen it confirmed, and we lost it since (we restarted, or it expired
+ * here first); the node takes the confirmation back and sends the flow
+ * on its own addresses, where we make the session anew (input.c).  HB |
+ * CTRL | NEW, sealed for @n, on @p; at most one per MPIP_UNKNOWN_GAP.
+ */
+void mpip_heartbeat_unknown(struct mpip_net *mn, struct mpip_node *n,
+			    struct mpip_path *p, u16 sid)
+{
+	unsigned long last = READ_ONCE(n->unknown_stamp);
+	struct mpip_cm cm;
+
+	if (last && time_before(jiffies, last + MPIP_UNKNOWN_GAP))
+		return;
+	if (cmpxchg(&n->unknown_stamp, last, jiffies | 1) != last)
+		return;
+	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB | MPIP_CM_F_NEW,
+		     false);
+	cm.session_id = sid;
+	cm.xflags |= MPIP_CM_X_QUIET;
+	mpip_ctrl_send(mn, n, p, 0, 0, &cm, NULL);
+	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+}
+
+/*
  * A probe of @p, with its nonce while its check is not complete (as
  * mpip_rr_probe_due() says); @quiet if it only carries delay reports
  * back (MPIP_CM_X_QUIET).  Caller holds RCU.

@@ -344,6 +344,45 @@ static void mpip_in_resync(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * The node of @rx says it knows no session of the ID its CM names, one
+ * we sent it a packet under (mpip_heartbeat_unknown()): it lost it.  A
+ * confirmed session of ours goes back to the flow's own addresses, where
+ * the peer makes it anew and confirms it (session_resync).  Before, what
+ * went over other paths was dropped there for as long as the flow ran,
+ * and a TCP stream whose packets all went that way stood still
+ * (test_restart).  Only the node's own authenticated CMs name its
+ * sessions.
+ */
+static void mpip_in_unknown(struct mpip_net *mn, struct mpip_session *s,
+			    const struct mpip_rx *rx)
+{
+	if (!rx->authed || !READ_ONCE(s->confirmed))
+		return;
+	WRITE_ONCE(s->confirmed, false);
+	mpip_inc(mn, MPIP_STAT_SESSION_RESYNC);
+}
+
+/*
+ * A packet of node @n under an ID we know no session of, @rx's, was
+ * dropped: tell the node (mpip_heartbeat_unknown()), if the packet came
+ * over one of its paths; one that came from anywhere else gets no
+ * answer.
+ */
+static void mpip_in_tell_unknown(struct mpip_net *mn, struct mpip_node *n,
+				 const struct sk_buff *skb,
+				 const struct mpip_rx *rx)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	struct mpip_path *p;
+
+	if (!rx->authed || rx->replayed || !rx->c2.cm.session_id)
+		return;
+	p = mpip_path_find(n, iph->daddr, iph->saddr);
+	if (p && READ_ONCE(p->state) == MPIP_PATH_UP)
+		mpip_heartbeat_unknown(mn, n, p, rx->c2.cm.session_id);
+}
+
+/*
  * The session of a data packet with a session ID: found, or created from
  * a packet that carries the flow's original addresses.  NULL if the
  * packet cannot be mapped to its flow.
@@ -411,9 +450,14 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 		return true;
 	}
 	if (rx->c2.cm.flags & MPIP_CM_F_CTRL) {
-		/* A heartbeat naming a session confirms it. */
+		/*
+		 * A heartbeat naming a session confirms it; with NEW, the
+		 * peer says it does not know it.
+		 */
 		s = mpip_session_by_id(mn, n->id, rx->c2.cm.session_id);
-		if (s && !READ_ONCE(s->confirmed))
+		if (s && (rx->c2.cm.flags & MPIP_CM_F_NEW))
+			mpip_in_unknown(mn, s, rx);
+		else if (s && !READ_ONCE(s->confirmed))
 			WRITE_ONCE(s->confirmed, true);
 		return true;
 	}
@@ -422,6 +466,7 @@ static bool mpip_in_session(struct mpip_net *mn, struct mpip_node *n,
 		if ((rx->c2.cm.flags & MPIP_CM_F_ORIG) && !rx->encap)
 			return true;
 		mpip_inc(mn, MPIP_STAT_DROP_SESSION);
+		mpip_in_tell_unknown(mn, n, skb, rx);
 		return false;
 	}
 	/*

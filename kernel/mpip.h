@@ -135,6 +135,12 @@
 #define MPIP_BACKUP_RETURN	HZ
 #define MPIP_SINGLE_DWELL	HZ
 /*
+ * At most one "no such session" (heartbeat.c) to a node this often: the
+ * packets a peer sends under an ID we do not know come at its flows'
+ * rate, and the first answer already sets its session back.
+ */
+#define MPIP_UNKNOWN_GAP	(HZ / 10)
+/*
  * A destination given up (query_threshold queries unanswered) is asked
  * again while our flows still go there, at gaps that double from
  * MPIP_AVAIL_RETRY up to MPIP_AVAIL_RETRY << MPIP_AVAIL_RETRY_SHIFT
@@ -395,6 +401,8 @@ struct mpip_node {
 	 */
 	__be32 hs_addr;
 	unsigned long aq_stamp;	/* jiffies: last address query sent */
+	/* jiffies | 1: last "no such session" sent to it (heartbeat.c) */
+	unsigned long unknown_stamp;
 	/* our address list told to the node: heartbeat.c, READ/WRITE_ONCE */
 	u32 addr_told;		/* digest of the list it last heard */
 	unsigned int addr_sends;	/* IP_CHANGE rounds sent for it */
@@ -998,6 +1006,8 @@ void mpip_tick_kick(struct mpip_net *mn);
 void mpip_tick_stop(struct mpip_net *mn);
 void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_session *s);
+void mpip_heartbeat_unknown(struct mpip_net *mn, struct mpip_node *n,
+			    struct mpip_path *p, u16 sid);
 void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n);
 #define MPIP_LOSS_WAIT_MS	1000	/* a loss probe's answer, at least */
 void mpip_loss_answer(struct mpip_net *mn, struct mpip_path *p);

@@ -203,15 +203,14 @@ BOOT_SECONDS=40
 # 2026-12-01 and 02, nothing else in VMs; test_teardown less the round of
 # its flush of thousands that this commit took out; test_natedge and
 # test_spoof from one run each, side by side, of 2026-12-02 with their
-# new attack subtests; test_restart with 15 s more for its resync
-# subtest)
+# new attack subtests; test_restart with its two resync subtests, 60 s)
 FILE_SECONDS="
 	backup:179 blackout:176 bridge:56 encap:110 failover:100
 	fastpath:88 firewall:75 handshake:124 helper:34 idle:94 lab:66
 	legacy:54 links:28 longrtt:96 loss:198 monitor:76 multipath:72
 	nat:261 natedge:513 natidle:118 netlink:42 paths:63 pmtu:42
 	policy:116 probe:11 reload:106 reorder:121 router:50 rr:92
-	restart:90 rules:204 scapy:38 spoof:517 steer:32 table7:64
+	restart:120 rules:204 scapy:38 spoof:517 steer:32 table7:64
 	teardown:180
 	unload:134 ynl:54
 "

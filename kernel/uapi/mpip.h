@@ -765,10 +765,12 @@ enum mpip_path_attr {
  *	because the node sent them from an address it has not proved to
  *	receive at (neither the one it shook hands from nor one a path
  *	answered from): the packet goes on as plain IP, with no session
- * @MPIP_STAT_SESSION_RESYNC: confirmed sessions whose peer, in a CM with
- *	the flow's own addresses, named another ID than ours, which won: the
- *	peer lost our ID (it restarted); the session's packets keep to the
- *	flow's own addresses until the peer confirms our ID again
+ * @MPIP_STAT_SESSION_RESYNC: confirmed sessions the peer showed it had
+ *	lost (it restarted): in a CM with the flow's own addresses it named
+ *	another ID than ours, which won, or it said it knows no session of
+ *	our ID (a heartbeat with NEW, sent when it dropped a packet under
+ *	it); the session's packets keep to the flow's own addresses until
+ *	the peer confirms the ID again
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {

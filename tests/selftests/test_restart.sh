@@ -9,11 +9,12 @@
 # (drop_session), and a stream whose ACKs all went that way stood still
 # for minutes (test_teardown, a loaded run: RTO backed off to 39 s; here,
 # before the fix, one restart of six left a stream still for 44 s).
-# And (resync): an end that lost a flow's session while the other kept it
-# under a winning ID gets the flow's packets again.
+# And (resync_*): an end that lost a flow's session while the other kept
+# it under a winning ID gets the flow's packets again, whether it sends
+# on the flow first or not.
 # TIMEOUT: 900
-# (72 s, two guests side by side, and 13 s for resync alone; a stalled
-# stream costs up to 60 s a round)
+# (72 s, two guests side by side, and about 60 s for the resync
+# subtests; a stalled stream costs up to 60 s a round)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -105,62 +106,109 @@ gone() {
 	! mpip_session_json "$1" udp "$2" "$3" >/dev/null 2>&1
 }
 
-# t_resync: one end of a flow loses its session while the other keeps
-# it, confirmed, under an ID that wins (odd: its holder picked it; here
-# the loser's session times out, as a restart would lose it).  The loser
-# sends first and makes a session of its own; the winner's packets, which
-# a rule sends over link 2, must still arrive: before the fix they went
-# there under the ID the loser no longer knew, and all were dropped
-# (drop_session), while the loser's own packets came plain and never
-# told.  Now the loser's CM naming another ID takes the confirmation
-# back (session_resync), the winner's packets go on the flow's own
-# addresses until the loser took its ID, and then over link 2.
-t_resync() {
-	local w=$A l=$B wa=10.1.1.1 la=10.1.1.2 wp=7301 lp=7302 id lid r0 d0
+# The flow of the resync subtests: W, the host whose session IDs win
+# (odd: its holder picked it), sends to L from WA:WP to LA:LP under
+# session WID.  Set by t_resync_setup, kept in $T/resync.env for the
+# subtests after (each runs in a subshell).
+W='' L='' WA='' LA='' WP='' LP='' WID=''
+
+# t_resync_setup: a UDP flow whose session W picked, confirmed
+t_resync_setup() {
+	local id
 	mpip_twolink_warm_up
 	UDP_RECV_TIMEOUT=30 udp_exchange "$A" "$B" 10.1.1.2 7302 20 7301 20000 ||
 		fail "A's first datagrams to B did not all arrive"
 	wait_for 10 sid "$A" 7301 7302 >/dev/null || fail "A made no session"
 	id=$(sid "$A" 7301 7302)
+	W=$A L=$B WA=10.1.1.1 LA=10.1.1.2 WP=7301 LP=7302
 	if ((id % 2 == 0)); then
 		# B picks the odd IDs: the flow starts from B
-		w=$B l=$A wa=10.1.1.2 la=10.1.1.1 wp=7303 lp=7304
-		UDP_RECV_TIMEOUT=30 udp_exchange "$w" "$l" "$la" "$lp" 20 "$wp" 20000 ||
+		W=$B L=$A WA=10.1.1.2 LA=10.1.1.1 WP=7303 LP=7304
+		UDP_RECV_TIMEOUT=30 udp_exchange "$W" "$L" "$LA" "$LP" 20 "$WP" 20000 ||
 			fail "B's first datagrams to A did not all arrive"
-		wait_for 10 sid "$w" "$wp" "$lp" >/dev/null || fail "B made no session"
-		id=$(sid "$w" "$wp" "$lp")
+		wait_for 10 sid "$W" "$WP" "$LP" >/dev/null || fail "B made no session"
+		id=$(sid "$W" "$WP" "$LP")
 	fi
-	echo "winner $w, session $id"
+	echo "winner $W, session $id"
 	((id % 2 == 1)) || fail "neither host picked an odd ID"
-	wait_for 10 confirmed "$w" "$wp" "$lp" || fail "the session is not confirmed"
+	WID=$id
+	wait_for 10 confirmed "$W" "$WP" "$LP" || fail "the session is not confirmed"
+	# W's datagrams of the flow go over link 2 once the session is
+	# confirmed: under an ID that L must know
+	mpipctl_in "$W" rule add pref 100 proto udp dport "$LP" mode selected dev eth2
+	declare -p W L WA LA WP LP WID >"$T/resync.env"
+}
 
-	mpipctl_in "$w" rule add pref 100 proto udp dport "$lp" mode selected dev eth2
-	mpipctl_in "$l" set session_timeout_ms 1000
-	wait_for 20 gone "$l" "$lp" "$wp" || fail "the loser's session did not time out"
-	mpipctl_in "$l" set session_timeout_ms 120000
-	confirmed "$w" "$wp" "$lp" || fail "the winner lost its session too"
+# resync_lose: L loses the flow's session (it times out there first, as a
+# restart would lose it) while W keeps it, confirmed
+resync_lose() {
+	mpipctl_in "$L" set session_timeout_ms 1000
+	wait_for 20 gone "$L" "$LP" "$WP" || fail "the loser's session did not time out"
+	mpipctl_in "$L" set session_timeout_ms 120000
+	confirmed "$W" "$WP" "$LP" || fail "the winner lost its session too"
+}
 
-	r0=$(mpip_stat "$w" session_resync)
-	UDP_RECV_TIMEOUT=30 udp_exchange "$l" "$w" "$wa" "$wp" 20 "$lp" 20000 ||
-		fail "the loser's datagrams did not all arrive"
-	lid=$(sid "$l" "$lp" "$wp") || fail "the loser made no session"
-	echo "loser's session: $lid"
-	d0=$(mpip_stat "$l" drop_session)
-	UDP_RECV_TIMEOUT=20 udp_exchange "$w" "$l" "$la" "$lp" 50 "$wp" 20000 ||
-		fail "the winner's datagrams did not all arrive (drop_session +$(($(mpip_stat "$l" drop_session) - d0)) at the loser)"
-	echo "session_resync +$(($(mpip_stat "$w" session_resync) - r0)); loser's session $(mpip_session_json "$l" udp "$lp" "$wp" | jq -c '{id, confirmed}')"
-	mpipctl_in "$w" rule del pref 100
-	(($(sid "$l" "$lp" "$wp") == id)) || fail "the loser did not take the winner's ID"
-	(($(mpip_stat "$w" session_resync) > r0)) ||
+# resync_check R0: L took W's ID, and W's session_resync moved from R0
+resync_check() {
+	echo "session_resync +$(($(mpip_stat "$W" session_resync) - $1)); loser's session $(mpip_session_json "$L" udp "$LP" "$WP" | jq -c '{id, confirmed}')"
+	(($(sid "$L" "$LP" "$WP") == WID)) || fail "the loser did not take the winner's ID"
+	(($(mpip_stat "$W" session_resync) > $1)) ||
 		fail "session_resync did not count the winner's session"
+}
+
+# t_resync_named: one end of a flow lost its session while the other
+# kept it, confirmed, under an ID that wins.  The loser sends first and
+# makes a session of its own; the winner's packets, which the rule sends
+# over link 2, must still arrive: before the fix they went there under
+# the ID the loser no longer knew, and all were dropped (drop_session),
+# while the loser's own packets came plain and never told.  Now the
+# loser's CM naming another ID takes the confirmation back
+# (session_resync), the winner's packets go on the flow's own addresses
+# until the loser took its ID, and then over link 2.
+t_resync_named() {
+	local r0 lid d0
+	t_resync_setup
+	resync_lose
+	r0=$(mpip_stat "$W" session_resync)
+	UDP_RECV_TIMEOUT=30 udp_exchange "$L" "$W" "$WA" "$WP" 20 "$LP" 20000 ||
+		fail "the loser's datagrams did not all arrive"
+	lid=$(sid "$L" "$LP" "$WP") || fail "the loser made no session"
+	echo "loser's session: $lid"
+	d0=$(mpip_stat "$L" drop_session)
+	UDP_RECV_TIMEOUT=20 udp_exchange "$W" "$L" "$LA" "$LP" 50 "$WP" 20000 ||
+		fail "the winner's datagrams did not all arrive (drop_session +$(($(mpip_stat "$L" drop_session) - d0)) at the loser)"
+	resync_check "$r0"
+}
+
+# t_resync_told: the same loss, but the loser sends nothing: the
+# winner's first datagrams over link 2 are dropped, and the loser tells
+# the winner that it knows no session of that ID (HB | CTRL | NEW).  The
+# winner takes the confirmation back, the loser makes the session from
+# its next datagram and confirms it, and from then on every datagram
+# arrives.  Before, none did, for as long as the flow ran.
+t_resync_told() {
+	local r0 d0
+	# shellcheck source=/dev/null
+	source "$T/resync.env" || fail "resync_named set up no flow"
+	resync_lose
+	r0=$(mpip_stat "$W" session_resync)
+	d0=$(mpip_stat "$L" drop_session)
+	UDP_MIN_GOOD=1 UDP_RECV_TIMEOUT=20 udp_exchange "$W" "$L" "$LA" "$LP" 20 "$WP" 50000 ||
+		fail "none of the winner's datagrams arrived (drop_session +$(($(mpip_stat "$L" drop_session) - d0)) at the loser)"
+	wait_for 30 confirmed "$W" "$WP" "$LP" || fail "the winner's session stayed unconfirmed"
+	UDP_RECV_TIMEOUT=20 udp_exchange "$W" "$L" "$LA" "$LP" 50 "$WP" 20000 ||
+		fail "the winner's datagrams did not all arrive (drop_session +$(($(mpip_stat "$L" drop_session) - d0)) at the loser)"
+	resync_check "$r0"
+	mpipctl_in "$W" rule del pref 100
 }
 
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 10
-	ktap_run resync t_resync
+	ktap_plan 11
+	ktap_run resync_named t_resync_named
+	ktap_run resync_told t_resync_told
 	ktap_run streams_running t_running
 	ktap_run restart_b_1 t_restart "$B"
 	ktap_run restart_a_1 t_restart "$A"

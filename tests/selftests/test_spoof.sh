@@ -437,7 +437,7 @@ a_moves_entry_back() {
 # and sends them from A's address, 10.1.1.1, and port SPORT to 6100.
 # Prints the token of X's key (the peer ID of X's node on B)
 keyed_stranger_orig() {
-	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "$2" "$3" <<'PY'
+	in_ns "$X" /usr/bin/python3 - "$REPO/tests/scapy" "$1" "$2" "$3" "${4:-orig}" <<'PY'
 import os, struct, sys, time
 sys.path.insert(0, sys.argv[1])
 import mpip_cm as m
@@ -447,6 +447,7 @@ from scapy.sendrecv import AsyncSniffer, send
 from scapy.config import conf
 conf.verb = 0
 sid, n, sport = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+unknown = sys.argv[5] == "unknown"
 kx = int.from_bytes(os.urandom(8), "big") | 1
 # (lfilter, not a BPF filter: scapy compiles those with libpcap, which it
 # may fail to find, and then sniffs every packet)
@@ -466,6 +467,14 @@ kb = struct.unpack("!QI", t.to_dict()["ext"])[0]
 keys = m.auth_derive(kx, kb)
 pkts = []
 for i in range(n):
+    if unknown:
+        # "I know no session of this ID", from A's control port
+        tr = m.encode_v2(keys["tx"], 2 + i, 17, token=keys["tx_token"],
+                         session_id=sid, flags=m.F_CTRL | m.F_HB | m.F_NEW,
+                         xflags=m.X_QUIET)
+        pkts.append(m.udp_confirmation("10.1.1.1", "10.1.1.2", 19792,
+                                       19792, tr))
+        continue
     tr = m.encode_v2(keys["tx"], 2 + i, 17, token=keys["tx_token"],
                      session_id=sid, flags=m.F_ORIG)
     pkt = IP(src="10.1.1.1", dst="10.1.1.2") / UDP(sport=sport, dport=6100) / Raw(b"SEALED %d" % i)
@@ -511,7 +520,8 @@ PY
 # would go to the addresses X lists and answers from.  And B made X a
 # session of 10.1.1.1:7999: its replies went over X's paths, and X's
 # packets on them were restored to 10.1.1.1.)  Last, X's CMs from A's
-# flow's own port naming another ID leave B's session confirmed: only the
+# flow's own port naming another ID, and its heartbeats saying it knows
+# no session of that of A's flow, leave B's session confirmed: only the
 # session's own node takes a confirmation back (session_resync).
 t_keyed_stranger() {
 	local s0 a0 fail0 un0 tok x ctl toks rs0 id
@@ -570,6 +580,19 @@ t_keyed_stranger() {
 		fail "X's CMs naming another ID changed A's session"
 	(($(mpip_stat "$B" session_resync) == rs0)) ||
 		fail "X's CMs took the confirmation of A's session back"
+	# X's heartbeats from A's control port saying they know no session
+	# of the ID of A's flow: only a CM of the session's own node says so
+	fail0=$(mpip_stat "$B" rx_auth_fail)
+	keyed_stranger_orig "$id" 20 7100 unknown >/dev/null ||
+		fail "X could not shake hands with B"
+	sleep 1
+	echo "B's session $s0 -> $(b_session | jq -c '{id, node_id, confirmed}'); session_resync +$(($(mpip_stat "$B" session_resync) - rs0)); rx_auth_fail +$(($(mpip_stat "$B" rx_auth_fail) - fail0))"
+	(($(mpip_stat "$B" rx_auth_fail) - fail0 < 20)) ||
+		fail "B refused X's sealed heartbeats: not the attack of a keyed stranger"
+	[[ $(b_session | jq -c '{id, node_id, confirmed}') == "$s0" ]] ||
+		fail "X's heartbeats changed A's session"
+	(($(mpip_stat "$B" session_resync) == rs0)) ||
+		fail "X's heartbeats took the confirmation of A's session back"
 	a_still_delivers "after the keyed stranger's CMs"
 }
 
