@@ -321,29 +321,6 @@ static void mpip_in_confirm(struct mpip_session *s, const struct mpip_rx *rx)
 }
 
 /*
- * The peer's CM in @rx, with the flow's own addresses, names another ID
- * than ours for session @s of node @n, and ours won (mpip_session_rx()):
- * the peer does not know it.  If the peer had confirmed it, it lost it
- * since (its session went with a node it left: a restart, a handshake
- * that crossed ours), and drops what we move to other paths under it
- * (drop_session) while its own packets, unconfirmed, come here plain:
- * neither side would ever learn.  So ours go on the flow's own addresses
- * again, where the peer takes our ID, and its next CM confirms it anew
- * (session_resync).  Only the node's own CMs count: a replay is no
- * packet of the peer now (mpip_in_session_get()).
- */
-static void mpip_in_resync(struct mpip_net *mn, struct mpip_node *n,
-			   struct mpip_session *s, const struct mpip_rx *rx)
-{
-	if (!rx->authed || READ_ONCE(s->id.node_id) != n->id ||
-	    READ_ONCE(s->id.sid) == rx->c2.cm.session_id ||
-	    !READ_ONCE(s->confirmed))
-		return;
-	WRITE_ONCE(s->confirmed, false);
-	mpip_inc(mn, MPIP_STAT_SESSION_RESYNC);
-}
-
-/*
  * The node of @rx says it knows no session of the ID its CM names, one
  * we sent it a packet under (mpip_heartbeat_unknown()): it lost it.  A
  * confirmed session of ours goes back to the flow's own addresses, where
@@ -360,6 +337,25 @@ static void mpip_in_unknown(struct mpip_net *mn, struct mpip_session *s,
 		return;
 	WRITE_ONCE(s->confirmed, false);
 	mpip_inc(mn, MPIP_STAT_SESSION_RESYNC);
+}
+
+/*
+ * The peer's CM in @rx, with the flow's own addresses, names another ID
+ * than ours for session @s of node @n, and ours won (mpip_session_rx()):
+ * the peer does not know it.  If the peer had confirmed it, it lost it
+ * since (its session went with a node it left: a restart, a handshake
+ * that crossed ours), and drops what we move to other paths under it
+ * (drop_session) while its own packets, unconfirmed, come here plain:
+ * neither side would ever learn, so it is as if the peer had told us
+ * (mpip_in_unknown()).  Only the node's own CMs count: a replay is no
+ * packet of the peer now (mpip_in_session_get()).
+ */
+static void mpip_in_resync(struct mpip_net *mn, struct mpip_node *n,
+			   struct mpip_session *s, const struct mpip_rx *rx)
+{
+	if (READ_ONCE(s->id.node_id) == n->id &&
+	    READ_ONCE(s->id.sid) != rx->c2.cm.session_id)
+		mpip_in_unknown(mn, s, rx);
 }
 
 /*
