@@ -203,14 +203,22 @@ r_path() {
 	mpip_paths "$B" | jq -c '[.[] | select(.daddr == "198.18.3.254")]'
 }
 
-# hold_from_a NAME PORT: R holds what n1 forwards to B's control port
-# (A's heartbeats and the datagrams of a flow of A's to B's PORT, for 3
-# s, inside UDP), B never gets it, and capture NAME keeps it; prints how
-# many datagrams
+# hold_from_a NAME PORT MIN: R holds what n1 forwards to B's control
+# port (A's heartbeats and the datagrams of flows of A's to B's PORT, 3 s
+# each, inside UDP), B never gets it, and capture NAME keeps it; prints
+# how many datagrams.  It starts once A's paths through n1 are up inside
+# UDP (after an earlier hold they may still be coming back: on the debug
+# kernel a flow of 3 s once met them down, and R held 10 datagrams), and
+# sends flows until R held MIN datagrams or 60 s passed.
 hold_from_a() {
+	local end
+	wait_for 60 n1_encap || fail "A's paths through n1 are not up inside UDP"
 	attack_table hold
 	capture_start "$R" w1 "$1" 'udp and src host 198.18.1.1 and dst host 198.18.3.2 and dst port 19792'
-	UDP_RECV_TIMEOUT=3 UDP_MIN_GOOD=1 udp_exchange "$A" "$B" 198.18.3.2 "$2" 300 $(($2 + 1000)) 10000 >/dev/null 2>&1 || true
+	end=$((SECONDS + 60 * ${MPIP_TEST_WAIT_SCALE:-1}))
+	while (($(attack_counter hold) < $3 && SECONDS < end)); do
+		UDP_RECV_TIMEOUT=3 UDP_MIN_GOOD=1 udp_exchange "$A" "$B" 198.18.3.2 "$2" 300 $(($2 + 1000)) 10000 >/dev/null 2>&1 || true
+	done
 	capture_count "$1"
 	ip netns exec "$R" nft delete table ip attack
 }
@@ -218,7 +226,7 @@ hold_from_a() {
 t_stolen_cms() {
 	local n sent l0 r0 rpid
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
-	n=$(hold_from_a held 6100)
+	n=$(hold_from_a held 6100 3)
 	echo "R held $n of A's datagrams to B's control port"
 	((n >= 3)) || fail "too few datagrams held"
 	attack_table
@@ -359,7 +367,7 @@ learned_paths() {
 t_learned_cap() {
 	local n sent r0 l
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
-	n=$(CAPTURE_SNAP=0 hold_from_a held16 6110)
+	n=$(CAPTURE_SNAP=0 hold_from_a held16 6110 16)
 	echo "R held $n of A's datagrams to B's control port"
 	((n >= 16)) || fail "too few datagrams held"
 	r0=$(mpip_stat "$B" rx_replay)
