@@ -139,7 +139,7 @@ any_lossy() {
 }
 
 # A stranger X, on a link of its own to B, floods B with first queries
-# from 240 forged addresses, 600 a second (300 on the debug kernel),
+# from 240 forged addresses, 600 a second (250 on the debug kernel),
 # each with a key of its own for 16 s (a key sent again is a replay, and
 # draws no answer): three times the 200 answers a second B has for
 # strangers (ctrl_limited counts the rest; B's confirmations stay within
@@ -154,9 +154,10 @@ t_flood() {
 	local lim0 lim fpid t0 sent secs rate=600 tb0
 	# the debug kernel (test data divided) pays many times more per
 	# query: at 600 a second its CPUs were busy and lost or delayed A's
-	# probes as well (both paths lossy at 37 %); at 300 it still refuses
-	# strangers' answers
-	((${MPIP_TEST_DATA_DIV:-1} == 1)) || rate=300
+	# probes as well (both paths lossy at 37 %), and at 300 once
+	# (path_lossy +2, 2026-12-04, on a shared host); 250 is still more
+	# than the 200 answers a second B has for strangers
+	((${MPIP_TEST_DATA_DIV:-1} == 1)) || rate=250
 	# (a subtest is a subshell of its own: this runs when it ends, and
 	# takes X away, as the cleanup mpip_hang_off pushes here would not)
 	# shellcheck disable=SC2064
