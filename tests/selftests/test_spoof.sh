@@ -1249,7 +1249,7 @@ PY
 # beside a second guest, A and B once heard nothing of each other for
 # 20 s of this subtest.  So both wait 600 s meanwhile (the most allowed).
 t_keys_hidden() {
-	local bg cms nq nc na nb spid ns pa pb
+	local bg cms nq nc na nb spid ns pa pb restore
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
 	na=$(mpip_peer_node "$A" "$B") || fail "A has no node for B"
 	nb=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
@@ -1258,15 +1258,16 @@ t_keys_hidden() {
 		fail "cannot read peer_timeout_ms"
 	mpipctl_in "$A" set peer_timeout_ms 600000
 	mpipctl_in "$B" set peer_timeout_ms 600000
+	restore="mpipctl_in '$A' set peer_timeout_ms $pa; mpipctl_in '$B' set peer_timeout_ms $pb"
 	# shellcheck disable=SC2064
-	trap "mpipctl_in '$A' set peer_timeout_ms $pa; mpipctl_in '$B' set peer_timeout_ms $pb" EXIT
+	trap "$restore" EXIT
 	# the pair talks: A's flow to B, and B's delay reports back
 	dgrams "$A" 10.1.1.1 7100 10.1.1.2 6100 400 GOOD &
 	bg=$!
 	node_ages "$na" "$nb" >"$T/ages" &
 	spid=$!
 	# shellcheck disable=SC2064
-	trap "kill $spid 2>/dev/null || true; mpipctl_in '$A' set peer_timeout_ms $pa; mpipctl_in '$B' set peer_timeout_ms $pb" EXIT
+	trap "kill $spid 2>/dev/null || true; $restore" EXIT
 	sleep 1
 	CAPTURE_SNAP=0 capture_start "$B" eth1 hs1 'host 10.1.1.1 or host 10.1.2.1'
 	CAPTURE_SNAP=0 capture_start "$B" eth2 hs2 'host 10.1.1.1 or host 10.1.2.1'
