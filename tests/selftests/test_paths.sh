@@ -3,7 +3,8 @@
 # §3.4.2, §3.4.4, §3.5) between two MPIP hosts joined by two links:
 #  - one-way UDP is their first traffic: the receiving application never
 #    sends, yet the receiving host sends heartbeats back, the sender gets
-#    delay feedback for both paths and spreads the stream over both links;
+#    delay feedback for both paths and, once both are up, spreads the
+#    stream over both links;
 #  - `mpipctl -j show paths|sessions` is valid JSON with every documented
 #    field;
 #  - while iperf3 runs A -> B, 20 ms of extra delay on the link whose path
@@ -38,8 +39,15 @@ t_empty() {
 	done
 }
 
-# 2000 datagrams of 1..1400 bytes over a few seconds, one way only
+# 2000 datagrams of 1..1400 bytes over a few seconds, one way only, twice:
+# first while A finds its paths (every datagram must arrive; how much of
+# it the second link carries depends on how soon its path came up, so the
+# split is only printed), then, with both of A's paths up, again on the
+# same flow: now each link carries at least MIN_PCT % of it
 t_oneway() {
+	mpip_spread "$A" "$B" 0 udp_stream "$A" "$B" 10.1.1.2 6200 2000 7200 1000 ||
+		fail "the first stream carried no bytes"
+	mpip_wait_paths_up "$A" 10.1.1.1:10.1.1.2 10.1.2.1:10.1.2.2
 	mpip_spread "$A" "$B" "$MIN_PCT" udp_stream "$A" "$B" 10.1.1.2 6200 2000 7200 1000
 }
 
