@@ -20,8 +20,8 @@
 # below).  With --full (make check-full) every file on every kernel, then
 # a short run of every benchmark (tests/bench_smoke.sh) in another guest,
 # with the default kernel (the top Makefile's KDIR).  The host's suites
-# run while the guests do.  make check took 34 minutes on a 2-core
-# machine under emulation (2026-12-02; README.md); check-full takes over
+# run while the guests do.  make check took 28 minutes on a 2-core
+# machine under emulation (2026-12-04; README.md); check-full takes over
 # an hour, and is run before a change to kernel/ is submitted.
 #
 # Every suite prints KTAP and one summary line "NAME: N passed, N failed"
