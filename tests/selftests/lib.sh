@@ -185,8 +185,7 @@ ktap_run() {
 	) 2>&1 </dev/null | sed -u 's/^/# /'
 	rc=${PIPESTATUS[0]}
 	((had_e)) && set -e
-	t0=$((${EPOCHREALTIME/[.,]/} - t0))
-	printf '# %s: %d.%ds\n' "$name" $((t0 / 1000000)) $((t0 / 100000 % 10))
+	printf '# %s: %ss\n' "$name" "$(since_s "$t0")"
 	if ((rc == 0)); then
 		ktap_ok "$name"
 	elif ((rc == KSFT_SKIP)) && [[ -f $_lib_tmp/.skip ]]; then
@@ -220,6 +219,13 @@ in_ns() {
 # CPU, and a poll loop of them kept a vCPU busy.  The clock is bash's
 # $EPOCHREALTIME, the pause a `read -t` on a pipe that never has data.)
 exec {_lib_sleep_fd}<> <(:)
+
+# since_s T0: the time since T0 (a ${EPOCHREALTIME/[.,]/}, in microseconds)
+# in seconds with tenths, e.g. "12.3"
+since_s() {
+	local d=$((${EPOCHREALTIME/[.,]/} - $1))
+	printf '%d.%d\n' $((d / 1000000)) $((d / 100000 % 10))
+}
 lib_sleep() { read -r -t "$1" -u "$_lib_sleep_fd" _ || :; }
 wait_for() {
 	local t=$(($1 * ${MPIP_TEST_WAIT_SCALE:-1})) end

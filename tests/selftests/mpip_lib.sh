@@ -42,20 +42,35 @@ mpipctl_in() {
 	"$MPIPCTL" -n "$ns" "$@"
 }
 
-# mpip_stat NS NAME: one counter; fails (prints nothing) if there is no
-# numeric counter NAME, so an assertion on it cannot pass by accident
-# (the text table read by bash: a jq costs ~0.5-1 s of CPU under TCG)
-mpip_stat() {
-	local out k v
-	out=$("$MPIPCTL" -n "$1" stats) || return 1
+# _mpip_value NAME: NAME's value in the two-column table of mpipctl's
+# stats or get on stdin; fails (prints nothing) unless it is a number
+_mpip_value() {
+	local k v
 	while read -r k v; do
-		if [[ $k == "$2" ]]; then
+		if [[ $k == "$1" ]]; then
 			[[ $v =~ ^[0-9]+$ ]] || return 1
 			printf '%s\n' "$v"
 			return 0
 		fi
-	done <<<"$out"
+	done
 	return 1
+}
+
+# mpip_stat NS NAME: one counter; fails (prints nothing) if there is no
+# numeric counter NAME, so an assertion on it cannot pass by accident
+# (the text table read by bash: a jq costs ~0.5-1 s of CPU under TCG)
+mpip_stat() {
+	local out
+	out=$("$MPIPCTL" -n "$1" stats) || return 1
+	_mpip_value "$2" <<<"$out"
+}
+
+# mpip_cfg NS NAME: one tunable's value; fails (prints nothing) if NS has
+# no tunable NAME
+mpip_cfg() {
+	local out
+	out=$("$MPIPCTL" -n "$1" get "$2") || return 1
+	_mpip_value "$2" <<<"$out"
 }
 
 # mpip_node_id NS: this namespace's node ID as mpipctl prints it; fails if

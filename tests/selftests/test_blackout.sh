@@ -250,7 +250,7 @@ t_silent_peer() {
 	# after the pause ask for reports B cannot send: A's path over link 2
 	# must not time out for that while they go, however slowly.)
 	local pto rc=0
-	pto=$(mpipctl_in "$A" -j get path_timeout_ms | jq -e .path_timeout_ms) ||
+	pto=$(mpip_cfg "$A" path_timeout_ms) ||
 		fail "no path_timeout_ms"
 	mpipctl_in "$A" set path_timeout_ms 10000
 	sleep 1

@@ -67,7 +67,7 @@ t_setup() {
 	local pct
 	random_file "$T/blk" 1
 	mpip_twolink_warm_up
-	pct=$(mpipctl_in "$A" -j get loss_pct | jq -e .loss_pct) ||
+	pct=$(mpip_cfg "$A" loss_pct) ||
 		fail "cannot read loss_pct"
 	((pct == 0)) || fail "loss_pct is $pct by default, not 0"
 	tcp_stream_bg "$A" "$B" 10.1.1.2 5400 "$T/blk" "$T/st"

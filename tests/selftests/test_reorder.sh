@@ -226,7 +226,7 @@ t_reorder_timeout() {
 	# with path_timeout_ms 500 it was down at times during the transfer,
 	# so that the cut met little or nothing: here A gives it 2 s, times
 	# the waits' scale, MPIP_TEST_WAIT_SCALE)
-	pto=$(mpipctl_in "$A" -j get path_timeout_ms | jq -e .path_timeout_ms) ||
+	pto=$(mpip_cfg "$A" path_timeout_ms) ||
 		fail "cannot read A's path_timeout_ms"
 	# (a subtest is a subshell of its own: this runs when it ends, and
 	# puts back what a failure may have left)

@@ -73,9 +73,7 @@ wait_on() {
 		fail "a stream $3 stood still for 30 s"
 	}
 	# how near the limit each wait came: a figure for the loaded runs
-	t0=$((${EPOCHREALTIME/[.,]/} - t0))
-	printf '%s: every stream moved on within %d.%d s\n' "$3" \
-		$((t0 / 1000000)) $((t0 / 100000 % 10))
+	printf '%s: every stream moved on within %s s\n' "$3" "$(since_s "$t0")"
 }
 
 # t_running: stress_lib's runs going, both hosts holding segments, and

@@ -394,7 +394,7 @@ b_avail_node() { b_avail_of_a | jq -r .node_id; }
 t_query_takeover() {
 	local a0 s0 t0
 	echo "10.1.1.1 7100" >"$T/a-endpoint"
-	t0=$(mpipctl_in "$B" -j get peer_timeout_ms | jq -r .peer_timeout_ms)
+	t0=$(mpip_cfg "$B" peer_timeout_ms) || fail "no peer_timeout_ms"
 	# shellcheck disable=SC2064
 	trap "mpipctl_in '$B' set peer_timeout_ms $t0" EXIT
 	mpipctl_in "$B" set peer_timeout_ms 60000
@@ -1112,7 +1112,7 @@ budget_flood() {
 # budget that did not hold would show the same 52.)
 t_ctrl_budget() {
 	local pps0 b0 r sent secs
-	pps0=$(mpipctl_in "$B" -j get ctrl_pps | jq -e .ctrl_pps) ||
+	pps0=$(mpip_cfg "$B" ctrl_pps) ||
 		fail "cannot read B's ctrl_pps"
 	((pps0 == 1000)) || fail "ctrl_pps is $pps0 by default, not 1000"
 	in_ns "$B" nft -f - <<'NFT'
@@ -1253,8 +1253,8 @@ t_keys_hidden() {
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
 	na=$(mpip_peer_node "$A" "$B") || fail "A has no node for B"
 	nb=$(mpip_peer_node "$B" "$A") || fail "B has no node for A"
-	pa=$(mpipctl_in "$A" -j get peer_timeout_ms | jq -e .peer_timeout_ms) &&
-		pb=$(mpipctl_in "$B" -j get peer_timeout_ms | jq -e .peer_timeout_ms) ||
+	pa=$(mpip_cfg "$A" peer_timeout_ms) &&
+		pb=$(mpip_cfg "$B" peer_timeout_ms) ||
 		fail "cannot read peer_timeout_ms"
 	mpipctl_in "$A" set peer_timeout_ms 600000
 	mpipctl_in "$B" set peer_timeout_ms 600000
