@@ -248,18 +248,24 @@ t_silent_peer() {
 		{ blackout_why; fail "A's path over link 2 is not up"; }
 	# B's last reports arrive; then B goes silent.  (The datagrams
 	# after the pause ask for reports B cannot send: A's path over link 2
-	# must not time out for that while they go, however slowly.)
-	local pto rc=0
-	pto=$(mpip_cfg "$A" path_timeout_ms) ||
-		fail "no path_timeout_ms"
-	mpipctl_in "$A" set path_timeout_ms 10000
+	# must not time out for that while they go, however slowly.  The
+	# silence is a pause of 4.5 s and an exchange whose two programs took
+	# seconds to start on the debug kernel: with path_timeout_ms at 10 s
+	# it outlasted the timeout there once, and A rightly took B for lost.
+	# So the timeout is at its most, 60 s, meanwhile.)
+	local pto rc=0 t0
+	pto=$(mpip_cfg "$A" path_timeout_ms) || fail "no path_timeout_ms"
+	mpipctl_in "$A" set path_timeout_ms 60000
 	sleep 1
 	mute "$B" eth2
-	# shellcheck disable=SC2016
-	trap 'loss eth1 "" || true; unmute "$B" eth2 || true' EXIT
+	t0=${EPOCHREALTIME/[.,]/}
+	# shellcheck disable=SC2064
+	trap "loss eth1 '' || true; unmute '$B' eth2 || true
+		mpipctl_in '$A' set path_timeout_ms $pto || true" EXIT
 	sleep 4.5
 	UDP_MIN_GOOD=15 udp_exchange "$A" "$B" 10.1.1.2 6600 20 6601 5000 || rc=$?
 	unmute "$B" eth2
+	echo "B was silent for $(since_s "$t0") s"
 	mpipctl_in "$A" set path_timeout_ms "$pto"
 	((rc == 0)) || { blackout_why; fail "the flow did not resume over link 2"; }
 	mpip_stats_since "$A" "$T/a2" '.peer_lost == 0' ||
