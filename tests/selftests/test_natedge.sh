@@ -176,14 +176,19 @@ t_blocked() {
 }
 
 # R's nftables table "attack": counts B's datagrams to R's address, and
-# with HOLD, drops what n1 forwards to B's control port
+# with HOLD, drops what n1 forwards to B's control port, counting the
+# datagrams that carry data (hold_data) apart from the control datagrams
+# (heartbeats: UDP length 8, their CM in the surplus area) and from
+# fragments, for those do not make a whole datagram to send on
 attack_table() {
 	ip netns exec "$R" nft -f - <<-EOF
 		table ip attack {
 			counter hold { }
+			counter hold_data { }
 			counter to_r { }
 			chain hold_fwd {
 				type filter hook forward priority -10; policy accept;
+				${1:+ip saddr 198.18.1.1 ip daddr 198.18.3.2 udp dport 19792 udp length != 8 ip frag-off & 0x3fff == 0 counter name "hold_data"}
 				${1:+ip saddr 198.18.1.1 ip daddr 198.18.3.2 udp dport 19792 counter name "hold" drop}
 			}
 			chain count_in {
@@ -206,19 +211,27 @@ r_path() {
 # hold_from_a NAME PORT MIN: R holds what n1 forwards to B's control
 # port (A's heartbeats and the datagrams of flows of A's to B's PORT, 3 s
 # each, inside UDP), B never gets it, and capture NAME keeps it; prints
-# how many datagrams.  It starts once A's paths through n1 are up inside
+# how many packets.  It starts once A's paths through n1 are up inside
 # UDP (after an earlier hold they may still be coming back: on the debug
 # kernel a flow of 3 s once met them down, and R held 10 datagrams), and
-# sends flows until R held MIN datagrams or 60 s passed.
+# sends flows until R held MIN datagrams of data or 60 s passed.  A's
+# paths through n1 get no report meanwhile: path_timeout_ms is at its
+# most, 60 s, so that they stay up and carry the flows (on the debug
+# kernel they went down once, and R then held only heartbeats).
 hold_from_a() {
-	local end
+	local end pto
 	wait_for 60 n1_encap || fail "A's paths through n1 are not up inside UDP"
+	pto=$(mpip_cfg "$A" path_timeout_ms) || fail "no path_timeout_ms"
+	# shellcheck disable=SC2064
+	trap "mpipctl_in '$A' set path_timeout_ms $pto" EXIT
+	mpipctl_in "$A" set path_timeout_ms 60000
 	attack_table hold
 	capture_start "$R" w1 "$1" 'udp and src host 198.18.1.1 and dst host 198.18.3.2 and dst port 19792'
 	end=$((SECONDS + 60 * ${MPIP_TEST_WAIT_SCALE:-1}))
-	while (($(attack_counter hold) < $3 && SECONDS < end)); do
+	while (($(attack_counter hold_data) < $3 && SECONDS < end)); do
 		UDP_RECV_TIMEOUT=3 UDP_MIN_GOOD=1 udp_exchange "$A" "$B" 198.18.3.2 "$2" 300 $(($2 + 1000)) 10000 >/dev/null 2>&1 || true
 	done
+	echo "R held $(attack_counter hold_data) datagrams of data of $(attack_counter hold) packets" >&2
 	capture_count "$1"
 	ip netns exec "$R" nft delete table ip attack
 }
@@ -382,6 +395,8 @@ t_learned_cap() {
 		conf.verb = 0
 		held = [p for p in rdpcap(sys.argv[1])
 		        if UDP in p and len(p[UDP].payload) == p[UDP].len - 8][-16:]
+		if len(held) < 16:
+		    sys.exit("only %d whole datagrams of data in the capture" % len(held))
 		send([IP(src="198.18.3.%d" % (230 + i), dst="198.18.3.2") /
 		      UDP(sport=40000, dport=19792) / bytes(p[UDP].payload)
 		      for i, p in enumerate(held)], inter=0.05)
@@ -534,12 +549,13 @@ forge_to_b() {
 	PY
 }
 
-# only_inside_ftcp NAME PORT OPEN0: TCP both ways over both links
-# (both_links NAME PORT) goes inside the fake TCP connections alone: no
-# full-size datagram to or from port 19792 at R (none closed or kept its
-# path out), and B's ftcp_open is still OPEN0 (none opened again)
+# only_inside_ftcp NAME PORT OPEN0 [REOPENS]: TCP both ways over both
+# links (both_links NAME PORT) goes inside the fake TCP connections alone:
+# no full-size datagram to or from port 19792 at R (none closed or kept
+# its path out), and B's ftcp_open is at most REOPENS (default 0) above
+# OPEN0 (no more opened again)
 only_inside_ftcp() {
-	local big
+	local big reopened
 	capture_start "$R" w1 big1 'udp port 19792 and greater 1000'
 	capture_start "$R" w2 big2 'udp port 19792 and greater 1000'
 	both_links "$1" "$2"
@@ -547,7 +563,9 @@ only_inside_ftcp() {
 	echo "full-size datagrams to or from port 19792 at R during the transfer: $big"
 	ftcp_brief
 	((big == 0)) || fail "a path's packets went inside UDP, not its fake TCP connection"
-	(($(mpip_stat "$B" ftcp_open) == $3)) || fail "a fake TCP connection opened again"
+	reopened=$(($(mpip_stat "$B" ftcp_open) - $3))
+	echo "fake TCP connections opened again: $reopened (allowed: ${4:-0})"
+	((reopened >= 0 && reopened <= ${4:-0})) || fail "a fake TCP connection opened again"
 }
 
 # After the transfer of t_ftcp: R forges RSTs, SYN-ACKs and bare ACKs to
@@ -587,10 +605,14 @@ t_ftcp_forged() {
 # its NAT end, as A's own SYN of a new connection would come: B answers
 # each at most once (a SYN-ACK of the same size) and keeps that path's
 # packets out of the connection (inside UDP) for 3 s after the last, as
-# for A's own.  That is the whole cost: 5 s after the last SYN, a
-# transfer both ways goes inside fake TCP alone (no full-size datagram
-# to or from port 19792 at R), no connection opened again (B's
-# ftcp_open) and none closed.
+# for A's own.  Those packets cross the NAT only while its UDP mapping for
+# the path lives: in a slow run (the debug kernel's) it had expired, A's
+# path got no report, went down and opened its connection again.  So the
+# cost is 3 s of UDP, or one reopen of each connection attacked: 5 s
+# after the last SYN, a transfer both ways goes inside fake TCP alone (no
+# full-size datagram to or from port 19792 at R), no connection opened
+# again more than once (B's ftcp_open) and none closed.
+# (security.rst, "Fake TCP")
 t_ftcp_forged_syn() {
 	local sent open0 synacks f='tcp[tcpflags] & (tcp-syn|tcp-ack) == (tcp-syn|tcp-ack)'
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
@@ -608,7 +630,7 @@ t_ftcp_forged_syn() {
 	((synacks > 0)) || fail "B answered none: the SYNs did not reach its connections"
 	((synacks <= sent)) || fail "B sent more SYN-ACKs than it got SYNs"
 	sleep 3
-	only_inside_ftcp forgedsyn 5090 "$open0"
+	only_inside_ftcp forgedsyn 5090 "$open0" "$(wc -l <"$T/ftcp-conns")"
 }
 
 # replay_cookie_acks PCAP...: R sends B again, three times each, the
