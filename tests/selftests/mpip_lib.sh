@@ -612,8 +612,10 @@ mpip_shape() {
 # tcp_stream_bg NS_SRC NS_DST DST_ADDR PORT BLOCK OUT: start a TCP stream
 # of copies of the file BLOCK in the background, received into OUT; it
 # lasts until tcp_stream_end (so a test need not guess how long a transfer
-# of a given size takes).  Returns once the receiver listens and the sender
-# runs.  Each end writes its exit status to OUT.rrc / OUT.src and its
+# of a given size takes).  The receiver checks the data as it comes
+# (streamcheck.py) and keeps none: OUT is a sparse file as long as the
+# bytes received, which tests watch.  Returns once the receiver listens
+# and the sender runs.  Each end writes its exit status to OUT.rrc / OUT.src and its
 # messages to OUT.rlog / OUT.slog (files only: see tcp_send_file); both
 # run in the namespaces, so `topo.sh clean` ends them if the test does not.
 # Both ends give up after 280 and 270 s, times MPIP_TEST_WAIT_SCALE (on
@@ -624,8 +626,10 @@ tcp_stream_bg() {
 	rm -f "$out" "$out.rrc" "$out.src" "$out.rlog" "$out.slog" "$out.stop"
 	# (the sh -c scripts take their values as "$1"...: single quotes wanted)
 	# shellcheck disable=SC2016
-	ip netns exec "$dst" sh -c 'timeout "$3" socat -u "TCP-LISTEN:$1,reuseaddr" \
-		"OPEN:$2,creat,trunc"; echo $? >"$2.rrc"' sh "$port" "$out" $((280 * k)) \
+	ip netns exec "$dst" bash -c 'set -o pipefail
+		timeout "$3" socat -u "TCP-LISTEN:$1,reuseaddr" - |
+			python3 -S "$4" "$5" "$2"; echo $? >"$2.rrc"' \
+		bash "$port" "$out" $((280 * k)) "$REPO/tests/selftests/streamcheck.py" "$block" \
 		</dev/null >"$out.rlog" 2>&1 &
 	wait_for 30 tcp_listening "$dst" "$port" ||
 		fail "nothing listens on $dst:$port"
@@ -640,8 +644,8 @@ tcp_stream_bg() {
 tcp_stream_done() { [[ -s $1.rrc && -s $1.src ]]; }
 
 # tcp_stream_end BLOCK OUT TIMEOUT: stop the sender after its current copy
-# of BLOCK, wait for both ends to exit 0, and check that OUT is a whole
-# number of intact copies of BLOCK
+# of BLOCK, wait for both ends to exit 0 (the receiver's 0: every byte was
+# BLOCK's), and check that the stream was a whole number of copies
 tcp_stream_end() {
 	local block=$1 out=$2 t=$3 s r size bsize n
 	touch "$out.stop"
@@ -653,26 +657,12 @@ tcp_stream_end() {
 	r=$(cat "$out.rrc")
 	cat "$out.slog" "$out.rlog" >&2 2>/dev/null
 	[[ $s == 0 ]] || fail "TCP stream sender for $out exited $s"
-	[[ $r == 0 ]] || fail "TCP stream receiver for $out exited $r"
+	[[ $r == 0 ]] || fail "TCP stream receiver for $out exited $r (1: the data differ)"
 	size=$(file_size "$out")
 	bsize=$(file_size "$block")
 	n=$((size / bsize))
 	echo "stream: $size bytes, $n copies of $bsize"
 	((n > 0 && n * bsize == size)) || fail "stream of $size bytes is not whole copies of $bsize"
-	# one process, not a cat per copy (hundreds of copies took minutes
-	# on the debug kernel)
-	python3 - "$block" "$out" <<-'EOF' || fail "stream data differs"
-		import sys
-		with open(sys.argv[1], "rb") as f:
-		    block = f.read()
-		with open(sys.argv[2], "rb") as f:
-		    while True:
-		        got = f.read(len(block))
-		        if not got:
-		            break
-		        if got != block:
-		            sys.exit(1)
-	EOF
 }
 
 # file_size FILE: its size in bytes (0 if it does not exist)

@@ -37,6 +37,23 @@ share_of() {
 	}
 }
 
+# stall_why: why the stream stood still: its sockets, both hosts' paths
+# and counters (those moved since the files $T/a-snap and $T/b-snap, if
+# there), and A's qdiscs
+stall_why() {
+	local ns f
+	for ns in "$A" "$B"; do
+		ip netns exec "$ns" ss -tino '( sport = :5400 or dport = :5400 )' |
+			sed "s/^/$ns ss: /" || true
+		mpip_paths_show "$ns" || true
+		f=$T/${ns: -1}-snap
+		if [[ -f $f ]]; then
+			echo "$ns moved: $(mpip_stats_moved "$ns" "$f")" || true
+		fi
+	done
+	tc -n "$A" -s qdisc show | sed "s/^/$A qdisc: /" || true
+}
+
 # eth1_lossy VALUE: A's path over eth1 says lossy VALUE (true or false)
 eth1_lossy() {
 	mpipctl_in "$A" -j show paths | jq -e --argjson v "$1" '
@@ -272,13 +289,15 @@ t_forget() {
 	mpipctl_in "$A" set loss_pct 30
 	mpipctl_in "$A" link set dev eth2 backup
 	backup_takes_over
+	mpipctl_in "$A" -j stats >"$T/a-snap"
+	mpipctl_in "$B" -j stats >"$T/b-snap"
 	"$TOPO" netem "$A" eth1 ""
 	mpipctl_in "$A" set loss_pct 0
 	# (60 % loss may have left it down: up again, it waits a second)
 	wait_for 20 mpip_path_is "$A" 10.1.1.1 10.1.1.2 up ||
 		fail "A's eth1 path not up 20 s after the loss ended"
 	sleep 2
-	out=$(share_of 3) || fail "the stream all but stopped"
+	out=$(share_of 3) || { stall_why; fail "the stream all but stopped"; }
 	read -r e1 e2 <<<"$out"
 	echo "loss_pct 0, 3 s: eth1 $e1 bytes, eth2 (backup) $e2 bytes"
 	((e2 * 100 <= (e1 + e2) * 2)) ||
