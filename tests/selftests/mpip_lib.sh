@@ -128,11 +128,16 @@ _bg_stop() {
 # timeout.  They are started with `ip netns exec` rather than in_ns (a shell
 # function, which would run in a subshell) so that $! is the helper itself
 # and can be killed.
+# The listening end's timeout counts from before the wait for it to
+# listen (up to 30 s), the connecting end's from after: so the connecting
+# end's 110 s are what ends a transfer too slow, with a message that says
+# so.  (With 120 s for the listener, a listener slow to start on the
+# debug kernel ended first, and the sender failed with a broken pipe.)
 tcp_send_file() {
 	local src=$1 dst=$2 addr=$3 port=$4 file=$5 out=$6 log lpid rc=0 t0
 	log=$(tmpdir)/tcp-recv.$port.log
 	rm -f "$out"
-	ip netns exec "$dst" timeout 120 socat -u "TCP-LISTEN:$port,reuseaddr" \
+	ip netns exec "$dst" timeout 150 socat -u "TCP-LISTEN:$port,reuseaddr" \
 		"OPEN:$out,creat,trunc" </dev/null >"$log" 2>&1 &
 	lpid=$!
 	if ! wait_for 30 tcp_listening "$dst" "$port"; then
@@ -142,7 +147,7 @@ tcp_send_file() {
 	t0=$(date +%s%N)
 	if ! in_ns "$src" timeout 110 socat -u "OPEN:$file" "TCP:$addr:$port${TCP_BIND:+,bind=$TCP_BIND}"; then
 		_bg_stop "$lpid" "$log"
-		fail "TCP sender $src -> $addr:$port failed"
+		fail "TCP sender $src -> $addr:$port failed after $((($(date +%s%N) - t0) / 1000000)) ms"
 	fi
 	wait "$lpid" || rc=$?
 	# shellcheck disable=SC2034 # for the test files
@@ -158,7 +163,7 @@ tcp_fetch_file() {
 	local src=$1 dst=$2 addr=$3 port=$4 file=$5 out=$6 log spid rc=0
 	log=$(tmpdir)/tcp-send.$port.log
 	rm -f "$out"
-	ip netns exec "$dst" timeout 120 socat -u "OPEN:$file" "TCP-LISTEN:$port,reuseaddr" \
+	ip netns exec "$dst" timeout 150 socat -u "OPEN:$file" "TCP-LISTEN:$port,reuseaddr" \
 		</dev/null >"$log" 2>&1 &
 	spid=$!
 	if ! wait_for 30 tcp_listening "$dst" "$port"; then
