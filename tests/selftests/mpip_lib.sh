@@ -306,18 +306,25 @@ flows_send() {
 		"$FLOWS_PORT" "$3" >/dev/null || fail "flows.py in $1 sent fewer than $3"
 }
 
-# _flows_probe NS ADDR: one more flow; NS knows ADDR:$FLOWS_PORT as an
-# MPIP peer's (new flows to it get a session at once)
+# _flows_probe NS ADDR PEER: one more flow; NS knows ADDR:$FLOWS_PORT as
+# an MPIP peer's (new flows to it get a session at once), and PEER made a
+# session of a flow to its port, so it authenticates NS's CMs.  (NS's
+# entry alone may be stale: a flush on PEER after NS's last handshake
+# leaves it "yes" until NS finds the peer lost, and the flows sent
+# meanwhile go plain when it does.)
 _flows_probe() {
 	flows_send "$1" "$2" 1
-	mpip_avail_is "$1" "$2" "$FLOWS_PORT" yes
+	mpip_avail_is "$1" "$2" "$FLOWS_PORT" yes || return 1
+	(($(mpip_sessions "$3" | jq --argjson p "$FLOWS_PORT" \
+		'[.[] | select(.proto == "udp" and .lport == $p)] | length') > 0))
 }
 
-# flows_ready NS ADDR PEER: PEER runs the sink, and NS knows ADDR's port
+# flows_ready NS ADDR PEER: PEER runs the sink, NS knows ADDR's port and
+# PEER takes NS's flows to it
 flows_ready() {
 	flows_sink "$3"
-	wait_for 30 _flows_probe "$1" "$2" ||
-		fail "$1 does not know $2:$FLOWS_PORT as an MPIP peer's"
+	wait_for 30 _flows_probe "$1" "$2" "$3" ||
+		fail "$1 does not know $2:$FLOWS_PORT as an MPIP peer's, or $3 makes no sessions of its flows"
 }
 
 # flows_sessions NS: how many of NS's sessions are UDP flows to or from
