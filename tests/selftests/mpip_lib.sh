@@ -315,8 +315,7 @@ flows_send() {
 _flows_probe() {
 	flows_send "$1" "$2" 1
 	mpip_avail_is "$1" "$2" "$FLOWS_PORT" yes || return 1
-	(($(mpip_sessions "$3" | jq --argjson p "$FLOWS_PORT" \
-		'[.[] | select(.proto == "udp" and .lport == $p)] | length') > 0))
+	(($(flows_sessions "$3" in) > 0))
 }
 
 # flows_ready NS ADDR PEER: PEER runs the sink, NS knows ADDR's port and
@@ -327,11 +326,12 @@ flows_ready() {
 		fail "$1 does not know $2:$FLOWS_PORT as an MPIP peer's, or $3 makes no sessions of its flows"
 }
 
-# flows_sessions NS: how many of NS's sessions are UDP flows to or from
-# port $FLOWS_PORT
+# flows_sessions NS [in]: how many of NS's sessions are UDP flows to or
+# from port $FLOWS_PORT (with "in": only those to NS's own port)
 flows_sessions() {
-	mpip_sessions "$1" | jq --argjson p "$FLOWS_PORT" \
-		'[.[] | select(.proto == "udp" and (.rport == $p or .lport == $p))] | length'
+	mpip_sessions "$1" | jq --argjson p "$FLOWS_PORT" --arg dir "${2:-}" \
+		'[.[] | select(.proto == "udp" and
+			(.lport == $p or ($dir != "in" and .rport == $p)))] | length'
 }
 
 # mpip_path_get NS SADDR DADDR FIELD: one field of the path SADDR -> DADDR

@@ -114,10 +114,10 @@ weights_even() {
 		length == 2 and min >= 200' >/dev/null
 }
 
-# warm_even: a small upload, then weights_even (for wait_for: the
-# weights move with the delay reports that traffic brings)
+# warm_even: the twolink warm-up's small upload, then weights_even (for
+# wait_for: the weights move with the delay reports that traffic brings)
 warm_even() {
-	tcp_send_file "$A" "$B" 10.1.1.2 4998 "$T/small" "$T/small.even"
+	mpip_twolink_warm_up
 	weights_even
 }
 
