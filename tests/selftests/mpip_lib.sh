@@ -415,6 +415,13 @@ mpip_paths_show() {
 	mpip_paths "$1" | jq -r --arg ns "$1" '.[] | "\($ns): \(.saddr) -> \(.daddr) \(.dev) \(.state) w=\(.weight) q=\(.qdelay_us)us maxq=\(.max_qdelay_us)us tx=\(.tx_pkts) rx=\(.rx_pkts) fb=\(.feedback) fb_age=\(.fb_age_ms)"'
 }
 
+# mpip_peers_show NS: NS's nodes and availability entries, a line each,
+# prefixed "NS node:" and "NS avail:" (for the whys of failed checks)
+mpip_peers_show() {
+	mpipctl_in "$1" show nodes | sed "s/^/$1 node: /" || true
+	mpipctl_in "$1" show avail | sed "s/^/$1 avail: /" || true
+}
+
 # mpip_session_json NS PROTO LPORT RPORT: the one session with these ports
 # (0 = any) as a JSON object; fails unless exactly one matches
 mpip_session_json() {

@@ -71,8 +71,7 @@ stress_why() {
 	local ns
 	for ns in "$A" "$B"; do
 		mpip_paths_show "$ns" || true
-		mpipctl_in "$ns" show nodes | sed "s/^/$ns node: /" || true
-		mpipctl_in "$ns" show avail | sed "s/^/$ns avail: /" || true
+		mpip_peers_show "$ns"
 		mpipctl_in "$ns" show sessions | sed "s/^/$ns session: /" || true
 		mpipctl_in "$ns" -j stats | jq -c --arg ns "$ns" '{ns: $ns,
 			peer_lost, path_up, path_down, rr_verified, rr_held,

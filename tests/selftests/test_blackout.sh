@@ -80,8 +80,7 @@ blackout_why() {
 			path_up, path_down, tx_heartbeat, rx_heartbeat,
 			tx_feedback, rx_feedback, peer_lost, tx_query,
 			rx_plain, rx_spoofed, drop_session}' || true
-		mpipctl_in "$ns" show avail | sed "s/^/$ns avail: /" || true
-		mpipctl_in "$ns" show nodes | sed "s/^/$ns node: /" || true
+		mpip_peers_show "$ns"
 		ip netns exec "$ns" ss -tino '( sport = :5400 or dport = :5400 )' ||
 			true
 		# (a stream that stalled: TCP's timeouts, retransmissions held
