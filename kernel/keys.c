@@ -19,7 +19,9 @@
  * an authenticated handshake CM) installs them; a handshake CM whose key
  * differs from the one installed re-keys the node if its MAC verifies
  * under the new pair, which only a holder of our key can compute (a peer
- * that restarted).
+ * that restarted), unless another node of ours pairs with that key
+ * already: a peer's node holds one pair at a time, so one node of ours
+ * at most may pair with its key (mpip_rkey_holder()).
  *
  * Counters.  A node's counter starts at the boot-time clock in
  * nanoseconds when the node is made, so a node made again for the same
@@ -33,6 +35,9 @@
 #include <linux/timekeeping.h>
 
 #include "mpip.h"
+
+/* Derivations a responder key may take (a token collision moves it on). */
+#define MPIP_RESPONDER_KEYS	4
 
 /* A key of ours, drawn at random, whose token no node here has yet. */
 int mpip_key_new(struct mpip_net *mn, u64 *key)
@@ -198,7 +203,8 @@ static int mpip_cm_commit(struct mpip_keys *k, u64 ctr)
 
 /*
  * Install @k on @n in place of whatever keys it had: a first handshake,
- * or a new one.  False if another CPU got there first with other keys
+ * or a new one (never a pair another node of ours has the peer's key of:
+ * mpip_rkey_holder()).  False if another CPU got there first with other keys
  * (then @k is freed).
  */
 static bool mpip_node_set_keys(struct mpip_node *n, struct mpip_keys *k,
@@ -222,16 +228,88 @@ static bool mpip_node_set_keys(struct mpip_node *n, struct mpip_keys *k,
 	return true;
 }
 
+/* The node our queries to @addr go to (its availability entry of port 0). */
+static struct mpip_node *mpip_addr_node(struct mpip_net *mn, __be32 addr)
+{
+	struct mpip_avail *a = mpip_avail_lookup(mn, addr, 0);
+
+	return a ? mpip_node_lookup(mn, READ_ONCE(a->node_id)) : NULL;
+}
+
+/*
+ * A responder's key for the initiator's @rkey is derived, so that the
+ * same @rkey always finds the same node; a node whose token collides
+ * with one of another pair moves to the next derivation.  Returns our
+ * responder node for @rkey, if we made one, else NULL with *@free set to
+ * the key of the first derivation whose token no node has, where it
+ * would be (0 if none).  Caller holds RCU.
+ */
+static struct mpip_node *mpip_responder_find(struct mpip_net *mn, u64 rkey,
+					     u64 *free)
+{
+	const struct mpip_keys *k;
+	struct mpip_node *n;
+	unsigned int i;
+	u64 lkey;
+
+	*free = 0;
+	for (i = 0; i < MPIP_RESPONDER_KEYS; i++) {
+		lkey = siphash_2u64(rkey, i, &mn->secret);
+		if (!lkey || lkey == rkey || !mpip_auth_token(lkey))
+			continue;
+		n = mpip_node_lookup(mn, mpip_auth_token(lkey));
+		if (!n) {
+			*free = lkey;
+			return NULL;
+		}
+		k = rcu_dereference(n->keys);
+		if (n->lkey == lkey && k && k->rkey == rkey)
+			return n;
+	}
+	return NULL;
+}
+
+/*
+ * Our node, other than @n, that pairs with the peer's key @rkey: our
+ * responder node for it, or the node our queries to @addr go to, which a
+ * crossed query may have given it.  The peer's node of that key holds one
+ * pair at a time, so one node of ours at most can be its partner: the
+ * first to pair with it keeps it.  Two would take it from each other at
+ * each handshake CM, the CMs of the one that lost it failing there until
+ * the next (test_rekey: after two restarts close together, a retried
+ * query found its crossed node keyed and made a responder node beside
+ * it).  Caller holds RCU.
+ */
+static struct mpip_node *mpip_rkey_holder(struct mpip_net *mn,
+					  const struct mpip_node *n,
+					  u64 rkey, __be32 addr, u64 *free)
+{
+	struct mpip_node *m = mpip_addr_node(mn, addr);
+	const struct mpip_keys *k;
+
+	if (m && m != n) {
+		k = rcu_dereference(m->keys);
+		if (k && k->rkey == rkey) {
+			*free = 0;
+			return m;
+		}
+	}
+	m = mpip_responder_find(mn, rkey, free);
+	return m != n ? m : NULL;
+}
+
 /*
  * A handshake CM for our node @n, whose installed keys are @k (or none):
  * the sender's key is @rkey and the counter @ctr.  Verified under the
  * installed keys if the key is the same, else under the pair (ours,
  * @rkey), which then replaces them.
  */
-static int mpip_cm_open_hs(struct mpip_node *n, struct mpip_keys *k,
-			   const struct mpip_rx *rx, u64 rkey, u64 ctr)
+static int mpip_cm_open_hs(struct mpip_net *mn, struct mpip_node *n,
+			   struct mpip_keys *k, const struct mpip_rx *rx,
+			   u64 rkey, u64 ctr)
 {
 	struct mpip_keys *nk;
+	u64 lkey;
 	int err;
 
 	if (k && k->rkey == rkey) {
@@ -244,6 +322,12 @@ static int mpip_cm_open_hs(struct mpip_node *n, struct mpip_keys *k,
 		return -ENOMEM;
 	if (!mpip_cm_mac_ok(nk, &rx->c2, rx->proto, ctr)) {
 		kfree(nk);
+		return MPIP_AUTH_E_MAC;
+	}
+	/* Not if another node of ours is that peer node's partner. */
+	if (mpip_rkey_holder(mn, n, rkey, rx->saddr, &lkey)) {
+		kfree(nk);
+		mpip_inc(mn, MPIP_STAT_RX_PAIR_TAKEN);
 		return MPIP_AUTH_E_MAC;
 	}
 	err = mpip_replay_commit(&nk->win, ctr);
@@ -292,13 +376,9 @@ static void mpip_node_hs_from(struct mpip_node *n, __be32 addr)
 static struct mpip_node *mpip_crossed_node(struct mpip_net *mn, __be32 addr,
 					   u64 rkey)
 {
-	struct mpip_avail *a = mpip_avail_lookup(mn, addr, 0);
+	struct mpip_node *n = mpip_addr_node(mn, addr);
 	struct mpip_keys *nk;
-	struct mpip_node *n;
-	u32 id;
 
-	id = a ? READ_ONCE(a->node_id) : 0;
-	n = mpip_node_lookup(mn, id);
 	if (!n || mpip_node_keyed(n) || n->lkey == rkey)
 		return NULL;
 	nk = mpip_keys_make(n->lkey, rkey);
@@ -308,38 +388,32 @@ static struct mpip_node *mpip_crossed_node(struct mpip_net *mn, __be32 addr,
 }
 
 /*
- * A responder's key for the initiator's @rkey: derived, so that the same
- * @rkey always finds the same node.  A node whose token collides with
- * one of another pair moves to the next derivation.  Returns the node
- * (found or made) for a query from @addr, or NULL.  Caller holds RCU.
+ * The node for a query with the peer's key @rkey from @addr that names
+ * none of ours, or fails under the pair it names: the one that pairs
+ * with that key already, else our own unanswered query's, else our
+ * responder node for it, made here.  NULL if there is no room or memory.
+ * Caller holds RCU.
  */
-static struct mpip_node *mpip_responder_node(struct mpip_net *mn, u64 rkey,
-					     __be32 addr)
+static struct mpip_node *mpip_query_node(struct mpip_net *mn, u64 rkey,
+					 __be32 addr)
 {
-	struct mpip_keys *k, *nk;
+	struct mpip_keys *nk;
 	struct mpip_node *n;
-	unsigned int i;
 	u64 lkey;
 
-	for (i = 0; i < 4; i++) {
-		lkey = siphash_2u64(rkey, i, &mn->secret);
-		if (!lkey || lkey == rkey || !mpip_auth_token(lkey))
-			continue;
-		n = mpip_node_lookup(mn, mpip_auth_token(lkey));
-		if (!n) {
-			nk = mpip_keys_make(lkey, rkey);
-			if (!nk)
-				return NULL;
-			n = mpip_node_create(mn, lkey, addr, nk, true);
-			if (n && rcu_access_pointer(n->keys) != nk)
-				n = NULL;	/* made by another CPU */
-			return n;
-		}
-		k = rcu_dereference(n->keys);
-		if (n->lkey == lkey && k && k->rkey == rkey)
-			return n;
-	}
-	return NULL;
+	n = mpip_rkey_holder(mn, NULL, rkey, addr, &lkey);
+	if (n)
+		return n;
+	n = mpip_crossed_node(mn, addr, rkey);
+	if (n || !lkey)
+		return n;
+	nk = mpip_keys_make(lkey, rkey);
+	if (!nk)
+		return NULL;
+	n = mpip_node_create(mn, lkey, addr, nk, true);
+	if (n && rcu_access_pointer(n->keys) != nk)
+		n = NULL;	/* made by another CPU */
+	return n;
 }
 
 /*
@@ -368,7 +442,7 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 	n = mpip_node_lookup(mn, cm->node_id);
 	if (n) {
 		k = rcu_dereference(n->keys);
-		err = hs ? mpip_cm_open_hs(n, k, rx, rkey, ctr) :
+		err = hs ? mpip_cm_open_hs(mn, n, k, rx, rkey, ctr) :
 			   mpip_cm_open_plain(k, rx);
 		if (!err) {
 			rx->node = n;
@@ -384,9 +458,7 @@ int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx)
 	 */
 	if (hs && (cm->flags & MPIP_CM_F_ENABLE) &&
 	    (!n || err == MPIP_AUTH_E_MAC || err == MPIP_AUTH_E_KEY)) {
-		n = mpip_crossed_node(mn, rx->saddr, rkey);
-		if (!n)
-			n = mpip_responder_node(mn, rkey, rx->saddr);
+		n = mpip_query_node(mn, rkey, rx->saddr);
 		if (!n)	/* -ENOSPC: no room for a stranger's node */
 			return mpip_table_full(&mn->nodes, true) ?
 			       -ENOSPC : -ENOMEM;

@@ -110,6 +110,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_ICMP_REFUSED]	= "rx_icmp_refused",
 	[MPIP_STAT_SESSION_UNPROVEN]	= "session_unproven",
 	[MPIP_STAT_SESSION_RESYNC]	= "session_resync",
+	[MPIP_STAT_RX_PAIR_TAKEN]	= "rx_pair_taken",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

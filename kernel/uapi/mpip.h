@@ -771,6 +771,10 @@ enum mpip_path_attr {
  *	our ID (a heartbeat with NEW, sent when it dropped a packet under
  *	it); the session's packets keep to the flow's own addresses until
  *	the peer confirms the ID again
+ * @MPIP_STAT_RX_PAIR_TAKEN: handshake CMs refused, though their MAC may
+ *	verify, because they would pair a node of ours with a peer key that
+ *	another node of ours pairs with already (the peer's node of that
+ *	key can hold one pair only; see the security documentation)
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -844,6 +848,7 @@ enum mpip_stat {
 	MPIP_STAT_RX_ICMP_REFUSED,
 	MPIP_STAT_SESSION_UNPROVEN,
 	MPIP_STAT_SESSION_RESYNC,
+	MPIP_STAT_RX_PAIR_TAKEN,
 
 	__MPIP_STAT_MAX,
 };

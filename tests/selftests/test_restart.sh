@@ -11,10 +11,14 @@
 # before the fix, one restart of six left a stream still for 44 s).
 # And (resync_*): an end that lost a flow's session while the other kept
 # it under a winning ID gets the flow's packets again, whether it sends
-# on the flow first or not.
+# on the flow first or not.  And (flushes_close_*): after both hosts
+# flushed their tables within 2 s of each other, they stop failing each
+# other's CMs within 30 s, and neither holds two nodes for one of the
+# other's.
 # TIMEOUT: 900
-# (72 s, two guests side by side, and about 60 s for the resync
-# subtests; a stalled stream costs up to 60 s a round)
+# (72 s, two guests side by side, about 60 s for the resync subtests
+# and 15-20 s each for the flushes; a stalled stream costs up to 60 s a
+# round)
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -92,6 +96,64 @@ t_restart() {
 	streams_move_on
 	echo "A: $(mpipctl_in "$A" -j stats | jq -c '{session_expired, session_resync, drop_session, rx_auth_fail, peer_lost}')"
 	echo "B: $(mpipctl_in "$B" -j stats | jq -c '{session_expired, session_resync, drop_session, rx_auth_fail, peer_lost}')"
+}
+
+# auth_fails: both hosts' rx_auth_fail, "A B"
+auth_fails() {
+	echo "$(mpip_stat "$A" rx_auth_fail) $(mpip_stat "$B" rx_auth_fail)"
+}
+
+# no_auth_fail SECS: neither host fails a CM of the other's for SECS s
+no_auth_fail() {
+	local f0
+	f0=$(auth_fails)
+	sleep "$1"
+	[[ $(auth_fails) == "$f0" ]]
+}
+
+# one_node_per_peer_node NS: no two of NS's nodes pair with the same node
+# of the peer (PEER-ID: the peer's node ID, its token of the pair)
+one_node_per_peer_node() {
+	local dup
+	dup=$(mpipctl_in "$1" -j show nodes |
+		jq -r '[.[] | .peer_id | select(. != null)] | group_by(.) | map(select(length > 1) | .[0]) | .[]')
+	[[ -z $dup ]] || {
+		mpip_peers_show "$A"
+		mpip_peers_show "$B"
+		fail "$1: two nodes pair with the peer's node $dup"
+	}
+}
+
+# t_flushes_close DELAY: B flushes its tables, A DELAY s after (both at
+# once, as it were, each losing the other's keys), with the streams of
+# both ways running.  Each host makes a new node and queries; the
+# queries cross, and each host also answers the other's.  Regression: a
+# query sent again found the node that crossing had keyed and made a
+# responder node beside it, both confirmations came back, and two nodes
+# of one host paired with the other's one node.  That node kept one pair
+# at a time, and from peer_timeout_ms on (3 s: the node left out asks
+# again, with its key) went to and fro between them, the CMs under the
+# other pair failing (rx_auth_fail) for 20-30 s in 11 cycles of 32 (an
+# exploratory test before the fix; it found the two nodes 7 s after the
+# flushes each time it looked).  Now, from 8 s after the flushes on,
+# neither host holds two nodes for one of the other's, and they stop
+# failing each other's CMs for good within 20 s: 6 s without one.
+t_flushes_close() {
+	local d=$1 t0 scale=${MPIP_TEST_WAIT_SCALE:-1}
+	mpipctl_in "$B" flush
+	sleep "$d"
+	mpipctl_in "$A" flush
+	t0=${EPOCHREALTIME/[.,]/}
+	sleep $((8 * scale))
+	one_node_per_peer_node "$A"
+	one_node_per_peer_node "$B"
+	wait_for 12 no_auth_fail 6 || {
+		mpip_peers_show "$A"
+		mpip_peers_show "$B"
+		fail "the hosts still failed each other's CMs 20 s after the flushes: $(auth_fails)"
+	}
+	echo "6 s without a failed CM, ending $(since_s "$t0") s after the flushes"
+	streams_move_on
 }
 
 # sid NS LPORT RPORT: the ID of NS's UDP session LPORT -> RPORT
@@ -214,7 +276,7 @@ t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 11
+	ktap_plan 15
 	ktap_run resync_named t_resync_named
 	ktap_run resync_told t_resync_told
 	ktap_run streams_running t_running
@@ -224,6 +286,10 @@ main() {
 	ktap_run restart_a_2 t_restart "$A"
 	ktap_run restart_b_3 t_restart "$B"
 	ktap_run restart_a_3 t_restart "$A"
+	ktap_run flushes_close_0_3 t_flushes_close 0.3
+	ktap_run flushes_close_0_6 t_flushes_close 0.6
+	ktap_run flushes_close_1_0 t_flushes_close 1
+	ktap_run flushes_close_2_0 t_flushes_close 2
 	ktap_run flows_survived t_survived
 	ktap_run dmesg_clean t_dmesg
 	ktap_finish
