@@ -13,7 +13,7 @@
 # it under a winning ID gets the flow's packets again, whether it sends
 # on the flow first or not.  And (flushes_close_*): after both hosts
 # flushed their tables within 2 s of each other, they stop failing each
-# other's CMs within 30 s, and neither holds two nodes for one of the
+# other's CMs within 20 s, and neither holds two nodes for one of the
 # other's.
 # TIMEOUT: 900
 # (72 s, two guests side by side, about 60 s for the resync subtests
