@@ -221,6 +221,10 @@ r_path() {
 hold_from_a() {
 	local end pto
 	wait_for 60 n1_encap || fail "A's paths through n1 are not up inside UDP"
+	n1_weighed "$2" || {
+		mpip_paths_show "$A" >&2
+		fail "A's path through n1 to 198.18.3.2 kept under $N1_MIN_WEIGHT of the weight"
+	}
 	pto=$(mpip_cfg "$A" path_timeout_ms) || fail "no path_timeout_ms"
 	# shellcheck disable=SC2064
 	trap "mpipctl_in '$A' set path_timeout_ms $pto" EXIT
@@ -232,8 +236,35 @@ hold_from_a() {
 		UDP_RECV_TIMEOUT=3 UDP_MIN_GOOD=1 udp_exchange "$A" "$B" 198.18.3.2 "$2" 300 $(($2 + 1000)) 10000 >/dev/null 2>&1 || true
 	done
 	echo "R held $(attack_counter hold_data) datagrams of data of $(attack_counter hold) packets" >&2
+	(($(attack_counter hold_data) >= $3)) || mpip_paths_show "$A" >&2
 	capture_count "$1"
 	ip netns exec "$R" nft delete table ip attack
+}
+
+# The weight (of 1000) A's path through n1 to 198.18.3.2 needs before a
+# hold: the flows of a hold go by weight, and R holds only what that
+# path carries
+N1_MIN_WEIGHT=100
+
+# n1_weight: that path's weight (0 if there is none)
+n1_weight() {
+	mpip_paths "$A" | jq -r '[.[] | select(.dev == "eth1" and
+		.daddr == "198.18.3.2") | .weight] | max // 0'
+}
+
+# n1_weighed PORT: A's path through n1 to 198.18.3.2 has N1_MIN_WEIGHT of
+# the weight, after small exchanges to B's PORT - 1 if it had not: an
+# earlier hold left it without reports for a while, and with a weight
+# near nothing it carries no flow, and R holds nothing of one (on the
+# debug kernel R held 0 datagrams of data in 300 s of flows so).  The
+# flows' reports bring it back; false if they do not within 60 s.
+n1_weighed() {
+	local end=$((SECONDS + 60 * ${MPIP_TEST_WAIT_SCALE:-1})) w
+	while w=$(n1_weight) && ((w < N1_MIN_WEIGHT)); do
+		((SECONDS < end)) || return 1
+		echo "A's path through n1 to 198.18.3.2 has weight $w: warming it" >&2
+		UDP_RECV_TIMEOUT=3 UDP_MIN_GOOD=1 udp_exchange "$A" "$B" 198.18.3.2 $(($1 - 1)) 100 $(($1 + 999)) 10000 >/dev/null 2>&1 || true
+	done
 }
 
 t_stolen_cms() {
