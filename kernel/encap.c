@@ -80,18 +80,25 @@ static u8 mpip_encap_room(struct sk_buff *skb, unsigned int outer,
 	return proto;
 }
 
-/* The outer checksum of @skb, over all of it, into @check. */
-static void mpip_encap_csum(struct sk_buff *skb, __sum16 *check, u8 proto)
+/*
+ * The outer checksum of @skb, at @off in its transport header, left for
+ * the device to fill in (or for the stack, on the way to a device that
+ * cannot): only the pseudo header's sum goes in now.  A device with
+ * checksum offload, a veth, costs no pass over the packet; where the
+ * stack fills it in (skb_checksum_help(), or fragmentation), it is the
+ * pass this would have made.
+ */
+static void mpip_encap_csum(struct sk_buff *skb, unsigned int off, u8 proto)
 {
 	const struct iphdr *iph = ip_hdr(skb);
-	unsigned int ihl = ip_hdrlen(skb), len = skb->len - ihl;
-	__sum16 c;
+	unsigned int len = skb->len - ip_hdrlen(skb);
+	__sum16 *check;
 
-	*check = 0;
-	c = csum_tcpudp_magic(iph->saddr, iph->daddr, len, proto,
-			      skb_checksum(skb, ihl, len, 0));
-	*check = c || proto != IPPROTO_UDP ? c : CSUM_MANGLED_0;
-	skb->ip_summed = CHECKSUM_NONE;
+	check = (__sum16 *)(skb_transport_header(skb) + off);
+	*check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, len, proto, 0);
+	skb->ip_summed = CHECKSUM_PARTIAL;
+	skb->csum_start = skb_transport_header(skb) - skb->head;
+	skb->csum_offset = off;
 }
 
 /*
@@ -116,7 +123,8 @@ int mpip_encap_push(struct sk_buff *skb, struct mpip_path *p)
 			return -ENOMEM;
 		mpip_ftcp_hdr_put(skb_transport_header(skb), MPIP_CTRL_PORT,
 				  ntohs(dport), &g);
-		mpip_encap_csum(skb, &tcp_hdr(skb)->check, IPPROTO_TCP);
+		mpip_encap_csum(skb, offsetof(struct tcphdr, check),
+				IPPROTO_TCP);
 		return 0;
 	}
 	if (!mpip_encap_room(skb, sizeof(*uh), IPPROTO_UDP))
@@ -125,7 +133,7 @@ int mpip_encap_push(struct sk_buff *skb, struct mpip_path *p)
 	uh->source = htons(MPIP_CTRL_PORT);
 	uh->dest = READ_ONCE(p->dport);
 	uh->len = htons(skb->len - ihl);
-	mpip_encap_csum(skb, &uh->check, IPPROTO_UDP);
+	mpip_encap_csum(skb, offsetof(struct udphdr, check), IPPROTO_UDP);
 	return 0;
 }
 
@@ -167,11 +175,12 @@ int mpip_encap_pull(struct sk_buff *skb, struct mpip_rx *rx)
 	/*
 	 * Its checksum, where it has one (ours do): it covers the outer
 	 * header and the shim, which nothing else checks.  Checked by the
-	 * device, or here.
+	 * device, left to it by a local sender (over a veth), or here.
 	 */
 	if (uh->check &&
 	    nf_ip_checksum(skb, NF_INET_PRE_ROUTING, ihl, IPPROTO_UDP))
 		return -EINVAL;
+	rx->esummed = !!uh->check;
 	return mpip_encap_pull_at(skb, rx, sizeof(*uh), uh->source);
 }
 
@@ -214,12 +223,19 @@ int mpip_encap_pull_at(struct sk_buff *skb, struct mpip_rx *rx,
 			     mpip_encap_noaddr, (u8 *)&iph->saddr,
 			     (u8 *)&iph->daddr);
 	/*
-	 * Whatever was checked was the outer packet: the stack checks the
-	 * inner one's checksum in full (csum_valid, once set, would spare
-	 * it that).
+	 * The outer checksum, checked (@rx->esummed), covered the packet
+	 * inside: its own is not checked again, here or by the stack (what
+	 * it would tell besides, a trailer from data, the shim tells).
+	 * Else the packet's own checksum is checked in full (csum_valid,
+	 * once set, would spare it that).
 	 */
-	skb->ip_summed = CHECKSUM_NONE;
-	skb->csum_valid = 0;
+	if (rx->esummed) {
+		skb->ip_summed = CHECKSUM_UNNECESSARY;
+		skb->csum_level = 0;
+	} else {
+		skb->ip_summed = CHECKSUM_NONE;
+		skb->csum_valid = 0;
+	}
 	rx->encap = true;
 	return 1;
 }

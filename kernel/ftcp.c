@@ -28,6 +28,7 @@
  * stack (which would answer with a RST).
  */
 #include <linux/ip.h>
+#include <linux/netfilter_ipv4.h>
 #include <linux/random.h>
 #include <linux/siphash.h>
 #include <linux/tcp.h>
@@ -352,9 +353,8 @@ int mpip_ftcp_pull(struct mpip_net *mn, struct sk_buff *skb,
 		return -EINVAL;
 	doff = mpip_ftcp_hdr_get(b, min_t(unsigned int, len, sizeof(buf)),
 				 &rx->fseg);
-	if (!doff || csum_tcpudp_magic(iph->saddr, iph->daddr, len,
-				       IPPROTO_TCP,
-				       skb_checksum(skb, ihl, len, 0)))
+	/* checked by the device, left to it by a local sender, or here */
+	if (!doff || nf_ip_checksum(skb, NF_INET_PRE_ROUTING, ihl, IPPROTO_TCP))
 		return -EINVAL;
 	memcpy(&sport, b, sizeof(sport));
 	if (rx->fseg.flags & (MPIP_FTCP_SYN | MPIP_FTCP_RST)) {
@@ -366,6 +366,7 @@ int mpip_ftcp_pull(struct mpip_net *mn, struct sk_buff *skb,
 		return 0;
 	}
 	rx->ftcp = true;
+	rx->esummed = true;
 	rx->flen = len - doff;
 	return mpip_encap_pull_at(skb, rx, doff, sport);
 }

@@ -173,7 +173,8 @@ static bool mpip_in_find_cm(const struct sk_buff *skb, struct mpip_rx *rx)
 				       &rx->c2) != len)
 		return false;
 	rx->unsummed = rx->proto == IPPROTO_TCP && mpip_in_gro_merged(skb);
-	if (rx->proto == IPPROTO_TCP && !rx->unsummed &&
+	/* what came inside UDP or fake TCP: its outer checksum's, if any */
+	if (rx->proto == IPPROTO_TCP && !rx->unsummed && !rx->esummed &&
 	    !mpip_in_tcp_csum_ok(skb, ihl, mpip_in_carrier(rx) ? 0 : len))
 		return false;
 	rx->cm_len = len;
@@ -832,6 +833,7 @@ static unsigned int mpip_in_packet(struct mpip_net *mn, struct sk_buff *skb,
 		return NF_ACCEPT;
 	}
 	rx.encap = false;
+	rx.esummed = false;
 	rx.ftcp = false;
 	if (unlikely(ip_hdr(skb)->protocol == IPPROTO_UDP &&
 		     mpip_encap_is(skb, ip_hdrlen(skb)) &&

@@ -1148,6 +1148,8 @@ struct mpip_rx {
 	bool replayed;		/* a data CM seen before: deliver, learn nothing */
 	bool plain;		/* a data CM that did not open: plain IP */
 	bool encap;		/* it came inside UDP or fake TCP (encap.c) */
+	/* then: an outer checksum, checked, covered all of it (encap.c) */
+	bool esummed;
 	bool ftcp;		/* it came inside fake TCP (ftcp.c) */
 	bool keyed;		/* a handshake CM with its sender's key */
 	__be16 esport;		/* then the outer source port */

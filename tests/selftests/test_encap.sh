@@ -177,12 +177,25 @@ table ip csum {
 NFT
 }
 
+# tx_csum_at_a on|off: checksum offload on A's ends of both links.  Off,
+# A's stack fills in the outer checksums it leaves to the device, and B
+# receives them as from a wire, unchecked; on (the default), a veth hands
+# them over still to be filled in, which B's stack trusts as any local
+# packet's.
+tx_csum_at_a() {
+	local dev
+	for dev in eth1 eth2; do
+		in_ns "$A" ethtool -K "$dev" tx "$1"
+	done
+}
+
 # A datagram inside UDP whose outer checksum does not hold is dropped and
 # counted (rx_encap_bad): that checksum alone covers the outer header and
 # the shim.  A flow A:7030 -> B:6030 whose datagrams go inside UDP; then
 # 50 whose outer checksums are corrupted on their way into B: at most 2
 # of them arrive (one whose checksum was 0x0001 anyway passes: 1 in
-# 65536); after, the flow goes on.
+# 65536); after, the flow goes on.  A's checksums are filled in before
+# they leave it, as they would be on a wire (tx_csum_at_a).
 t_bad_outer_csum() {
 	local tx0 bad0 counts
 	rm -f "$T/csum.out"
@@ -200,7 +213,10 @@ os.replace(sys.argv[1] + ".tmp", sys.argv[1])' \
 	# (a subtest is a subshell of its own: this runs when it ends)
 	# shellcheck disable=SC2064
 	trap "kill $! 2>/dev/null || true
-		ip netns exec '$B' nft delete table ip csum 2>/dev/null || true" EXIT
+		ip netns exec '$B' nft delete table ip csum 2>/dev/null || true
+		ip netns exec '$A' ethtool -K eth1 tx on || true
+		ip netns exec '$A' ethtool -K eth2 tx on || true" EXIT
+	tx_csum_at_a off
 	tx0=$(mpip_stat "$A" tx_encap)
 	wait_for 30 csum_warm "$tx0" || fail "the flow's datagrams did not go inside UDP"
 	bad0=$(mpip_stat "$B" rx_encap_bad)
