@@ -9,8 +9,10 @@
  * The end behind the NAT (a path found translated while nat_mode is
  * faketcp: rr.c) opens the connection: a SYN from the heartbeat, at most
  * once a second, until the peer's SYN-ACK came.  Until then the path's
- * packets go inside UDP.  The peer answers a SYN from the address of a
- * path it learned through that NAT statelessly, with a cookie for its
+ * packets go inside UDP.  A SYN carries a counter and a MAC under the
+ * pair's keys (core/ftcp.h, core/auth.h).  The peer answers a SYN that
+ * verifies, with a counter it has not seen, from the address of a path
+ * it learned through that NAT statelessly, with a cookie for its
  * sequence number (SipHash of the four-tuple under the
  * namespace's secret), and keeps no state until a packet inside the
  * connection carries an authenticated CM of a node whose path (learned
@@ -128,11 +130,13 @@ static bool mpip_ftcp_syn_due(const struct mpip_path *p)
 }
 
 /*
- * A path of ours that goes inside fake TCP sends a SYN when it is due.
- * (A path learned through the peer's NAT waits for the peer's.)  Caller
+ * A path of ours to node @n that goes inside fake TCP sends a SYN when
+ * it is due, authenticated under the pair's keys (mpip_syn_seal()).  (A
+ * path learned through the peer's NAT waits for the peer's.)  Caller
  * holds RCU.
  */
-void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p)
+void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_node *n,
+		    struct mpip_path *p)
 {
 	struct mpip_ftcp_seg syn;
 	bool send = false;
@@ -148,7 +152,7 @@ void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p)
 		send = true;
 	}
 	spin_unlock_bh(&p->lock);
-	if (send)
+	if (send && !mpip_syn_seal(n, &syn))
 		mpip_ftcp_xmit(mn, p->saddr, p->daddr, READ_ONCE(p->ftcp_dport),
 			       &syn);
 }
@@ -159,10 +163,9 @@ void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p)
  * peer is opening a new one on the same four-tuple, and a NAT that still
  * tracks the old one follows the new one only if nothing passes between
  * the SYN and our SYN-ACK; so the path's packets go inside UDP until the
- * new connection opens here (mpip_ftcp_learn()).  A SYN the peer did not
- * send (it takes the NAT's address and port) costs that much: the
- * connection is used again after MPIP_FTCP_QUIET.  Caller holds @p's
- * lock.
+ * new connection opens here (mpip_ftcp_learn()).  Only a SYN the peer
+ * sent, once, does this (mpip_ftcp_syn_path()): a forged one, or a copy,
+ * changes nothing.  Caller holds @p's lock.
  */
 static bool mpip_ftcp_quiet(const struct mpip_path *p)
 {
@@ -201,9 +204,9 @@ bool mpip_ftcp_is(const struct sk_buff *skb, unsigned int ihl)
 
 /*
  * Our path between local @laddr and @raddr that is one learned through a
- * NAT and verified (@learned), or one of a fake connection whose peer's end is port
- * @rport, under RCU; or NULL.  A walk over the nodes: for handshakes and
- * resets only, which the caller rate-limits.
+ * NAT and verified (@learned), or one of a fake connection whose peer's
+ * end is port @rport, under RCU; or NULL.  A walk over the nodes: for
+ * handshakes and resets only, which the caller rate-limits.
  */
 static struct mpip_path *mpip_ftcp_path(struct mpip_net *mn, __be32 laddr,
 					__be32 raddr, __be16 rport,
@@ -228,10 +231,48 @@ static struct mpip_path *mpip_ftcp_path(struct mpip_net *mn, __be32 laddr,
 }
 
 /*
+ * Our path learned through a NAT and verified that ends at @iph's source,
+ * of a node whose peer sent SYN @g, new (mpip_syn_open()); else NULL,
+ * counted if there was such a path (a SYN that comes before its path is
+ * verified is not refused for its MAC).  Each such path's node is tried:
+ * after the peer restarted, a node of its old keys may have one from the
+ * same address.  A walk over the nodes, as mpip_ftcp_path(), within the
+ * caller's budget.  Caller holds RCU.
+ */
+static struct mpip_path *mpip_ftcp_syn_path(struct mpip_net *mn,
+					    const struct iphdr *iph,
+					    const struct mpip_ftcp_seg *g)
+{
+	int err = 0, e;
+	struct mpip_path *p;
+	struct mpip_node *n;
+	unsigned int b;
+
+	for (b = 0; b < mn->nodes.size; b++) {
+		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
+			p = mpip_path_find(n, iph->daddr, iph->saddr);
+			if (!p || !p->learned || !READ_ONCE(p->rr_ok))
+				continue;
+			e = mpip_syn_open(n, g);
+			if (!e)
+				return p;
+			if (err != MPIP_AUTH_E_DUP && err != MPIP_AUTH_E_OLD)
+				err = e;
+		}
+	}
+	if (err == MPIP_AUTH_E_DUP || err == MPIP_AUTH_E_OLD)
+		mpip_inc(mn, MPIP_STAT_RX_REPLAY);
+	else if (err)
+		mpip_inc(mn, MPIP_STAT_RX_AUTH_FAIL);
+	return NULL;
+}
+
+/*
  * A SYN, SYN-ACK or RST @g from @sport: a SYN from the address of a path
  * we learned through a NAT and verified (a peer's authenticated CMs came
- * from there, and it echoed our nonce from there) is answered with the
- * cookie, any other is not (a stranger learns nothing of us from one); a
+ * from there, and it echoed our nonce from there), authenticated by the
+ * peer and new, is answered with the cookie; any other is not (a
+ * stranger learns nothing of us from one, and changes nothing).  A
  * SYN-ACK or RST goes to our path's connection.  Nothing else is done
  * with it.
  */
@@ -245,7 +286,7 @@ static void mpip_ftcp_rx_ctrl(struct mpip_net *mn, const struct iphdr *iph,
 	if (!mpip_ctrl_may_answer(mn, iph->saddr))
 		return;
 	if (g->flags == MPIP_FTCP_SYN) {
-		p = mpip_ftcp_path(mn, iph->daddr, iph->saddr, sport, true);
+		p = mpip_ftcp_syn_path(mn, iph, g);
 		if (!p)
 			return;
 		/* before the SYN-ACK: nothing of ours on the old connection */
@@ -342,7 +383,7 @@ int mpip_ftcp_pull(struct mpip_net *mn, struct sk_buff *skb,
 		   struct mpip_rx *rx)
 {
 	unsigned int ihl = ip_hdrlen(skb), len = skb->len - ihl, doff;
-	u8 buf[MPIP_FTCP_SYN_HDR_LEN + 32];
+	u8 buf[MPIP_FTCP_MAX_HDR_LEN];
 	const struct iphdr *iph = ip_hdr(skb);
 	const u8 *b;
 	__be16 sport;

@@ -352,7 +352,7 @@ void mpip_node_probe(struct mpip_net *mn, struct mpip_node *n)
 		p = rcu_dereference(n->paths[i]);
 		if (!p || mpip_path_cold(mn, p, low))
 			continue;
-		mpip_ftcp_tick(mn, p);
+		mpip_ftcp_tick(mn, n, p);
 		state = READ_ONCE(p->state);
 		if (state == MPIP_PATH_PROBING || state == MPIP_PATH_DOWN) {
 			if (mpip_probe_due(mn, p, busy))

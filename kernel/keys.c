@@ -356,6 +356,45 @@ static int mpip_cm_open_plain(struct mpip_keys *k, const struct mpip_rx *rx)
 }
 
 /*
+ * Seal @syn, the SYN of a fake TCP connection on a path to node @n, its
+ * sequence number set: its auth block, with the node's next counter
+ * (core/auth.h).  -ENOKEY if the node has no keys yet.  Caller holds RCU.
+ */
+int mpip_syn_seal(struct mpip_node *n, struct mpip_ftcp_seg *syn)
+{
+	const struct mpip_keys *k = rcu_dereference(n->keys);
+
+	BUILD_BUG_ON(MPIP_FTCP_AUTH_LEN != MPIP_AUTH_BLOCK_LEN);
+	if (!k)
+		return -ENOKEY;
+	if (mpip_auth_syn_seal(&k->ap.tx, mpip_cm_next_ctr(n),
+			       k->ap.tx_token, syn->seq, syn->auth))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Did node @n's peer send @syn, which came from where a path of @n ends,
+ * and is it no copy of one it sent?  0 (its counter is then taken), or an
+ * MPIP_AUTH_E_* error: E_DUP or E_OLD for a copy, E_MAC for a SYN without
+ * an auth block, or with one not of this pair.  Caller holds RCU.
+ */
+int mpip_syn_open(struct mpip_node *n, const struct mpip_ftcp_seg *syn)
+{
+	struct mpip_keys *k = rcu_dereference(n->keys);
+	u64 ctr;
+	int err;
+
+	if (!k || !syn->authed)
+		return MPIP_AUTH_E_MAC;
+	err = mpip_auth_syn_check(&k->ap.rx, &k->win, k->ap.rx_token,
+				  syn->seq, syn->auth, &ctr);
+	if (err)
+		return err;
+	return mpip_cm_commit(k, ctr);
+}
+
+/*
  * A query of node @n's pair came from @addr before the node authenticated.
  * Whoever authenticates later got our confirmation to one of the
  * addresses its queries came from; if they were not all the same, which

@@ -797,6 +797,8 @@ int mpip_cm_seal(struct mpip_node *n, const struct mpip_cm *cm,
 		 u8 *buf, unsigned int len, u64 ctr);
 struct mpip_rx;
 int mpip_cm_open(struct mpip_net *mn, struct mpip_rx *rx);
+int mpip_syn_seal(struct mpip_node *n, struct mpip_ftcp_seg *syn);
+int mpip_syn_open(struct mpip_node *n, const struct mpip_ftcp_seg *syn);
 bool mpip_sid_parity(const struct mpip_node *n);
 
 /* session.c */
@@ -1184,7 +1186,8 @@ int mpip_ftcp_pull(struct mpip_net *mn, struct sk_buff *skb,
 		   struct mpip_rx *rx);
 void mpip_ftcp_learn(struct mpip_net *mn, struct mpip_node *n,
 		     const struct mpip_rx *rx);
-void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_path *p);
+void mpip_ftcp_tick(struct mpip_net *mn, struct mpip_node *n,
+		    struct mpip_path *p);
 bool mpip_ftcp_open(struct mpip_path *p, u32 len, struct mpip_ftcp_seg *g,
 		    __be16 *dport);
 

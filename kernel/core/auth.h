@@ -70,12 +70,14 @@
 
 #define MPIP_AUTH_VERSION	2	/* the wire format this belongs to */
 #define MPIP_AUTH_DOMAIN_CM	1	/* MAC input byte 2: a CM */
+#define MPIP_AUTH_DOMAIN_SYN	2	/* MAC input byte 2: a fake-TCP SYN */
 #define MPIP_AUTH_MAC_LEN	8	/* bytes of MAC on the wire */
 #define MPIP_AUTH_BLOCK_LEN	12	/* counter low 32 bits + MAC */
 #define MPIP_AUTH_EXT_MAX	32	/* extension bytes a MAC covers */
 #define MPIP_AUTH_HDR_LEN	32	/* MAC input before the addresses */
 #define MPIP_AUTH_INPUT_MAX	(MPIP_AUTH_HDR_LEN + 4 * MPIP_CM_MAX_ADDRS + \
 				 MPIP_AUTH_EXT_MAX)
+#define MPIP_AUTH_SYN_INPUT_LEN	20	/* MAC input of a SYN (below) */
 
 /*
  * Replay window: a counter is accepted if it is newer than any accepted
@@ -178,6 +180,29 @@ int mpip_auth_check(const struct mpip_auth_key *key,
 int mpip_auth_verify(const struct mpip_auth_key *key, struct mpip_replay *win,
 		     const struct mpip_cm *cm, const struct mpip_auth_ctx *ctx,
 		     const u8 *blk, unsigned int len, u64 *ctr);
+
+/*
+ * A fake-TCP SYN (ftcp.h) opens a path's connection at the peer, which
+ * answers it and holds its own end of that path out of the connection
+ * for a while; so a SYN is authenticated as a CM is, with an auth block
+ * of the same form and a counter from the same sequence as the sender's
+ * CMs to that peer (one replay window covers both).  MAC input, 20
+ * bytes:
+ *
+ *   off  size  field
+ *   0    1     0xd7 (MPIP_CM_MAGIC)
+ *   1    1     2 (MPIP_AUTH_VERSION)
+ *   2    1     2 (MPIP_AUTH_DOMAIN_SYN): no CM's MAC input is a SYN's
+ *   3    1     0
+ *   4    8     counter, 64 bits
+ *   12   4     the receiver's token
+ *   16   4     the SYN's sequence number
+ */
+int mpip_auth_syn_seal(const struct mpip_auth_key *key, u64 ctr, u32 token,
+		       u32 seq, u8 *blk);
+int mpip_auth_syn_check(const struct mpip_auth_key *key,
+			const struct mpip_replay *win, u32 token, u32 seq,
+			const u8 *blk, u64 *ctr);
 
 void mpip_replay_init(struct mpip_replay *win);
 int mpip_replay_infer(const struct mpip_replay *win, u32 lo, u64 *ctr);

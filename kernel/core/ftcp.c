@@ -185,8 +185,10 @@ enum mpip_ftcp_verdict mpip_ftcp_rx(struct mpip_ftcp *c,
 
 unsigned int mpip_ftcp_hdr_len(u8 flags)
 {
-	return flags & MPIP_FTCP_SYN ? MPIP_FTCP_SYN_HDR_LEN :
-				       MPIP_FTCP_HDR_LEN;
+	if (!(flags & MPIP_FTCP_SYN))
+		return MPIP_FTCP_HDR_LEN;
+	return flags & MPIP_FTCP_ACK ? MPIP_FTCP_SYN_HDR_LEN :
+				       MPIP_FTCP_ASYN_HDR_LEN;
 }
 
 static void mpip_ftcp_put16(u8 *b, u16 v)
@@ -219,7 +221,7 @@ unsigned int mpip_ftcp_hdr_put(u8 *b, u16 sport, u16 dport,
 	b[13] = s->flags;
 	mpip_ftcp_put16(b + 14, MPIP_FTCP_WINDOW);
 	memset(b + 16, 0, 4);		/* checksum, urgent pointer */
-	if (len == MPIP_FTCP_SYN_HDR_LEN) {
+	if (len >= MPIP_FTCP_SYN_HDR_LEN) {
 		b[20] = 2;			/* MSS */
 		b[21] = 4;
 		mpip_ftcp_put16(b + 22, s->mss);
@@ -228,11 +230,35 @@ unsigned int mpip_ftcp_hdr_put(u8 *b, u16 sport, u16 dport,
 		b[26] = 3;
 		b[27] = MPIP_FTCP_WSCALE;
 	}
+	if (len == MPIP_FTCP_ASYN_HDR_LEN) {
+		b[28] = MPIP_FTCP_OPT_EXP;
+		b[29] = MPIP_FTCP_OPT_AUTH_LEN;
+		mpip_ftcp_put16(b + 30, MPIP_FTCP_EXID);
+		memcpy(b + 32, s->auth, MPIP_FTCP_AUTH_LEN);
+	}
 	return len;
 }
 
-/* The MSS option among the options @o, @n bytes, or 0. */
-static u16 mpip_ftcp_opt_mss(const u8 *o, unsigned int n)
+/* Option @o, @n bytes long, of a SYN or SYN-ACK: into @s if it is ours. */
+static void mpip_ftcp_opt(const u8 *o, unsigned int n,
+			  struct mpip_ftcp_seg *s)
+{
+	if (o[0] == 2 && n == 4) {
+		s->mss = (u16)(o[2] << 8 | o[3]);
+	} else if (o[0] == MPIP_FTCP_OPT_EXP && n == MPIP_FTCP_OPT_AUTH_LEN &&
+		   (o[2] << 8 | o[3]) == MPIP_FTCP_EXID &&
+		   !(s->flags & MPIP_FTCP_ACK)) {
+		memcpy(s->auth, o + 4, MPIP_FTCP_AUTH_LEN);
+		s->authed = true;
+	}
+}
+
+/*
+ * The options @o, @n bytes, of a SYN or SYN-ACK, into @s; none if the
+ * list runs past its end.
+ */
+static void mpip_ftcp_opts(const u8 *o, unsigned int n,
+			   struct mpip_ftcp_seg *s)
 {
 	unsigned int i = 0;
 
@@ -241,13 +267,15 @@ static u16 mpip_ftcp_opt_mss(const u8 *o, unsigned int n)
 			i++;
 			continue;
 		}
-		if (i + 1 >= n || o[i + 1] < 2 || i + o[i + 1] > n)
-			return 0;
-		if (o[i] == 2 && o[i + 1] == 4)
-			return (u16)(o[i + 2] << 8 | o[i + 3]);
+		if (i + 1 >= n || o[i + 1] < 2 || i + o[i + 1] > n) {
+			/* a list no TCP would send: none of it counts */
+			s->mss = 0;
+			s->authed = false;
+			return;
+		}
+		mpip_ftcp_opt(o + i, o[i + 1], s);
 		i += o[i + 1];
 	}
-	return 0;
 }
 
 unsigned int mpip_ftcp_hdr_get(const u8 *b, unsigned int len,
@@ -265,8 +293,10 @@ unsigned int mpip_ftcp_hdr_get(const u8 *b, unsigned int len,
 	s->seq = mpip_ftcp_get32(b + 4);
 	s->ack = mpip_ftcp_get32(b + 8);
 	s->flags = b[13];
-	s->mss = s->flags & MPIP_FTCP_SYN ?
-		 mpip_ftcp_opt_mss(b + MPIP_FTCP_HDR_LEN,
-				   doff - MPIP_FTCP_HDR_LEN) : 0;
+	s->mss = 0;
+	s->authed = false;
+	if (s->flags & MPIP_FTCP_SYN)
+		mpip_ftcp_opts(b + MPIP_FTCP_HDR_LEN, doff - MPIP_FTCP_HDR_LEN,
+			       s);
 	return doff;
 }

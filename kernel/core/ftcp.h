@@ -41,7 +41,9 @@
  * a SYN, the peer answers with a SYN-ACK whose sequence number is a
  * cookie (the caller's keyed hash of the four-tuple: the peer keeps no
  * state for a SYN), and the first segment after it (an ACK, or data)
- * acknowledges cookie + 1.  A RST with the sequence number expected closes
+ * acknowledges cookie + 1.  The SYN carries an auth block in an option
+ * (below), which the caller fills in and checks (auth.h): the peer
+ * answers only the SYNs of the node it shares keys with, once each.  A RST with the sequence number expected closes
  * it; the initiator then starts again, as it does when its path goes down.
  */
 #ifndef MPIP_CORE_FTCP_H
@@ -61,7 +63,20 @@
 #define MPIP_FTCP_ACK		0x10
 
 #define MPIP_FTCP_HDR_LEN	20	/* a segment without options */
-#define MPIP_FTCP_SYN_HDR_LEN	28	/* a SYN or SYN-ACK: MSS, NOP, WS */
+#define MPIP_FTCP_SYN_HDR_LEN	28	/* a SYN-ACK: MSS, NOP, WS */
+/*
+ * A SYN: a SYN-ACK's options and the SYN's auth block (auth.h) in an
+ * experimental option (RFC 6994): kind 253, length 16, ExID 0x6d70
+ * ("mp"), the block's 12 bytes.  A SYN without it, or with it of another
+ * length, opens nothing.
+ */
+#define MPIP_FTCP_ASYN_HDR_LEN	44
+#define MPIP_FTCP_OPT_EXP	253
+#define MPIP_FTCP_OPT_AUTH_LEN	16
+#define MPIP_FTCP_EXID		0x6d70
+#define MPIP_FTCP_AUTH_LEN	12	/* MPIP_AUTH_BLOCK_LEN */
+/* The longest header read: a TCP header's longest */
+#define MPIP_FTCP_MAX_HDR_LEN	60
 #define MPIP_FTCP_WSCALE	14
 #define MPIP_FTCP_WINDOW	0xffff
 /*
@@ -104,12 +119,18 @@ struct mpip_ftcp {
 	u8 was_open;	/* a connection of this end opened before */
 };
 
-/* The fields of a fake segment's TCP header that are not fixed. */
+/*
+ * The fields of a fake segment's TCP header that are not fixed.  @auth:
+ * a SYN's auth block, written by mpip_ftcp_hdr_put() into a SYN, and
+ * read by mpip_ftcp_hdr_get() from a SYN that has it (then @authed).
+ */
 struct mpip_ftcp_seg {
 	u32 seq;
 	u32 ack;
 	u8 flags;	/* MPIP_FTCP_* */
 	u16 mss;	/* SYN and SYN-ACK only: the MSS option */
+	bool authed;
+	u8 auth[MPIP_FTCP_AUTH_LEN];
 };
 
 enum mpip_ftcp_verdict {
@@ -175,7 +196,9 @@ unsigned int mpip_ftcp_hdr_put(u8 *b, u16 sport, u16 dport,
 /*
  * Read the TCP header at @b, @len bytes available, into @s; returns its
  * length (data offset), or 0 if it is not one a fake connection sends:
- * too short, a data offset past @len, or URG, FIN, ECE or CWR set.
+ * too short, a data offset past @len, or URG, FIN, ECE or CWR set.  Of
+ * the options, those of a SYN or SYN-ACK are read: the MSS and a SYN's
+ * auth block; any other is passed over.
  */
 unsigned int mpip_ftcp_hdr_get(const u8 *b, unsigned int len,
 			       struct mpip_ftcp_seg *s);

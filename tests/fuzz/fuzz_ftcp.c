@@ -44,6 +44,25 @@ static u32 be(const u8 *p)
 	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
 }
 
+/*
+ * Does a SYN (no ACK) header @b of @doff bytes hold, among its options,
+ * the auth option as sent (kind 253, length 16, ExID 0x6d70) with the
+ * block @g read?
+ */
+static int auth_option_there(const u8 *b, unsigned int doff,
+			     const struct mpip_ftcp_seg *g)
+{
+	unsigned int i;
+
+	if ((g->flags & (MPIP_FTCP_SYN | MPIP_FTCP_ACK)) != MPIP_FTCP_SYN)
+		return 0;
+	for (i = 20; i + 16 <= doff; i++)
+		if (b[i] == 253 && b[i + 1] == 16 && b[i + 2] == 0x6d &&
+		    b[i + 3] == 0x70 && !memcmp(b + i + 4, g->auth, 12))
+			return 1;
+	return 0;
+}
+
 static void check_header(const u8 *b, size_t n, unsigned int doff,
 			 const struct mpip_ftcp_seg *g)
 {
@@ -55,6 +74,8 @@ static void check_header(const u8 *b, size_t n, unsigned int doff,
 		fail("fields differ from the bytes");
 	if (g->mss && !(g->flags & MPIP_FTCP_SYN))
 		fail("MSS without SYN");
+	if (g->authed && !auth_option_there(b, doff, g))
+		fail("auth block taken that is not in an exact option of a SYN");
 }
 
 static void check_open(const struct mpip_ftcp_seg *g, u32 len)

@@ -37,10 +37,12 @@
 #   nothing leaks.  R then forges 32 RSTs (unknown sequence numbers),
 #   32 SYN-ACKs and 32 bare ACKs to B on each fake TCP connection: B
 #   answers none, no connection closes or opens again, TCP both ways
-#   still intact inside fake TCP alone.  32 SYNs on each cost no more
-#   than 3 s of fake TCP, and R's copies of the ACKs with which A opened
-#   B's ends open nothing again.  Then fake TCP set on A's eth1 alone (mpipctl link
-#   set dev eth1 nat faketcp, nat_mode auto): after a flush eth1's paths
+#   still intact inside fake TCP alone.  32 forged SYNs on each and
+#   copies of A's own SYNs get no SYN-ACK and cost nothing (a SYN is
+#   authenticated, and its counter taken once), and R's copies of the
+#   ACKs with which A opened B's ends open nothing again.  Then fake TCP
+#   set on A's eth1 alone (mpipctl link set dev eth1 nat faketcp,
+#   nat_mode auto): after a flush eth1's paths
 #   go inside fake TCP, eth2's inside UDP; TCP both ways over both links.
 # - links with a round trip of 300 ms: A's fake TCP connections open while
 #   a UDP flow of 40 Mbit/s runs; nothing INVALID at a NAT (the opener
@@ -550,8 +552,9 @@ t_ftcp() {
 # segments of each kind of KINDS (default "rst synack ack"): RSTs with
 # sequence numbers it cannot know, SYN-ACKs whose sequence numbers are
 # 0x5eed0000 + i, bare ACKs of numbers it cannot know (one of the cookie
-# would open B's end again), SYNs (each makes B keep the connection's
-# path out of it for 3 s); prints how many it sent (scapy makes about 25
+# would open B's end again), SYNs without an auth option, and SYNs with
+# one of the right form and random bytes in it; prints how many it sent
+# (scapy makes about 25
 # a second in a guest under emulation: 100 of each took 35 s, and took
 # no more chances: a RST counts only with the one sequence number)
 forge_to_b() {
@@ -567,6 +570,9 @@ forge_to_b() {
 		    "synack": lambda i: dict(flags="SA", seq=0x5eed0000 + i, ack=r32()),
 		    "ack": lambda i: dict(flags="A", seq=r32(), ack=r32()),
 		    "syn": lambda i: dict(flags="S", seq=r32()),
+		    "asyn": lambda i: dict(flags="S", seq=r32(), options=[
+		        ("MSS", 1400), ("NOP", None), ("WScale", 14),
+		        (253, bytes.fromhex("6d70") + random.randbytes(12))]),
 		}
 		n = 0
 		for line in open(sys.argv[1]):
@@ -632,36 +638,77 @@ t_ftcp_forged() {
 	only_inside_ftcp forged 5070 "$open0"
 }
 
+# syn_refusals: B's counters that a refused SYN grows, and their sum
+syn_refusals() {
+	local a r l
+	a=$(mpip_stat "$B" rx_auth_fail)
+	r=$(mpip_stat "$B" rx_replay)
+	l=$(mpip_stat "$B" ctrl_limited)
+	echo "$a $r $l $((a + r + l))"
+}
+
+# replay_syns PCAP...: R sends B again, three times each, A's SYNs in
+# PCAP (from the NATs' ends, as B got them); prints how many it sent
+replay_syns() {
+	in_ns "$R" /usr/bin/python3 - "$@" <<-'PY'
+		import sys
+		from scapy.layers.inet import IP, TCP
+		from scapy.sendrecv import send
+		from scapy.utils import rdpcap
+		from scapy.config import conf
+		conf.verb = 0
+		syns = [p[IP] for f in sys.argv[1:] for p in rdpcap(f)
+		        if TCP in p and p[TCP].dport == 19792 and p[TCP].flags == "S"]
+		send(syns * 3)
+		print(3 * len(syns))
+	PY
+}
+
 # R forges SYNs to B on each fake TCP connection that crossed it, from
-# its NAT end, as A's own SYN of a new connection would come: B answers
-# each at most once (a SYN-ACK of the same size) and keeps that path's
-# packets out of the connection (inside UDP) for 3 s after the last, as
-# for A's own.  Those packets cross the NAT only while its UDP mapping for
-# the path lives: in a slow run (the debug kernel's) it had expired, A's
-# path got no report, went down and opened its connection again.  So the
-# cost is 3 s of UDP, or one reopen of each connection attacked: 5 s
-# after the last SYN, a transfer both ways goes inside fake TCP alone (no
-# full-size datagram to or from port 19792 at R), no connection opened
-# again more than once (B's ftcp_open) and none closed.
-# (security.rst, "Fake TCP")
-t_ftcp_forged_syn() {
-	local sent open0 synacks f='tcp[tcpflags] & (tcp-syn|tcp-ack) == (tcp-syn|tcp-ack)'
+# its NAT end, as A's own SYN of a new connection would come: 32 without
+# the auth option and 32 with it, of random contents, on each; then, 2 s
+# later (the budget of answers to strangers whole again), it replays A's
+# own SYNs (captured while the connections opened).  A SYN that B
+# answered would make it keep that path's packets out of the connection
+# (inside UDP) for 3 s, and a NAT whose UDP mapping had expired then cost
+# a reopen.  Now a SYN carries a counter and a MAC under the pair's keys:
+# B answers none (no SYN-ACK at R), counts each forged one (rx_auth_fail,
+# or ctrl_limited when over the budget of answers, which it checks
+# first) and each copy (its counter was taken: rx_replay while it is in
+# the replay window, rx_auth_fail once the window moved past it, as it
+# has here: a counter that far behind is read as one ahead, and fails
+# the MAC; or ctrl_limited), and a transfer both ways right after goes
+# inside fake TCP alone, with no connection opened again.  (security.rst,
+# "Fake TCP")
+t_ftcp_forged_syns() {
+	local sent copies open0 synacks f='tcp[tcpflags] & (tcp-syn|tcp-ack) == (tcp-syn|tcp-ack)'
+	local -a c0 c1 c2
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
 	open0=$(mpip_stat "$B" ftcp_open)
+	read -r -a c0 <<<"$(syn_refusals)"
 	# (B's SYN-ACKs: the NAT ends' ports are 19792 too, the forged SYNs'
 	# source ports)
 	capture_start "$R" b1 syn1 "tcp and src port 19792 and $f"
 	capture_start "$R" b2 syn2 "tcp and src port 19792 and $f"
-	sent=$(forge_to_b "$T/ftcp-conns" syn) || fail "R could not send"
-	# (a second each)
+	sent=$(forge_to_b "$T/ftcp-conns" "syn asyn") || fail "R could not send"
+	sleep 1
+	read -r -a c1 <<<"$(syn_refusals)"
+	sleep 1
+	copies=$(replay_syns "$T/hs1.pcap" "$T/hs2.pcap") || fail "R could not replay"
 	capture_stop syn1
 	capture_stop syn2
 	synacks=$(($(capture_packets syn1) + $(capture_packets syn2)))
-	echo "forged SYNs sent: $sent; B's SYN-ACKs: $synacks"
-	((synacks > 0)) || fail "B answered none: the SYNs did not reach its connections"
-	((synacks <= sent)) || fail "B sent more SYN-ACKs than it got SYNs"
-	sleep 3
-	only_inside_ftcp forgedsyn 5090 "$open0" "$(wc -l <"$T/ftcp-conns")"
+	read -r -a c2 <<<"$(syn_refusals)"
+	echo "forged SYNs sent: $sent (B's rx_auth_fail +$((c1[0] - c0[0])), ctrl_limited +$((c1[2] - c0[2])));" \
+		"copies of A's SYNs: $copies (rx_auth_fail +$((c2[0] - c1[0])), rx_replay +$((c2[1] - c1[1])), ctrl_limited +$((c2[2] - c1[2])));" \
+		"B's SYN-ACKs: $synacks"
+	((copies >= 3)) || fail "no SYN of A's captured to replay"
+	((synacks == 0)) || fail "B answered $synacks forged or replayed SYNs"
+	((c1[0] - c0[0] + c1[2] - c0[2] >= sent)) ||
+		fail "B counted $((c1[0] - c0[0] + c1[2] - c0[2])) of the $sent forged SYNs refused"
+	((c2[3] - c1[3] >= copies)) ||
+		fail "B counted $((c2[3] - c1[3])) of the $copies copies refused"
+	only_inside_ftcp forgedsyn 5090 "$open0"
 }
 
 # replay_cookie_acks PCAP...: R sends B again, three times each, the
@@ -919,7 +966,7 @@ ktap_run learned_paths_at_most_8_per_node t_learned_cap
 ktap_run faketcp_lab_up t_ftcp_setup
 ktap_run faketcp_tcp_both_ways_over_both_nats t_ftcp
 ktap_run forged_rsts_and_synacks_change_nothing t_ftcp_forged
-ktap_run forged_syns_cost_3s_of_fake_tcp t_ftcp_forged_syn
+ktap_run forged_and_replayed_syns_change_nothing t_ftcp_forged_syns
 ktap_run replayed_acks_of_cookies_open_nothing t_ftcp_replayed_acks
 ktap_run faketcp_reopens_while_b_sends t_ftcp_reopen
 ktap_run faketcp_on_one_link_only t_ftcp_link

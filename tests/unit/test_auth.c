@@ -1047,3 +1047,62 @@ UNIT_TEST(replay_model_random)
 	unit_diag("replay_model_random: %u arrivals, newest %llu", i,
 		  (unsigned long long)max);
 }
+
+/*
+ * A fake-TCP SYN's auth block (auth.h): it verifies under the receiver's
+ * rx key with its token and the SYN's sequence number, and fails with
+ * any of them, its counter or any bit of the block changed; once its
+ * counter is committed, a copy is a replay; a CM's block with the same
+ * counter is no SYN's (the MAC domains differ).
+ */
+UNIT_TEST(auth_syn_mac_round_trip_and_every_mismatch)
+{
+	u8 blk[MPIP_AUTH_BLOCK_LEN], bad[MPIP_AUTH_BLOCK_LEN];
+	struct mpip_auth_peer a, b;
+	struct mpip_replay win;
+	u32 tok, seq = 0x8badf00d;
+	unsigned int bit;
+	struct tcm t;
+	u64 ctr = 0;
+
+	if (!CHECK_EQ(mpip_auth_derive(&a, 4444, 5555), 0) ||
+	    !CHECK_EQ(mpip_auth_derive(&b, 5555, 4444), 0))
+		return;
+	tok = a.tx_token;
+	CHECK_EQ(tok, b.rx_token);
+	mpip_replay_init(&win);
+	CHECK_EQ(mpip_replay_commit(&win, 100), 0);
+	CHECK_EQ(mpip_auth_syn_seal(&a.tx, 0, tok, seq, blk),
+		 MPIP_AUTH_E_INVAL);
+	CHECK_EQ(mpip_auth_syn_seal(&a.tx, 101, tok, seq, blk), 0);
+	CHECK_EQ(mpip_auth_syn_check(&b.rx, &win, tok, seq, blk, &ctr), 0);
+	CHECK_EQ(ctr, 101);
+	/* another key, token, sequence number */
+	CHECK_EQ(mpip_auth_syn_check(&b.tx, &win, tok, seq, blk, &ctr),
+		 MPIP_AUTH_E_MAC);
+	CHECK_EQ(mpip_auth_syn_check(&a.rx, &win, tok, seq, blk, &ctr),
+		 MPIP_AUTH_E_MAC);
+	CHECK_EQ(mpip_auth_syn_check(&b.rx, &win, tok ^ 1, seq, blk, &ctr),
+		 MPIP_AUTH_E_MAC);
+	CHECK_EQ(mpip_auth_syn_check(&b.rx, &win, tok, seq + 1, blk, &ctr),
+		 MPIP_AUTH_E_MAC);
+	/* every bit of the block: counter or MAC */
+	for (bit = 0; bit < 8 * sizeof(blk); bit++) {
+		memcpy(bad, blk, sizeof(blk));
+		flip(bad, bit);
+		CHECK_EQ_MSG(mpip_auth_syn_check(&b.rx, &win, tok, seq, bad,
+						 &ctr), MPIP_AUTH_E_MAC,
+			     "bit %u", bit);
+	}
+	/* committed: its copy is a replay */
+	CHECK_EQ(mpip_replay_commit(&win, 101), 0);
+	CHECK_EQ(mpip_auth_syn_check(&b.rx, &win, tok, seq, blk, &ctr),
+		 MPIP_AUTH_E_DUP);
+	/* a CM's block under the same key and counter */
+	tcm_init(&t, ctx);
+	t.cm.node_id = tok;
+	CHECK_EQ(mpip_auth_seal(&a.tx, &t.cm, 102, &t.ctx, blk), 0);
+	CHECK_EQ(tcm_verify(&b.rx, &t, blk), 0);
+	CHECK_EQ(mpip_auth_syn_check(&b.rx, &win, tok, seq, blk, &ctr),
+		 MPIP_AUTH_E_MAC);
+}

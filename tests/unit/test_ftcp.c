@@ -61,10 +61,13 @@ static bool track_ok(struct track *s, struct track *r,
 /* A segment through a header on the wire and back. */
 static void wire(struct unit_ctx *ctx, struct mpip_ftcp_seg *g)
 {
-	u8 b[MPIP_FTCP_SYN_HDR_LEN];
+	u8 b[MPIP_FTCP_ASYN_HDR_LEN];
 	struct mpip_ftcp_seg back;
+	bool syn = g->flags == MPIP_FTCP_SYN;
 	unsigned int n;
 
+	if (syn)
+		memset(g->auth, 0xa5, sizeof(g->auth));
 	n = mpip_ftcp_hdr_put(b, 19792, 40000, g);
 	CHECK_EQ(n, mpip_ftcp_hdr_len(g->flags));
 	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &back), n);
@@ -72,6 +75,9 @@ static void wire(struct unit_ctx *ctx, struct mpip_ftcp_seg *g)
 	CHECK_EQ(back.ack, g->ack);
 	CHECK_EQ(back.flags, g->flags);
 	CHECK_EQ(back.mss, g->flags & MPIP_FTCP_SYN ? g->mss : 0);
+	CHECK_EQ(back.authed, syn);
+	if (syn)
+		CHECK(!memcmp(back.auth, g->auth, sizeof(g->auth)));
 	*g = back;
 }
 
@@ -560,6 +566,79 @@ UNIT_TEST(ftcp_header_parse_rejects_and_survives_garbage)
 		if (n) {
 			CHECK(n >= MPIP_FTCP_HDR_LEN && n <= sizeof(b));
 			CHECK(g.mss == 0 || (g.flags & MPIP_FTCP_SYN));
+			CHECK(!g.authed ||
+			      (g.flags & (MPIP_FTCP_SYN | MPIP_FTCP_ACK)) ==
+			      MPIP_FTCP_SYN);
 		}
 	}
+}
+
+/* A SYN's header, 44 bytes, with the auth block @fill everywhere. */
+static unsigned int syn_hdr(u8 *b, u8 fill)
+{
+	struct mpip_ftcp_seg g = { .seq = 7, .flags = MPIP_FTCP_SYN,
+				   .mss = 1400 };
+
+	memset(g.auth, fill, sizeof(g.auth));
+	return mpip_ftcp_hdr_put(b, 40000, 19792, &g);
+}
+
+/*
+ * The SYN's auth option is read only as sent: kind 253, length 16, ExID
+ * 0x6d70, and only from a SYN; with any of these changed, or in an
+ * option list that runs past its end, the SYN has none (and opens
+ * nothing), while the MSS is still read from a well-formed list.
+ */
+UNIT_TEST(ftcp_syn_auth_option_exact_or_ignored)
+{
+	struct mpip_ftcp_seg g;
+	u8 b[MPIP_FTCP_ASYN_HDR_LEN];
+	unsigned int n;
+
+	n = syn_hdr(b, 0x3c);
+	CHECK_EQ(n, MPIP_FTCP_ASYN_HDR_LEN);
+	CHECK_EQ(b[28], 253);
+	CHECK_EQ(b[29], 16);
+	CHECK_EQ(b[30] << 8 | b[31], 0x6d70);
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), n);
+	CHECK(g.authed);
+	CHECK_EQ(g.auth[0], 0x3c);
+	CHECK_EQ(g.auth[11], 0x3c);
+	CHECK_EQ(g.mss, 1400);
+
+	syn_hdr(b, 0x3c);
+	b[31] ^= 1;				/* another ExID */
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), n);
+	CHECK(!g.authed);
+	CHECK_EQ(g.mss, 1400);
+
+	syn_hdr(b, 0x3c);
+	b[28] = 254;				/* the other experimental kind */
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), n);
+	CHECK(!g.authed);
+
+	syn_hdr(b, 0x3c);
+	b[29] = 12;				/* shorter, then 4 NOPs */
+	memset(b + 40, 1, 4);
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), n);
+	CHECK(!g.authed);
+	CHECK_EQ(g.mss, 1400);
+
+	syn_hdr(b, 0x3c);
+	b[29] = 20;				/* past the header's end */
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), n);
+	CHECK(!g.authed);
+	CHECK_EQ(g.mss, 0);
+
+	syn_hdr(b, 0x3c);
+	b[13] = MPIP_FTCP_SYN | MPIP_FTCP_ACK;	/* a SYN-ACK carries none */
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), n);
+	CHECK(!g.authed);
+	CHECK_EQ(g.mss, 1400);
+
+	syn_hdr(b, 0x3c);
+	b[13] = MPIP_FTCP_ACK;			/* nor does any other */
+	CHECK_EQ(mpip_ftcp_hdr_get(b, n, &g), n);
+	CHECK(!g.authed);
+	CHECK_EQ(g.mss, 0);
 }
