@@ -108,29 +108,52 @@ void mpip_heartbeat_session(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * Is "no such session" @sid due to node @n: not told of that ID in the
+ * last MPIP_UNKNOWN_GAP?  Then it is stamped now.  (Of two CPUs, one
+ * stamps it.)
+ */
+static bool mpip_unknown_due(struct mpip_node *n, u16 sid)
+{
+	unsigned int i = sid % MPIP_UNKNOWN_SLOTS;
+	unsigned long last = READ_ONCE(n->unknown[i].stamp);
+
+	if (last && READ_ONCE(n->unknown[i].sid) == sid &&
+	    time_before(jiffies, last + MPIP_UNKNOWN_GAP))
+		return false;
+	if (cmpxchg(&n->unknown[i].stamp, last, jiffies | 1) != last)
+		return false;
+	WRITE_ONCE(n->unknown[i].sid, sid);
+	return true;
+}
+
+/*
  * Tell node @n that we know no session @sid: a packet of its under that
  * ID came over path @p and was dropped (drop_session).  The node had
  * seen it confirmed, and we lost it since (we restarted, or it expired
  * here first); the node takes the confirmation back and sends the flow
  * on its own addresses, where we make the session anew (input.c).  HB |
- * CTRL | NEW, sealed for @n, on @p; at most one per MPIP_UNKNOWN_GAP.
+ * CTRL | NEW, sealed for @n, on @p; at most one per ID each
+ * MPIP_UNKNOWN_GAP, within the node's budget (MPIP_UNKNOWN_PER_SEC).
  */
 void mpip_heartbeat_unknown(struct mpip_net *mn, struct mpip_node *n,
 			    struct mpip_path *p, u16 sid)
 {
-	unsigned long last = READ_ONCE(n->unknown_stamp);
 	struct mpip_cm cm;
 
-	if (last && time_before(jiffies, last + MPIP_UNKNOWN_GAP))
+	if (!mpip_unknown_due(n, sid))
 		return;
-	if (cmpxchg(&n->unknown_stamp, last, jiffies | 1) != last)
+	if (!mpip_budget_try(&n->unknown_tat, MPIP_UNKNOWN_PER_SEC,
+			     MPIP_UNKNOWN_BURST)) {
+		mpip_inc(mn, MPIP_STAT_CTRL_LIMITED);
 		return;
+	}
 	mpip_cm_fill(mn, &cm, MPIP_CM_F_CTRL | MPIP_CM_F_HB | MPIP_CM_F_NEW,
 		     false);
 	cm.session_id = sid;
 	cm.xflags |= MPIP_CM_X_QUIET;
 	mpip_ctrl_send(mn, n, p, 0, 0, &cm, NULL);
 	mpip_inc(mn, MPIP_STAT_TX_HEARTBEAT);
+	mpip_inc(mn, MPIP_STAT_TX_UNKNOWN);
 }
 
 /*

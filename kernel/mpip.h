@@ -135,11 +135,19 @@
 #define MPIP_BACKUP_RETURN	HZ
 #define MPIP_SINGLE_DWELL	HZ
 /*
- * At most one "no such session" (heartbeat.c) to a node this often: the
- * packets a peer sends under an ID we do not know come at its flows'
- * rate, and the first answer already sets its session back.
+ * "No such session" (heartbeat.c): at most one per session ID to a node
+ * every MPIP_UNKNOWN_GAP (the packets a peer sends under an ID we do not
+ * know come at its flow's rate, and the first answer already sets that
+ * session back), an ID's stamp kept in one of MPIP_UNKNOWN_SLOTS slots by
+ * its low bits (a slot another ID took answers again sooner); and at most
+ * MPIP_UNKNOWN_PER_SEC a second to a node, with a burst of
+ * MPIP_UNKNOWN_BURST: a peer that restarted lost all its sessions at once,
+ * and each of them is told, but a node cannot make us send more.
  */
 #define MPIP_UNKNOWN_GAP	(HZ / 10)
+#define MPIP_UNKNOWN_SLOTS	8
+#define MPIP_UNKNOWN_PER_SEC	10
+#define MPIP_UNKNOWN_BURST	32
 /*
  * A destination given up (query_threshold queries unanswered) is asked
  * again while our flows still go there, at gaps that double from
@@ -401,8 +409,15 @@ struct mpip_node {
 	 */
 	__be32 hs_addr;
 	unsigned long aq_stamp;	/* jiffies: last address query sent */
-	/* jiffies | 1: last "no such session" sent to it (heartbeat.c) */
-	unsigned long unknown_stamp;
+	/*
+	 * "no such session" sent to it (heartbeat.c): per slot, the ID
+	 * and jiffies | 1 when, READ/WRITE_ONCE; and the budget's state
+	 */
+	struct {
+		u16 sid;
+		unsigned long stamp;
+	} unknown[MPIP_UNKNOWN_SLOTS];
+	atomic64_t unknown_tat;
 	/* our address list told to the node: heartbeat.c, READ/WRITE_ONCE */
 	u32 addr_told;		/* digest of the list it last heard */
 	unsigned int addr_sends;	/* IP_CHANGE rounds sent for it */

@@ -775,6 +775,10 @@ enum mpip_path_attr {
  *	verify, because they would pair a node of ours with a peer key that
  *	another node of ours pairs with already (the peer's node of that
  *	key can hold one pair only; see the security documentation)
+ * @MPIP_STAT_TX_UNKNOWN: "no such session" heartbeats sent: a node's
+ *	packet came under a session ID we know no session of (we lost it)
+ *	and was dropped; at most one per ID every 100 ms, 10 a second per
+ *	node with a burst of 32
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -849,6 +853,7 @@ enum mpip_stat {
 	MPIP_STAT_SESSION_UNPROVEN,
 	MPIP_STAT_SESSION_RESYNC,
 	MPIP_STAT_RX_PAIR_TAKEN,
+	MPIP_STAT_TX_UNKNOWN,
 
 	__MPIP_STAT_MAX,
 };

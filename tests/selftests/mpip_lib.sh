@@ -187,12 +187,13 @@ tcp_fetch_file() {
 # missing datagrams once the sender is done (default 120 s).  UDP_SIZE=N:
 # every datagram N bytes (default: sizes from 1 to 1400).  UDP_MIN_GOOD=M: succeeds when at least
 # M good ones arrive, none twice (a lossy link), and the receiver stops
-# once nothing arrived for 5 s.
+# once nothing arrived for 5 s.  UDP_FLOWS=F: from F sockets in turn, on
+# ports SPORT to SPORT + F - 1 (F flows).
 udp_exchange() {
 	local src=$1 dst=$2 addr=$3 port=$4 count=$5 sport=${6:-0} gap=${7:-200}
 	local ready res err sent rpid rc=0 opt=() ropt=()
 	[[ ${UDP_NO_DF:-0} == 1 ]] && opt=(--no-df)
-	opt+=(--size "${UDP_SIZE:-0}")
+	opt+=(--size "${UDP_SIZE:-0}" --flows "${UDP_FLOWS:-1}")
 	[[ -n ${UDP_MIN_GOOD:-} ]] && ropt=(--min-good "$UDP_MIN_GOOD" --idle 5)
 	ready=$(tmpdir)/udp-ready.$port
 	res=$(tmpdir)/udp-res.$port

@@ -11,7 +11,7 @@
 # before the fix, one restart of six left a stream still for 44 s).
 # And (resync_*): an end that lost a flow's session while the other kept
 # it under a winning ID gets the flow's packets again, whether it sends
-# on the flow first or not.  And (flushes_close_*): after both hosts
+# on the flow first or not, and with 16 such flows at once.  And (flushes_close_*): after both hosts
 # flushed their tables within 2 s of each other, they stop failing each
 # other's CMs within 20 s, and neither holds two nodes for one of the
 # other's.
@@ -272,13 +272,66 @@ t_resync_told() {
 	mpipctl_in "$W" rule del pref 100
 }
 
+# The flows of t_resync_told_many: from W's ports 7400-7415 to L's 7320
+MANY=16 MSPORT=7400 MDPORT=7320
+
+# many_all CHECK NS: CHECK (confirmed or gone) holds for each of those
+# flows at NS (its ends in NS's order)
+many_all() {
+	local k lp rp
+	for ((k = 0; k < MANY; k++)); do
+		lp=$((MSPORT + k)) rp=$MDPORT
+		[[ $2 == "$L" ]] && lp=$MDPORT rp=$((MSPORT + k))
+		"$1" "$2" "$lp" "$rp" || return 1
+	done
+}
+
+# t_resync_told_many: the loser lost the sessions of 16 flows at once,
+# as a restart loses them all, and the winner sends on each in turn, 25
+# ms apart: 4 rounds of one datagram per flow, 400 ms between a flow's.
+# The first of each flow goes over link 2 under an ID the loser does not
+# know and is dropped, and the loser tells the winner of each ID
+# (tx_unknown), each within 100 ms; the winner takes each confirmation
+# back, and the next rounds arrive.  Before, the loser told a node once
+# per 100 ms in all, whatever the ID: a few flows a round were told, and
+# only 24 of 64 arrived.  At least 48 must arrive (one per flow may be
+# lost), the loser's tx_unknown and the winner's session_resync grow by
+# 16 or more, every flow is confirmed again, and then all arrive.
+t_resync_told_many() {
+	local r0 u0 d0
+	# shellcheck source=/dev/null
+	source "$T/resync.env" || fail "resync_named set up no flow"
+	mpipctl_in "$W" rule add pref 101 proto udp dport "$MDPORT" mode selected dev eth2
+	UDP_FLOWS=$MANY UDP_RECV_TIMEOUT=30 udp_exchange "$W" "$L" "$LA" "$MDPORT" $((2 * MANY)) "$MSPORT" 20000 ||
+		fail "the flows' first datagrams did not all arrive"
+	wait_for 20 many_all confirmed "$W" || fail "not every flow's session is confirmed at $W"
+	mpipctl_in "$L" set session_timeout_ms 1000
+	wait_for 20 many_all gone "$L" || fail "the loser's sessions did not all time out"
+	mpipctl_in "$L" set session_timeout_ms 120000
+	many_all confirmed "$W" || fail "the winner lost a session too"
+	r0=$(mpip_stat "$W" session_resync)
+	u0=$(mpip_stat "$L" tx_unknown)
+	d0=$(mpip_stat "$L" drop_session)
+	UDP_FLOWS=$MANY UDP_MIN_GOOD=$((3 * MANY)) UDP_RECV_TIMEOUT=20 \
+		udp_exchange "$W" "$L" "$LA" "$MDPORT" $((4 * MANY)) "$MSPORT" 25000 ||
+		fail "fewer than $((3 * MANY)) of the winner's datagrams arrived (drop_session +$(($(mpip_stat "$L" drop_session) - d0)), tx_unknown +$(($(mpip_stat "$L" tx_unknown) - u0)) at the loser)"
+	echo "loser: tx_unknown +$(($(mpip_stat "$L" tx_unknown) - u0)), drop_session +$(($(mpip_stat "$L" drop_session) - d0)); winner: session_resync +$(($(mpip_stat "$W" session_resync) - r0))"
+	(($(mpip_stat "$L" tx_unknown) - u0 >= MANY)) || fail "the loser did not tell of every ID"
+	(($(mpip_stat "$W" session_resync) - r0 >= MANY)) || fail "the winner did not take back every confirmation"
+	wait_for 30 many_all confirmed "$W" || fail "not every flow's session is confirmed again"
+	UDP_FLOWS=$MANY UDP_RECV_TIMEOUT=20 udp_exchange "$W" "$L" "$LA" "$MDPORT" $((3 * MANY)) "$MSPORT" 20000 ||
+		fail "the winner's datagrams did not all arrive after (drop_session +$(($(mpip_stat "$L" drop_session) - d0)))"
+	mpipctl_in "$W" rule del pref 101
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 main() {
 	ktap_header
-	ktap_plan 15
+	ktap_plan 16
 	ktap_run resync_named t_resync_named
 	ktap_run resync_told t_resync_told
+	ktap_run resync_told_many t_resync_told_many
 	ktap_run streams_running t_running
 	ktap_run restart_b_1 t_restart "$B"
 	ktap_run restart_a_1 t_restart "$A"

@@ -3,6 +3,7 @@
 
   udpcheck.py send HOST PORT COUNT [--sport P] [--seed S] [--gap-us U]
                                    [--no-df] [--size N] [--refused-ok]
+                                   [--flows F]
   udpcheck.py recv PORT COUNT [--seed S] [--timeout SEC] [--size N]
                               [--min-good M] [--idle SEC] [--sent FILE]
 
@@ -22,6 +23,9 @@ sender is done: a sender that a slow guest runs for longer than the
 timeout does not leave its last datagrams to a closed port.  With
 --refused-ok the sender goes on when the host refuses a datagram (EPERM:
 its own firewall, or mpip's hook, dropped it) and says how many were.
+With --flows F the sender sends from F sockets in turn (datagram i from
+socket i % F), bound to ports P to P + F - 1 with --sport P: F flows to
+the one receiver.
 """
 import argparse
 import hashlib
@@ -42,16 +46,22 @@ def payload(seed, i, fixed=0):
     return (head + body)[:max(size, len(head))]
 
 
-def send(args):
+def sender_socket(args, k):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     if args.no_df:
         # IP_PMTUDISC_DONT: DF clear, so routers fragment what is too big
         s.setsockopt(socket.IPPROTO_IP,
                      getattr(socket, "IP_MTU_DISCOVER", 10), 0)
     if args.sport:
-        s.bind(("0.0.0.0", args.sport))
+        s.bind(("0.0.0.0", args.sport + k))
+    return s
+
+
+def send(args):
+    socks = [sender_socket(args, k) for k in range(max(args.flows, 1))]
     refused = 0
     for i in range(args.count):
+        s = socks[i % len(socks)]
         try:
             s.sendto(payload(args.seed, i, args.size), (args.host, args.port))
         except PermissionError:
@@ -175,6 +185,7 @@ def main():
     ps.add_argument("--gap-us", type=int, default=200)
     ps.add_argument("--no-df", action="store_true",
                     help="send without the don't-fragment bit")
+    ps.add_argument("--flows", type=int, default=1)
     ps.add_argument("--refused-ok", action="store_true",
                     help="go on past datagrams this host drops (EPERM)")
     pr = sub.add_parser("recv")
