@@ -43,8 +43,9 @@
  * state for a SYN), and the first segment after it (an ACK, or data)
  * acknowledges cookie + 1.  The SYN carries an auth block in an option
  * (below), which the caller fills in and checks (auth.h): the peer
- * answers only the SYNs of the node it shares keys with, once each.  A RST with the sequence number expected closes
- * it; the initiator then starts again, as it does when its path goes down.
+ * answers only the SYNs of the node it shares keys with, once each.  A
+ * RST with the sequence number expected closes it; the initiator then
+ * starts again, as it does when its path goes down.
  */
 #ifndef MPIP_CORE_FTCP_H
 #define MPIP_CORE_FTCP_H
