@@ -259,10 +259,13 @@ n1_weight() {
 # earlier hold left it without reports for a while, and with a weight
 # near nothing it carries no flow, and R holds nothing of one (on the
 # debug kernel R held 0 datagrams of data in 300 s of flows so).  The
-# flows' reports bring it back; false if they do not within 60 s.
+# flows' reports bring it back; false if they do not within 60 s, or if
+# A's paths cannot be read.
 n1_weighed() {
 	local end=$((SECONDS + 60 * ${MPIP_TEST_WAIT_SCALE:-1})) w
-	while w=$(n1_weight) && ((w < N1_MIN_WEIGHT)); do
+	while :; do
+		w=$(n1_weight) || { echo "A's paths could not be read" >&2; return 1; }
+		((w >= N1_MIN_WEIGHT)) && return 0
 		((SECONDS < end)) || return 1
 		echo "A's path through n1 to 198.18.3.2 has weight $w: warming it" >&2
 		UDP_RECV_TIMEOUT=3 UDP_MIN_GOOD=1 udp_exchange "$A" "$B" 198.18.3.2 $(($1 - 1)) 100 $(($1 + 999)) 10000 >/dev/null 2>&1 || true
