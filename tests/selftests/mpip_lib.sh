@@ -416,11 +416,15 @@ mpip_paths_show() {
 	mpip_paths "$1" | jq -r --arg ns "$1" '.[] | "\($ns): \(.saddr) -> \(.daddr) \(.dev) \(.state) w=\(.weight) q=\(.qdelay_us)us maxq=\(.max_qdelay_us)us tx=\(.tx_pkts) rx=\(.rx_pkts) fb=\(.feedback) fb_age=\(.fb_age_ms)"'
 }
 
-# mpip_peers_show NS: NS's nodes and availability entries, a line each,
-# prefixed "NS node:" and "NS avail:" (for the whys of failed checks)
+# mpip_peers_show NS...: each NS's nodes and availability entries, a
+# line each, prefixed "NS node:" and "NS avail:" (for the whys of failed
+# checks)
 mpip_peers_show() {
-	mpipctl_in "$1" show nodes | sed "s/^/$1 node: /" || true
-	mpipctl_in "$1" show avail | sed "s/^/$1 avail: /" || true
+	local ns
+	for ns; do
+		mpipctl_in "$ns" show nodes | sed "s/^/$ns node: /" || true
+		mpipctl_in "$ns" show avail | sed "s/^/$ns avail: /" || true
+	done
 }
 
 # mpip_session_json NS PROTO LPORT RPORT: the one session with these ports

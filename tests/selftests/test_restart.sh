@@ -118,8 +118,7 @@ one_node_per_peer_node() {
 	dup=$(mpipctl_in "$1" -j show nodes |
 		jq -r '[.[] | .peer_id | select(. != null)] | group_by(.) | map(select(length > 1) | .[0]) | .[]')
 	[[ -z $dup ]] || {
-		mpip_peers_show "$A"
-		mpip_peers_show "$B"
+		mpip_peers_show "$A" "$B"
 		fail "$1: two nodes pair with the peer's node $dup"
 	}
 }
@@ -148,8 +147,7 @@ t_flushes_close() {
 	one_node_per_peer_node "$A"
 	one_node_per_peer_node "$B"
 	wait_for 12 no_auth_fail 6 || {
-		mpip_peers_show "$A"
-		mpip_peers_show "$B"
+		mpip_peers_show "$A" "$B"
 		fail "the hosts still failed each other's CMs 20 s after the flushes: $(auth_fails)"
 	}
 	echo "6 s without a failed CM, ending $(since_s "$t0") s after the flushes"

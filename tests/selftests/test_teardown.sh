@@ -107,8 +107,7 @@ t_flush_many() {
 		# 1557 of A's CMs; are two nodes of one peer left after the
 		# flushes?)
 		((n >= 2900)) || {
-			mpip_peers_show "$A"
-			mpip_peers_show "$B"
+			mpip_peers_show "$A" "$B"
 			fail "A lists only $n sessions for 3000 flows"
 		}
 		for ns in "$A" "$B"; do
