@@ -4,103 +4,21 @@
  *
  * Every decode runs on a heap buffer of exactly the bytes under test, so
  * AddressSanitizer reports any read outside them.  The reference encoder
- * and checksums below are written independently of cm.c (bitwise CRC,
- * modular ones'-complement arithmetic) so that the two cross-check.
+ * below, with the checksums of cm_ref.c (bitwise CRC, modular
+ * ones'-complement arithmetic), is written independently of cm.c so that
+ * the two cross-check.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cm.h"
+#include "cm_ref.h"
 #include "ktap.h"
 
 #define FUZZ_ITERS	200000
 
 /* ---- independent reference implementation ---------------------------- */
-
-static u32 ref_crc32c(const u8 *buf, size_t len)
-{
-	u32 crc = 0xffffffff;
-	size_t i;
-	int k;
-
-	for (i = 0; i < len; i++) {
-		crc ^= buf[i];
-		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ ((crc & 1) ? 0x82f63b78 : 0);
-	}
-	return ~crc;
-}
-
-/* RFC 1071 sum of @len bytes starting at an even offset, odd tail padded. */
-static u32 ref_sum_raw(const u8 *buf, size_t len)
-{
-	u64 sum = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (u32)buf[i] << 8 | buf[i + 1];
-	if (len & 1)
-		sum += (u32)buf[len - 1] << 8;
-	return (u32)(sum % 0xffff);	/* residue mod 2^16 - 1 */
-}
-
-/* Folded 16-bit ones'-complement sum as a receiver computes it. */
-static u16 ref_fold_sum(const u8 *buf, size_t len)
-{
-	u64 sum = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (u32)buf[i] << 8 | buf[i + 1];
-	if (len & 1)
-		sum += (u32)buf[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (u16)sum;
-}
-
-static void put16(u8 *p, u32 v)
-{
-	p[0] = (u8)(v >> 8);
-	p[1] = (u8)v;
-}
-
-static void put32(u8 *p, u32 v)
-{
-	p[0] = (u8)(v >> 24);
-	p[1] = (u8)(v >> 16);
-	p[2] = (u8)(v >> 8);
-	p[3] = (u8)v;
-}
-
-static u32 get16(const u8 *p)
-{
-	return (u32)p[0] << 8 | p[1];
-}
-
-static u32 get32(const u8 *p)
-{
-	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
-}
-
-/*
- * Recompute check and adjustment of the @t raw bytes in @b, using the
- * footer at b + t - 12 as it stands (whatever N and length say).
- */
-static void ref_fix(u8 *b, unsigned int t)
-{
-	u8 tmp[MPIP_CM_MAX_LEN + 64];
-	u32 s, a;
-
-	memcpy(tmp, b, t);
-	put16(tmp + t - 12, 0);
-	put32(b + t - 4, ref_crc32c(tmp, t - 4));
-	put16(b + t - 12, 0);
-	s = ref_sum_raw(b, t);
-	a = (MPIP_CM_CSUM_SUM + 0xffff - s) % 0xffff;
-	put16(b + t - 12, a ? a : 0xffff);
-}
 
 static unsigned int ref_encode(const struct mpip_cm *cm, u8 *b)
 {
@@ -124,19 +42,6 @@ static unsigned int ref_encode(const struct mpip_cm *cm, u8 *b)
 }
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static u8 *exact_copy(const u8 *src, size_t n)
-{
-	u8 *p = malloc(n);
-
-	if (!p) {
-		perror("malloc");
-		exit(2);
-	}
-	if (n)
-		memcpy(p, src, n);
-	return p;
-}
 
 /* Decode @n bytes from a heap buffer of exactly @n bytes. */
 static int decode_exact(const u8 *src, unsigned int n, struct mpip_cm *cm)
@@ -582,7 +487,7 @@ UNIT_TEST(csum_sum_property)
 		/* At odd alignment every word is byte-swapped. */
 		odd[0] = 0;
 		memcpy(odd + 1, buf, t);
-		CHECK_EQ(ref_sum_raw(odd, t + 1), 0x0040);
+		CHECK_EQ(ref_sum_mod(odd, t + 1), 0x0040);
 	}
 	/* The all-zero CM as well. */
 	memset(&cm, 0, sizeof(cm));
@@ -615,8 +520,8 @@ static void tcp_like(struct unit_ctx *ctx, unsigned int t, unsigned int align)
 
 	encode_random(ctx, tr, &cm, (t - 28) / 4);
 	memcpy(seg + len, tr, t);
-	before = ref_sum_raw(seg, len);
-	after = ref_sum_raw(seg, len + t);
+	before = ref_sum_mod(seg, len);
+	after = ref_sum_mod(seg, len + t);
 	diff = (after + 0xffff - before) % 0xffff;
 	CHECK_EQ_MSG(diff, align ? 0x0040 : 0x4000, "t %u plen %u", t, plen);
 	CHECK(diff != 0);
@@ -651,8 +556,8 @@ UNIT_TEST(csum_random_payload_difference)
 				unit_fill(ctx, buf, plen);
 				encode_random(ctx, tr, &cm, (t - 28) / 4);
 				memcpy(buf + plen, tr, t);
-				diff = (ref_sum_raw(buf, plen + t) + 0xffff -
-					ref_sum_raw(buf, plen)) % 0xffff;
+				diff = (ref_sum_mod(buf, plen + t) + 0xffff -
+					ref_sum_mod(buf, plen)) % 0xffff;
 				CHECK_EQ_MSG(diff != 0, 1, "t %u plen %u", t,
 					     plen);
 			}
@@ -901,7 +806,7 @@ UNIT_TEST(decode_bad_check_and_adjust)
 		/* CRC off by one, sum made right again. */
 		put32(tr + t - 4, get32(tr + t - 4) + 1);
 		put16(tr + t - 12, 0);
-		a = (MPIP_CM_CSUM_SUM + 0xffff - ref_sum_raw(tr, t)) % 0xffff;
+		a = (MPIP_CM_CSUM_SUM + 0xffff - ref_sum_mod(tr, t)) % 0xffff;
 		put16(tr + t - 12, a ? a : 0xffff);
 		CHECK_EQ(ref_fold_sum(tr, t), MPIP_CM_CSUM_SUM);
 		CHECK_EQ(decode_exact(tr, t, &out), MPIP_CM_E_CHECK);

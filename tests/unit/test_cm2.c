@@ -7,8 +7,9 @@
  *
  * Every decode runs on a heap buffer of exactly the bytes under test, so
  * AddressSanitizer reports any read outside them.  The reference encoder
- * below (bitwise CRC32C, modular ones'-complement sum, its own MAC input
- * fed to SipHash) is written independently of cm.c.
+ * below (its own MAC input fed to SipHash, with the bitwise CRC32C and
+ * modular ones'-complement sum of cm_ref.c) is written independently of
+ * cm.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "auth.h"
 #include "cm.h"
+#include "cm_ref.h"
 #include "ktap.h"
 
 #define FUZZ_ITERS	100000
@@ -31,85 +33,6 @@ static const struct mpip_auth_key other_key = {
 };
 
 /* ---- independent reference implementation ---------------------------- */
-
-static void put16(u8 *p, u32 v)
-{
-	p[0] = (u8)(v >> 8);
-	p[1] = (u8)v;
-}
-
-static void put32(u8 *p, u32 v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v & 0xffff);
-}
-
-static void put64(u8 *p, u64 v)
-{
-	put32(p, (u32)(v >> 32));
-	put32(p + 4, (u32)v);
-}
-
-static u32 get16(const u8 *p)
-{
-	return (u32)p[0] << 8 | p[1];
-}
-
-static u32 get32(const u8 *p)
-{
-	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
-}
-
-static u32 ref_crc32c(const u8 *buf, size_t len)
-{
-	u32 crc = 0xffffffff;
-	size_t i;
-	int k;
-
-	for (i = 0; i < len; i++) {
-		crc ^= buf[i];
-		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ ((crc & 1) ? 0x82f63b78 : 0);
-	}
-	return ~crc;
-}
-
-/* Residue mod 0xffff of the big-endian 16-bit words of @len (even) bytes. */
-static u32 ref_sum_mod(const u8 *buf, size_t len)
-{
-	u64 sum = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += get16(buf + i);
-	return (u32)(sum % 0xffff);
-}
-
-/* Folded ones'-complement sum, as a receiver computes it. */
-static u16 ref_fold_sum(const u8 *buf, size_t len)
-{
-	u64 sum = 0;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += get16(buf + i);
-	if (len & 1)
-		sum += (u32)buf[len - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (u16)sum;
-}
-
-/* Check and adjustment of the @t bytes at @b, whatever the footer says. */
-static void ref_fix(u8 *b, unsigned int t)
-{
-	u32 a;
-
-	put16(b + t - 12, 0);
-	put32(b + t - 4, ref_crc32c(b, t - 4));
-	a = (MPIP_CM_CSUM_SUM + 0xffff - ref_sum_mod(b, t)) % 0xffff;
-	put16(b + t - 12, a ? a : 0xffff);
-}
 
 /* The MAC input of security.rst, "MAC", built here from the fields. */
 static u64 ref_mac(const struct mpip_auth_key *key,
@@ -180,19 +103,6 @@ static unsigned int ref_encode(const struct mpip_cm2 *cm2,
 }
 
 /* ---- helpers ---------------------------------------------------------- */
-
-static u8 *exact_copy(const u8 *src, size_t n)
-{
-	u8 *p = malloc(n ? n : 1);
-
-	if (!p) {
-		perror("malloc");
-		exit(2);
-	}
-	if (n)
-		memcpy(p, src, n);
-	return p;
-}
 
 static int decode_exact(const u8 *src, unsigned int n, struct mpip_cm2 *cm2)
 {
