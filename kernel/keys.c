@@ -276,9 +276,9 @@ static struct mpip_node *mpip_responder_find(struct mpip_net *mn, u64 rkey,
  * pair at a time, so one node of ours at most can be its partner: the
  * first to pair with it keeps it.  Two would take it from each other at
  * each handshake CM, the CMs of the one that lost it failing there until
- * the next (test_rekey: after two restarts close together, a retried
- * query found its crossed node keyed and made a responder node beside
- * it).  Caller holds RCU.
+ * the next (test_restart flushes_close_*: after two flushes close
+ * together, a retried query found its crossed node keyed and made a
+ * responder node beside it).  Caller holds RCU.
  */
 static struct mpip_node *mpip_rkey_holder(struct mpip_net *mn,
 					  const struct mpip_node *n,
