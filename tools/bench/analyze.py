@@ -1131,6 +1131,9 @@ ROWS = {
 
 # a failover run with a backup link (bench backup) has the same figures
 ROWS["backup"] = ROWS["failover"]
+# the NAT benchmarks (nat, natrev, natdown, natgso0, natmtu) measure what
+# tcp does, through the NATs
+ROWS["nat"] = ROWS["tcp"]
 
 
 def check_mark(m, key):

@@ -227,5 +227,23 @@ class CombineRepsTest(unittest.TestCase):
         self.assertIs(m["mptcp_verified"], True)
 
 
+class SummaryTest(unittest.TestCase):
+    """analyze.summary_md(): a table has a row per figure (the NAT
+    benchmarks' tables had none: kind "nat" was missing from ROWS)."""
+
+    def test_nat_table_has_goodput(self):
+        line = {"bench": "nat", "kind": "nat", "duration": 10.0, "reps": 3,
+                "modes": {"mpip": {"goodput_pct": 91.8, "reps": 3,
+                                   "goodput_pct_min": 91.7,
+                                   "goodput_pct_max": 92.0},
+                          "mptcp": {"goodput_pct": 93.8}}}
+        md = analyze.summary_md([line])
+        row = [x for x in md.splitlines()
+               if x.startswith("| goodput, same window")]
+        self.assertEqual(len(row), 1, md)
+        self.assertIn("91.8 (91.7–92.0)", row[0])
+        self.assertIn("93.8", row[0])
+
+
 if __name__ == "__main__":
     unittest.main()
