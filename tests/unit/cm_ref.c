@@ -75,14 +75,20 @@ u16 ref_fold_sum(const u8 *buf, size_t len)
 	return (u16)sum;
 }
 
-void ref_fix(u8 *b, unsigned int t)
+void ref_fix_sum(u8 *b, unsigned int t)
 {
 	u32 a;
 
 	put16(b + t - 12, 0);
-	put32(b + t - 4, ref_crc32c(b, t - 4));
 	a = (MPIP_CM_CSUM_SUM + 0xffff - ref_sum_mod(b, t)) % 0xffff;
 	put16(b + t - 12, a ? a : 0xffff);
+}
+
+void ref_fix(u8 *b, unsigned int t)
+{
+	put16(b + t - 12, 0);
+	put32(b + t - 4, ref_crc32c(b, t - 4));
+	ref_fix_sum(b, t);
 }
 
 u8 *exact_copy(const u8 *src, size_t n)

@@ -37,6 +37,9 @@ u16 ref_fold_sum(const u8 *buf, size_t len);
  */
 void ref_fix(u8 *b, unsigned int t);
 
+/* The adjustment alone, the check left as it stands. */
+void ref_fix_sum(u8 *b, unsigned int t);
+
 /* A heap buffer of exactly @n bytes holding @src (exits if out of memory). */
 u8 *exact_copy(const u8 *src, size_t n);
 
