@@ -203,6 +203,16 @@ bool mpip_ftcp_is(const struct sk_buff *skb, unsigned int ihl)
 }
 
 /*
+ * Is @p a path learned through the peer's NAT whose address echoed our
+ * nonce (mpip_rr_verified())?  Only such a path's end may open a fake
+ * connection with us.  Caller holds RCU.
+ */
+static bool mpip_ftcp_learned_ok(const struct mpip_path *p)
+{
+	return p->learned && READ_ONCE(p->rr_ok);
+}
+
+/*
  * Our path between local @laddr and @raddr that is one learned through a
  * NAT and verified (@learned), or one of a fake connection whose peer's
  * end is port @rport, under RCU; or NULL.  A walk over the nodes: for
@@ -221,7 +231,7 @@ static struct mpip_path *mpip_ftcp_path(struct mpip_net *mn, __be32 laddr,
 			p = mpip_path_find(n, laddr, raddr);
 			if (!p)
 				continue;
-			if (learned ? p->learned && READ_ONCE(p->rr_ok) :
+			if (learned ? mpip_ftcp_learned_ok(p) :
 			    (READ_ONCE(p->encap) == MPIP_ENCAP_FTCP &&
 			     READ_ONCE(p->ftcp_dport) == rport))
 				return p;
@@ -251,7 +261,7 @@ static struct mpip_path *mpip_ftcp_syn_path(struct mpip_net *mn,
 	for (b = 0; b < mn->nodes.size; b++) {
 		hlist_for_each_entry_rcu(n, &mn->nodes.buckets[b], tn.hnode) {
 			p = mpip_path_find(n, iph->daddr, iph->saddr);
-			if (!p || !p->learned || !READ_ONCE(p->rr_ok))
+			if (!p || !mpip_ftcp_learned_ok(p))
 				continue;
 			e = mpip_syn_open(n, g);
 			if (!e)
