@@ -321,6 +321,29 @@ int mpip_auth_mac_ok(const struct mpip_auth_key *key, const struct mpip_cm *cm,
 	return 0;
 }
 
+/*
+ * The full counter @c of the low half in auth block @blk, as the window
+ * @win infers it: one that no counter of this pair can have (before the
+ * first, or past the last) fails as a wrong MAC, since anyone who saw a
+ * CM of the pair knows such a counter.
+ */
+static int auth_infer(const struct mpip_replay *win, const u8 *blk, u64 *c)
+{
+	int ret = mpip_replay_infer(win, auth_get32(blk), c);
+
+	return ret == MPIP_AUTH_E_OLD ? MPIP_AUTH_E_MAC : ret;
+}
+
+/* After its MAC verified: counter @c, if the window takes it, is @ctr. */
+static int auth_fresh(const struct mpip_replay *win, u64 c, u64 *ctr)
+{
+	int ret = mpip_replay_check(win, c);
+
+	if (!ret)
+		*ctr = c;
+	return ret;
+}
+
 /**
  * mpip_auth_check() - verify a received CM, without changing any state
  * @key: the receiver's rx MAC key for the peer
@@ -352,17 +375,13 @@ int mpip_auth_check(const struct mpip_auth_key *key,
 
 	if (len < MPIP_AUTH_BLOCK_LEN)
 		return MPIP_AUTH_E_SHORT;
-	ret = mpip_replay_infer(win, auth_get32(blk), &c);
-	if (ret)	/* before the first counter, or past the last */
-		return ret == MPIP_AUTH_E_OLD ? MPIP_AUTH_E_MAC : ret;
+	ret = auth_infer(win, blk, &c);
+	if (ret)
+		return ret;
 	ret = mpip_auth_mac_ok(key, cm, c, ctx, blk, len);
 	if (ret)
 		return ret;
-	ret = mpip_replay_check(win, c);
-	if (ret)
-		return ret;
-	*ctr = c;
-	return 0;
+	return auth_fresh(win, c, ctr);
 }
 
 /**
@@ -453,17 +472,13 @@ int mpip_auth_syn_check(const struct mpip_auth_key *key,
 	u64 c;
 	int ret;
 
-	ret = mpip_replay_infer(win, auth_get32(blk), &c);
+	ret = auth_infer(win, blk, &c);
 	if (ret)
-		return ret == MPIP_AUTH_E_OLD ? MPIP_AUTH_E_MAC : ret;
+		return ret;
 	/* One comparison of the whole value, no early exit per byte. */
 	if (auth_syn_mac(key, c, token, seq) ^ auth_get64(blk + 4))
 		return MPIP_AUTH_E_MAC;
-	ret = mpip_replay_check(win, c);
-	if (ret)
-		return ret;
-	*ctr = c;
-	return 0;
+	return auth_fresh(win, c, ctr);
 }
 
 void mpip_replay_init(struct mpip_replay *win)
