@@ -240,9 +240,9 @@ static struct mpip_node *mpip_addr_node(struct mpip_net *mn, __be32 addr)
  * A responder's key for the initiator's @rkey is derived, so that the
  * same @rkey always finds the same node; a node whose token collides
  * with one of another pair moves to the next derivation.  Returns our
- * responder node for @rkey, if we made one, else NULL with *@free set to
- * the key of the first derivation whose token no node has, where it
- * would be (0 if none).  Caller holds RCU.
+ * responder node for @rkey, if we made one, else NULL with *@free (if
+ * @free is not NULL) set to the key of the first derivation whose token
+ * no node has, where it would be (0 if none).  Caller holds RCU.
  */
 static struct mpip_node *mpip_responder_find(struct mpip_net *mn, u64 rkey,
 					     u64 *free)
@@ -252,14 +252,16 @@ static struct mpip_node *mpip_responder_find(struct mpip_net *mn, u64 rkey,
 	unsigned int i;
 	u64 lkey;
 
-	*free = 0;
+	if (free)
+		*free = 0;
 	for (i = 0; i < MPIP_RESPONDER_KEYS; i++) {
 		lkey = siphash_2u64(rkey, i, &mn->secret);
 		if (!lkey || lkey == rkey || !mpip_auth_token(lkey))
 			continue;
 		n = mpip_node_lookup(mn, mpip_auth_token(lkey));
 		if (!n) {
-			*free = lkey;
+			if (free)
+				*free = lkey;
 			return NULL;
 		}
 		k = rcu_dereference(n->keys);
@@ -271,26 +273,28 @@ static struct mpip_node *mpip_responder_find(struct mpip_net *mn, u64 rkey,
 
 /*
  * Our node, other than @n, that pairs with the peer's key @rkey: our
- * responder node for it, or the node our queries to @addr go to, which a
- * crossed query may have given it.  The peer's node of that key holds one
- * pair at a time, so one node of ours at most can be its partner: the
- * first to pair with it keeps it.  Two would take it from each other at
- * each handshake CM, the CMs of the one that lost it failing there until
- * the next (test_restart flushes_close_*: after two flushes close
- * together, a retried query found its crossed node keyed and made a
- * responder node beside it).  Caller holds RCU.
+ * responder node for it, or @m, the node our queries to the sender's
+ * address go to (mpip_addr_node()), which a crossed query may have given
+ * it; *@free as for mpip_responder_find().  The peer's node of that key
+ * holds one pair at a time, so one node of ours at most can be its
+ * partner: the first to pair with it keeps it.  Two would take it from
+ * each other at each handshake CM, the CMs of the one that lost it
+ * failing there until the next (test_restart flushes_close_*: after two
+ * flushes close together, a retried query found its crossed node keyed
+ * and made a responder node beside it).  Caller holds RCU.
  */
 static struct mpip_node *mpip_rkey_holder(struct mpip_net *mn,
 					  const struct mpip_node *n,
-					  u64 rkey, __be32 addr, u64 *free)
+					  struct mpip_node *m, u64 rkey,
+					  u64 *free)
 {
-	struct mpip_node *m = mpip_addr_node(mn, addr);
 	const struct mpip_keys *k;
 
 	if (m && m != n) {
 		k = rcu_dereference(m->keys);
 		if (k && k->rkey == rkey) {
-			*free = 0;
+			if (free)
+				*free = 0;
 			return m;
 		}
 	}
@@ -309,7 +313,6 @@ static int mpip_cm_open_hs(struct mpip_net *mn, struct mpip_node *n,
 			   u64 rkey, u64 ctr)
 {
 	struct mpip_keys *nk;
-	u64 lkey;
 	int err;
 
 	if (k && k->rkey == rkey) {
@@ -325,7 +328,8 @@ static int mpip_cm_open_hs(struct mpip_net *mn, struct mpip_node *n,
 		return MPIP_AUTH_E_MAC;
 	}
 	/* Not if another node of ours is that peer node's partner. */
-	if (mpip_rkey_holder(mn, n, rkey, rx->saddr, &lkey)) {
+	if (mpip_rkey_holder(mn, n, mpip_addr_node(mn, rx->saddr), rkey,
+			     NULL)) {
 		kfree(nk);
 		mpip_inc(mn, MPIP_STAT_RX_PAIR_TAKEN);
 		return MPIP_AUTH_E_MAC;
@@ -408,14 +412,13 @@ static void mpip_node_hs_from(struct mpip_node *n, __be32 addr)
 }
 
 /*
- * Our own query to @addr, still unanswered, crossed the peer's: the node
- * it made takes the peer's key, so that both exchanges end with the same
- * pair and the hosts with one node each, not two.
+ * Our own query, still unanswered, crossed the peer's: @n, the node it
+ * made (mpip_addr_node()), takes the peer's key @rkey, so that both
+ * exchanges end with the same pair and the hosts with one node each, not
+ * two.
  */
-static struct mpip_node *mpip_crossed_node(struct mpip_net *mn, __be32 addr,
-					   u64 rkey)
+static struct mpip_node *mpip_crossed_node(struct mpip_node *n, u64 rkey)
 {
-	struct mpip_node *n = mpip_addr_node(mn, addr);
 	struct mpip_keys *nk;
 
 	if (!n || mpip_node_keyed(n) || n->lkey == rkey)
@@ -436,14 +439,15 @@ static struct mpip_node *mpip_crossed_node(struct mpip_net *mn, __be32 addr,
 static struct mpip_node *mpip_query_node(struct mpip_net *mn, u64 rkey,
 					 __be32 addr)
 {
+	struct mpip_node *a = mpip_addr_node(mn, addr);
 	struct mpip_keys *nk;
 	struct mpip_node *n;
 	u64 lkey;
 
-	n = mpip_rkey_holder(mn, NULL, rkey, addr, &lkey);
+	n = mpip_rkey_holder(mn, NULL, a, rkey, &lkey);
 	if (n)
 		return n;
-	n = mpip_crossed_node(mn, addr, rkey);
+	n = mpip_crossed_node(a, rkey);
 	if (n || !lkey)
 		return n;
 	nk = mpip_keys_make(lkey, rkey);
