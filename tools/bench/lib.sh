@@ -283,17 +283,23 @@ lab_mode() {
 	LAB_MPTCP=1
 	command -v mptcpize >/dev/null || { lab_log "lab: mptcpize missing (Debian package mptcpd)"; return 1; }
 	if [[ ${LAB_TOPO_KIND:-twolink} == nat ]]; then
-		# Behind the NATs a opens the second subflow itself, from its
-		# link-2 address (routed by source through n2) to b's address:
-		# an address b announced would be reached over link 1.
+		# Behind the NATs a opens the subflows itself: from each of its
+		# addresses (fullmesh "subflow" endpoints; its link-2 address
+		# is routed by source through n2) to each of b's, b's second
+		# announced (ADD_ADDR): four subflows, through both NATs and
+		# both of b's links, as mpip's four paths.  (With a's link-2
+		# subflow alone, both subflows ended at b's first address, and
+		# all b sent left through b's link 1.)
 		ip -n "$LAB_A" -batch - <<-EOF || return 1
-			mptcp limits set subflows 2 add_addr_accepted 0
+			mptcp limits set subflows 3 add_addr_accepted 1
 			mptcp endpoint flush
-			mptcp endpoint add 192.168.2.2 dev eth2 subflow
+			mptcp endpoint add 192.168.1.2 dev eth1 subflow fullmesh
+			mptcp endpoint add 192.168.2.2 dev eth2 subflow fullmesh
 		EOF
 		ip -n "$LAB_B" -batch - <<-EOF || return 1
-			mptcp limits set subflows 2 add_addr_accepted 0
+			mptcp limits set subflows 3 add_addr_accepted 0
 			mptcp endpoint flush
+			mptcp endpoint add 198.18.4.2 dev eth2 signal
 		EOF
 		for ns in "$LAB_A" "$LAB_B"; do
 			ip netns exec "$ns" sysctl -qw net.mptcp.enabled=1 || return 1
