@@ -308,8 +308,8 @@ BENCHES = {
         "cols": NAT_MPIP + ["mptcp"],
         "notes": [BUSY_NOTE, "mpip: nat_mode auto (its paths inside UDP, as all "
                   "paths are with udp); with faketcp, inside TCP connections of "
-                  "their own; MPTCP: a's "
-                  "second subflow from its link-2 address through the second NAT."],
+                  "their own; MPTCP: four subflows, from each of a's "
+                  "addresses to each of b's (b announces its second)."],
         "rows": nat_rows("nat", NAT_MPIP),
     },
     "natrev": {
