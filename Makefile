@@ -116,6 +116,8 @@ bench:
 WEBRTC_OUT ?= build/webrtc
 webrtc: module mpipctl
 	tools/deps.sh
+	mkdir -p $(WEBRTC_OUT)
+	/usr/bin/python3 tools/webrtc/ladder.py $(WEBRTC_OUT)/ladder.pkl
 	tools/vm.sh --timeout 3000 -- tools/webrtc/run.sh $(WEBRTC_OUT) $(WEBRTC)
 	/usr/bin/python3 tools/webrtc/analyze.py $(WEBRTC_OUT) --plot
 

@@ -11,7 +11,9 @@
 # WebRTC scenario (b): over two 1 Mbit/s links aiortc's (fixed) estimate
 # grows past one link's rate when packets are spread one by one, and its
 # stock estimator, which reordering misleads, says "underusing" most of
-# the time.
+# the time.  And of the WebRTC calls' sender and receiver helpers:
+# ladder.py's video encoded ahead of a call, call.py's LadderVideo that
+# sends it at the rate allowed, and its paced NACKs.
 # Output is KTAP; the last line is "wsim: N passed, N failed" and the
 # exit status is non-zero when a test failed.
 
@@ -91,7 +93,75 @@ t_pathsim_stock() {
 	awk -v u="$u" 'BEGIN { exit !(u > 0.5) }' || fail "stock: $r"
 }
 
-PLAN=6
+# ladder.py, the video encoded ahead of a call: each rung a keyframe and
+# then inter frames only, at its target rate within 10 % (320x240, 20 s)
+t_ladder() {
+	local l=$TMP/ladder.pkl
+	/usr/bin/python3 "$ROOT/tools/webrtc/ladder.py" "$l" --seconds 20 \
+		--rates 250,1500 2>"$TMP/ladder.log" ||
+		fail "ladder.py: $(tail -3 "$TMP/ladder.log")" || return 1
+	PYTHONPATH=$ROOT/tools/webrtc /usr/bin/python3 - "$l" <<-'PY' || fail "$(cat "$TMP/ladder.log")"
+		import pickle, sys
+		from ladder import is_keyframe
+		rungs = pickle.load(open(sys.argv[1], "rb"))["rungs"]
+		assert [r["kbps"] for r in rungs] == [250, 1500], rungs
+		for r in rungs:
+		    assert abs(r["measured_kbps"] / r["kbps"] - 1) < 0.1, r["kbps"]
+		    assert is_keyframe(r["key"]) and len(r["frames"]) == 300
+		    assert not any(map(is_keyframe, r["frames"]))
+	PY
+}
+
+# call.py's LadderVideo takes for each frame the highest rung within the
+# encoder's target, the lowest when none is; a keyframe first and when
+# asked for, inter frames in turn otherwise
+t_ladder_choose() {
+	PYTHONPATH=$ROOT/tools/webrtc /usr/bin/python3 - "$TMP" <<-'PY' || fail "see above"
+		import asyncio, pickle, sys
+		from call import LadderVideo
+		rungs = [{"kbps": k, "measured_kbps": k - 5, "key": b"K%d" % k,
+		          "frames": [b"%d-%d" % (k, i) for i in range(3)]}
+		         for k in (300, 600, 900)]
+		path = sys.argv[1] + "/fake.pkl"
+		pickle.dump({"fps": 200, "rungs": rungs}, open(path, "wb"))
+		targets = iter([100000, 700000, 2000000, 895000, 895000, 590000])
+		pli = iter([False, False, False, True, False, False])
+		v = LadderVideo(path, lambda: next(targets), lambda: next(pli))
+		got = [bytes(asyncio.run(v.recv())) for _ in range(6)]
+		want = [b"K300", b"600-0", b"900-1", b"K900", b"900-0", b"300-1"]
+		assert got == want, got
+		assert [s[2] for s in v.switches] == [295, 595, 895, 295], v.switches
+		assert len(v.keyframes) == 2, v.keyframes
+	PY
+}
+
+# call.py's PacedNackGenerator: a gap is asked for at once, again only
+# after 100 ms, not once it arrived, and across the 16-bit wrap
+t_nack() {
+	PYTHONPATH=$ROOT/tools/webrtc /usr/bin/python3 - <<-'PY' || fail "see above"
+		from types import SimpleNamespace as P
+		from call import PacedNackGenerator
+		g = PacedNackGenerator()
+		now = [0.0]
+		due = g.due
+		g.due = lambda t: due(now[0])
+		assert not g.add(P(sequence_number=65533))
+		assert g.add(P(sequence_number=1)) and g.missing == {65534, 65535, 0}
+		assert not g.add(P(sequence_number=2))
+		assert not g.add(P(sequence_number=65535))
+		now[0] = 0.05
+		assert not g.add(P(sequence_number=3))
+		now[0] = 0.11
+		assert g.add(P(sequence_number=4)) and g.missing == {65534, 0}, g.missing
+		assert g.add(P(sequence_number=6)) and g.missing == {5}, g.missing
+		for i in range(20):
+		    now[0] += 0.2
+		    g.add(P(sequence_number=7 + i))
+		assert 0 not in g.asked, "asked for more than MAX_TRIES"
+	PY
+}
+
+PLAN=9
 echo "KTAP version 1"
 echo "1..$PLAN"
 check "tools/wsim builds (-Wall -Wextra -Werror)" t_build
@@ -100,4 +170,7 @@ check "the model is deterministic" t_same
 check "a bad option fails with the usage" t_usage
 check "pathsim: packets spread over two links lift the estimate past one" t_pathsim_spread
 check "pathsim: aiortc's stock estimator reads the spread as underuse" t_pathsim_stock
+check "ladder.py: every rung at its target rate" t_ladder
+check "PacedNackGenerator: once at once, again after 100 ms" t_nack
+check "LadderVideo: per frame the highest rung within the target, keyframes when asked" t_ladder_choose
 ktap_end wsim

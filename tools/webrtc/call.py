@@ -25,16 +25,22 @@ delay of each RTP packet comes from captures at both ends
 """
 import argparse
 import asyncio
+import collections
 import fractions
 import json
+import pickle
 import socket
 import sys
 import time
 
 import aioice.ice
+import aiortc.codecs.vpx
 import aiortc.jitterbuffer
 import aiortc.rate
 import aiortc.rtcdtlstransport
+import aiortc.rtcrtpreceiver
+import aiortc.rtp
+import aiortc.utils
 import av
 import numpy
 from aiortc import (MediaStreamTrack, RTCPeerConnection,
@@ -107,6 +113,63 @@ def fix_interarrival_reorder():
     ia.packet_out_of_order = out_of_order
 
 
+class PacedNackGenerator:
+    """aiortc 1.4's NackGenerator, as libwebrtc's NackRequester paces it.
+    aiortc's lists every packet still missing in each NACK it sends, and
+    sends one whenever a packet arrives after a gap: a packet lost (or
+    one whose retransmission is on its way) is asked for again at every
+    later gap, and the sender, which resends whatever a NACK names,
+    sends it again each time.  Over mpip's two paths, where four video
+    packets in ten arrive behind a later one, that took the links to
+    more than their rate in retransmissions alone (2026-12-05, a call
+    with the video of ladder.py).  Here, as in libwebrtc, a packet is
+    asked for when it is found missing, then again only when
+    RETRY_S (libwebrtc's default RTT, 100 ms) has passed since, at most
+    MAX_TRIES times.  Like both, it asks at once: a packet that arrives
+    behind a later one is still asked for, and resent."""
+
+    RETRY_S = 0.1
+    MAX_TRIES = 10
+
+    def __init__(self):
+        self.max_seq = None
+        self.asked = {}  # sequence number: [time last asked, times]
+        self.missing = set()  # what the NACK that add() called for names
+
+    def add(self, packet):
+        """Note PACKET; True if a NACK is due, for self.missing."""
+        seq = packet.sequence_number
+        if self.max_seq is None:
+            self.max_seq = seq
+            return False
+        if aiortc.utils.uint16_gt(seq, self.max_seq):
+            gap = aiortc.utils.uint16_add(self.max_seq, 1)
+            while aiortc.utils.uint16_gt(seq, gap):
+                self.asked[gap] = [None, 0]
+                gap = aiortc.utils.uint16_add(gap, 1)
+            self.max_seq = seq
+        else:
+            self.asked.pop(seq, None)
+        return self.due(time.monotonic())
+
+    def due(self, now):
+        low = aiortc.utils.uint16_add(self.max_seq, -aiortc.rtp.RTP_HISTORY_SIZE)
+        self.missing = set()
+        for seq, entry in list(self.asked.items()):
+            if aiortc.utils.uint16_gt(low, seq) or entry[1] >= self.MAX_TRIES:
+                del self.asked[seq]
+            elif entry[0] is None or now - entry[0] >= self.RETRY_S:
+                entry[0] = now
+                entry[1] += 1
+                self.missing.add(seq)
+        return bool(self.missing)
+
+
+def fix_nack_repeats():
+    """Pace the receiver's NACKs (PacedNackGenerator)."""
+    aiortc.rtcrtpreceiver.NackGenerator = PacedNackGenerator
+
+
 def log_estimates(log):
     """Append to LOG each bitrate estimate (REMB) the receiver's
     delay-based estimator returns, with what it was based on: (wall
@@ -133,14 +196,37 @@ def log_estimates(log):
     rbe.add = logged
 
 
+def video_sender(pc):
+    """PC's sender of the video track, or None."""
+    for sender in pc.getSenders():
+        if sender.track is not None and sender.track.kind == "video":
+            return sender
+    return None
+
+
 def encoder_target(pc):
     """The video encoder's target bit rate (aiortc clamps the REMB to
     250-1500 kbit/s), or None before it exists."""
-    for sender in pc.getSenders():
-        if sender.track is not None and sender.track.kind == "video":
-            enc = getattr(sender, "_RTCRtpSender__encoder", None)
-            return getattr(enc, "target_bitrate", None)
-    return None
+    enc = getattr(video_sender(pc), "_RTCRtpSender__encoder", None)
+    return getattr(enc, "target_bitrate", None)
+
+
+def retransmit_rate(pc, rates):
+    """The bit rate of PC's video retransmissions (RTX) in the last
+    second, by RATES (a SendRate)."""
+    pt = getattr(video_sender(pc), "_RTCRtpSender__rtx_payload_type", None)
+    return rates.rate(pt) if pt is not None else 0
+
+
+def keyframe_wanted(pc):
+    """Whether the receiver asked for a keyframe (PLI) since the last
+    call; aiortc keeps that for its encoder, which a track of encoded
+    frames does not use."""
+    sender = video_sender(pc)
+    wanted = getattr(sender, "_RTCRtpSender__force_keyframe", False)
+    if wanted:
+        sender._RTCRtpSender__force_keyframe = False
+    return wanted
 
 
 def only_address(addr):
@@ -148,12 +234,31 @@ def only_address(addr):
     aioice.ice.get_host_addresses = lambda use_ipv4, use_ipv6: [addr]
 
 
-def log_rtp_sends(log):
+class SendRate:
+    """The bit rate of the RTP packets of one payload type sent in the
+    last WINDOW_S seconds."""
+
+    WINDOW_S = 1.0
+
+    def __init__(self):
+        self.sent = collections.deque()  # (monotonic time, payload type, bytes)
+
+    def add(self, pt, size):
+        self.sent.append((time.monotonic(), pt, size))
+
+    def rate(self, pt):
+        start = time.monotonic() - self.WINDOW_S
+        while self.sent and self.sent[0][0] < start:
+            self.sent.popleft()
+        return sum(n for _, p, n in self.sent if p == pt) * 8 / self.WINDOW_S
+
+
+def log_rtp_sends(log, rates):
     """Append (send time, payload type, sequence number, SSRC) of every RTP
     packet sent to LOG, just before SRTP protects it: the one-way delay of
     a packet is its arrival in the receiver's capture minus this time (a
     capture here would see it after the lab's netem delay on this host's
-    egress)."""
+    egress).  RATES (a SendRate) gets each packet's size."""
     transport = aiortc.rtcdtlstransport.RTCDtlsTransport
     send = transport._send_rtp
 
@@ -163,6 +268,7 @@ def log_rtp_sends(log):
             log.append((round(time.time(), 6), data[1] & 0x7F,
                         int.from_bytes(data[2:4], "big"),
                         int.from_bytes(data[8:12], "big")))
+            rates.add(data[1] & 0x7F, len(data))
         return await send(self, data)
 
     transport._send_rtp = logged
@@ -175,10 +281,11 @@ class PatternVideo(VideoStreamTrack):
     rate control allows, and the video rate is the congestion control's
     target rather than what a scroll costs."""
 
-    def __init__(self, width, height, fps, noise=False):
+    def __init__(self, width, height, fps, noise=False, grain=False):
         super().__init__()
         rng = numpy.random.default_rng(1)
         self.rng = rng if noise else None
+        self.grain = numpy.random.default_rng(2) if grain else None
         self.tex = rng.integers(0, 256, (height, width * 2, 3),
                                 dtype=numpy.uint8)
         self.width = width
@@ -193,15 +300,91 @@ class PatternVideo(VideoStreamTrack):
         delay = due - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
-        x = (self.n * 4) % self.width
+        frame = self.image(self.n)
+        self.n += 1
+        return frame
+
+    def image(self, n):
+        """Frame N of the picture (with noise, call it for 0, 1, 2...
+        in turn: each frame draws its byte from one generator)."""
+        x = (n * 4) % self.width
         img = self.tex[:, x:x + self.width].copy()  # C-contiguous
         if self.rng is not None:
             img ^= numpy.uint8(self.rng.integers(1, 256))
+        if self.grain:
+            img ^= self.grain.integers(0, 16, img.shape, dtype=numpy.uint8)
         frame = av.VideoFrame.from_ndarray(img, format="rgb24")
-        frame.pts = self.n * (90000 // self.fps)
+        frame.pts = n * (90000 // self.fps)
         frame.time_base = fractions.Fraction(1, 90000)
-        self.n += 1
         return frame
+
+
+class LadderVideo(MediaStreamTrack):
+    """The picture of PatternVideo, encoded ahead of the call at several
+    bit rates (ladder.py; the guest under TCG cannot encode in real
+    time).  For each frame the track takes the rung with the highest
+    rate at most the encoder's target (TARGET(): what the receiver's
+    REMB sets; aiortc's start rate before there is one), as aiortc's
+    encoder would change its rate from one frame to the next, and hands
+    aiortc the encoded frame (an av.Packet), which it packetizes and
+    sends as it does a MediaPlayer's that it does not decode.  The
+    first frame is a keyframe, and so is the next frame after the
+    receiver asked for one (KEYFRAME_WANTED(), a PLI); the others are
+    inter frames, the rung's sequence looped.  As libwebrtc's sender
+    does (it reports its NACK rate as protection overhead, which the
+    encoder's target leaves room for), the target is what the estimate
+    allows less what retransmissions took in the last second
+    (RESENT(), bit/s); aiortc's encoder is given the estimate and its
+    retransmissions come on top.  SWITCHES gets (wall time, target in
+    bit/s, the rung's measured kbit/s) at each change of rung,
+    KEYFRAMES the wall time of each keyframe."""
+
+    kind = "video"
+
+    def __init__(self, path, target, keyframe_wanted, resent=lambda: 0):
+        super().__init__()
+        with open(path, "rb") as f:
+            ladder = pickle.load(f)
+        self.fps = ladder["fps"]
+        self.rungs = ladder["rungs"]
+        self.target = target
+        self.keyframe_wanted = keyframe_wanted
+        self.resent = resent
+        self.rung = None
+        self.switches = []
+        self.keyframes = []
+        self.n = 0
+        self.start = None
+
+    def choose(self):
+        target = self.target() or aiortc.codecs.vpx.DEFAULT_BITRATE
+        target -= self.resent()
+        fits = [r for r in self.rungs if r["measured_kbps"] * 1000 <= target]
+        rung = fits[-1] if fits else self.rungs[0]
+        if rung is not self.rung:
+            self.switches.append((round(time.time(), 3), target,
+                                  rung["measured_kbps"]))
+            self.rung = rung
+
+    def frame(self):
+        self.choose()
+        if self.keyframe_wanted() or self.n == 0:
+            self.keyframes.append(round(time.time(), 3))
+            return self.rung["key"]
+        frames = self.rung["frames"]
+        return frames[(self.n - 1) % len(frames)]
+
+    async def recv(self):
+        if self.start is None:
+            self.start = time.monotonic()
+        delay = self.start + self.n / self.fps - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        packet = av.Packet(self.frame())
+        packet.pts = self.n * (90000 // self.fps)
+        packet.time_base = fractions.Fraction(1, 90000)
+        self.n += 1
+        return packet
 
 
 class ToneAudio(MediaStreamTrack):
@@ -337,10 +520,17 @@ async def run_recv(args):
 async def run_send(args):
     only_address(args.bind)
     sent = []
-    log_rtp_sends(sent)
+    rates = SendRate()
+    log_rtp_sends(sent, rates)
     pc = RTCPeerConnection()
-    pc.addTrack(PatternVideo(args.width, args.height, args.fps,
-                             noise=args.video == "noise"))
+    if args.video == "ladder":
+        video = LadderVideo(args.ladder, lambda: encoder_target(pc),
+                            lambda: keyframe_wanted(pc),
+                            lambda: retransmit_rate(pc, rates))
+    else:
+        video = PatternVideo(args.width, args.height, args.fps,
+                             noise=args.video == "noise")
+    pc.addTrack(video)
     pc.addTrack(ToneAudio())
     await pc.setLocalDescription(await pc.createOffer())
     offer_sdp = pc.localDescription.sdp
@@ -361,7 +551,9 @@ async def run_send(args):
     writer.close()
     await pc.close()
     return {"role": "send", "samples": samples,
-            "sdp": offer_sdp, "rtp_sent": sent}
+            "sdp": offer_sdp, "rtp_sent": sent,
+            "ladder": getattr(video, "switches", None),
+            "keyframes": getattr(video, "keyframes", None)}
 
 
 def main():
@@ -377,18 +569,25 @@ def main():
     ap.add_argument("--width", type=int, default=320)
     ap.add_argument("--height", type=int, default=240)
     ap.add_argument("--fps", type=int, default=15)
-    ap.add_argument("--video", choices=("pattern", "noise"),
+    ap.add_argument("--video", choices=("pattern", "noise", "ladder"),
                     default="pattern", help="send: a scrolling texture, "
-                    "or one that also changes every frame (PatternVideo)")
+                    "or one that also changes every frame (PatternVideo), "
+                    "encoded live; or the texture encoded ahead of the "
+                    "call at several rates (LadderVideo, --ladder)")
+    ap.add_argument("--ladder", help="send --video ladder: ladder.py's "
+                    "output")
     ap.add_argument("--stock-estimator", action="store_true",
                     help="recv: aiortc's bitrate estimator as shipped, "
                     "without fix_interarrival_reorder()")
     args = ap.parse_args()
     if args.role == "send" and not args.peer:
         ap.error("send needs --peer")
+    if args.video == "ladder" and not args.ladder:
+        ap.error("--video ladder needs --ladder")
     socket.setdefaulttimeout(None)
     fix_bundle_extension_ids()
     fix_jitter_origin()
+    fix_nack_repeats()
     if not args.stock_estimator:
         fix_interarrival_reorder()
     run = run_send if args.role == "send" else run_recv

@@ -7,14 +7,17 @@
 # Each run is a call (tools/webrtc/call.py) from a to b: synthetic VP8
 # video and Opus audio, ICE on the link-1 addresses only (what a host
 # without multipath uses), with packet captures at both ends for the
-# one-way delay of every RTP packet.  Scenarios (all by default):
+# one-way delay of every RTP packet.  The video (WEBRTC_VIDEO, call.py's
+# --video): "ladder" (the default), encoded on the host ahead of the call
+# at several rates, OUT/ladder.pkl (tools/webrtc/ladder.py), from which
+# the sender takes each second the rate aiortc's congestion control
+# allows; "pattern" or "noise", encoded live in the guest, which under
+# TCG manages 10-12 frames a second (WEBRTC_SIZE=WxH: their size,
+# default 320x240).  Scenarios (all by default):
 #
 #   fail    two 10 Mbit/s links, 10 ms; at 1/3 of the call link 1 loses
 #           every packet, both ways: off (no mpip) vs mpip
-#   rate    two 1 Mbit/s links (WEBRTC_RATE), 10 ms: video rate, off vs mpip;
-#           WEBRTC_VIDEO=noise: a video that changes every frame (call.py
-#           --video noise), whose rate is what aiortc's estimate allows;
-#           WEBRTC_SIZE=WxH: its size (default 320x240)
+#   rate    two 1 Mbit/s links (WEBRTC_RATE), 10 ms: video rate, off vs mpip
 #           (every scenario: WEBRTC_STOCK_ESTIMATOR=1 runs the receiver's
 #           bitrate estimator as aiortc ships it, without call.py's
 #           fix_interarrival_reorder())
@@ -92,11 +95,11 @@ lab() {
 	fi
 }
 
-# call DIR FAIL_AT [VIDEO]: one call into DIR; at FAIL_AT seconds (0:
-# never) link 1 starts losing every packet at both ends; VIDEO is
-# call.py's --video (default pattern)
+# call DIR FAIL_AT: one call into DIR; at FAIL_AT seconds (0: never)
+# link 1 starts losing every packet at both ends; the video is
+# WEBRTC_VIDEO, call.py's --video (default ladder: $OUT/ladder.pkl)
 call() {
-	local dir=$1 fail_at=$2 video=${3:-pattern} t0 tf='' pids=() p rc=0 i
+	local dir=$1 fail_at=$2 video=${WEBRTC_VIDEO:-ladder} t0 tf='' pids=() p rc=0 i
 	local size=${WEBRTC_SIZE:-320x240}
 	mkdir -p "$dir"
 	ip netns exec "$B" tcpdump -i any -s 96 -U -w "$dir/b.pcap" udp 2>/dev/null &
@@ -110,7 +113,7 @@ call() {
 	local rpid=$!
 	ip netns exec "$A" "$PY" "$CALL" send --bind 10.1.1.1 --peer 10.1.1.2 \
 		--port 7900 --seconds "$((SECONDS_CALL + 5))" --video "$video" \
-		--width "${size%x*}" --height "${size#*x}" \
+		--ladder "$OUT/ladder.pkl" --width "${size%x*}" --height "${size#*x}" \
 		--out "$dir/send.json" >"$dir/send.log" 2>&1 &
 	local spid=$!
 	# the call starts when the receiver has answered the offer (python
@@ -150,7 +153,7 @@ scenario_rate() {
 	local m r=${WEBRTC_RATE:-1mbit}
 	for m in off mpip; do
 		lab "$r,10ms,-" "$r,10ms,-" "$m"
-		call "$OUT/rate-$m-$1" 0 "${WEBRTC_VIDEO:-pattern}"
+		call "$OUT/rate-$m-$1" 0
 	done
 }
 
@@ -185,6 +188,9 @@ main() {
 	done
 	((${#list[@]})) || list=(fail rate delay)
 	"$PY" -c 'import aiortc' 2>/dev/null || die "python3-aiortc missing (tools/deps.sh)"
+	if [[ ${WEBRTC_VIDEO:-ladder} == ladder && ! -s $OUT/ladder.pkl ]]; then
+		die "no $OUT/ladder.pkl: build it on the host first (tools/webrtc/ladder.py, make webrtc does)"
+	fi
 	command -v tcpdump >/dev/null || die "tcpdump missing (tools/deps.sh)"
 	lab_mpip_load || die "cannot load $MPIP_KO"
 	trap '"$TOPO" clean --prefix "$P" 2>/dev/null || true' EXIT
