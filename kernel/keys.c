@@ -275,7 +275,8 @@ static struct mpip_node *mpip_responder_find(struct mpip_net *mn, u64 rkey,
  * Our node, other than @n, that pairs with the peer's key @rkey: our
  * responder node for it, or @m, the node our queries to the sender's
  * address go to (mpip_addr_node()), which a crossed query may have given
- * it; *@free as for mpip_responder_find().  The peer's node of that key
+ * it.  When it returns NULL, *@free (if @free is not NULL) is as
+ * mpip_responder_find() sets it.  The peer's node of that key
  * holds one pair at a time, so one node of ours at most can be its
  * partner: the first to pair with it keeps it.  Two would take it from
  * each other at each handshake CM, the CMs of the one that lost it
@@ -292,11 +293,8 @@ static struct mpip_node *mpip_rkey_holder(struct mpip_net *mn,
 
 	if (m && m != n) {
 		k = rcu_dereference(m->keys);
-		if (k && k->rkey == rkey) {
-			if (free)
-				*free = 0;
+		if (k && k->rkey == rkey)
 			return m;
-		}
 	}
 	m = mpip_responder_find(mn, rkey, free);
 	return m != n ? m : NULL;
