@@ -17,7 +17,10 @@ Figures: fps_median and video_kbps_median over the call after its first
 longest stretch after the failure in which the receiver decoded no video
 frame (whole sample seconds), and below_half_fps_s, the seconds after it
 with under half the frame rate before it; audio/video delay medians and 95th
-percentiles in ms; the share of audio packets that arrived at all.
+percentiles in ms; the share of audio packets that arrived at all;
+video_reordered, the share of video packets that arrived behind a later
+one, and video_resent, the retransmissions (RTX) the sender sent per
+video packet.
 """
 import json
 import os
@@ -64,6 +67,19 @@ def pt_kinds(sdp):
             for pt in line.split()[3:]:
                 kinds[int(pt)] = kind
     return kinds
+
+
+def resent(send):
+    """Retransmissions (RTX packets) per video packet the sender sent."""
+    kinds = pt_kinds(send["sdp"])
+    rtx = {int(line.split(":")[1].split()[0])
+           for line in send["sdp"].splitlines()
+           if line.startswith("a=rtpmap:") and " rtx/" in line}
+    n = {True: 0, False: 0}
+    for _, pt, _, _ in send["rtp_sent"]:
+        if kinds.get(pt) == "video":
+            n[pt in rtx] += 1
+    return n[True] / n[False] if n[False] else None
 
 
 def arrivals(pcap):
@@ -187,6 +203,7 @@ def analyze(d):
         res[kind + "_delay_ms_p95"] = round(pct(xs, 0.95), 2) if xs else None
         res[kind + "_arrived"] = round(share.get(kind, 0), 4)
         res[kind + "_reordered"] = round(late.get(kind, 0), 4)
+    res["video_resent"] = resent(send)
     res.update(estimates(recv.get("remb"), since))
     res["_fps"] = [(round(t - t_start, 2), v) for t, v in fps]
     res["_kbps"] = [(round(t - t_start, 2), v) for t, v in kbps]
@@ -245,10 +262,12 @@ TABLES = {
     "fail": ["fps_median", "freeze_s", "below_half_fps_s",
              "video_kbps_median", "audio_arrived", "video_arrived"],
     "rate": ["video_kbps_median", "fps_median", "video_delay_ms_median",
-             "video_delay_ms_p95", "video_reordered", "remb_kbps_median",
+             "video_delay_ms_p95", "video_reordered", "video_resent",
+             "remb_kbps_median",
              "remb_overuse_share", "remb_underuse_share", "remb_capped_share"],
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
-              "video_kbps_median", "fps_median", "video_delay_ms_median"],
+              "video_kbps_median", "fps_median", "video_delay_ms_median",
+              "video_resent"],
 }
 
 
