@@ -93,6 +93,20 @@ t_pathsim_stock() {
 	awk -v u="$u" 'BEGIN { exit !(u > 0.5) }' || fail "stock: $r"
 }
 
+# pathsim's reorder share: mpip's weighted draws put a fifth of the
+# packets and more behind a later one, the earliest-arrival policy
+# almost none
+t_pathsim_reorder() {
+	local r e
+	r=$(pathsim --policy packet --fps 15) && e=$(pathsim --policy earliest --fps 15) ||
+		fail "pathsim failed: $r $e" || return 1
+	r=$(sed -n 's/.*reordered \([0-9.]*\).*/\1/p' <<<"$r")
+	e=$(sed -n 's/.*reordered \([0-9.]*\).*/\1/p' <<<"$e")
+	[ -n "$r" ] && [ -n "$e" ] || fail "no figures" || return 1
+	awk -v r="$r" -v e="$e" 'BEGIN { exit !(r > 0.2 && e < 0.01) }' ||
+		fail "packet $r, earliest $e"
+}
+
 # ladder.py, the video encoded ahead of a call: each rung a keyframe and
 # then inter frames only, at its target rate within 10 % (320x240, 20 s)
 t_ladder() {
@@ -161,7 +175,7 @@ t_nack() {
 	PY
 }
 
-PLAN=9
+PLAN=10
 echo "KTAP version 1"
 echo "1..$PLAN"
 check "tools/wsim builds (-Wall -Wextra -Werror)" t_build
@@ -170,6 +184,7 @@ check "the model is deterministic" t_same
 check "a bad option fails with the usage" t_usage
 check "pathsim: packets spread over two links lift the estimate past one" t_pathsim_spread
 check "pathsim: aiortc's stock estimator reads the spread as underuse" t_pathsim_stock
+check "pathsim: weighted draws reorder, earliest arrival does not" t_pathsim_reorder
 check "ladder.py: every rung at its target rate" t_ladder
 check "PacedNackGenerator: once at once, again after 100 ms" t_nack
 check "LadderVideo: per frame the highest rung within the target, keyframes when asked" t_ladder_choose

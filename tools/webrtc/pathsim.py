@@ -2,7 +2,9 @@
 """A model of scenario (b): a video sender whose rate follows the REMB of
 aiortc's own receive-side estimator, its packets spread over two links.
 
-    pathsim.py [--policy single|packet|rr|frame] [--seconds S] [--seeds N]
+    pathsim.py [--policy single|packet|rr|smooth|earliest|frame|flowlet]
+               [--seconds S]
+               [--seeds N]
                [--rate KBIT,KBIT] [--delay MS,MS] [--fps N] [--max-kbit N]
                [--stock] [--fixed-weights]
 
@@ -21,15 +23,23 @@ size), with call.py's fix_interarrival_reorder() unless --stock.
 
 Policies: single (one link: the call without mpip, no trailer); packet
 (each packet picks a link by weight, as mpip's default mode does, with
-its 40-byte trailer); rr (packets alternate); frame (a whole frame on
-one link, picked at random: keeping a burst of a flow on one path).
-With packet, the weights follow mpip's Algorithm 1 every 100 ms (step
-10 of 1000, the queueing delays of the round before) unless
---fixed-weights (half each).
+its 40-byte trailer); rr (packets alternate); smooth (each packet to
+the link furthest behind its share by weight, a smooth weighted round
+robin: no random draws); earliest (each packet to the link where it
+would arrive first, knowing both queues: what a sender that knew the
+paths' queueing delays exactly could do); frame (a whole frame on
+one link, picked at random: keeping a burst of a flow on one path);
+flowlet (a whole frame on one link, picked by weight).  With packet,
+smooth and flowlet, the weights follow mpip's Algorithm 1 every 100 ms (step 10 of
+1000, the queueing delays of the round before) unless --fixed-weights
+(half each).
 
-Prints, for each seed, the sender's median target after the first 20 s
-and the shares of packets the detector saw overusing and underusing
-(after the first 10 s), then the medians over the seeds.
+Prints, for each seed, the sender's median target after the first 20 s,
+the shares of packets the detector saw overusing and underusing, and
+the share of packets that arrived behind one sent later (after the
+first 10 s; a receiver that asks for a missing packet at once, as
+libwebrtc's and aiortc's do, has each of those resent), then the
+medians over the seeds.
 """
 import argparse
 import heapq
@@ -63,13 +73,15 @@ class Links:
         self.busy = [0.0, 0.0]
         self.w = [500, 500]
         self.alt = 0
+        self.ahead = [0, 0]
         self.frame_link = 0
         self.next_round = ROUND_S
         self.q_prev = None
 
     def rounds(self, t):
         """mpip's Algorithm 1 on the queueing delays of the round before."""
-        while self.a.policy == "packet" and not self.a.fixed_weights and \
+        while self.a.policy in ("packet", "smooth", "flowlet") and \
+                not self.a.fixed_weights and \
                 t >= self.next_round:
             q = [max(0.0, b - self.next_round) for b in self.busy]
             qq = self.q_prev or q
@@ -81,23 +93,41 @@ class Links:
             self.q_prev = q
             self.next_round += ROUND_S
 
+    def weighted(self):
+        return 1 if self.rnd.random() * sum(self.w) >= self.w[0] else 0
+
     def new_frame(self):
-        self.frame_link = self.rnd.randrange(2)
+        if self.a.policy == "flowlet":
+            self.frame_link = self.weighted()
+        else:
+            self.frame_link = self.rnd.randrange(2)
 
     def pick(self):
         pol = self.a.policy
         if pol == "single":
             return 0
         if pol == "packet":
-            return 1 if self.rnd.random() * sum(self.w) >= self.w[0] else 0
+            return self.weighted()
         if pol == "rr":
             self.alt ^= 1
             return self.alt
+        if pol == "smooth":
+            self.ahead = [c + w for c, w in zip(self.ahead, self.w)]
+            i = 0 if self.ahead[0] >= self.ahead[1] else 1
+            self.ahead[i] -= sum(self.w)
+            return i
         return self.frame_link
+
+    def arrival(self, i, ts, size):
+        return max(ts, self.busy[i]) + size * 8 / self.rates[i] + \
+            self.delays[i]
 
     def send(self, ts, size):
         """Arrival time of a packet of size bytes sent at ts; None: dropped."""
-        i = self.pick()
+        if self.a.policy == "earliest":
+            i = min((0, 1), key=lambda j: self.arrival(j, ts, size))
+        else:
+            i = self.pick()
         start = max(ts, self.busy[i])
         if start - ts > QUEUE_MAX_S:
             return None
@@ -113,7 +143,7 @@ def run(a, seed):
     trailer = 0 if a.policy == "single" else TRAILER
     for i in range(int(a.seconds * a.fps)):
         heapq.heappush(ev, (i / a.fps, 0, "frame", None))
-    states, targets = {}, []
+    states, targets, late, newest = {}, [], [0, 0], 0
     while ev:
         t, _, kind, data = heapq.heappop(ev)
         links.rounds(t)
@@ -127,11 +157,15 @@ def run(a, seed):
                 at = links.send(ts, pkt)
                 if at is not None:
                     seq += 1
-                    heapq.heappush(ev, (at, seq, "arrive", (ts, pkt)))
+                    heapq.heappush(ev, (at, seq, "arrive", (ts, pkt, seq)))
             if t >= 20:
                 targets.append(target)
         elif kind == "arrive":
-            ts, pkt = data
+            ts, pkt, sent = data
+            if t >= 10:
+                late[0] += sent < newest
+                late[1] += 1
+            newest = max(newest, sent)
             r = rbe.add(arrival_time_ms=int(t * 1000), abs_send_time=ast_of(ts),
                         payload_size=pkt, ssrc=1)
             if t >= 10:
@@ -144,7 +178,8 @@ def run(a, seed):
             target = max(100_000, min(a.max_kbit * 1000, data))
     tot = sum(states.values()) or 1
     return (statistics.median(targets) / 1000 if targets else 0.0,
-            states.get("overusing", 0) / tot, states.get("underusing", 0) / tot)
+            states.get("overusing", 0) / tot, states.get("underusing", 0) / tot,
+            late[0] / (late[1] or 1))
 
 
 def main():
@@ -155,7 +190,9 @@ def main():
         return v
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--policy", choices=("single", "packet", "rr", "frame"),
+    ap.add_argument("--policy",
+                    choices=("single", "packet", "rr", "smooth", "earliest",
+                             "frame", "flowlet"),
                     default="packet")
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--seeds", type=int, default=3)
@@ -177,9 +214,10 @@ def main():
     for seed in range(1, a.seeds + 1):
         r = run(a, seed)
         res.append(r)
-        print("%-6s seed %d: target %5.0f kbit/s, overusing %.3f, underusing %.3f"
-              % ((a.policy, seed) + r))
-    print("%-6s median: target %5.0f kbit/s, overusing %.3f, underusing %.3f"
+        print("%-7s seed %d: target %5.0f kbit/s, overusing %.3f, "
+              "underusing %.3f, reordered %.3f" % ((a.policy, seed) + r))
+    print("%-7s median: target %5.0f kbit/s, overusing %.3f, underusing %.3f, "
+          "reordered %.3f"
           % ((a.policy,) + tuple(statistics.median(x) for x in zip(*res))))
     return 0
 
