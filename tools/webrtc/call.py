@@ -5,6 +5,7 @@ mpip lab (paper section 5.1.2, issue 22).
 
     call.py recv --bind ADDR --port P --seconds N --out FILE
     call.py send --bind ADDR --peer ADDR --port P --seconds N --out FILE
+                 [--video pattern|noise|ladder] [--ladder FILE]
                  [--width W --height H --fps F]
 
 The receiver listens for the offer on TCP ADDR:P (one JSON line each
@@ -274,6 +275,26 @@ def log_rtp_sends(log, rates):
     transport._send_rtp = logged
 
 
+class Pacer:
+    """The clock of a track whose item N is due N periods after its
+    first (the item is late, not skipped, when the loop falls behind)."""
+
+    def __init__(self, period):
+        self.period = period
+        self.n = 0
+        self.start = None
+
+    async def next(self):
+        """Wait until the next item is due; its index."""
+        if self.start is None:
+            self.start = time.monotonic()
+        delay = self.start + self.n * self.period - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        self.n += 1
+        return self.n - 1
+
+
 class PatternVideo(VideoStreamTrack):
     """A random texture scrolling by a few pixels per frame; with noise,
     every frame's bytes also XORed with a random byte of its own, which
@@ -293,19 +314,10 @@ class PatternVideo(VideoStreamTrack):
                                 dtype=numpy.uint8)
         self.width = width
         self.fps = fps
-        self.n = 0
-        self.start = None
+        self.pacer = Pacer(1 / fps)
 
     async def recv(self):
-        if self.start is None:
-            self.start = time.monotonic()
-        due = self.start + self.n / self.fps
-        delay = due - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        frame = self.image(self.n)
-        self.n += 1
-        return frame
+        return self.image(await self.pacer.next())
 
     def image(self, n):
         """Frame N of the picture (with noise, call it for 0, 1, 2...
@@ -356,8 +368,7 @@ class LadderVideo(MediaStreamTrack):
         self.rung = None
         self.switches = []
         self.keyframes = []
-        self.n = 0
-        self.start = None
+        self.pacer = Pacer(1 / self.fps)
 
     def choose(self):
         target = self.target() or aiortc.codecs.vpx.DEFAULT_BITRATE
@@ -369,24 +380,20 @@ class LadderVideo(MediaStreamTrack):
                                   rung["measured_kbps"]))
             self.rung = rung
 
-    def frame(self):
+    def frame(self, n):
+        """The encoded frame N: a keyframe first and when one is wanted."""
         self.choose()
-        if self.keyframe_wanted() or self.n == 0:
+        if self.keyframe_wanted() or n == 0:
             self.keyframes.append(round(time.time(), 3))
             return self.rung["key"]
         frames = self.rung["frames"]
-        return frames[(self.n - 1) % len(frames)]
+        return frames[(n - 1) % len(frames)]
 
     async def recv(self):
-        if self.start is None:
-            self.start = time.monotonic()
-        delay = self.start + self.n / self.fps - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        packet = av.Packet(self.frame())
-        packet.pts = self.n * (90000 // self.fps)
+        n = await self.pacer.next()
+        packet = av.Packet(self.frame(n))
+        packet.pts = n * (90000 // self.fps)
         packet.time_base = fractions.Fraction(1, 90000)
-        self.n += 1
         return packet
 
 
@@ -401,21 +408,15 @@ class ToneAudio(MediaStreamTrack):
         t = numpy.arange(960) / 48000
         self.pcm = (numpy.sin(2 * numpy.pi * 440 * t) * 8000).astype(
             numpy.int16).reshape(1, -1)
-        self.n = 0
-        self.start = None
+        self.pacer = Pacer(0.02)
 
     async def recv(self):
-        if self.start is None:
-            self.start = time.monotonic()
-        delay = self.start + self.n * 0.02 - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
+        n = await self.pacer.next()
         frame = av.AudioFrame.from_ndarray(self.pcm, format="s16",
                                            layout="mono")
         frame.sample_rate = 48000
-        frame.pts = self.n * 960
+        frame.pts = n * 960
         frame.time_base = fractions.Fraction(1, 48000)
-        self.n += 1
         return frame
 
 
