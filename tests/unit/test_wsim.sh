@@ -73,6 +73,7 @@ pathsim() {
 	/usr/bin/python3 "$ROOT/tools/webrtc/pathsim.py" --seeds 1 --seconds 40 "$@" | tail -n 1
 }
 target() { sed -n 's/.*target *\([0-9]*\) kbit.*/\1/p' <<<"$1"; }
+reordered() { sed -n 's/.*reordered \([0-9.]*\).*/\1/p' <<<"$1"; }
 
 t_pathsim_spread() {
 	local one two
@@ -100,9 +101,8 @@ t_pathsim_reorder() {
 	local r e
 	r=$(pathsim --policy packet --fps 15) && e=$(pathsim --policy earliest --fps 15) ||
 		fail "pathsim failed: $r $e" || return 1
-	r=$(sed -n 's/.*reordered \([0-9.]*\).*/\1/p' <<<"$r")
-	e=$(sed -n 's/.*reordered \([0-9.]*\).*/\1/p' <<<"$e")
-	[ -n "$r" ] && [ -n "$e" ] || fail "no figures" || return 1
+	figures reordered "$r" "$e" || return 1
+	r=$(reordered "$r") e=$(reordered "$e")
 	awk -v r="$r" -v e="$e" 'BEGIN { exit !(r > 0.2 && e < 0.01) }' ||
 		fail "packet $r, earliest $e"
 }

@@ -3,8 +3,7 @@
 aiortc's own receive-side estimator, its packets spread over two links.
 
     pathsim.py [--policy single|packet|rr|smooth|earliest|frame|flowlet]
-               [--seconds S]
-               [--seeds N]
+               [--seconds S] [--seeds N]
                [--rate KBIT,KBIT] [--delay MS,MS] [--fps N] [--max-kbit N]
                [--stock] [--fixed-weights]
 
@@ -30,9 +29,9 @@ would arrive first, knowing both queues: what a sender that knew the
 paths' queueing delays exactly could do); frame (a whole frame on
 one link, picked at random: keeping a burst of a flow on one path);
 flowlet (a whole frame on one link, picked by weight).  With packet,
-smooth and flowlet, the weights follow mpip's Algorithm 1 every 100 ms (step 10 of
-1000, the queueing delays of the round before) unless --fixed-weights
-(half each).
+smooth and flowlet, the weights follow mpip's Algorithm 1 every 100 ms
+(step 10 of 1000, the queueing delays of the round before) unless
+--fixed-weights (half each).
 
 Prints, for each seed, the sender's median target after the first 20 s,
 the shares of packets the detector saw overusing and underusing, and
@@ -118,20 +117,21 @@ class Links:
             return i
         return self.frame_link
 
-    def arrival(self, i, ts, size):
-        return max(ts, self.busy[i]) + size * 8 / self.rates[i] + \
-            self.delays[i]
+    def sent(self, i, ts, size):
+        """When link i would finish sending a packet of size bytes
+        given to it at ts."""
+        return max(ts, self.busy[i]) + size * 8 / self.rates[i]
 
     def send(self, ts, size):
         """Arrival time of a packet of size bytes sent at ts; None: dropped."""
         if self.a.policy == "earliest":
-            i = min((0, 1), key=lambda j: self.arrival(j, ts, size))
+            i = min((0, 1), key=lambda j: self.sent(j, ts, size) +
+                    self.delays[j])
         else:
             i = self.pick()
-        start = max(ts, self.busy[i])
-        if start - ts > QUEUE_MAX_S:
+        if max(ts, self.busy[i]) - ts > QUEUE_MAX_S:
             return None
-        self.busy[i] = start + size * 8 / self.rates[i]
+        self.busy[i] = self.sent(i, ts, size)
         return self.busy[i] + self.delays[i]
 
 
