@@ -10,7 +10,7 @@
 # one-way delay of every RTP packet.  The video (WEBRTC_VIDEO, call.py's
 # --video): "ladder" (the default), encoded on the host ahead of the call
 # at several rates, OUT/ladder.pkl (tools/webrtc/ladder.py), from which
-# the sender takes each second the rate aiortc's congestion control
+# the sender takes for each frame the rate aiortc's congestion control
 # allows; "pattern" or "noise", encoded live in the guest, which under
 # TCG manages 10-12 frames a second (WEBRTC_SIZE=WxH: their size,
 # default 320x240).  Scenarios (all by default):
