@@ -7,7 +7,8 @@
  * Each namespace publishes one table with RCU.  A change builds a new
  * table next to the current one under rules_lock, publishes it and frees
  * the old one after a grace period; the output hook looks packets up in
- * whatever table it finds, under the RCU read lock netfilter holds.  A
+ * whatever table it finds, under the RCU read lock netfilter holds, in
+ * the compiled form the core writes for each table when it is built.  A
  * namespace without rules has no table, and its packets pay one pointer
  * read.
  */
@@ -30,10 +31,12 @@ struct mpip_rule_pcpu {
  * struct mpip_rule (what earlier tables counted for it) plus @cnt.
  * @told[i]: how many times rule i's packet count had reached a multiple
  * of rule_event_pkts when last looked at (mpip_rules_events()); read and
- * written under rules_lock only.
+ * written under rules_lock only.  @fast: the rules compiled, what the
+ * packet path matches; fixed once the table is published.
  */
 struct mpip_rule_table {
 	struct rcu_head rcu;
+	struct mpip_rule_fast *fast;		/* @t.n entries */
 	struct mpip_rule_pcpu __percpu *cnt;	/* @t.n entries per CPU */
 	u64 *told;				/* @t.n entries */
 	struct mpip_rules t;	/* last: its rules follow */
@@ -56,6 +59,7 @@ static void mpip_rule_table_free(struct mpip_rule_table *w)
 	if (w) {
 		free_percpu(w->cnt);
 		kvfree(w->told);
+		kvfree(w->fast);
 		kvfree(w);
 	}
 }
@@ -66,25 +70,23 @@ static void mpip_rule_table_free_rcu(struct rcu_head *head)
 }
 
 /*
- * Give @w (its @t.n rules written) zeroed counters: 0 or -ENOMEM (then
- * @w has none, and the caller frees it with kvfree()).
+ * Give @w (its @t.n rules written) zeroed counters and the compiled form
+ * of its rules: 0 or -ENOMEM (then the caller frees @w with
+ * mpip_rule_table_free()).
  */
-static int mpip_rule_table_counters(struct mpip_rule_table *w)
+static int mpip_rule_table_finish(struct mpip_rule_table *w)
 {
 	struct mpip_rule_pcpu *c;
 	unsigned int cpu;
 	u32 i;
 
+	w->fast = kvmalloc_array(w->t.n, sizeof(*w->fast), GFP_KERNEL);
 	w->told = kvcalloc(w->t.n, sizeof(*w->told), GFP_KERNEL);
-	if (!w->told)
-		return -ENOMEM;
 	w->cnt = __alloc_percpu_gfp(w->t.n * sizeof(*c), __alignof__(*c),
 				    GFP_KERNEL);
-	if (!w->cnt) {
-		kvfree(w->told);
-		w->told = NULL;
+	if (!w->fast || !w->told || !w->cnt)
 		return -ENOMEM;
-	}
+	mpip_rules_compile(&w->t, w->fast);
 	for_each_possible_cpu(cpu) {
 		c = per_cpu_ptr(w->cnt, cpu);
 		for (i = 0; i < w->t.n; i++)
@@ -206,9 +208,9 @@ int mpip_rules_add_one(struct mpip_net *mn, struct mpip_rule *r, bool replace,
 		err = mpip_rule_errno(err);
 		goto out;
 	}
-	err = mpip_rule_table_counters(w);
+	err = mpip_rule_table_finish(w);
 	if (err) {
-		kvfree(w);
+		mpip_rule_table_free(w);
 		goto out;
 	}
 	mpip_rules_publish(mn, w);
@@ -240,9 +242,9 @@ int mpip_rules_del_one(struct mpip_net *mn, u32 pref,
 		goto out_noent;
 	}
 	if (w->t.n) {
-		err = mpip_rule_table_counters(w);
+		err = mpip_rule_table_finish(w);
 		if (err) {
-			kvfree(w);
+			mpip_rule_table_free(w);
 			goto out;
 		}
 	}
@@ -311,11 +313,11 @@ const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 				      const struct sk_buff *skb)
 {
 	struct mpip_rule_table *w = rcu_dereference(mn->rules);
-	const struct mpip_rule *r;
 	struct mpip_rule_key k;
 	u8 buf[60 + 20];
 	unsigned int n;
 	const u8 *h;
+	int i;
 
 	if (likely(!w))
 		return NULL;
@@ -324,10 +326,11 @@ const struct mpip_rule *mpip_rule_for(struct mpip_net *mn,
 	h = skb_header_pointer(skb, skb_network_offset(skb), n, buf);
 	if (!h || mpip_rule_key_parse(h, n, skb->mark, &k))
 		return NULL;
-	r = mpip_rules_lookup(&w->t, &k);
-	if (r)
-		mpip_rule_count(w, r - w->t.r, skb);
-	return r;
+	i = mpip_rules_match(w->fast, w->t.n, &k);
+	if (i < 0)
+		return NULL;
+	mpip_rule_count(w, i, skb);
+	return &w->t.r[i];
 }
 
 /*

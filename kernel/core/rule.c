@@ -182,6 +182,117 @@ const struct mpip_rule *mpip_rules_lookup(const struct mpip_rules *t,
 	return NULL;
 }
 
+/*
+ * The packed key: word 0 the destination and source addresses as numbers
+ * (so that a prefix is a run of high bits), word 1 the fwmark, protocol,
+ * DSCP and two flags.  PK_NEVER is 0 in every packet's key: a rule that
+ * can match nothing wants it 1.
+ */
+#define PK_PROTO_SHIFT	24
+#define PK_DSCP_SHIFT	16
+#define PK_PURE_ACK	0x100
+#define PK_NEVER	0x2
+#define PK_HAS_PORTS	0x1
+
+struct rule_pkey {
+	u64 w[2];
+	u16 v[3];
+};
+
+static void pkey_of(const struct mpip_rule_key *k, struct rule_pkey *pk)
+{
+	pk->w[0] = (u64)addr_host(k->daddr) << 32 | addr_host(k->saddr);
+	pk->w[1] = (u64)k->mark << 32 | (u32)k->proto << PK_PROTO_SHIFT |
+		   (u32)k->dscp << PK_DSCP_SHIFT |
+		   (k->pure_ack ? PK_PURE_ACK : 0) |
+		   (k->has_ports ? PK_HAS_PORTS : 0);
+	pk->v[0] = k->dport;
+	pk->v[1] = k->sport;
+	pk->v[2] = k->len;
+}
+
+/* Range @i of @f: [@lo, @hi] if @m tests it, else every value. */
+static void fast_range(struct mpip_rule_fast *f, unsigned int i, bool m,
+		       u16 lo, u16 hi)
+{
+	f->lo[i] = m ? lo : 0;
+	f->span[i] = m ? hi - lo : 0xffff;
+}
+
+static void rule_compile(const struct mpip_rule *r, struct mpip_rule_fast *f)
+{
+	u32 m = r->match;
+
+	memset(f, 0, sizeof(*f));
+	if (m & MPIP_RM_DST) {
+		f->mask[0] |= (u64)plen_mask(r->dplen) << 32;
+		f->val[0] |= (u64)addr_host(r->daddr) << 32;
+	}
+	if (m & MPIP_RM_SRC) {
+		f->mask[0] |= plen_mask(r->splen);
+		f->val[0] |= addr_host(r->saddr);
+	}
+	if (m & MPIP_RM_MARK) {
+		f->mask[1] |= (u64)r->mark_mask << 32;
+		f->val[1] |= (u64)r->mark << 32;
+		/* mark bits outside the mask: no packet has them */
+		if (r->mark & ~r->mark_mask) {
+			f->mask[1] |= PK_NEVER;
+			f->val[1] |= PK_NEVER;
+		}
+	}
+	if (m & MPIP_RM_PROTO) {
+		f->mask[1] |= (u32)0xff << PK_PROTO_SHIFT;
+		f->val[1] |= (u32)r->proto << PK_PROTO_SHIFT;
+	}
+	if (m & MPIP_RM_DSCP) {
+		f->mask[1] |= (u32)0xff << PK_DSCP_SHIFT;
+		f->val[1] |= (u32)r->dscp << PK_DSCP_SHIFT;
+	}
+	if (m & MPIP_RM_PURE_ACK) {
+		f->mask[1] |= PK_PURE_ACK;
+		f->val[1] |= PK_PURE_ACK;
+	}
+	if (m & (MPIP_RM_DPORT | MPIP_RM_SPORT | MPIP_RM_PURE_ACK)) {
+		f->mask[1] |= PK_HAS_PORTS;
+		f->val[1] |= PK_HAS_PORTS;
+	}
+	fast_range(f, 0, m & MPIP_RM_DPORT, r->dport_lo, r->dport_hi);
+	fast_range(f, 1, m & MPIP_RM_SPORT, r->sport_lo, r->sport_hi);
+	fast_range(f, 2, m & MPIP_RM_LEN, r->len_lo, r->len_hi);
+}
+
+void mpip_rules_compile(const struct mpip_rules *t, struct mpip_rule_fast *out)
+{
+	u32 i;
+
+	for (i = 0; i < t->n; i++)
+		rule_compile(&t->r[i], &out[i]);
+}
+
+static bool fast_match(const struct mpip_rule_fast *f,
+		       const struct rule_pkey *pk)
+{
+	return !(((pk->w[0] ^ f->val[0]) & f->mask[0]) |
+		 ((pk->w[1] ^ f->val[1]) & f->mask[1])) &&
+	       (u16)(pk->v[0] - f->lo[0]) <= f->span[0] &&
+	       (u16)(pk->v[1] - f->lo[1]) <= f->span[1] &&
+	       (u16)(pk->v[2] - f->lo[2]) <= f->span[2];
+}
+
+int mpip_rules_match(const struct mpip_rule_fast *f, u32 n,
+		     const struct mpip_rule_key *k)
+{
+	struct rule_pkey pk;
+	u32 i;
+
+	pkey_of(k, &pk);
+	for (i = 0; i < n; i++)
+		if (fast_match(&f[i], &pk))
+			return (int)i;
+	return -1;
+}
+
 /* Index of the first rule of @t with a pref of at least @pref. */
 static u32 rules_find(const struct mpip_rules *t, u32 pref)
 {

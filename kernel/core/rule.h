@@ -139,9 +139,39 @@ int mpip_rule_check(struct mpip_rule *r);
 /* Does packet @k match every key @r tests? */
 bool mpip_rule_match(const struct mpip_rule *r, const struct mpip_rule_key *k);
 
-/* The first rule of @t that @k matches, or NULL (mode all). */
+/*
+ * The first rule of @t that @k matches, or NULL (mode all): rule by rule
+ * with mpip_rule_match().  The packet path uses the compiled form below.
+ */
 const struct mpip_rule *mpip_rules_lookup(const struct mpip_rules *t,
 					  const struct mpip_rule_key *k);
+
+/*
+ * A rule compiled for the packet path (mpip_rules_compile()): its exact
+ * and prefix keys as (mask, value) pairs over the packed key of a packet,
+ * two 64-bit words, and its three ranges as (low end, width).  A key the
+ * rule does not test has mask 0 or the full range, so a match is the same
+ * five tests for every rule, without a branch per key, and a table of
+ * them takes half the memory of its rules.  mpip_rules_lookup() is the
+ * definition it is tested against.
+ */
+struct mpip_rule_fast {
+	u64 mask[2];
+	u64 val[2];
+	u16 lo[3];		/* dport, sport, len */
+	u16 span[3];		/* high end - low end */
+};
+
+/* Write the compiled form of @t's rules into @out (@t->n entries). */
+void mpip_rules_compile(const struct mpip_rules *t, struct mpip_rule_fast *out);
+
+/*
+ * The index of the first of the @n compiled rules at @f that @k matches,
+ * or -1: the index mpip_rules_lookup() finds in the table they were
+ * compiled from.
+ */
+int mpip_rules_match(const struct mpip_rule_fast *f, u32 n,
+		     const struct mpip_rule_key *k);
 
 /* Bytes a table of @n rules takes. */
 static inline size_t mpip_rules_size(u32 n)

@@ -14,7 +14,8 @@
  *  - every accepted rule matches the packet exactly when a model of the
  *    match (shifts instead of masks) says so;
  *  - the table stays sorted by unique prefs, and mpip_rules_lookup()
- *    finds the first rule the model matches.
+ *    finds the first rule the model matches, and so does
+ *    mpip_rules_match() in the table's compiled form.
  *
  * Build and run: make -C tests/fuzz run.
  */
@@ -151,6 +152,7 @@ static bool model_match(const struct mpip_rule *r, const struct mpip_rule_key *k
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct mpip_rules *t, *u;
+	struct mpip_rule_fast f[NRULES];
 	struct mpip_rule_key k, mk;
 	const struct mpip_rule *hit;
 	struct mpip_rule r;
@@ -205,5 +207,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (mpip_rules_lookup(t, &k) != hit)
 		fail("lookup is not the first match");
+	mpip_rules_compile(t, f);
+	if (mpip_rules_match(f, t->n, &k) != (hit ? (int)(hit - t->r) : -1))
+		fail("compiled match is not the first match");
 	return 0;
 }

@@ -356,6 +356,180 @@ out:
 	free(u);
 }
 
+/* ---- the compiled form ---------------------------------------------------- */
+
+/* One of a few values, so that random rules and keys often meet. */
+static u16 near16(struct unit_ctx *ctx)
+{
+	static const u16 v[] = { 0, 1, 22, 443, 5000, 5001, 65534, 65535 };
+
+	return v[unit_below(ctx, ARRAY_SIZE(v))];
+}
+
+static u32 near_addr(struct unit_ctx *ctx)
+{
+	static const char *const v[] = { "0.0.0.0", "10.0.0.1", "10.0.0.2",
+					 "10.0.1.1", "10.128.0.1", "192.168.1.2",
+					 "255.255.255.255" };
+
+	return ip(v[unit_below(ctx, ARRAY_SIZE(v))]);
+}
+
+/* A random rule that mpip_rule_check() accepts, host bits cleared. */
+static struct mpip_rule random_rule(struct unit_ctx *ctx)
+{
+	static const u8 protos[] = { 6, 17, 1 };
+	struct mpip_rule r = rule(unit_rand32(ctx) & MPIP_RM_ALL);
+	u16 a, b;
+
+	r.proto = protos[unit_below(ctx, 3)];
+	if (r.proto != 6)
+		r.match &= ~(u32)MPIP_RM_PURE_ACK;
+	if (r.proto == 1)
+		r.match &= ~(u32)(MPIP_RM_DPORT | MPIP_RM_SPORT);
+	if (r.match & (MPIP_RM_DPORT | MPIP_RM_SPORT | MPIP_RM_PURE_ACK))
+		r.match |= MPIP_RM_PROTO;
+	r.dplen = (u8)unit_below(ctx, 33);
+	r.splen = (u8)unit_below(ctx, 33);
+	r.daddr = htonl(r.dplen ? ntohl(near_addr(ctx)) >> (32 - r.dplen)
+				  << (32 - r.dplen) : 0);
+	r.saddr = htonl(r.splen ? ntohl(near_addr(ctx)) >> (32 - r.splen)
+				  << (32 - r.splen) : 0);
+	a = near16(ctx);
+	b = near16(ctx);
+	r.dport_lo = a < b ? a : b;
+	r.dport_hi = a < b ? b : a;
+	r.sport_lo = r.sport_hi = near16(ctx);
+	a = near16(ctx);
+	r.len_lo = a;
+	r.len_hi = a > 1500 ? a : 1500;
+	r.dscp = (u8)unit_below(ctx, 4) * 16;
+	r.mark_mask = unit_below(ctx, 2) ? 0xff : ~(u32)0;
+	r.mark = unit_below(ctx, 3);
+	if (unit_below(ctx, 8) == 0)
+		r.mark |= 0x100;	/* outside a mask of 0xff: never */
+	return r;
+}
+
+static struct mpip_rule_key random_key(struct unit_ctx *ctx)
+{
+	struct mpip_rule_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.proto = unit_below(ctx, 2) ? 17 : unit_below(ctx, 2) ? 6 : 1;
+	k.daddr = near_addr(ctx);
+	k.saddr = near_addr(ctx);
+	k.has_ports = k.proto != 1 && unit_below(ctx, 8);
+	k.dport = k.has_ports ? near16(ctx) : 0;
+	k.sport = k.has_ports ? near16(ctx) : 0;
+	k.pure_ack = k.proto == 6 && k.has_ports && unit_below(ctx, 2);
+	k.len = near16(ctx);
+	k.dscp = (u8)unit_below(ctx, 4) * 16;
+	k.mark = unit_below(ctx, 3) | (unit_below(ctx, 4) ? 0 : 0x100);
+	return k;
+}
+
+/*
+ * Random tables of 1 to 8 rules, compiled: mpip_rules_match() finds the
+ * rule mpip_rules_lookup() finds, for random keys near the rules' values.
+ */
+UNIT_TEST(rules_compiled_match_as_lookup)
+{
+	struct mpip_rules *t = calloc(1, mpip_rules_size(8));
+	struct mpip_rule_fast f[8];
+	const struct mpip_rule *want;
+	struct mpip_rule_key k;
+	unsigned int i, j, hits = 0, never = 0;
+	int got;
+
+	for (i = 0; i < 20000; i++) {
+		t->n = 1 + unit_below(ctx, 8);
+		for (j = 0; j < t->n; j++) {
+			t->r[j] = random_rule(ctx);
+			t->r[j].pref = j + 1;
+			if (!CHECK_EQ(mpip_rule_check(&t->r[j]), 0))
+				goto out;
+		}
+		mpip_rules_compile(t, f);
+		for (j = 0; j < 50; j++) {
+			k = random_key(ctx);
+			want = mpip_rules_lookup(t, &k);
+			got = mpip_rules_match(f, t->n, &k);
+			if (!CHECK_EQ(got, want ? (int)(want - t->r) : -1))
+				goto out;
+			hits += got >= 0;
+			never += !want;
+		}
+	}
+	/* both answers were seen often */
+	CHECK(hits > 20000 * 50 / 20 && never > 20000 * 50 / 20);
+out:
+	free(t);
+}
+
+/* Each key alone, at and past its edges, compiled as a table of one. */
+UNIT_TEST(rules_compiled_edges)
+{
+	struct mpip_rules *t = calloc(1, mpip_rules_size(1));
+	struct mpip_rule_key k = key(6, "10.0.0.1", 1000, "10.0.1.2", 80, 100);
+	struct mpip_rule_fast f;
+	struct mpip_rule *r = &t->r[0];
+
+	t->n = 1;
+	*r = rule(MPIP_RM_PROTO | MPIP_RM_DPORT);
+	r->proto = 6;
+	r->dport_lo = 80;
+	r->dport_hi = 80;
+	mpip_rules_compile(t, &f);
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), 0);
+	k.dport = 81;
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), -1);
+	k.dport = 79;
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), -1);
+	k.dport = 80;
+	k.has_ports = 0;			/* a later fragment */
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), -1);
+	k.has_ports = 1;
+
+	*r = rule(MPIP_RM_LEN);
+	r->len_lo = 0;
+	r->len_hi = 65535;
+	mpip_rules_compile(t, &f);
+	k.len = 65535;
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), 0);
+	r->len_lo = 65535;
+	mpip_rules_compile(t, &f);
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), 0);
+	k.len = 0;
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), -1);
+
+	*r = rule(MPIP_RM_SRC | MPIP_RM_DST);
+	r->saddr = ip("10.0.0.0");
+	r->splen = 31;
+	r->daddr = ip("10.0.0.0");
+	r->dplen = 23;
+	mpip_rules_compile(t, &f);
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), 0);	/* 10.0.0.1, 10.0.1.2 */
+	k.daddr = ip("10.0.2.0");
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), -1);
+	k.daddr = ip("10.0.1.2");
+	k.saddr = ip("10.0.0.2");
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), -1);
+
+	*r = rule(MPIP_RM_MARK);
+	r->mark = 0x3;
+	r->mark_mask = 0x1;			/* a bit outside: no match */
+	mpip_rules_compile(t, &f);
+	k.mark = 0x3;
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), -1);
+	CHECK(!mpip_rule_match(r, &k));
+	r->mark = 0x1;
+	mpip_rules_compile(t, &f);
+	CHECK_EQ(mpip_rules_match(&f, 1, &k), 0);
+	CHECK_EQ(mpip_rules_match(&f, 0, &k), -1);	/* no rules */
+	free(t);
+}
+
 /* ---- table changes ------------------------------------------------------- */
 
 UNIT_TEST(rules_add_auto_pref_exist_replace_full)
