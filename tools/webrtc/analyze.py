@@ -20,7 +20,9 @@ with under half the frame rate before it; audio/video delay medians and 95th
 percentiles in ms; the share of audio packets that arrived at all;
 video_reordered, the share of video packets that arrived behind a later
 one, and video_resent, the retransmissions (RTX) the sender sent per
-video packet.
+video packet; video_slow_share, the share of video packets whose one-way
+delay was more than 15 ms over the run's lowest (in the delay scenario:
+those that took the 80 ms path).
 """
 import json
 import os
@@ -116,6 +118,16 @@ def delays(send, pcap):
     return out, share
 
 
+def slow_share(xs, over_ms=15):
+    """Share of the one-way delays XS (ms) over their minimum plus
+    OVER_MS: in the delay scenario, whose paths' fixed delays differ by
+    30 ms, the packets that took the longer path."""
+    if not xs:
+        return None
+    low = min(xs)
+    return round(sum(x > low + over_ms for x in xs) / len(xs), 4)
+
+
 def behind_later(packets):
     """For (SSRC, sequence number) pairs in arrival order: whether each
     arrived behind one with a higher sequence number of its stream."""
@@ -204,6 +216,7 @@ def analyze(d):
         res[kind + "_arrived"] = round(share.get(kind, 0), 4)
         res[kind + "_reordered"] = round(late.get(kind, 0), 4)
     res["video_resent"] = resent(send)
+    res["video_slow_share"] = slow_share(owd.get("video", []))
     res.update(estimates(recv.get("remb"), since))
     res["_fps"] = [(round(t - t_start, 2), v) for t, v in fps]
     res["_kbps"] = [(round(t - t_start, 2), v) for t, v in kbps]
@@ -267,7 +280,7 @@ TABLES = {
              "remb_overuse_share", "remb_underuse_share", "remb_capped_share"],
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
               "video_kbps_median", "fps_median", "video_delay_ms_median",
-              "video_resent"],
+              "video_slow_share", "video_resent"],
 }
 
 
