@@ -13,7 +13,8 @@
 # stock estimator, which reordering misleads, says "underusing" most of
 # the time.  And of the WebRTC calls' sender and receiver helpers:
 # ladder.py's video encoded ahead of a call, call.py's LadderVideo that
-# sends it at the rate allowed, and its paced NACKs.
+# sends it at the rate allowed, and its paced NACKs; and analyze.py's
+# per-packet figures (reordering, the share on the slower path).
 # Output is KTAP; the last line is "wsim: N passed, N failed" and the
 # exit status is non-zero when a test failed.
 
@@ -175,7 +176,22 @@ t_nack() {
 	PY
 }
 
-PLAN=10
+# analyze.py's per-packet figures: behind_later() flags exactly the
+# packets that arrive behind a later one of their stream (across the
+# 16-bit wrap, streams apart), slow_share() the delays over the lowest
+# plus 15 ms
+t_analyze() {
+	PYTHONPATH=$ROOT/tools/webrtc /usr/bin/python3 - <<-'PY' || fail "see above"
+		from analyze import behind_later, slow_share
+		got = list(behind_later([(1, 65534), (1, 0), (2, 7), (1, 65535),
+		                         (2, 6), (1, 1), (2, 8)]))
+		assert got == [False, False, False, True, True, False, False], got
+		assert slow_share([50.0, 52.0, 65.0, 65.1, 81.0]) == 0.4
+		assert slow_share([]) is None
+	PY
+}
+
+PLAN=11
 echo "KTAP version 1"
 echo "1..$PLAN"
 check "tools/wsim builds (-Wall -Wextra -Werror)" t_build
@@ -188,4 +204,5 @@ check "pathsim: weighted draws reorder, earliest arrival does not" t_pathsim_reo
 check "ladder.py: every rung at its target rate" t_ladder
 check "PacedNackGenerator: once at once, again after 100 ms" t_nack
 check "LadderVideo: per frame the highest rung within the target, keyframes when asked" t_ladder_choose
+check "analyze.py: packets behind a later one, share on the slower path" t_analyze
 ktap_end wsim
