@@ -219,44 +219,40 @@ static void fast_range(struct mpip_rule_fast *f, unsigned int i, bool m,
 	f->span[i] = m ? hi - lo : 0xffff;
 }
 
+/* Test the bits @mask of word @w of the packed key for @val. */
+static void fast_key(struct mpip_rule_fast *f, unsigned int w, u64 mask,
+		     u64 val)
+{
+	f->mask[w] |= mask;
+	f->val[w] |= val;
+}
+
 static void rule_compile(const struct mpip_rule *r, struct mpip_rule_fast *f)
 {
 	u32 m = r->match;
 
 	memset(f, 0, sizeof(*f));
-	if (m & MPIP_RM_DST) {
-		f->mask[0] |= (u64)plen_mask(r->dplen) << 32;
-		f->val[0] |= (u64)addr_host(r->daddr) << 32;
-	}
-	if (m & MPIP_RM_SRC) {
-		f->mask[0] |= plen_mask(r->splen);
-		f->val[0] |= addr_host(r->saddr);
-	}
+	if (m & MPIP_RM_DST)
+		fast_key(f, 0, (u64)plen_mask(r->dplen) << 32,
+			 (u64)addr_host(r->daddr) << 32);
+	if (m & MPIP_RM_SRC)
+		fast_key(f, 0, plen_mask(r->splen), addr_host(r->saddr));
 	if (m & MPIP_RM_MARK) {
-		f->mask[1] |= (u64)r->mark_mask << 32;
-		f->val[1] |= (u64)r->mark << 32;
+		fast_key(f, 1, (u64)r->mark_mask << 32, (u64)r->mark << 32);
 		/* mark bits outside the mask: no packet has them */
-		if (r->mark & ~r->mark_mask) {
-			f->mask[1] |= PK_NEVER;
-			f->val[1] |= PK_NEVER;
-		}
+		if (r->mark & ~r->mark_mask)
+			fast_key(f, 1, PK_NEVER, PK_NEVER);
 	}
-	if (m & MPIP_RM_PROTO) {
-		f->mask[1] |= (u32)0xff << PK_PROTO_SHIFT;
-		f->val[1] |= (u32)r->proto << PK_PROTO_SHIFT;
-	}
-	if (m & MPIP_RM_DSCP) {
-		f->mask[1] |= (u32)0xff << PK_DSCP_SHIFT;
-		f->val[1] |= (u32)r->dscp << PK_DSCP_SHIFT;
-	}
-	if (m & MPIP_RM_PURE_ACK) {
-		f->mask[1] |= PK_PURE_ACK;
-		f->val[1] |= PK_PURE_ACK;
-	}
-	if (m & (MPIP_RM_DPORT | MPIP_RM_SPORT | MPIP_RM_PURE_ACK)) {
-		f->mask[1] |= PK_HAS_PORTS;
-		f->val[1] |= PK_HAS_PORTS;
-	}
+	if (m & MPIP_RM_PROTO)
+		fast_key(f, 1, (u32)0xff << PK_PROTO_SHIFT,
+			 (u32)r->proto << PK_PROTO_SHIFT);
+	if (m & MPIP_RM_DSCP)
+		fast_key(f, 1, (u32)0xff << PK_DSCP_SHIFT,
+			 (u32)r->dscp << PK_DSCP_SHIFT);
+	if (m & MPIP_RM_PURE_ACK)
+		fast_key(f, 1, PK_PURE_ACK, PK_PURE_ACK);
+	if (m & (MPIP_RM_DPORT | MPIP_RM_SPORT | MPIP_RM_PURE_ACK))
+		fast_key(f, 1, PK_HAS_PORTS, PK_HAS_PORTS);
 	fast_range(f, 0, m & MPIP_RM_DPORT, r->dport_lo, r->dport_hi);
 	fast_range(f, 1, m & MPIP_RM_SPORT, r->sport_lo, r->sport_hi);
 	fast_range(f, 2, m & MPIP_RM_LEN, r->len_lo, r->len_hi);

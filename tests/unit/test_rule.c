@@ -270,6 +270,12 @@ UNIT_TEST(rule_match_ports_need_ports)
 	CHECK(!mpip_rule_match(&r, &k));
 }
 
+/* The network of host-order address @a under a prefix of @plen bits. */
+static u32 net_of(u32 a, unsigned int plen)
+{
+	return plen ? a >> (32 - plen) << (32 - plen) : 0;
+}
+
 /* Prefix match against a reference that shifts instead of masking. */
 UNIT_TEST(rule_match_prefixes_as_reference)
 {
@@ -282,8 +288,7 @@ UNIT_TEST(rule_match_prefixes_as_reference)
 	memset(&k, 0, sizeof(k));
 	for (i = 0; i < 200000; i++) {
 		plen = unit_below(ctx, 33);
-		net = unit_rand32(ctx);
-		net = plen ? net >> (32 - plen) << (32 - plen) : 0;
+		net = net_of(unit_rand32(ctx), plen);
 		a = unit_below(ctx, 2) ? net ^ (1u << unit_below(ctx, 32)) :
 					 unit_rand32(ctx);
 		want = plen == 0 || (a >> (32 - plen)) == (net >> (32 - plen));
@@ -391,10 +396,8 @@ static struct mpip_rule random_rule(struct unit_ctx *ctx)
 		r.match |= MPIP_RM_PROTO;
 	r.dplen = (u8)unit_below(ctx, 33);
 	r.splen = (u8)unit_below(ctx, 33);
-	r.daddr = htonl(r.dplen ? ntohl(near_addr(ctx)) >> (32 - r.dplen)
-				  << (32 - r.dplen) : 0);
-	r.saddr = htonl(r.splen ? ntohl(near_addr(ctx)) >> (32 - r.splen)
-				  << (32 - r.splen) : 0);
+	r.daddr = htonl(net_of(ntohl(near_addr(ctx)), r.dplen));
+	r.saddr = htonl(net_of(ntohl(near_addr(ctx)), r.splen));
 	a = near16(ctx);
 	b = near16(ctx);
 	r.dport_lo = a < b ? a : b;
