@@ -29,8 +29,9 @@
 #
 # OUT/SCENARIO-MODE-REP/ holds run.json (what ran, and the failure time),
 # send.json and recv.json (call.py's per-second samples; send.json also
-# the offer's SDP and the RTP send log) and b.pcap (the receiver's UDP
-# headers).  tools/webrtc/analyze.py makes the figures.
+# the offer's SDP and the RTP send log), b.pcap (the receiver's UDP
+# headers) and paths.jsonl (a's path table twice a second: weights and
+# delays; empty lists without mpip).  tools/webrtc/analyze.py makes the figures.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd -P)
@@ -95,6 +96,17 @@ lab() {
 	fi
 }
 
+# trace_paths FILE: a's path table (weights, delays) twice a second, one
+# JSON line each, {"t": epoch seconds, "paths": [...]}, until killed
+trace_paths() {
+	local out=$1 j
+	while :; do
+		j=$(ip netns exec "$A" "$MPIPCTL" -j show paths 2>/dev/null) || j=null
+		printf '{"t": %s, "paths": %s}\n' "$EPOCHREALTIME" "${j:-null}" >>"$out"
+		sleep 0.5
+	done
+}
+
 # call DIR FAIL_AT: one call into DIR; at FAIL_AT seconds (0: never)
 # link 1 starts losing every packet at both ends; the video is
 # WEBRTC_VIDEO, call.py's --video (default ladder: $OUT/ladder.pkl)
@@ -111,6 +123,8 @@ call() {
 		$( ((${WEBRTC_STOCK_ESTIMATOR:-0})) && echo --stock-estimator) \
 		--out "$dir/recv.json" >"$dir/recv.log" 2>&1 &
 	local rpid=$!
+	trace_paths "$dir/paths.jsonl" &
+	pids+=($!)
 	ip netns exec "$A" "$PY" "$CALL" send --bind 10.1.1.1 --peer 10.1.1.2 \
 		--port 7900 --seconds "$((SECONDS_CALL + 5))" --video "$video" \
 		--ladder "$OUT/ladder.pkl" --width "${size%x*}" --height "${size#*x}" \
