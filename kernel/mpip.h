@@ -187,6 +187,7 @@ struct mpip_config {
 	u32 nat_mode;
 	u32 ctrl_pps;
 	u32 loss_pct;
+	u32 weight_tie_us;
 };
 
 /*

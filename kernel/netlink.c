@@ -71,6 +71,10 @@ static struct netlink_range_validation mpip_range_ctrl_pps = {
 	.min = 0, .max = 1000000,
 };
 
+static struct netlink_range_validation mpip_range_tie = {
+	.min = 0, .max = 100000,
+};
+
 static struct netlink_range_validation mpip_range_pct = {
 	.min = 0, .max = 100,
 };
@@ -114,6 +118,8 @@ static const struct nla_policy mpip_cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_CTRL_PPS] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_ctrl_pps),
 	[MPIP_CFG_LOSS_PCT] = NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_pct),
+	[MPIP_CFG_WEIGHT_TIE_US] =
+		NLA_POLICY_FULL_RANGE(NLA_U32, &mpip_range_tie),
 };
 
 static const struct nla_policy mpip_link_policy[MPIP_LINK_A_MAX + 1] = {
@@ -283,6 +289,7 @@ static const u16 mpip_cfg_off[MPIP_CFG_MAX + 1] = {
 	MPIP_CFG_FIELD(MPIP_CFG_NAT_MODE, nat_mode),
 	MPIP_CFG_FIELD(MPIP_CFG_CTRL_PPS, ctrl_pps),
 	MPIP_CFG_FIELD(MPIP_CFG_LOSS_PCT, loss_pct),
+	MPIP_CFG_FIELD(MPIP_CFG_WEIGHT_TIE_US, weight_tie_us),
 };
 
 static u32 *mpip_cfg_field(struct mpip_config *cfg, int key)

@@ -883,15 +883,18 @@ void mpip_path_feedback(struct mpip_net *mn, struct mpip_node *n,
  * few packets and gets few reports, and its last delay may be long gone;
  * taking it as relieved lets its weight grow again (paper, section 3.5.1).
  */
-static u32 mpip_path_qdelay(struct mpip_path *p, unsigned long stale)
+static u32 mpip_path_qdelay(struct mpip_path *p, unsigned long stale,
+			    u32 *dmin, bool *have)
 {
 	u32 q;
 
-	if (time_after(jiffies, READ_ONCE(p->last_fb) + stale))
-		return 0;
 	spin_lock_bh(&p->lock);
 	q = p->delay.q;
+	*dmin = p->delay.d_min;
+	*have = p->delay.have_sample;
 	spin_unlock_bh(&p->lock);
+	if (time_after(jiffies, READ_ONCE(p->last_fb) + stale))
+		return 0;
 	return q < MPIP_QDELAY_FLOOR_US ? 0 : q;
 }
 
@@ -937,16 +940,24 @@ static u32 mpip_paths_id_mask(struct mpip_path *const *up, unsigned int k,
  * The boost also only counts rounds in which the measured delays differ
  * by MPIP_BOOST_MIN_SPREAD_US or more: below that, which paths gain is as
  * likely noise as a queue, and a step grown on noise would throw equal
- * links off balance.  Caller holds RCU.
+ * links off balance.  A round in which no path queues more than the
+ * others (weight_tie_us; core/path.c: mpip_weights_tie_round()) goes by
+ * the paths' fixed delays instead.  If no path queues at all, the node is
+ * as good as idle and its boost starts afresh: a bulk flow that comes
+ * next, maybe over weights that the ties gave to the shortest path alone,
+ * finds its balance at the start-up pace, not at S a round.  Caller holds
+ * RCU.
  */
 static void mpip_paths_adjust_weights(struct mpip_net *mn,
 				      struct mpip_node *n, unsigned long stale,
 				      u32 interval_ms)
 {
 	u32 q[MPIP_MAX_PATHS], raw[MPIP_MAX_PATHS], w[MPIP_MAX_PATHS];
-	u32 ids = 0, gain, mask, step, qmin = U32_MAX, qmax = 0;
+	u32 dmin[MPIP_MAX_PATHS];
+	u32 ids = 0, gain, mask, step, tie, qmin = U32_MAX, qmax = 0;
 	struct mpip_path *up[MPIP_MAX_PATHS], *p;
 	unsigned int i, k = 0;
+	bool have, all_have = true;
 
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
@@ -956,7 +967,8 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 			p->q_round_ok = false;
 			continue;
 		}
-		raw[k] = mpip_path_qdelay(p, stale);
+		raw[k] = mpip_path_qdelay(p, stale, &dmin[k], &have);
+		all_have &= have;
 		qmin = min(qmin, raw[k]);
 		qmax = max(qmax, raw[k]);
 		q[k] = mpip_path_qdelay_trend(mn, p, raw[k], interval_ms);
@@ -966,6 +978,16 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 	}
 	if (k < 2)
 		return;
+	tie = READ_ONCE(mn->cfg.weight_tie_us);
+	if (all_have &&
+	    mpip_weights_tie_round(raw, dmin, w, k, tie,
+				   READ_ONCE(mn->cfg.weight_step),
+				   MPIP_WEIGHT_TOTAL)) {
+		/* no queue anywhere: the next flow starts afresh */
+		if (qmax < tie)
+			memset(&n->w_boost, 0, sizeof(n->w_boost));
+		goto out;
+	}
 	mask = mpip_weights_gainers(raw, k);
 	gain = mpip_paths_id_mask(up, k, mask);
 	if (qmax - qmin < MPIP_BOOST_MIN_SPREAD_US)
@@ -975,6 +997,7 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 				       READ_ONCE(mn->cfg.weight_step),
 				       READ_ONCE(mn->cfg.weight_boost));
 	mpip_weights_adjust(q, w, k, step);
+out:
 	mpip_weights_normalize(w, k, MPIP_WEIGHT_TOTAL);
 	for (i = 0; i < k; i++)
 		WRITE_ONCE(up[i]->weight, w[i]);

@@ -95,6 +95,7 @@ static const struct mpip_config mpip_config_default = {
 	.nat_mode = MPIP_NAT_MODE_AUTO,
 	.ctrl_pps = 1000,
 	.loss_pct = 0,
+	.weight_tie_us = 2000,
 };
 
 u64 mpip_stat_sum(const struct mpip_net *mn, enum mpip_stat s)

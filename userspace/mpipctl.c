@@ -138,6 +138,7 @@ static const char *const cfg_names[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_NAT_MODE]		= "nat_mode",
 	[MPIP_CFG_CTRL_PPS]		= "ctrl_pps",
 	[MPIP_CFG_LOSS_PCT]		= "loss_pct",
+	[MPIP_CFG_WEIGHT_TIE_US]	= "weight_tie_us",
 };
 
 /*
@@ -412,6 +413,7 @@ static struct nla_policy cfg_policy[MPIP_CFG_MAX + 1] = {
 	[MPIP_CFG_NAT_MODE]		= { .type = NLA_U32 },
 	[MPIP_CFG_CTRL_PPS]		= { .type = NLA_U32 },
 	[MPIP_CFG_LOSS_PCT]		= { .type = NLA_U32 },
+	[MPIP_CFG_WEIGHT_TIE_US]	= { .type = NLA_U32 },
 };
 
 static int config_reply(struct nlattr **tb, void *arg)

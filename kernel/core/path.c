@@ -448,6 +448,97 @@ void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step)
 	}
 }
 
+/* The index of the lowest of @d[@n], compared wrap-safe (mod 2^32). */
+static unsigned int ties_lowest(const u32 *d, unsigned int n)
+{
+	unsigned int i, lo = 0;
+
+	for (i = 1; i < n; i++)
+		if (path_before(d[i], d[lo]))
+			lo = i;
+	return lo;
+}
+
+/* Move @w by at most @step towards @target. */
+static u32 ties_toward(u32 w, u32 target, u32 step)
+{
+	if (w > target)
+		return w - target > step ? w - step : target;
+	return target - w > step ? w + step : target;
+}
+
+/**
+ * mpip_weights_tie_round() - a round of Algorithm 1 in which no path queues
+ * @raw: the measured queueing delays of @n paths, in us
+ * @dmin: the same paths' minimum one-way delays D_min, in us, mod 2^32;
+ *	all towards one node, so that they share one clock offset and
+ *	their differences are real
+ * @w: the paths' weights, updated in place if the delays tie
+ * @n: number of paths
+ * @band: queueing delays all within @band of each other tie; 0 never
+ * @step: the step S
+ * @total: the sum the caller normalises the weights to
+ *
+ * Algorithm 1 moves weight from the paths whose queueing delay is above
+ * the mean to the others, however small the difference.  A flow far below
+ * its paths' capacity queues nowhere, and the differences between its
+ * paths' queueing delays are the jitter of the hosts and of the flow's
+ * own bursts, not a queue: Algorithm 1 then random-walks the weights, a
+ * step S a round, until they pin at the bounds, on the longer path as
+ * often as on the shorter one.  Over a 50 and an 80 ms path, how much of
+ * a call takes the longer one, and is reordered, is then a matter of
+ * chance.
+ *
+ * When the delays in @raw all lie within @band of each other, this round
+ * compares instead each path's fixed delay over the shortest path's,
+ * D_min - min(D_min), below @band counting as none:
+ *
+ * - paths that are that much longer lose S, the others gain S, as
+ *   Algorithm 1 does with queueing delays: the flow moves to the paths
+ *   with the lowest fixed delay and stays there;
+ * - where all fixed delays are alike and no path queues (every delay in
+ *   @raw below @band), every weight moves S towards an even share, where
+ *   the paper's algorithm starts;
+ * - where they are alike but the paths queue alike (a flow that fills
+ *   them all, at its balance), the weights stay.
+ *
+ * Once a path's queueing delay is @band above another's, this returns
+ * false and the caller runs the paper's round: a flow that needs more
+ * than the shortest path gets the others too.
+ *
+ * Return: true if the delays tied and @w was dealt with, false if
+ * Algorithm 1 decides this round.
+ */
+bool mpip_weights_tie_round(const u32 *raw, const u32 *dmin, u32 *w,
+			    unsigned int n, u32 band, u32 step, u32 total)
+{
+	u32 lo = ~0U, hi = 0, base;
+	unsigned int i, longer = 0;
+
+	if (!band || n < 2)
+		return false;
+	for (i = 0; i < n; i++) {
+		if (raw[i] < lo)
+			lo = raw[i];
+		if (raw[i] > hi)
+			hi = raw[i];
+	}
+	if (hi - lo >= band)
+		return false;
+	base = dmin[ties_lowest(dmin, n)];
+	for (i = 0; i < n; i++)
+		longer += dmin[i] - base >= band;
+	for (i = 0; i < n; i++) {
+		if (longer)
+			w[i] = ties_toward(w[i], dmin[i] - base >= band ?
+					   MPIP_WEIGHT_MIN : MPIP_WEIGHT_MAX,
+					   step);
+		else if (hi < band)
+			w[i] = ties_toward(w[i], total / n, step);
+	}
+	return true;
+}
+
 /**
  * mpip_weights_normalize() - rescale weights to a fixed sum
  * @w: weights of @n paths, updated in place

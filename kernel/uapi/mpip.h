@@ -929,6 +929,13 @@ enum mpip_stat {
  *	more (8 at least known) is lossy: it carries data only while no
  *	path that is not lossy is up, until its share drops to half the
  *	threshold; 0: off (0..100, default 0)
+ * @MPIP_CFG_WEIGHT_TIE_US: when the measured queueing delays of a node's
+ *	paths all lie within this many microseconds of each other (no path
+ *	queues more than the others), Algorithm 1 compares the paths'
+ *	minimum one-way delays instead, differences below this counting as
+ *	none: a flow that fills no path moves to the shortest; 0 compares
+ *	the queueing delays always, as in the paper (0..100000, default
+ *	2000)
  */
 enum mpip_cfg {
 	MPIP_CFG_UNSPEC,
@@ -954,6 +961,7 @@ enum mpip_cfg {
 	MPIP_CFG_NAT_MODE,
 	MPIP_CFG_CTRL_PPS,
 	MPIP_CFG_LOSS_PCT,
+	MPIP_CFG_WEIGHT_TIE_US,
 
 	__MPIP_CFG_MAX,
 };

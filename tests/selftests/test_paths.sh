@@ -25,7 +25,7 @@ t_defaults() {
 	jq -e '.heartbeat_ms == 300 and .path_timeout_ms == 500 and
 		.weight_step == 10 and .weight_interval_ms == 100 and
 		.weight_trend_ms == 500 and .weight_boost == 3 and
-		.bare_cm_ms == 10' "$T/cfg" >/dev/null ||
+		.bare_cm_ms == 10 and .weight_tie_us == 2000' "$T/cfg" >/dev/null ||
 		fail "unexpected defaults"
 }
 

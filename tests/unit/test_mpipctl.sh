@@ -51,7 +51,7 @@ fi
 # GSO, the reorder buffer, the weight trend and step boost, bare packets
 # steering by the local queues, rule events, NAT mode, the control budget
 # and the loss oracle.
-NEW_TUNABLES="session_timeout_ms weight_step weight_interval_ms heartbeat_ms path_timeout_ms delay_smooth_shift tx_gso reorder reorder_max_pkts reorder_max_hold_ms weight_trend_ms weight_boost bare_cm_ms queue_steer rule_event_pkts nat_mode ctrl_pps loss_pct"
+NEW_TUNABLES="session_timeout_ms weight_step weight_interval_ms heartbeat_ms path_timeout_ms delay_smooth_shift tx_gso reorder reorder_max_pkts reorder_max_hold_ms weight_trend_ms weight_boost bare_cm_ms queue_steer rule_event_pkts nat_mode ctrl_pps loss_pct weight_tie_us"
 TUNABLES="query_threshold peer_timeout_ms avail_timeout_ms node_timeout_ms $NEW_TUNABLES"
 
 skipped=0
@@ -1081,7 +1081,7 @@ paths:          4
 avail chain:    5
 node chain:     6"
 STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"rule_dropped":50000,"rx_dup":51000,"event_drop":52000,"backup_hold":53000,"rr_nat":54000,"path_learned":55000,"tx_encap":56000,"rx_encap":57000,"rx_encap_bad":58000,"tx_encap_frag":59000,"ftcp_ctrl":60000,"ftcp_open":61000,"rx_gro_unopened":62000,"table_evict":63000,"ctrl_budget":64000,"path_lossy":65000,"rx_encap_gro":66000,"rx_icmp_refused":67000,"session_unproven":68000,"session_resync":69000,"rx_pair_taken":70000,"tx_unknown":71000,"stat_200":1099511627776}'
-CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180,"rule_event_pkts":190,"nat_mode":200,"ctrl_pps":210,"loss_pct":220}'
+CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180,"rule_event_pkts":190,"nat_mode":200,"ctrl_pps":210,"loss_pct":220,"weight_tie_us":230}'
 LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true,"backup":false,"tier":0,"metered":false,"nat":"default"},{"dev":"wlp0s20f3","ifindex":2147483647,"advertise":false,"backup":false,"tier":0,"metered":false,"nat":"none"},{"dev":"wwan0","ifindex":4,"advertise":true,"backup":true,"tier":1,"metered":false,"nat":"udp"},{"dev":"wwan1","ifindex":5,"advertise":true,"backup":true,"tier":3,"metered":true,"nat":"faketcp"}]'
 LINKS_TEXT='DEV           IFINDEX  ADVERTISE  BACKUP  TIER  METERED  NAT
 eth0                2  on         no         0  no       default
@@ -1103,7 +1103,7 @@ have_fake() {
 }
 
 echo "KTAP version 1"
-PLAN=268
+PLAN=270
 echo "1..$PLAN"
 
 check "--help exits 0 and lists every command" t_help --help
@@ -1151,8 +1151,8 @@ check "show paths -j says options go before the command" expect_usage_error "sho
 check "show lists all four tables" expect_usage_error "avail|nodes|sessions|paths" show path
 check "show table names are case-sensitive" expect_usage_error "unknown table 'PATHS'" show PATHS
 check "get with a near-miss key exits 1" expect_usage_error "unknown tunable 'heartbeat'" get heartbeat
-check "get's error lists the new tunables" expect_usage_error "delay_smooth_shift, tx_gso, reorder, reorder_max_pkts, reorder_max_hold_ms, weight_trend_ms, weight_boost, bare_cm_ms, queue_steer, rule_event_pkts, nat_mode, ctrl_pps, loss_pct)" get x
-check "set's error lists the new tunables" expect_usage_error "weight_trend_ms, weight_boost, bare_cm_ms, queue_steer, rule_event_pkts, nat_mode, ctrl_pps, loss_pct)" set x 1
+check "get's error lists the new tunables" expect_usage_error "delay_smooth_shift, tx_gso, reorder, reorder_max_pkts, reorder_max_hold_ms, weight_trend_ms, weight_boost, bare_cm_ms, queue_steer, rule_event_pkts, nat_mode, ctrl_pps, loss_pct, weight_tie_us)" get x
+check "set's error lists the new tunables" expect_usage_error "weight_trend_ms, weight_boost, bare_cm_ms, queue_steer, rule_event_pkts, nat_mode, ctrl_pps, loss_pct, weight_tie_us)" set x 1
 check "get with two keys exits 1" expect_usage_error "unexpected argument 'heartbeat_ms'" get weight_step heartbeat_ms
 check "get with an unknown key exits 1" expect_usage_error "unknown tunable 'foo'" get foo
 check "set without arguments exits 1" expect_usage_error "missing KEY and VALUE" set

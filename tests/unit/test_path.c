@@ -2146,3 +2146,147 @@ UNIT_TEST(rtt_timeout)
 	CHECK_EQ(mpip_rtt_timeout(&r, 60000), 480000);
 	CHECK_EQ(mpip_rtt_timeout(&r, 0xffffffff), 0xffffffff);
 }
+
+/*
+ * mpip_weights_tie_round(): queueing delays within the band tie; then the
+ * minimum delays (over the lowest, wrap-safe, differences under the band
+ * counting as none) decide; otherwise it leaves the round to Algorithm 1.
+ * One round from 500/300/200, S = 10.
+ */
+UNIT_TEST(weights_tie_round_table)
+{
+	static const struct {
+		u32 raw[3], dmin[3], band;
+		unsigned int n;
+		bool tie;
+		u32 w[3];
+	} tab[] = {
+		/* no queue to speak of: the 30 ms longer path loses */
+		{ { 1200, 0, 0 }, { 50000, 80000, 0 }, 2000, 2, true,
+		  { 510, 290, 200 } },
+		/* order does not matter */
+		{ { 0, 1999, 0 }, { 80000, 50000, 0 }, 2000, 2, true,
+		  { 490, 310, 200 } },
+		/* the queues differ by the band: Algorithm 1's round */
+		{ { 0, 2000, 0 }, { 50000, 80000, 0 }, 2000, 2, false,
+		  { 500, 300, 200 } },
+		/* band 0: never */
+		{ { 0, 0, 0 }, { 50000, 80000, 0 }, 0, 2, false,
+		  { 500, 300, 200 } },
+		/* one path: never */
+		{ { 0, 0, 0 }, { 50000, 0, 0 }, 2000, 1, false,
+		  { 500, 300, 200 } },
+		/* fixed delays within the band are alike; path 2 is longer */
+		{ { 500, 0, 1500 }, { 50000, 51999, 52000 }, 2000, 3, true,
+		  { 510, 310, 190 } },
+		/* the clocks' offset wraps: 0xfffffff0 is before 20000 */
+		{ { 0, 0, 0 }, { 20000, 0xfffffff0, 0xfffffff8 }, 2000, 3, true,
+		  { 490, 310, 210 } },
+		/* alike and no queue: towards 333 each */
+		{ { 1999, 0, 1000 }, { 10, 20, 1500 }, 2000, 3, true,
+		  { 490, 310, 210 } },
+		/* alike but queueing alike (a full flow's balance): stay */
+		{ { 9000, 8000, 9500 }, { 10, 20, 1500 }, 2000, 3, true,
+		  { 500, 300, 200 } },
+	};
+	unsigned int t, i;
+
+	for (t = 0; t < ARRAY_LEN(tab); t++) {
+		u32 w[3] = { 500, 300, 200 };
+
+		CHECK_EQ_MSG(mpip_weights_tie_round(tab[t].raw, tab[t].dmin, w,
+						    tab[t].n, tab[t].band, 10,
+						    1000),
+			     tab[t].tie, "row %u", t);
+		for (i = 0; i < 3; i++)
+			CHECK_EQ_MSG(w[i], tab[t].w[i], "row %u path %u", t, i);
+	}
+}
+
+/* A small deterministic generator for the jitter below. */
+static u32 ties_rand(u32 *s)
+{
+	*s = *s * 1103515245U + 12345U;
+	return *s >> 8;
+}
+
+/*
+ * @rounds of Algorithm 1 over two paths with fixed delays @d0 and @d1 and
+ * no queue, only jitter of 0-1.5 ms in the measured queueing delays (the
+ * trend and the boost left out), S = 10, normalised to 1000 as the module
+ * does; @band as weight_tie_us.  Starts from path 0 at @w0.  Returns path
+ * 0's weight; *@lo and *@hi: the lowest and highest it had.
+ */
+static u32 ties_walk(u32 seed, u32 d0, u32 d1, u32 band, u32 w0,
+		     unsigned int rounds, u32 *lo, u32 *hi)
+{
+	const u32 dmin[2] = { d0, d1 };
+	u32 w[2] = { w0, 1000 - w0 }, raw[2];
+	unsigned int r;
+
+	*lo = *hi = w[0];
+	for (r = 0; r < rounds; r++) {
+		raw[0] = ties_rand(&seed) % 1500;
+		raw[1] = ties_rand(&seed) % 1500;
+		if (!mpip_weights_tie_round(raw, dmin, w, 2, band, 10, 1000))
+			mpip_weights_adjust(raw, w, 2, 10);
+		mpip_weights_normalize(w, 2, 1000);
+		if (w[0] < *lo)
+			*lo = w[0];
+		if (w[0] > *hi)
+			*hi = w[0];
+	}
+	return w[0];
+}
+
+/*
+ * What the ties are for.  Without them (band 0) jitter alone walks a
+ * light flow's weights: over 50 and 80 ms paths, after 60 s of rounds
+ * the longer path carries most of the flow in some of the seeds; over
+ * equal paths the weights stray far from even.  With the default band
+ * the flow is on the 50 ms path within 10 s in every seed, equal paths
+ * stay even, and equal paths that a change left at 999:1 are even again
+ * within 6 s.
+ */
+UNIT_TEST(weights_ties_light_flow)
+{
+	unsigned int seed, long_wins = 0, strayed = 0;
+	u32 w0, lo, hi;
+
+	for (seed = 1; seed <= 200; seed++) {
+		w0 = ties_walk(seed, 50000, 80000, 0, 500, 600, &lo, &hi);
+		long_wins += w0 < 500;
+		w0 = ties_walk(seed, 50000, 50000, 0, 500, 600, &lo, &hi);
+		strayed += lo < 300 || hi > 700;
+
+		w0 = ties_walk(seed, 50000, 80000, 2000, 500, 100, &lo, &hi);
+		CHECK_MSG(w0 >= 990, "seed %u: short path at %u", seed, w0);
+		w0 = ties_walk(seed, 50000, 50000, 2000, 500, 600, &lo, &hi);
+		CHECK_MSG(lo == 500 && hi == 500,
+			  "seed %u: equal paths strayed to %u-%u", seed, lo, hi);
+		w0 = ties_walk(seed, 50000, 50000, 2000, 999, 60, &lo, &hi);
+		CHECK_MSG(w0 == 500, "seed %u: 999:1 became %u", seed, w0);
+	}
+	CHECK_MSG(long_wins >= 20, "band 0: longer path won %u of 200",
+		  long_wins);
+	CHECK_MSG(strayed >= 20, "band 0: equal paths strayed in %u of 200",
+		  strayed);
+}
+
+/*
+ * A flow that fills the shorter path makes it queue: past the band the
+ * paper's comparison is back (the caller's), and nothing is moved here.
+ */
+UNIT_TEST(weights_ties_queue_wins)
+{
+	const u32 raw[2] = { 12000, 1000 }, dmin[2] = { 50000, 80000 };
+	u32 w[2] = { 900, 100 };
+
+	CHECK(!mpip_weights_tie_round(raw, dmin, w, 2, 2000, 10, 1000));
+	CHECK_EQ(w[0], 900);
+	CHECK_EQ(w[1], 100);
+	mpip_weights_adjust(raw, w, 2, 10);
+	mpip_weights_normalize(w, 2, 1000);
+	CHECK_EQ(w[0], 890);
+	CHECK_EQ(w[1], 110);
+}

@@ -10,7 +10,7 @@
  *
  *   wsim [-w WINDOW_PKTS] [-t SECONDS] [-r RATE1,RATE2 (Mbit/s)]
  *        [-d DELAY_MS (each bottleneck's delay after it)] [-s SEED]
- *        [-S STEP] [-b BOOST] [-T TREND_MS] [-g SEGS] [-G] [-p REF_US]
+ *        [-S STEP] [-b BOOST] [-T TREND_MS] [-B TIE_US] [-g SEGS] [-G] [-p REF_US]
  *        [-W WARM_MS] [-v]
  *
  * Four paths, as in the nat lab (natdown): two into each bottleneck, the
@@ -26,7 +26,7 @@
  * Paths are picked as the kernel picks them, by weight with random draws.
  * -g SEGS: a pick takes a GSO packet of 2 to SEGS segments (random), all
  * on one path, as the kernel sends one (default: a pick per packet).
- * -S, -b, -T: weight_step, weight_boost, weight_trend_ms.  Trials of what
+ * -S, -b, -T, -B: weight_step, weight_boost, weight_trend_ms, weight_tie_us.  Trials of what
  * the kernel does not do: -G draws the n-th pick's number as
  * n * 2^32 / phi (phi the golden ratio), which covers the range so evenly
  * that every run of picks splits by weight within two packets (the kernel
@@ -71,7 +71,7 @@ struct pkt {
 
 struct sim {
 	/* configuration */
-	u32 window, interval_us, trend_ms, step, boost, smooth;
+	u32 window, interval_us, trend_ms, step, boost, smooth, tie_us;
 	u64 end_us, warm_us;
 	double rate_mbit[NLINK];
 	u64 d_to_link_us, d_after_us, d_back_us, line_us;
@@ -292,9 +292,10 @@ static void prop_adjust(struct sim *s, const u32 *q, u32 step)
 /* One weight round, as kernel/paths.c: mpip_paths_adjust_weights(). */
 static void round_weights(struct sim *s, u64 now)
 {
-	u32 raw[NPATH], q[NPATH], qmin = ~0U, qmax = 0, mask, gain, step;
-	u32 all = (1U << NPATH) - 1;
+	u32 raw[NPATH], q[NPATH], qmin = ~0U, qmax = 0, mask, gain, step = 0;
+	u32 dmin[NPATH], all = (1U << NPATH) - 1;
 	unsigned int i;
+	bool all_have = true;
 	double share;
 
 	for (i = 0; i < NPATH; i++) {
@@ -309,6 +310,15 @@ static void round_weights(struct sim *s, u64 now)
 					   s->interval_us / 1000, s->trend_ms);
 		s->q_prev[i] = raw[i];
 		s->q_prev_ok[i] = true;
+		dmin[i] = s->pd[i].d_min;
+		all_have &= s->pd[i].have_sample;
+	}
+	if (all_have &&
+	    mpip_weights_tie_round(raw, dmin, s->w, NPATH, s->tie_us, s->step,
+				   1000)) {
+		if (qmax < s->tie_us)
+			memset(&s->wb, 0, sizeof(s->wb));
+		goto out;
 	}
 	mask = mpip_weights_gainers(raw, NPATH);
 	gain = qmax - qmin < BOOST_SPREAD_US ? all : mask;
@@ -319,6 +329,7 @@ static void round_weights(struct sim *s, u64 now)
 		prop_adjust(s, q, step);
 	else
 		mpip_weights_adjust(q, s->w, NPATH, step);
+out:
 	mpip_weights_normalize(s->w, NPATH, 1000);
 
 	share = (s->w[2] + s->w[3]) / 1000.0;
@@ -408,6 +419,7 @@ static void sim_defaults(struct sim *s)
 	s->window = 200;
 	s->interval_us = 100000;
 	s->trend_ms = 500;
+	s->tie_us = 2000;
 	s->step = 10;
 	s->boost = 3;
 	s->smooth = 3;
@@ -452,6 +464,9 @@ static bool sim_option(struct sim *s, int c, const char *arg)
 	case 'T':
 		s->trend_ms = (u32)atoi(arg);
 		return true;
+	case 'B':
+		s->tie_us = (u32)atoi(arg);
+		return true;
 	case 'g':
 		s->gso = (unsigned int)atoi(arg);
 		return true;
@@ -471,7 +486,7 @@ int main(int argc, char **argv)
 	int c;
 
 	sim_defaults(&s);
-	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:Gg:W:")) != -1) {
+	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:B:Gg:W:")) != -1) {
 		if (c == 'v')
 			s.verbose = true;
 		else if (c == 'G')
@@ -492,7 +507,7 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: wsim [-w PKTS] [-t S (over 1)] [-r R1,R2] [-d MS] "
-		"[-s SEED] [-S STEP] [-b BOOST] [-T MS] [-g SEGS] [-G] "
+		"[-s SEED] [-S STEP] [-b BOOST] [-T MS] [-B US] [-g SEGS] [-G] "
 		"[-p US] [-W MS] [-v]\n");
 	return 2;
 }
