@@ -457,6 +457,7 @@ struct mpip_node {
 	unsigned long data_tier;
 	unsigned long w_stamp;	/* jiffies: last weight adjustment */
 	struct mpip_wboost w_boost;	/* the weight round's own */
+	u8 w_idle_rounds;		/* idle weight rounds in a row */
 	u8 path_hi;		/* no path in slots from here on; READ/WRITE_ONCE */
 	struct mpip_path __rcu *paths[MPIP_MAX_PATHS];
 	struct mpip_rxpath rx[MPIP_MAX_PATHS];

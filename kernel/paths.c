@@ -942,7 +942,8 @@ static u32 mpip_paths_id_mask(struct mpip_path *const *up, unsigned int k,
  * likely noise as a queue, and a step grown on noise would throw equal
  * links off balance.  A round in which no path queues more than the
  * others (weight_tie_us; core/path.c: mpip_weights_tie_round()) goes by
- * the paths' fixed delays instead.  If no path queues at all, the node is
+ * the paths' fixed delays instead, with a step that doubles while no path
+ * queues (mpip_weights_tie_step()).  If no path queues at all, the node is
  * as good as idle and its boost starts afresh: a bulk flow that comes
  * next, maybe over weights that the ties gave to the shortest path alone,
  * finds its balance at the start-up pace, not at S a round.  Caller holds
@@ -979,9 +980,11 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 	if (k < 2)
 		return;
 	tie = READ_ONCE(mn->cfg.weight_tie_us);
+	step = mpip_weights_tie_step(&n->w_idle_rounds, all_have && qmax < tie,
+				     READ_ONCE(mn->cfg.weight_step),
+				     READ_ONCE(mn->cfg.weight_boost));
 	if (all_have &&
-	    mpip_weights_tie_round(raw, dmin, w, k, tie,
-				   READ_ONCE(mn->cfg.weight_step),
+	    mpip_weights_tie_round(raw, dmin, w, k, tie, step,
 				   MPIP_WEIGHT_TOTAL)) {
 		/* no queue anywhere: the next flow starts afresh */
 		if (qmax < tie)

@@ -115,6 +115,8 @@ u32 mpip_weights_gainers(const u32 *q, unsigned int n);
 u32 mpip_weights_boost_step(struct mpip_wboost *st, u32 up, u32 gain,
 			    bool turned, u32 step, unsigned int max_shift);
 void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step);
+u32 mpip_weights_tie_step(u8 *idle_rounds, bool idle, u32 step,
+			  unsigned int max_shift);
 bool mpip_weights_tie_round(const u32 *raw, const u32 *dmin, u32 *w,
 			    unsigned int n, u32 band, u32 step, u32 total);
 void mpip_weights_normalize(u32 *w, unsigned int n, u32 total);

@@ -2213,22 +2213,26 @@ static u32 ties_rand(u32 *s)
 /*
  * @rounds of Algorithm 1 over two paths with fixed delays @d0 and @d1 and
  * no queue, only jitter of 0-1.5 ms in the measured queueing delays (the
- * trend and the boost left out), S = 10, normalised to 1000 as the module
- * does; @band as weight_tie_us.  Starts from path 0 at @w0.  Returns path
+ * trend and the boost left out), S = 10, the tie step growing to 80 as
+ * with weight_boost 3, normalised to 1000 as the module does; @band as
+ * weight_tie_us.  Starts from path 0 at @w0.  Returns path
  * 0's weight; *@lo and *@hi: the lowest and highest it had.
  */
 static u32 ties_walk(u32 seed, u32 d0, u32 d1, u32 band, u32 w0,
 		     unsigned int rounds, u32 *lo, u32 *hi)
 {
 	const u32 dmin[2] = { d0, d1 };
-	u32 w[2] = { w0, 1000 - w0 }, raw[2];
+	u32 w[2] = { w0, 1000 - w0 }, raw[2], step;
 	unsigned int r;
+	u8 idle = 0;
 
 	*lo = *hi = w[0];
 	for (r = 0; r < rounds; r++) {
 		raw[0] = ties_rand(&seed) % 1500;
 		raw[1] = ties_rand(&seed) % 1500;
-		if (!mpip_weights_tie_round(raw, dmin, w, 2, band, 10, 1000))
+		step = mpip_weights_tie_step(&idle, raw[0] < band &&
+					     raw[1] < band, 10, 3);
+		if (!mpip_weights_tie_round(raw, dmin, w, 2, band, step, 1000))
 			mpip_weights_adjust(raw, w, 2, 10);
 		mpip_weights_normalize(w, 2, 1000);
 		if (w[0] < *lo)
@@ -2244,9 +2248,9 @@ static u32 ties_walk(u32 seed, u32 d0, u32 d1, u32 band, u32 w0,
  * light flow's weights: over 50 and 80 ms paths, after 60 s of rounds
  * the longer path carries most of the flow in some of the seeds; over
  * equal paths the weights stray far from even.  With the default band
- * the flow is on the 50 ms path within 10 s in every seed, equal paths
+ * the flow is on the 50 ms path within 1.5 s in every seed, equal paths
  * stay even, and equal paths that a change left at 999:1 are even again
- * within 6 s.
+ * within 1.5 s.
  */
 UNIT_TEST(weights_ties_light_flow)
 {
@@ -2259,12 +2263,12 @@ UNIT_TEST(weights_ties_light_flow)
 		w0 = ties_walk(seed, 50000, 50000, 0, 500, 600, &lo, &hi);
 		strayed += lo < 300 || hi > 700;
 
-		w0 = ties_walk(seed, 50000, 80000, 2000, 500, 100, &lo, &hi);
+		w0 = ties_walk(seed, 50000, 80000, 2000, 500, 15, &lo, &hi);
 		CHECK_MSG(w0 >= 990, "seed %u: short path at %u", seed, w0);
 		w0 = ties_walk(seed, 50000, 50000, 2000, 500, 600, &lo, &hi);
 		CHECK_MSG(lo == 500 && hi == 500,
 			  "seed %u: equal paths strayed to %u-%u", seed, lo, hi);
-		w0 = ties_walk(seed, 50000, 50000, 2000, 999, 60, &lo, &hi);
+		w0 = ties_walk(seed, 50000, 50000, 2000, 999, 15, &lo, &hi);
 		CHECK_MSG(w0 == 500, "seed %u: 999:1 became %u", seed, w0);
 	}
 	CHECK_MSG(long_wins >= 20, "band 0: longer path won %u of 200",
@@ -2289,4 +2293,30 @@ UNIT_TEST(weights_ties_queue_wins)
 	mpip_weights_normalize(w, 2, 1000);
 	CHECK_EQ(w[0], 890);
 	CHECK_EQ(w[1], 110);
+}
+
+/*
+ * The tie step: S in the first idle round, doubling in each idle round
+ * in a row up to S << max_shift, back to S (and the count to 0) in a
+ * round with a queue; the count saturates.
+ */
+UNIT_TEST(weights_tie_step)
+{
+	static const u32 want[] = { 10, 20, 40, 80, 80, 80 };
+	unsigned int i;
+	u8 idle = 0;
+
+	for (i = 0; i < ARRAY_LEN(want); i++)
+		CHECK_EQ_MSG(mpip_weights_tie_step(&idle, true, 10, 3), want[i],
+			     "round %u", i);
+	CHECK_EQ(mpip_weights_tie_step(&idle, false, 10, 3), 10);
+	CHECK_EQ(idle, 0);
+	CHECK_EQ(mpip_weights_tie_step(&idle, true, 10, 3), 10);
+	CHECK_EQ(mpip_weights_tie_step(&idle, true, 10, 0), 10);
+	CHECK_EQ(mpip_weights_tie_step(&idle, true, 10, 3), 40);
+	idle = 254;
+	mpip_weights_tie_step(&idle, true, 10, 3);
+	mpip_weights_tie_step(&idle, true, 10, 3);
+	CHECK_EQ(idle, 255);
+	CHECK_EQ(mpip_weights_tie_step(&idle, true, 600, 8), 1000);
 }

@@ -72,6 +72,7 @@ struct pkt {
 struct sim {
 	/* configuration */
 	u32 window, interval_us, trend_ms, step, boost, smooth, tie_us;
+	u8 idle_rounds;
 	u64 end_us, warm_us;
 	double rate_mbit[NLINK];
 	u64 d_to_link_us, d_after_us, d_back_us, line_us;
@@ -313,8 +314,11 @@ static void round_weights(struct sim *s, u64 now)
 		dmin[i] = s->pd[i].d_min;
 		all_have &= s->pd[i].have_sample;
 	}
+	step = mpip_weights_tie_step(&s->idle_rounds,
+				     all_have && qmax < s->tie_us, s->step,
+				     s->boost);
 	if (all_have &&
-	    mpip_weights_tie_round(raw, dmin, s->w, NPATH, s->tie_us, s->step,
+	    mpip_weights_tie_round(raw, dmin, s->w, NPATH, s->tie_us, step,
 				   1000)) {
 		if (qmax < s->tie_us)
 			memset(&s->wb, 0, sizeof(s->wb));
