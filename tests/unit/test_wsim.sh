@@ -182,12 +182,24 @@ t_nack() {
 # plus 15 ms
 t_analyze() {
 	PYTHONPATH=$ROOT/tools/webrtc /usr/bin/python3 - <<-'PY' || fail "see above"
-		from analyze import behind_later, slow_share
+		from analyze import behind_later, slow_share, weight_slow_share
 		got = list(behind_later([(1, 65534), (1, 0), (2, 7), (1, 65535),
 		                         (2, 6), (1, 1), (2, 8)]))
 		assert got == [False, False, False, True, True, False, False], got
 		assert slow_share([50.0, 52.0, 65.0, 65.1, 81.0]) == 0.4
 		assert slow_share([]) is None
+		def up(w, d):
+		    return {"state": "up", "have_delay": True, "weight": w,
+		            "min_delay_us": d}
+		rows = [{"t": 1, "paths": [up(500, 50000), up(500, 80000)]},
+		        {"t": 6, "paths": [up(900, 50000), up(100, 80000)]},
+		        {"t": 7, "paths": [up(990, 50000), up(10, 80000),
+		                           dict(up(0, 0), state="down")]},
+		        {"t": 8, "paths": [up(999, 50000), up(1, 60000)]},
+		        {"t": 9, "paths": [up(1000, 50000)]}]
+		assert weight_slow_share(rows, 5) == 0.01, weight_slow_share(rows, 5)
+		assert weight_slow_share(rows, 0) == 0.055
+		assert weight_slow_share([], 0) is None
 	PY
 }
 
@@ -204,5 +216,5 @@ check "pathsim: weighted draws reorder, earliest arrival does not" t_pathsim_reo
 check "ladder.py: every rung at its target rate" t_ladder
 check "PacedNackGenerator: once at once, again after 100 ms" t_nack
 check "LadderVideo: per frame the highest rung within the target, keyframes when asked" t_ladder_choose
-check "analyze.py: packets behind a later one, share on the slower path" t_analyze
+check "analyze.py: packets behind a later one, share (and weight) on the slower path" t_analyze
 ktap_end wsim

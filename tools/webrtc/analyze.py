@@ -22,7 +22,10 @@ video_reordered, the share of video packets that arrived behind a later
 one, and video_resent, the retransmissions (RTX) the sender sent per
 video packet; video_slow_share, the share of video packets whose one-way
 delay was more than 15 ms over the run's lowest (in the delay scenario:
-those that took the 80 ms path).
+those that took the 80 ms path); weight_slow_share, from the path
+table a's run.sh traced (paths.jsonl), the median share of a's path
+weights held by paths whose minimum delay is more than 15 ms over the
+lowest (in the delay scenario: the 80 ms path), after the first 5 s.
 """
 import json
 import os
@@ -128,6 +131,34 @@ def slow_share(xs, over_ms=15):
     return round(sum(x > low + over_ms for x in xs) / len(xs), 4)
 
 
+def weight_slow_share(rows, since, over_us=15000):
+    """From a's path table samples ROWS (run.sh's paths.jsonl, parsed),
+    those taken at SINCE or later with two paths up or more: the median
+    share of the weights held by paths whose minimum one-way delay is
+    more than OVER_US over the lowest one's (in the delay scenario, the
+    80 ms path).  None without such samples (no mpip)."""
+    shares = []
+    for row in rows:
+        up = [p for p in row.get("paths") or []
+              if p.get("state") == "up" and p.get("have_delay")]
+        if row.get("t", 0) < since or len(up) < 2:
+            continue
+        low = min(p["min_delay_us"] for p in up)
+        total = sum(p["weight"] for p in up)
+        slow = sum(p["weight"] for p in up
+                   if p["min_delay_us"] > low + over_us)
+        shares.append(slow / total)
+    return round(statistics.median(shares), 4) if shares else None
+
+
+def path_rows(path):
+    """The samples of a run's paths.jsonl, [] if it has none."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 def behind_later(packets):
     """For (SSRC, sequence number) pairs in arrival order: whether each
     arrived behind one with a higher sequence number of its stream."""
@@ -217,6 +248,8 @@ def analyze(d):
         res[kind + "_reordered"] = round(late.get(kind, 0), 4)
     res["video_resent"] = resent(send)
     res["video_slow_share"] = slow_share(owd.get("video", []))
+    res["weight_slow_share"] = weight_slow_share(
+        path_rows(os.path.join(d, "paths.jsonl")), since)
     res.update(estimates(recv.get("remb"), since))
     res["_fps"] = [(round(t - t_start, 2), v) for t, v in fps]
     res["_kbps"] = [(round(t - t_start, 2), v) for t, v in kbps]
@@ -280,7 +313,7 @@ TABLES = {
              "remb_overuse_share", "remb_underuse_share", "remb_capped_share"],
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
               "video_kbps_median", "fps_median", "video_delay_ms_median",
-              "video_slow_share", "video_resent"],
+              "video_slow_share", "weight_slow_share", "video_resent"],
 }
 
 
