@@ -691,6 +691,29 @@ static u64 steer_dev_weight(const u32 *w, const u32 *dev, unsigned int n,
 }
 
 /*
+ * (@b1 + P) * @w2 < (@b2 + P) * @w1 with P = MPIP_STEER_PKT_BYTES: the
+ * backlog of the first device with one packet more is lower per unit of
+ * its weight @w1 than that of the second.  The weights are sums of up to
+ * 32 u32 weights (below 2^37) and the backlogs plus P below 2^33, so
+ * each product is below 2^70: it is compared as a 64-bit high part of
+ * the weight times the backlog's high bits, plus the low part.
+ */
+static bool steer_less(u32 b1, u64 w1, u32 b2, u64 w2)
+{
+	u64 x1 = (u64)b1 + MPIP_STEER_PKT_BYTES;
+	u64 x2 = (u64)b2 + MPIP_STEER_PKT_BYTES;
+	u64 hi1 = (x1 >> 16) * w2, hi2 = (x2 >> 16) * w1;
+	u64 lo1 = (x1 & 0xffff) * w2, lo2 = (x2 & 0xffff) * w1;
+
+	/* x * w = (x >> 16) * w * 2^16 + (x & 0xffff) * w */
+	hi1 += lo1 >> 16;
+	hi2 += lo2 >> 16;
+	if (hi1 != hi2)
+		return hi1 < hi2;
+	return (lo1 & 0xffff) < (lo2 & 0xffff);
+}
+
+/*
  * The paths on device @d that may take a packet steered from path @pick:
  * those to @pick's far end, if @d has any, else all of them; of these,
  * those that report no more queueing delay than @pick.
@@ -733,6 +756,17 @@ static u32 steer_alternatives(const u32 *dev, const u32 *far, const u32 *q,
  * are off at once rather than after an integration.  Ties keep @pick,
  * so that where nothing queues here the weights alone decide.
  *
+ * Each backlog is counted with the packet it would take, one of
+ * MPIP_STEER_PKT_BYTES: an empty queue is not free.  Counted bare, a
+ * device with no backlog won over any other that held a byte, whatever
+ * its weight, and a path that Algorithm 1 had left at a weight of 1
+ * took a packet each time its queue drained: over a 50 and an 80 ms
+ * link whose delay lines are qdiscs (netem), a light call whose weights
+ * were 999:1 for the 50 ms path sent a packet on the 80 ms one about
+ * every 80 ms, 5 % of its audio.  With the packet counted, a device
+ * with little weight still takes packets when the others' queues are
+ * long for their weight, and a device of equal weight as before.
+ *
  * A local queue says nothing about a bottleneck further along the path,
  * so a path is an alternative only if the queueing delay it reports is
  * no higher than that of @pick: a path whose link is fast here and whose
@@ -747,7 +781,7 @@ static u32 steer_alternatives(const u32 *dev, const u32 *far, const u32 *q,
  *
  * Return: a mask of the paths, all on one device, to choose from by
  * weight instead of @pick; 0 to keep @pick (also if @pick is out of
- * range or its own backlog is unknown).
+ * range or its own backlog is empty or unknown).
  */
 u32 mpip_paths_steer(const struct mpip_steer *st, unsigned int n,
 		     unsigned int pick)
@@ -759,7 +793,8 @@ u32 mpip_paths_steer(const struct mpip_steer *st, unsigned int n,
 
 	if (n > 32)
 		n = 32;
-	if (pick >= n || backlog[pick] == MPIP_BACKLOG_UNKNOWN)
+	if (pick >= n || !backlog[pick] ||
+	    backlog[pick] == MPIP_BACKLOG_UNKNOWN)
 		return 0;
 	best = pick;
 	best_w = steer_dev_weight(st->w, dev, n, dev[pick]);
@@ -772,8 +807,12 @@ u32 mpip_paths_steer(const struct mpip_steer *st, unsigned int n,
 		if (!mask)
 			continue;
 		wi = steer_dev_weight(st->w, dev, n, dev[i]);
-		/* backlog[i] / wi < backlog[best] / best_w, no division */
-		if ((u64)backlog[i] * best_w < (u64)backlog[best] * wi) {
+		/*
+		 * (backlog[i] + P) / wi < (backlog[best] + P) / best_w, no
+		 * division; backlogs are below 2^32 - 1, weights 2^32 at
+		 * most, a product below 2^65: compared in two halves
+		 */
+		if (steer_less(backlog[i], wi, backlog[best], best_w)) {
 			best = i;
 			best_w = wi;
 			best_mask = mask;

@@ -33,6 +33,8 @@
 
 /* A device queue whose length this host cannot read (mpip_paths_steer()). */
 #define MPIP_BACKLOG_UNKNOWN	(~0U)
+/* The packet mpip_paths_steer() counts in each backlog it compares. */
+#define MPIP_STEER_PKT_BYTES	1500U
 
 /* Returned by the index functions when there is no path to choose. */
 #define MPIP_PATH_NONE		(~0U)

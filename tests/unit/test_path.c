@@ -1710,32 +1710,45 @@ UNIT_TEST(steer_by_backlog_per_weight)
 	u32 q[4] = { 0, 0, 0, 0 };
 	u32 b[4];
 
-	/* nothing queued anywhere: the weights alone decide */
+	/* nothing queued at the pick: the weights alone decide */
 	memset(b, 0, sizeof(b));
 	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0);
 	CHECK_EQ(steer(w, dev, b, q, 4, 3), 0);
-	/* device 7 (weight 600) holds 6000 B, device 9 (300) 2999 B: less
-	 * per unit of weight, and device 4 (100) 1000 B: 10 per unit */
 	b[0] = b[1] = 6000;
-	b[2] = 2999;
-	b[3] = 1000;
+	CHECK_EQ(steer(w, dev, b, q, 4, 3), 0);
+	/*
+	 * each backlog with a packet of 1500 B more, per unit of weight:
+	 * device 7 (weight 600) 7500 / 600 = 12.5, device 9 (300) 3500 /
+	 * 300 = 11.7, device 4 (100) 2000 / 100 = 20
+	 */
+	b[2] = 2000;
+	b[3] = 500;
 	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0x4);
 	CHECK_EQ(steer(w, dev, b, q, 4, 1), 0x4);
 	CHECK_EQ(steer(w, dev, b, q, 4, 3), 0x4);
 	CHECK_EQ(steer(w, dev, b, q, 4, 2), 0);
-	/* equal per unit of weight: keep the pick */
-	b[2] = 3000;
+	/* equal per unit of weight (3750 / 300): keep the pick */
+	b[2] = 2250;
 	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0);
 	CHECK_EQ(steer(w, dev, b, q, 4, 2), 0);
 	/* the lowest device wins, and all its paths are offered */
-	b[2] = 5000;
-	b[3] = 0;
+	b[0] = b[1] = 9000;	/* 17.5 */
+	b[2] = 5000;		/* 21.7 */
+	b[3] = 0;		/* 15 */
 	CHECK_EQ(steer(w, dev, b, q, 4, 2), 0x8);
-	b[3] = 5000;
+	b[3] = 5000;		/* 65 */
 	CHECK_EQ(steer(w, dev, b, q, 4, 3), 0x3);
-	/* an empty queue beats any, whatever its weight */
+	/*
+	 * an empty queue is not free: behind a weight of 1 it counts
+	 * 1500 per unit, more than device 7's 12.5 ...
+	 */
+	b[0] = b[1] = 6000;
 	w[3] = 1;
 	b[3] = 0;
+	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0);
+	/* ... but less than queues that are long for their weight */
+	b[0] = b[1] = 1000000;	/* 1669 */
+	b[2] = 500000;		/* 1672 */
 	CHECK_EQ(steer(w, dev, b, q, 4, 0), 0x8);
 	/* a device whose paths weigh nothing never gets a packet */
 	w[3] = 0;
@@ -1821,8 +1834,9 @@ UNIT_TEST(steer_unknown_and_edges)
 	CHECK_EQ(steer(w, dev, b, q, 2, 1), 0);
 }
 
-/* Against a model: the mask is one device, the one of least backlog per
- * unit of weight among the pick's and the qualifying ones. */
+/* Against a model: the mask is one device, the one of least backlog (plus
+ * a packet of 1500 B) per unit of weight among the pick's and the
+ * qualifying ones; none if nothing is queued at the pick. */
 UNIT_TEST(steer_matches_model)
 {
 	u32 w[8], dev[8], far[8], b[8], q[8];
@@ -1877,14 +1891,14 @@ UNIT_TEST(steer_matches_model)
 			}
 			alt[bd] = (alt[bd] ? alt[bd] : all) & lowq;
 		}
-		if (b[pick] != UNK) {
+		if (b[pick] != UNK && b[pick]) {
 			bd = (int)dev[pick];
-			best = b[pick] / dw[bd];
+			best = (b[pick] + 1500.0) / dw[bd];
 			for (i = 0; i < n; i++) {
 				if (b[i] == UNK || !alt[dev[i]] || !dw[dev[i]] ||
 				    dev[i] == dev[pick])
 					continue;
-				score = b[i] / dw[dev[i]];
+				score = (b[i] + 1500.0) / dw[dev[i]];
 				if (score < best) {
 					best = score;
 					bd = (int)dev[i];
