@@ -910,10 +910,11 @@ enum mpip_stat {
  *	at a quarter of path_timeout_ms) that carries the delay sample and
  *	reports; 0 puts a CM on every packet (0..1000, default 10)
  * @MPIP_CFG_QUEUE_STEER: 1 to send a data packet on the path whose
- *	device queue at this host holds the fewest bytes per unit of path
- *	weight, instead of the one its weight chose, where the device's
- *	qdisc tells its backlog and that path reports no higher queueing
- *	delay (0..1, default 1)
+ *	device queue at this host holds the fewest bytes (plus one packet)
+ *	per unit of path weight, instead of the one its weight chose, where
+ *	the chosen path's queue is not empty, the device's qdisc tells its
+ *	backlog and that path reports no higher queueing delay (0..1,
+ *	default 1)
  * @MPIP_CFG_RULE_EVENT_PKTS: an event (MPIP_EVENT_RULE_HITS) each time
  *	a routing rule's packet count reaches a multiple of this, seen
  *	within a second; 0: none (0..1000000000, default 0)

@@ -13,7 +13,10 @@ maximum over the runs) and prints the latter; --plot also writes OUT/webrtc.png,
 the tables Documentation/performance.rst quotes.
 
 Figures: fps_median and video_kbps_median over the call after its first
-5 s (or, with a failure, from 5 s after it to the end); freeze_s, the
+5 s (or, with a failure, from 5 s after it to the end), and
+video_kbps_mean over the same seconds (the sender's encoder takes the
+rates of a ladder whose rungs are 17-21 % apart, so a run's median sits
+on a rung, where the mean also tells how long it held each); freeze_s, the
 longest stretch after the failure in which the receiver decoded no video
 frame (whole sample seconds), and below_half_fps_s, the seconds after it
 with under half the frame rate before it; audio/video delay medians and 95th
@@ -226,7 +229,9 @@ def analyze(d):
            "fps_median": statistics.median(
                [v for t, v in fps if t >= since] or [0]),
            "video_kbps_median": statistics.median(
-               [v for t, v in kbps if t >= since] or [0])}
+               [v for t, v in kbps if t >= since] or [0]),
+           "video_kbps_mean": round(statistics.mean(
+               [v for t, v in kbps if t >= since] or [0]), 1)}
     if fail:
         before = statistics.median([v for t, v in fps if t < fail] or [0])
         worst = cur = low = 0
@@ -312,8 +317,8 @@ TABLES = {
              "remb_kbps_median",
              "remb_overuse_share", "remb_underuse_share", "remb_capped_share"],
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
-              "video_kbps_median", "fps_median", "video_delay_ms_median",
-              "video_slow_share", "weight_slow_share", "video_resent"],
+              "video_kbps_median", "video_kbps_mean", "fps_median",
+              "video_delay_ms_median", "video_slow_share", "weight_slow_share", "video_resent"],
 }
 
 
