@@ -468,12 +468,12 @@ static unsigned int ties_lowest(const u32 *d, unsigned int n)
  * @max_shift: the step grows to at most S << @max_shift (weight_boost)
  *
  * A light flow over paths of unequal fixed delay should be on the
- * shortest within a second, not after the 50 rounds S takes from even
- * weights: over 50 and 80 ms paths, a call sent 5-13 % of its audio on
- * the long path meanwhile.  A tie round cannot overshoot (it moves each
- * weight towards a bound or an even share, never past), so in rounds in
- * which no path queues the step doubles from S, as the start-up boost's
- * does; any round with a queue starts it again at S.
+ * shortest within a second or two, not after the 50 rounds S takes from
+ * even weights, during which it is spread and reordered.  A tie round
+ * cannot overshoot (it moves each weight towards a bound or an even
+ * share, never past), so in rounds in which no path queues the step
+ * doubles from S, as the start-up boost's does; any round with a queue
+ * starts it again at S.
  *
  * Return: the step to pass to mpip_weights_tie_round().
  */
