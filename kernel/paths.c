@@ -958,7 +958,7 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 	u32 ids = 0, gain, mask, step, tie, qmin = U32_MAX, qmax = 0;
 	struct mpip_path *up[MPIP_MAX_PATHS], *p;
 	unsigned int i, k = 0;
-	bool have, all_have = true;
+	bool have, idle, all_have = true;
 
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		p = rcu_dereference(n->paths[i]);
@@ -980,14 +980,15 @@ static void mpip_paths_adjust_weights(struct mpip_net *mn,
 	if (k < 2)
 		return;
 	tie = READ_ONCE(mn->cfg.weight_tie_us);
-	step = mpip_weights_tie_step(&n->w_idle_rounds, all_have && qmax < tie,
+	idle = all_have && qmax < tie;	/* no queue anywhere */
+	step = mpip_weights_tie_step(&n->w_idle_rounds, idle,
 				     READ_ONCE(mn->cfg.weight_step),
 				     READ_ONCE(mn->cfg.weight_boost));
 	if (all_have &&
 	    mpip_weights_tie_round(raw, dmin, w, k, tie, step,
 				   MPIP_WEIGHT_TOTAL)) {
-		/* no queue anywhere: the next flow starts afresh */
-		if (qmax < tie)
+		/* the next flow starts afresh */
+		if (idle)
 			memset(&n->w_boost, 0, sizeof(n->w_boost));
 		goto out;
 	}

@@ -807,11 +807,7 @@ u32 mpip_paths_steer(const struct mpip_steer *st, unsigned int n,
 		if (!mask)
 			continue;
 		wi = steer_dev_weight(st->w, dev, n, dev[i]);
-		/*
-		 * (backlog[i] + P) / wi < (backlog[best] + P) / best_w, no
-		 * division; backlogs are below 2^32 - 1, weights 2^32 at
-		 * most, a product below 2^65: compared in two halves
-		 */
+		/* (backlog[i] + P) / wi < (backlog[best] + P) / best_w */
 		if (steer_less(backlog[i], wi, backlog[best], best_w)) {
 			best = i;
 			best_w = wi;

@@ -318,7 +318,8 @@ TABLES = {
              "remb_overuse_share", "remb_underuse_share", "remb_capped_share"],
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
               "video_kbps_median", "video_kbps_mean", "fps_median",
-              "video_delay_ms_median", "video_slow_share", "weight_slow_share", "video_resent"],
+              "video_delay_ms_median", "video_slow_share",
+              "weight_slow_share", "video_resent"],
 }
 
 

@@ -31,7 +31,8 @@
 # send.json and recv.json (call.py's per-second samples; send.json also
 # the offer's SDP and the RTP send log), b.pcap (the receiver's UDP
 # headers) and paths.jsonl (a's path table twice a second: weights and
-# delays; empty lists without mpip).  tools/webrtc/analyze.py makes the figures.
+# delays; empty lists without mpip).  tools/webrtc/analyze.py makes the
+# figures.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd -P)

@@ -10,8 +10,8 @@
  *
  *   wsim [-w WINDOW_PKTS] [-t SECONDS] [-r RATE1,RATE2 (Mbit/s)]
  *        [-d DELAY_MS (each bottleneck's delay after it)] [-s SEED]
- *        [-S STEP] [-b BOOST] [-T TREND_MS] [-B TIE_US] [-g SEGS] [-G] [-p REF_US]
- *        [-W WARM_MS] [-v]
+ *        [-S STEP] [-b BOOST] [-T TREND_MS] [-B TIE_US] [-g SEGS] [-G]
+ *        [-p REF_US] [-W WARM_MS] [-v]
  *
  * Four paths, as in the nat lab (natdown): two into each bottleneck, the
  * sender's own line 1 Gbit/s.  The window is fixed: no congestion
@@ -26,9 +26,9 @@
  * Paths are picked as the kernel picks them, by weight with random draws.
  * -g SEGS: a pick takes a GSO packet of 2 to SEGS segments (random), all
  * on one path, as the kernel sends one (default: a pick per packet).
- * -S, -b, -T, -B: weight_step, weight_boost, weight_trend_ms, weight_tie_us.  Trials of what
- * the kernel does not do: -G draws the n-th pick's number as
- * n * 2^32 / phi (phi the golden ratio), which covers the range so evenly
+ * -S, -b, -T, -B: weight_step, weight_boost, weight_trend_ms,
+ * weight_tie_us.  Trials of what the kernel does not do: -G draws the
+ * n-th pick's number as n * 2^32 / phi (phi the golden ratio), which covers the range so evenly
  * that every run of picks splits by weight within two packets (the kernel
  * had it for a day; the natdown lab, loaded or idle, did not show the
  * gain the model does: Documentation/performance.rst); -p REF_US moves
@@ -296,7 +296,7 @@ static void round_weights(struct sim *s, u64 now)
 	u32 raw[NPATH], q[NPATH], qmin = ~0U, qmax = 0, mask, gain, step = 0;
 	u32 dmin[NPATH], all = (1U << NPATH) - 1;
 	unsigned int i;
-	bool all_have = true;
+	bool idle, all_have = true;
 	double share;
 
 	for (i = 0; i < NPATH; i++) {
@@ -314,13 +314,12 @@ static void round_weights(struct sim *s, u64 now)
 		dmin[i] = s->pd[i].d_min;
 		all_have &= s->pd[i].have_sample;
 	}
-	step = mpip_weights_tie_step(&s->idle_rounds,
-				     all_have && qmax < s->tie_us, s->step,
-				     s->boost);
+	idle = all_have && qmax < s->tie_us;
+	step = mpip_weights_tie_step(&s->idle_rounds, idle, s->step, s->boost);
 	if (all_have &&
 	    mpip_weights_tie_round(raw, dmin, s->w, NPATH, s->tie_us, step,
 				   1000)) {
-		if (qmax < s->tie_us)
+		if (idle)
 			memset(&s->wb, 0, sizeof(s->wb));
 		goto out;
 	}
