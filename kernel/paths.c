@@ -663,19 +663,25 @@ bool mpip_path_cold(struct mpip_net *mn, struct mpip_path *p,
 /*
  * Choose a path for one packet, by weight among the paths up that @rule
  * allows (all if NULL); for a data packet (@tx) with queue_steer on,
- * steered by the device queues here (mpip_path_steer()).  NULL if none
- * is up.  Caller holds RCU.
+ * steered by the device queues here (mpip_path_steer()).  If the ties
+ * parked all of them (a rule or the links' tiers allow only paths longer
+ * than the node's shortest), they count as equal.  NULL if none is up.
+ * Caller holds RCU.
  */
 struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 				 const struct mpip_rule *rule, bool tx)
 {
 	struct mpip_path *cand[MPIP_MAX_PATHS];
-	u32 w[MPIP_MAX_PATHS];
+	u32 w[MPIP_MAX_PATHS], any = 0;
 	unsigned int i, k, pick;
 
 	k = mpip_paths_usable(mn, n, rule, cand);
-	for (i = 0; i < k; i++)
+	for (i = 0; i < k; i++) {
 		w[i] = READ_ONCE(cand[i]->weight);
+		any |= w[i];
+	}
+	for (i = 0; !any && i < k; i++)
+		w[i] = MPIP_WEIGHT_MIN;
 	if (k <= 1)
 		return k ? cand[0] : NULL;
 	pick = mpip_weights_pick(w, k, get_random_u32());

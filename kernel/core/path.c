@@ -420,7 +420,10 @@ u32 mpip_weights_boost_step(struct mpip_wboost *st, u32 up, u32 gain,
  * With Q_avg the mean of @q, every path with Q <= Q_avg gains @step, up to
  * MPIP_WEIGHT_MAX, and every other path loses @step, down to
  * MPIP_WEIGHT_MIN.  The comparison is exact: Q * @n <= sum of @q, in
- * 64 bits.  A weight outside the bounds on entry is brought back inside.
+ * 64 bits.  A weight outside the bounds on entry is brought back inside,
+ * so a path that a tie round parked (MPIP_WEIGHT_PARKED) carries data
+ * again after any round of Algorithm 1: @step if it gains, else
+ * MPIP_WEIGHT_MIN.
  */
 void mpip_weights_adjust(const u32 *q, u32 *w, unsigned int n, u32 step)
 {
@@ -503,6 +506,14 @@ static u32 ties_toward(u32 w, u32 target, u32 step)
 	return target - w > step ? w + step : target;
 }
 
+/* The band @wide, widened to @longer (a path's extra fixed delay), capped. */
+static u32 ties_widen(u32 wide, u32 longer)
+{
+	if (longer > MPIP_TIE_BAND_MAX_US)
+		longer = MPIP_TIE_BAND_MAX_US;
+	return longer > wide ? longer : wide;
+}
+
 /**
  * mpip_weights_tie_round() - a round of Algorithm 1 in which no path queues
  * @raw: the measured queueing delays of @n paths, in us
@@ -511,7 +522,8 @@ static u32 ties_toward(u32 w, u32 target, u32 step)
  *	their differences are real
  * @w: the paths' weights, updated in place if the delays tie
  * @n: number of paths
- * @band: queueing delays all within @band of each other tie; 0 never
+ * @band: queueing delays all within @band of each other tie (within
+ *	more where the fixed delays differ more, below); 0 never
  * @step: the step S
  * @total: the sum the caller normalises the weights to
  *
@@ -525,13 +537,30 @@ static u32 ties_toward(u32 w, u32 target, u32 step)
  * a call takes the longer one, and is reordered, is then a matter of
  * chance.
  *
- * When the delays in @raw all lie within @band of each other, this round
- * compares instead each path's fixed delay over the shortest path's,
- * D_min - min(D_min), below @band counting as none:
+ * When the delays in @raw all lie within the band of each other, this
+ * round compares instead each path's fixed delay over the shortest
+ * path's, D_min - min(D_min), below @band counting as none.  The band is
+ * @band, or, where the paths' fixed delays differ by more, their largest
+ * difference up to MPIP_TIE_BAND_MAX_US: a queue on the shortest path
+ * that leaves it still the fastest is no reason to send anything over a
+ * longer one, which would only arrive late.  In a call over a 50 and an
+ * 80 ms path under load, the short path's smoothed queueing delay now
+ * and then read 2-5 ms while the idle long one read none, and each such
+ * round gave the long path S or more: 20-30 video packets of the call
+ * took it in a few seconds.  Above the cap the paper's round decides, as
+ * for the start-up boost (a spread below 10 ms is as likely noise as a
+ * queue), so that a flow that fills the shortest path, whose queue may
+ * hold less than the difference, spills over:
  *
  * - paths that are that much longer lose S, the others gain S, as
  *   Algorithm 1 does with queueing delays: the flow moves to the paths
- *   with the lowest fixed delay and stays there;
+ *   with the lowest fixed delay and stays there.  The longer paths go
+ *   down to MPIP_WEIGHT_PARKED, not MPIP_WEIGHT_MIN: at a weight of 1 in
+ *   1000 a path still took a packet of the flow now and then, each one
+ *   late by the difference of the fixed delays (over a 50 and an 80 ms
+ *   path, 5-10 video packets a minute of a call, each 30 ms behind its
+ *   frame).  While no path queues, the shorter paths have room for the
+ *   flow, and heartbeats keep measuring the parked ones;
  * - where all fixed delays are alike and no path queues (every delay in
  *   @raw below @band), every weight moves S towards an even share, where
  *   the paper's algorithm starts;
@@ -539,8 +568,9 @@ static u32 ties_toward(u32 w, u32 target, u32 step)
  *   them all, at its balance), the weights stay.
  *
  * Once a path's queueing delay is @band above another's, this returns
- * false and the caller runs the paper's round: a flow that needs more
- * than the shortest path gets the others too.
+ * false and the caller runs the paper's round, which unparks every path
+ * (mpip_weights_adjust()): a flow that needs more than the shortest path
+ * gets the others too.
  *
  * Return: true if the delays tied and @w was dealt with, false if
  * Algorithm 1 decides this round.
@@ -548,27 +578,29 @@ static u32 ties_toward(u32 w, u32 target, u32 step)
 bool mpip_weights_tie_round(const u32 *raw, const u32 *dmin, u32 *w,
 			    unsigned int n, u32 band, u32 step, u32 total)
 {
-	u32 lo = ~0U, hi = 0, base;
+	u32 lo = ~0U, hi = 0, base, wide = band;
 	unsigned int i, longer = 0;
 
 	if (!band || n < 2)
 		return false;
+	base = dmin[ties_lowest(dmin, n)];
 	for (i = 0; i < n; i++) {
 		if (raw[i] < lo)
 			lo = raw[i];
 		if (raw[i] > hi)
 			hi = raw[i];
+		if (dmin[i] - base >= band) {
+			longer++;
+			wide = ties_widen(wide, dmin[i] - base);
+		}
 	}
-	if (hi - lo >= band)
+	if (hi - lo >= wide)
 		return false;
-	base = dmin[ties_lowest(dmin, n)];
-	for (i = 0; i < n; i++)
-		longer += dmin[i] - base >= band;
 	for (i = 0; i < n; i++) {
 		if (longer)
 			w[i] = ties_toward(w[i], dmin[i] - base >= band ?
-					   MPIP_WEIGHT_MIN : MPIP_WEIGHT_MAX,
-					   step);
+					   MPIP_WEIGHT_PARKED :
+					   MPIP_WEIGHT_MAX, step);
 		else if (hi < band)
 			w[i] = ties_toward(w[i], total / n, step);
 	}
@@ -582,7 +614,8 @@ bool mpip_weights_tie_round(const u32 *raw, const u32 *dmin, u32 *w,
  * @total: the sum to rescale to (at most MPIP_WEIGHT_MAX)
  *
  * Keeps every path's share (up to rounding) and brings the sum back to
- * @total, each weight at least MPIP_WEIGHT_MIN.  Applied after
+ * @total, each weight at least MPIP_WEIGHT_MIN but for parked ones
+ * (MPIP_WEIGHT_PARKED), which stay parked.  Applied after
  * each iteration of Algorithm 1, it keeps one step S worth the same share
  * of traffic whatever came before: without it, paths that all show the
  * same queueing delay (an idle spell) all gain S until every weight sits
@@ -599,6 +632,8 @@ void mpip_weights_normalize(u32 *w, unsigned int n, u32 total)
 	if (!sum || sum == total)
 		return;
 	for (i = 0; i < n; i++) {
+		if (w[i] == MPIP_WEIGHT_PARKED)
+			continue;
 		w[i] = (u32)(((u64)w[i] * total + sum / 2) / sum);
 		if (w[i] < MPIP_WEIGHT_MIN)
 			w[i] = MPIP_WEIGHT_MIN;

@@ -26,10 +26,14 @@
 #endif
 
 #define MPIP_WEIGHT_MAX		1000	/* upper bound of a path weight */
-#define MPIP_WEIGHT_MIN		1	/* lower bound: a path is never dropped */
+#define MPIP_WEIGHT_MIN		1	/* lower bound of Algorithm 1's weights */
+/* No data: only a tie round parks a path (mpip_weights_tie_round()) */
+#define MPIP_WEIGHT_PARKED	0
 #define MPIP_DELAY_SHIFT_MAX	31	/* larger smoothing shifts are clamped */
 #define MPIP_TREND_HORIZON_MAX	0xffffffU	/* mpip_qdelay_predict() clamp */
 #define MPIP_BOOST_SETTLE_SHIFT	2	/* see mpip_weights_boost_step() */
+/* The widest band a tie round grants paths of unequal fixed delay */
+#define MPIP_TIE_BAND_MAX_US	10000U
 
 /* A device queue whose length this host cannot read (mpip_paths_steer()). */
 #define MPIP_BACKLOG_UNKNOWN	(~0U)

@@ -10,7 +10,9 @@
 #  - while iperf3 runs A -> B, 20 ms of extra delay on the link whose path
 #    weighs more raises that path's queueing delay (one-way delay minus its
 #    minimum, reported by the peer) and Algorithm 1 makes it weigh less
-#    than the other path.
+#    than the other path;
+#  - a light flow over paths whose fixed delays differ by 20 ms goes over
+#    the shorter one alone: the ties park the longer (weight 0).
 # shellcheck disable=SC2317
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -99,7 +101,7 @@ type == "array" and length > 0 and all(.[];
 	(.saddr | ip) and (.daddr | ip) and (.ifindex | u) and
 	(.dev == null or (.dev | type == "string")) and
 	(.state | IN("noroute", "probing", "up", "down")) and
-	(.weight | u and . >= 1 and . <= 1000) and
+	(.weight | u and . <= 1000) and
 	(.have_delay | type == "boolean") and
 	all(.min_delay_us, .delay_us, .qdelay_us, .max_qdelay_us, .tx_pkts,
 		.tx_bytes, .rx_pkts, .rx_bytes, .feedback; u) and
@@ -250,10 +252,56 @@ t_stop() {
 	! grep -qi 'error' "$T/iperf3.out" || fail "iperf3 reported an error"
 }
 
+# parked NS X: NS's path over link X is up and parked (weight 0)
+parked() {
+	mpip_paths "$1" | jq -e --arg x "10.1.$2.1" '
+		[.[] | select(.saddr == $x and .state == "up")] |
+		length == 1 and .[0].weight == 0' >/dev/null
+}
+
+# A light flow (50 datagrams of 200 bytes a second for 12 s) over the two
+# links, link X now 20 ms longer each way: nothing queues, so the ties
+# give the flow to the short link and park the long one (weight 0; at the
+# minimum weight of 1 it would still take a datagram now and then, late).
+# Every datagram arrives; once the path is parked, link X carries at most
+# a few of them (a jittery round may give it S for a round or two).  The
+# tables are flushed first: the paths' minimum delays, learned before
+# the 20 ms, would make link X's path queue 20 ms for good, a matter for
+# Algorithm 1, not the ties.
+t_park() {
+	local x y pid nx ny ns
+	x=$(cat "$T/link")
+	y=$((3 - x))
+	for ns in "$A" "$B"; do
+		mpipctl_in "$ns" flush >/dev/null || fail "$ns: mpipctl flush failed"
+	done
+	UDP_SIZE=200 udp_exchange "$A" "$B" 10.1.1.2 6300 600 7300 20000 \
+		>"$T/park.out" 2>&1 &
+	pid=$!
+	if ! wait_for 10 parked "$A" "$x"; then
+		mpip_paths_show "$A"
+		wait "$pid" || true
+		fail "A: link $x path not parked within 10 s of a light flow"
+	fi
+	mpip_paths_show "$A"
+	capture_start "$A" "eth$x" "park$x" "udp dst port 6300"
+	capture_start "$A" "eth$y" "park$y" "udp dst port 6300"
+	if ! wait "$pid"; then
+		cat "$T/park.out"
+		fail "the light flow lost datagrams"
+	fi
+	cat "$T/park.out"
+	nx=$(capture_count "park$x")
+	ny=$(capture_count "park$y")
+	echo "after parking: $nx datagrams over link $x, $ny over link $y"
+	((ny >= 200)) || fail "link $y carried $ny datagrams of the light flow after parking"
+	((nx * 20 <= ny)) || fail "link $x carried $nx datagrams while parked (link $y: $ny)"
+}
+
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 13
+ktap_plan 14
 ktap_run path_tunable_defaults t_defaults
 ktap_run tables_empty_before_traffic t_empty
 ktap_run udp_oneway_uses_both_links t_oneway
@@ -266,5 +314,6 @@ ktap_run iperf3_feedback_on_heavier_path t_iperf3
 ktap_run delay_20ms_raises_qdelay t_qdelay
 ktap_run delayed_path_weighs_less t_weight
 ktap_run iperf3_ran_throughout t_stop
+ktap_run light_flow_parks_longer_path t_park
 ktap_run dmesg_clean t_dmesg
 ktap_finish

@@ -835,7 +835,7 @@ UNIT_TEST(weights_normalize)
 {
 	u32 a[2] = { 1000, 1000 }, b[2] = { 800, 400 }, c[3] = { 1, 1, 998 };
 	u32 d[4] = { 1000, 1000, 1000, 1 }, e[2] = { 0, 0 };
-	u32 f[2] = { 0xffffffff, 0xffffffff };
+	u32 f[2] = { 0xffffffff, 0xffffffff }, g[3] = { 0, 600, 600 };
 
 	mpip_weights_normalize(a, 2, MPIP_WEIGHT_MAX);
 	CHECK_EQ(a[0], 500);
@@ -851,6 +851,11 @@ UNIT_TEST(weights_normalize)
 	mpip_weights_normalize(d, 4, MPIP_WEIGHT_MAX);
 	CHECK_EQ(d[0], 333);
 	CHECK_EQ(d[3], MPIP_WEIGHT_MIN);
+	/* a parked path stays parked, the others share the sum */
+	mpip_weights_normalize(g, 3, MPIP_WEIGHT_MAX);
+	CHECK_EQ(g[0], MPIP_WEIGHT_PARKED);
+	CHECK_EQ(g[1], 500);
+	CHECK_EQ(g[2], 500);
 	/* all zero stays zero; no overflow with huge weights */
 	mpip_weights_normalize(e, 2, MPIP_WEIGHT_MAX);
 	CHECK_EQ(e[0], 0);
@@ -2181,8 +2186,19 @@ UNIT_TEST(weights_tie_round_table)
 		/* order does not matter */
 		{ { 0, 1999, 0 }, { 80000, 50000, 0 }, 2000, 2, true,
 		  { 490, 310, 200 } },
-		/* the queues differ by the band: Algorithm 1's round */
-		{ { 0, 2000, 0 }, { 50000, 80000, 0 }, 2000, 2, false,
+		/* 30 ms apart, the band widens to 10 ms: a tie below it */
+		{ { 0, 9999, 0 }, { 50000, 80000, 0 }, 2000, 2, true,
+		  { 510, 290, 200 } },
+		/* the queues differ by the widened band: Algorithm 1's round */
+		{ { 0, 10000, 0 }, { 50000, 80000, 0 }, 2000, 2, false,
+		  { 500, 300, 200 } },
+		/* 5 ms apart: widened to 5 ms, not more */
+		{ { 4999, 0, 0 }, { 50000, 55000, 0 }, 2000, 2, true,
+		  { 510, 290, 200 } },
+		{ { 5000, 0, 0 }, { 50000, 55000, 0 }, 2000, 2, false,
+		  { 500, 300, 200 } },
+		/* fixed delays alike: the band as configured */
+		{ { 0, 2000, 0 }, { 50000, 51000, 0 }, 2000, 2, false,
 		  { 500, 300, 200 } },
 		/* band 0: never */
 		{ { 0, 0, 0 }, { 50000, 80000, 0 }, 0, 2, false,
@@ -2262,9 +2278,9 @@ static u32 ties_walk(u32 seed, u32 d0, u32 d1, u32 band, u32 w0,
  * light flow's weights: over 50 and 80 ms paths, after 60 s of rounds
  * the longer path carries most of the flow in some of the seeds; over
  * equal paths the weights stray far from even.  With the default band
- * the flow is on the 50 ms path within 1.5 s in every seed, equal paths
- * stay even, and equal paths that a change left at 999:1 are even again
- * within 1.5 s.
+ * the flow is on the 50 ms path alone (the other parked) within 1.5 s
+ * in every seed, equal paths stay even, and equal paths that a change
+ * left at 999:1 are even again within 1.5 s.
  */
 UNIT_TEST(weights_ties_light_flow)
 {
@@ -2278,7 +2294,8 @@ UNIT_TEST(weights_ties_light_flow)
 		strayed += lo < 300 || hi > 700;
 
 		w0 = ties_walk(seed, 50000, 80000, 2000, 500, 15, &lo, &hi);
-		CHECK_MSG(w0 >= 990, "seed %u: short path at %u", seed, w0);
+		CHECK_MSG(w0 == MPIP_WEIGHT_MAX,
+			  "seed %u: short path at %u, not alone", seed, w0);
 		w0 = ties_walk(seed, 50000, 50000, 2000, 500, 600, &lo, &hi);
 		CHECK_MSG(lo == 500 && hi == 500,
 			  "seed %u: equal paths strayed to %u-%u", seed, lo, hi);
@@ -2289,6 +2306,87 @@ UNIT_TEST(weights_ties_light_flow)
 		  long_wins);
 	CHECK_MSG(strayed >= 20, "band 0: equal paths strayed in %u of 200",
 		  strayed);
+}
+
+/*
+ * @rounds of a light flow over two paths, path 1 @d1 us longer and idle
+ * (no reports: no queue), path 0's queueing delay jittering over
+ * 0..@jitter us, as the module runs them (S = 10, weight_boost 3, band
+ * 2 ms).  Returns the highest weight path 1 had after round 100.
+ */
+static u32 ties_spikes(u32 seed, u32 d1, u32 jitter, unsigned int rounds)
+{
+	const u32 dmin[2] = { 50000, 50000 + d1 };
+	u32 w[2] = { 500, 500 }, raw[2] = { 0, 0 }, step, hi = 0;
+	unsigned int r;
+	u8 idle = 0;
+
+	for (r = 0; r < rounds; r++) {
+		raw[0] = ties_rand(&seed) % jitter;
+		step = mpip_weights_tie_step(&idle, raw[0] < 2000, 10, 3);
+		if (!mpip_weights_tie_round(raw, dmin, w, 2, 2000, step, 1000))
+			mpip_weights_adjust(raw, w, 2, 10);
+		mpip_weights_normalize(w, 2, 1000);
+		if (r >= 100 && w[1] > hi)
+			hi = w[1];
+	}
+	return hi;
+}
+
+/*
+ * The band widens with the paths' fixed delays: jitter of up to 8 ms on
+ * the short path of a light flow never gives any of it to a path 30 ms
+ * longer, which stays parked.  A path only 3 ms longer gets the band of
+ * 3 ms, and such jitter then gives it a share now and then (Algorithm 1
+ * takes a queue of more than 3 ms for one).
+ */
+UNIT_TEST(weights_ties_band_widens)
+{
+	unsigned int seed, strays = 0;
+
+	for (seed = 1; seed <= 200; seed++) {
+		CHECK_EQ_MSG(ties_spikes(seed, 30000, 8000, 600), 0,
+			     "seed %u", seed);
+		strays += ties_spikes(seed, 3000, 8000, 600) > 0;
+	}
+	CHECK_MSG(strays >= 100, "3 ms apart: strayed in %u of 200", strays);
+}
+
+/*
+ * The ties park a longer path (weight 0): no packet is drawn for it, and
+ * it stays parked through the normalisation and further tie rounds.  A
+ * round of Algorithm 1 unparks it: S if it gains, else the minimum.
+ */
+UNIT_TEST(weights_ties_park)
+{
+	const u32 none[2] = { 0, 0 }, dmin[2] = { 50000, 80000 };
+	const u32 q_short[2] = { 5000, 0 }, q_long[2] = { 0, 5000 };
+	u32 w[2] = { 990, 10 }, a[2], r;
+	unsigned int i;
+
+	CHECK(mpip_weights_tie_round(none, dmin, w, 2, 2000, 10, 1000));
+	mpip_weights_normalize(w, 2, 1000);
+	CHECK_EQ(w[0], MPIP_WEIGHT_MAX);
+	CHECK_EQ(w[1], MPIP_WEIGHT_PARKED);
+	CHECK(mpip_weights_tie_round(none, dmin, w, 2, 2000, 80, 1000));
+	mpip_weights_normalize(w, 2, 1000);
+	CHECK_EQ(w[1], MPIP_WEIGHT_PARKED);
+	for (i = 0; i < 4096; i++) {
+		r = i * 0x100001U + (i >> 4);
+		CHECK_EQ_MSG(mpip_weights_pick(w, 2, r), 0, "rnd %#x", r);
+	}
+	CHECK_EQ(mpip_weights_pick(w, 2, 0xffffffff), 0);
+	CHECK_EQ(mpip_weights_pick_mask(w, 2, 2, 0), MPIP_PATH_NONE);
+
+	/* the short path queues: the parked one gains S */
+	memcpy(a, w, sizeof(a));
+	mpip_weights_adjust(q_short, a, 2, 10);
+	mpip_weights_normalize(a, 2, 1000);
+	CHECK_EQ(a[1], 10);
+	/* the parked one is the one that queues: back to the minimum */
+	memcpy(a, w, sizeof(a));
+	mpip_weights_adjust(q_long, a, 2, 10);
+	CHECK_EQ(a[1], MPIP_WEIGHT_MIN);
 }
 
 /*
