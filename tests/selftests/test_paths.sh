@@ -259,7 +259,7 @@ parked() {
 		length == 1 and .[0].weight == 0' >/dev/null
 }
 
-# A light flow (50 datagrams of 200 bytes a second for 12 s) over the two
+# A light flow (50 datagrams of 200 bytes a second for 24 s) over the two
 # links, link X now 20 ms longer each way: nothing queues, so the ties
 # give the flow to the short link and park the long one (weight 0; at the
 # minimum weight of 1 it would still take a datagram now and then, late).
@@ -275,13 +275,13 @@ t_park() {
 	for ns in "$A" "$B"; do
 		mpipctl_in "$ns" flush >/dev/null || fail "$ns: mpipctl flush failed"
 	done
-	UDP_SIZE=200 udp_exchange "$A" "$B" 10.1.1.2 6300 600 7300 20000 \
+	UDP_SIZE=200 udp_exchange "$A" "$B" 10.1.1.2 6300 1200 7300 20000 \
 		>"$T/park.out" 2>&1 &
 	pid=$!
-	if ! wait_for 10 parked "$A" "$x"; then
+	if ! wait_for 20 parked "$A" "$x"; then
 		mpip_paths_show "$A"
 		wait "$pid" || true
-		fail "A: link $x path not parked within 10 s of a light flow"
+		fail "A: link $x path not parked within 20 s of a light flow"
 	fi
 	mpip_paths_show "$A"
 	capture_start "$A" "eth$x" "park$x" "udp dst port 6300"
