@@ -20,7 +20,9 @@
 #   rate    two 1 Mbit/s links (WEBRTC_RATE), 10 ms: video rate, off vs mpip
 #           (every scenario: WEBRTC_STOCK_ESTIMATOR=1 runs the receiver's
 #           bitrate estimator as aiortc ships it, without call.py's
-#           fix_interarrival_reorder())
+#           fix_interarrival_reorder(); WEBRTC_LOOP_ARRIVAL=1 times its
+#           packets when the event loop reads them, as aiortc does, not
+#           by the kernel's receive time, call.py's fix_arrival_time())
 #   delay   links of 50 ms and 80 ms one-way delay (10 Mbit/s): off (the
 #           call on link 1, the short path, alone), mpip with all paths,
 #           and mpip with a rule that puts the audio (marked DSCP EF,
@@ -122,6 +124,7 @@ call() {
 	ip netns exec "$B" "$PY" "$CALL" recv --bind 10.1.1.2 --port 7900 \
 		--seconds "$SECONDS_CALL" --ready "$dir/.ready" \
 		$( ((${WEBRTC_STOCK_ESTIMATOR:-0})) && echo --stock-estimator) \
+		$( ((${WEBRTC_LOOP_ARRIVAL:-0})) && echo --loop-arrival) \
 		--out "$dir/recv.json" >"$dir/recv.log" 2>&1 &
 	local rpid=$!
 	trace_paths "$dir/paths.jsonl" &
