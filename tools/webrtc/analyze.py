@@ -28,7 +28,10 @@ delay was more than 15 ms over the run's lowest (in the delay scenario:
 those that took the 80 ms path); weight_slow_share, from the path
 table a's run.sh traced (paths.jsonl), the median share of a's path
 weights held by paths whose minimum delay is more than 15 ms over the
-lowest (in the delay scenario: the 80 ms path), after the first 5 s.
+lowest (in the delay scenario: the 80 ms path), after the first 5 s;
+remb_* (estimates()), the receiver's bitrate estimates; kernel_timed_share
+and loop_lag_ms_p95 (arrival_timing()), how the receiver timed packets
+for its estimator.
 """
 import json
 import os
@@ -256,6 +259,7 @@ def analyze(d):
     res["weight_slow_share"] = weight_slow_share(
         path_rows(os.path.join(d, "paths.jsonl")), since)
     res.update(estimates(recv.get("remb"), since))
+    res.update(arrival_timing(recv.get("arrival")))
     res["_fps"] = [(round(t - t_start, 2), v) for t, v in fps]
     res["_kbps"] = [(round(t - t_start, 2), v) for t, v in kbps]
     res["_fail_at"] = round(fail - t_start, 2) if fail else None
@@ -282,6 +286,18 @@ def estimates(remb, since):
             "remb_underuse_share": round(
                 sum(e[2] == "underusing" for e in xs) / len(xs), 3),
             "remb_capped_share": round(len(capped) / len(xs), 3)}
+
+
+def arrival_timing(arrival):
+    """From the receiver's count of how it timed SRTP packets (call.py
+    fix_arrival_time): the share timed by the kernel's receive time, and
+    the 95th percentile of how much later (ms) its event loop got to
+    them.  None of it for a run without that count."""
+    if not arrival:
+        return {}
+    n = arrival["kernel"] + arrival["loop"]
+    return {"kernel_timed_share": round(arrival["kernel"] / n, 4) if n else 0,
+            "loop_lag_ms_p95": arrival["loop_lag_ms_p95"]}
 
 
 def group(name):
@@ -315,11 +331,13 @@ TABLES = {
     "rate": ["video_kbps_median", "fps_median", "video_delay_ms_median",
              "video_delay_ms_p95", "video_reordered", "video_resent",
              "remb_kbps_median",
-             "remb_overuse_share", "remb_underuse_share", "remb_capped_share"],
+             "remb_overuse_share", "remb_underuse_share", "remb_capped_share",
+             "loop_lag_ms_p95"],
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
               "video_kbps_median", "video_kbps_mean", "fps_median",
               "video_delay_ms_median", "video_slow_share",
-              "weight_slow_share", "video_resent"],
+              "weight_slow_share", "video_resent", "remb_overuse_share",
+              "loop_lag_ms_p95"],
 }
 
 
