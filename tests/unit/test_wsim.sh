@@ -13,7 +13,8 @@
 # stock estimator, which reordering misleads, says "underusing" most of
 # the time.  And of the WebRTC calls' sender and receiver helpers:
 # ladder.py's video encoded ahead of a call, call.py's LadderVideo that
-# sends it at the rate allowed, and its paced NACKs; and analyze.py's
+# sends it at the rate allowed, its paced NACKs and its kernel-timed
+# arrivals; and analyze.py's
 # per-packet figures (reordering, the share on the slower path).
 # Output is KTAP; the last line is "wsim: N passed, N failed" and the
 # exit status is non-zero when a test failed.
@@ -203,7 +204,67 @@ t_analyze() {
 	PY
 }
 
-PLAN=11
+# call.py's fix_arrival_time: a datagram the event loop reads 200 ms
+# after it came carries the kernel's receive time through aioice's
+# protocol and queue, and the DTLS transport's clock gives that time for
+# it, once
+t_arrival() {
+	PYTHONPATH=$ROOT/tools/webrtc /usr/bin/python3 - <<-'PY' || fail "see above"
+		import asyncio, socket, time
+		import aioice.ice, aiortc.clock, aiortc.rtcdtlstransport
+		import call
+		stats = call.ArrivalTimes()
+		call.fix_arrival_time(stats)
+		got = []
+
+		class Receiver:
+		    def data_received(self, data, component):
+		        got.append(data)
+
+		class Candidate:
+		    component = 1
+
+		async def main():
+		    loop = asyncio.get_running_loop()
+		    def make():
+		        p = aioice.ice.StunProtocol(Receiver())
+		        p.local_candidate = Candidate()
+		        return p
+		    tr, _ = await loop.create_datagram_endpoint(
+		        make, local_addr=("127.0.0.1", 0))
+		    tx = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+		    rtp = b"\x80\x60" + bytes(30)  # not STUN
+		    tx.sendto(rtp, tr.get_extra_info("sockname"))  # turns stamps on
+		    while len(got) < 1:
+		        await asyncio.sleep(0.01)
+		    before = aiortc.clock.current_ms()
+		    tx.sendto(rtp, tr.get_extra_info("sockname"))
+		    after = aiortc.clock.current_ms()
+		    time.sleep(0.2)  # the loop is busy
+		    while len(got) < 2:
+		        await asyncio.sleep(0.01)
+		    read = aiortc.clock.current_ms()
+		    d = got[1]
+		    assert isinstance(d, call.Arrived) and d == rtp, d
+		    assert before <= d.ms <= after and read - d.ms >= 150, \
+		        (before, d.ms, after, read)
+		    conn = aioice.ice.Connection(ice_controlling=True)
+		    conn._nominated[1] = object()
+		    conn._queue.put_nowait((d, 1))
+		    assert await conn.recv() is d
+		    clock = aiortc.rtcdtlstransport.clock
+		    assert clock.current_ms() == d.ms
+		    assert clock.current_ms() >= read  # once only
+		    assert clock.current_datetime().year >= 2024
+		    assert (stats.kernel, stats.loop) == (1, 1), vars(stats)
+		    assert stats.summary()["loop_lag_ms_max"] >= 150
+		    tr.close()
+
+		asyncio.run(main())
+	PY
+}
+
+PLAN=12
 echo "KTAP version 1"
 echo "1..$PLAN"
 check "tools/wsim builds (-Wall -Wextra -Werror)" t_build
@@ -217,4 +278,5 @@ check "ladder.py: every rung at its target rate" t_ladder
 check "PacedNackGenerator: once at once, again after 100 ms" t_nack
 check "LadderVideo: per frame the highest rung within the target, keyframes when asked" t_ladder_choose
 check "analyze.py: packets behind a later one, share (and weight) on the slower path" t_analyze
+check "call.py: the estimator gets the kernel's receive time of a packet read late" t_arrival
 ktap_end wsim
