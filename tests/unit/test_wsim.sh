@@ -180,15 +180,20 @@ t_nack() {
 # analyze.py's per-packet figures: behind_later() flags exactly the
 # packets that arrive behind a later one of their stream (across the
 # 16-bit wrap, streams apart), slow_share() the delays over the lowest
-# plus 15 ms
+# plus 15 ms, late_per_min() those over it plus 25 ms per minute
 t_analyze() {
 	PYTHONPATH=$ROOT/tools/webrtc /usr/bin/python3 - <<-'PY' || fail "see above"
-		from analyze import behind_later, slow_share, weight_slow_share
+		from analyze import (behind_later, late_per_min, slow_share,
+		                     weight_slow_share)
 		got = list(behind_later([(1, 65534), (1, 0), (2, 7), (1, 65535),
 		                         (2, 6), (1, 1), (2, 8)]))
 		assert got == [False, False, False, True, True, False, False], got
 		assert slow_share([50.0, 52.0, 65.0, 65.1, 81.0]) == 0.4
 		assert slow_share([]) is None
+		timed = [(0, 50.0), (10, 52.0), (20, 80.0), (30, 75.0), (70, 50.5)]
+		assert late_per_min(timed, 10) == 1.0, late_per_min(timed, 10)
+		assert late_per_min(timed, 0) == 0.86
+		assert late_per_min(timed, 71) is None and late_per_min([], 0) is None
 		def up(w, d):
 		    return {"state": "up", "have_delay": True, "weight": w,
 		            "min_delay_us": d}

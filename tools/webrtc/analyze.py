@@ -25,7 +25,9 @@ video_reordered, the share of video packets that arrived behind a later
 one, and video_resent, the retransmissions (RTX) the sender sent per
 video packet; video_slow_share, the share of video packets whose one-way
 delay was more than 15 ms over the run's lowest (in the delay scenario:
-those that took the 80 ms path); weight_slow_share, from the path
+those that took the 80 ms path); video_late_per_min, the video packets
+sent after the first 5 s whose delay was more than 25 ms over the run's
+lowest, per minute (late_per_min()); weight_slow_share, from the path
 table a's run.sh traced (paths.jsonl), the median share of a's path
 weights held by paths whose minimum delay is more than 15 ms over the
 lowest (in the delay scenario: the 80 ms path), after the first 5 s;
@@ -112,8 +114,10 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def delays(send, pcap):
-    """{kind: [one-way delay ms]} and {kind: share of packets arrived}."""
+def delays(send, pcap, timed=None):
+    """{kind: [one-way delay ms]} and {kind: share of packets arrived};
+    with a dict TIMED, also {kind: [(send time, one-way delay ms)]}
+    into it."""
     kinds = pt_kinds(send["sdp"])
     got = arrivals(pcap)
     out, sent = {}, {}
@@ -123,8 +127,26 @@ def delays(send, pcap):
         a = got.get((ssrc, seq))
         if a is not None:
             out.setdefault(kind, []).append((a - t) * 1000)
+            if timed is not None:
+                timed.setdefault(kind, []).append((t, (a - t) * 1000))
     share = {k: len(out.get(k, [])) / n for k, n in sent.items()}
     return out, share
+
+
+def late_per_min(timed, since, over_ms=25):
+    """Of TIMED [(send time, one-way delay ms)], the packets sent from
+    SINCE on whose delay was over the lowest of all by more than OVER_MS,
+    per minute of those sends: in the delay scenario, whose paths differ
+    by 30 ms, the packets that took the longer path (jitter reaches 12-25
+    ms over the lowest on this host, rarely more)."""
+    if not timed:
+        return None
+    low = min(d for _, d in timed)
+    after = [(t, d) for t, d in timed if t >= since]
+    if len(after) < 2 or after[-1][0] <= after[0][0]:
+        return None
+    minutes = (after[-1][0] - after[0][0]) / 60
+    return round(sum(d > low + over_ms for _, d in after) / minutes, 2)
 
 
 def slow_share(xs, over_ms=15):
@@ -246,7 +268,8 @@ def analyze(d):
             low += v < before / 2
         res["freeze_s"] = worst
         res["below_half_fps_s"] = low
-    owd, share = delays(send, os.path.join(d, "b.pcap"))
+    timed = {}
+    owd, share = delays(send, os.path.join(d, "b.pcap"), timed)
     late = reordered(send, os.path.join(d, "b.pcap"))
     for kind in ("audio", "video"):
         xs = owd.get(kind, [])
@@ -256,6 +279,7 @@ def analyze(d):
         res[kind + "_reordered"] = round(late.get(kind, 0), 4)
     res["video_resent"] = resent(send)
     res["video_slow_share"] = slow_share(owd.get("video", []))
+    res["video_late_per_min"] = late_per_min(timed.get("video"), since)
     res["weight_slow_share"] = weight_slow_share(
         path_rows(os.path.join(d, "paths.jsonl")), since)
     res.update(estimates(recv.get("remb"), since))
@@ -336,7 +360,7 @@ TABLES = {
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
               "video_kbps_median", "video_kbps_mean", "fps_median",
               "video_delay_ms_median", "video_slow_share",
-              "weight_slow_share", "video_resent", "remb_overuse_share",
+              "video_late_per_min", "weight_slow_share", "video_resent", "remb_overuse_share",
               "loop_lag_ms_p95"],
 }
 
