@@ -140,7 +140,9 @@ class ArrivalTimes:
         lags = sorted(self.lags)
 
         def q(f):
-            return lags[min(len(lags) - 1, int(f * len(lags)))] if lags else None
+            if not lags:
+                return None
+            return lags[min(len(lags) - 1, int(f * len(lags)))]
         return {"kernel": self.kernel, "loop": self.loop,
                 "loop_lag_ms_median": q(0.5), "loop_lag_ms_p95": q(0.95),
                 "loop_lag_ms_p99": q(0.99),
