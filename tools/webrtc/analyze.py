@@ -114,21 +114,17 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def delays(send, pcap, timed=None):
-    """{kind: [one-way delay ms]} and {kind: share of packets arrived};
-    with a dict TIMED, also {kind: [(send time, one-way delay ms)]}
-    into it."""
+def delays(send, got):
+    """{kind: [(send time, one-way delay ms)]} and {kind: share of
+    packets arrived}, from the sender's log and GOT (arrivals())."""
     kinds = pt_kinds(send["sdp"])
-    got = arrivals(pcap)
     out, sent = {}, {}
     for t, pt, seq, ssrc in send["rtp_sent"]:
         kind = kinds.get(pt, "other")
         sent[kind] = sent.get(kind, 0) + 1
         a = got.get((ssrc, seq))
         if a is not None:
-            out.setdefault(kind, []).append((a - t) * 1000)
-            if timed is not None:
-                timed.setdefault(kind, []).append((t, (a - t) * 1000))
+            out.setdefault(kind, []).append((t, (a - t) * 1000))
     share = {k: len(out.get(k, [])) / n for k, n in sent.items()}
     return out, share
 
@@ -199,14 +195,14 @@ def behind_later(packets):
         yield late
 
 
-def reordered(send, pcap):
+def reordered(send, got):
     """{kind: share of its RTP packets that arrived behind a later one
     of their stream}: the reordering the receiver's jitter buffer and
-    bitrate estimator see."""
+    bitrate estimator see; GOT as arrivals() gives it."""
     kinds = pt_kinds(send["sdp"])
     kind_of = {ssrc: kinds.get(pt, "other")
                for _, pt, _, ssrc in send["rtp_sent"]}
-    order = [key for key, _ in sorted(arrivals(pcap).items(),
+    order = [key for key, _ in sorted(got.items(),
                                       key=lambda kv: kv[1])
              if key[0] in kind_of]
     late, count = {}, {}
@@ -268,9 +264,10 @@ def analyze(d):
             low += v < before / 2
         res["freeze_s"] = worst
         res["below_half_fps_s"] = low
-    timed = {}
-    owd, share = delays(send, os.path.join(d, "b.pcap"), timed)
-    late = reordered(send, os.path.join(d, "b.pcap"))
+    got = arrivals(os.path.join(d, "b.pcap"))
+    timed, share = delays(send, got)
+    owd = {k: [ms for _, ms in v] for k, v in timed.items()}
+    late = reordered(send, got)
     for kind in ("audio", "video"):
         xs = owd.get(kind, [])
         res[kind + "_delay_ms_median"] = round(pct(xs, 0.5), 2) if xs else None
@@ -360,8 +357,8 @@ TABLES = {
     "delay": ["audio_delay_ms_median", "audio_delay_ms_p95",
               "video_kbps_median", "video_kbps_mean", "fps_median",
               "video_delay_ms_median", "video_slow_share",
-              "video_late_per_min", "weight_slow_share", "video_resent", "remb_overuse_share",
-              "loop_lag_ms_p95"],
+              "video_late_per_min", "weight_slow_share", "video_resent",
+              "remb_overuse_share", "loop_lag_ms_p95"],
 }
 
 
