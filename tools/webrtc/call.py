@@ -51,6 +51,8 @@ from aiortc import (MediaStreamTrack, RTCPeerConnection,
                     RTCSessionDescription, VideoStreamTrack)
 from aiortc.codecs import HEADER_EXTENSIONS
 
+from analyze import pct
+
 
 def fix_bundle_extension_ids():
     """aiortc 1.4 gives audio-level (audio) and abs-send-time (video) the
@@ -137,16 +139,11 @@ class ArrivalTimes:
         self.lags = []
 
     def summary(self):
-        lags = sorted(self.lags)
-
-        def q(f):
-            if not lags:
-                return None
-            return lags[min(len(lags) - 1, int(f * len(lags)))]
         return {"kernel": self.kernel, "loop": self.loop,
-                "loop_lag_ms_median": q(0.5), "loop_lag_ms_p95": q(0.95),
-                "loop_lag_ms_p99": q(0.99),
-                "loop_lag_ms_max": lags[-1] if lags else None}
+                "loop_lag_ms_median": pct(self.lags, 0.5),
+                "loop_lag_ms_p95": pct(self.lags, 0.95),
+                "loop_lag_ms_p99": pct(self.lags, 0.99),
+                "loop_lag_ms_max": max(self.lags, default=None)}
 
 
 def kernel_arrival(transport):
