@@ -57,6 +57,17 @@ is read with the hosts' roles swapped, a's counters taken for b's):
   shaper drops     packets a's shapers (the links' netem qdiscs) dropped
                    from the start of the run to its end: queues that
                    overflowed (sampler.py's qdisc_drops, both links).
+  guest CPU busy   CPU time the guest spent outside its idle loop over the
+                   same window as the link rates, in % of both its CPUs
+                   (sampler.py's cpu.busy / cpu.total, /proc/stat: the
+                   whole guest, every namespace, the lab's shapers and
+                   routers included).  Busiest CPU: in each 0.1 s sample
+                   the share of the CPU that was busiest in it, averaged
+                   over the window.  Near 100 %, one CPU was saturated
+                   all the time (a packet's way through the lab's
+                   namespaces runs mostly on one CPU, in softirq), and
+                   the guest's CPU, not the links, may be what limits a
+                   run.
   datagrams/s      UDP datagrams the receiver got per second (iperf3 server).
   kernel time per datagram   see tools/bench/scale.py.
   rules cost       (bench rules) kernel time per datagram of one UDP flow
@@ -87,6 +98,7 @@ import sys
 DATA_COLS = ("eth1.rx_bytes", "eth2.rx_bytes")
 SHAPER_COLS = ("eth1.qdisc_bytes", "eth2.qdisc_bytes")
 DROP_COLS = ("eth1.qdisc_drops", "eth2.qdisc_drops")
+CPU_COLS = ("cpu.busy", "cpu.total")
 STALL_FRACTION = 0.10
 SHIFT_FRACTION, SHIFT_SPAN = 0.80, 0.5
 
@@ -415,6 +427,43 @@ class Run:
                 return rates
         return tuple(self.sb.mbps(c, *w) for c in DATA_COLS)
 
+    def _cpu_samples(self):
+        s = self.sa if self.sa and all(c in self.sa.v for c in CPU_COLS) else self.sb
+        return s if s and all(c in s.v for c in CPU_COLS) else None
+
+    def cpu_busy_pct(self, w):
+        """The guest's CPU busy over window w, in % of all its CPUs (None:
+        not sampled)."""
+        s = self._cpu_samples()
+        if not s:
+            return None
+        busy, total = (s.at(c, w[1]) - s.at(c, w[0]) for c in CPU_COLS)
+        return 100 * busy / total if total > 0 else None
+
+    def cpu_max_pct(self, w):
+        """The busiest CPU's busy share in each sample interval inside
+        window w, averaged over the window (weighted by the intervals'
+        lengths), in %: near 100, one CPU was always saturated, whichever
+        it was (None: not sampled per CPU)."""
+        s = self._cpu_samples()
+        cpus = sorted(c[:-5] for c in (s.v if s else ()) if re.fullmatch(r"cpu[0-9]+[.]busy", c))
+        if not cpus:
+            return None
+        got = span = 0.0
+        for i in range(1, len(s.t)):
+            if s.t[i - 1] < w[0] or s.t[i] > w[1]:
+                continue
+            shares = []
+            for c in cpus:
+                dt = s.v[c + ".total"][i] - s.v[c + ".total"][i - 1]
+                if dt > 0:
+                    shares.append((s.v[c + ".busy"][i] - s.v[c + ".busy"][i - 1]) / dt)
+            if shares:
+                d = s.t[i] - s.t[i - 1]
+                got += d * min(1.0, max(shares))
+                span += d
+        return 100 * got / span if span > 0 else None
+
     def goodput_mbps(self, w):
         """The receiver's goodput over window w (iperf3 intervals)."""
         got = 0.0
@@ -463,6 +512,11 @@ class Run:
             m["aggregate_rx_mbps"] = r1(r1x + r2x)
             gp = self.goodput_mbps(w) if self.intervals() else None
             m["goodput_mbps"] = r1(gp)
+            for k, f in (("cpu_busy_pct", self.cpu_busy_pct),
+                         ("cpu_max_pct", self.cpu_max_pct)):
+                v = f(w)
+                if v is not None:
+                    m[k] = r1(v)
             if cap:
                 m["capacity_mbps"] = r1(cap)
                 m["aggregate_pct"] = r1(100 * agg / cap)
@@ -830,7 +884,8 @@ REP_DIR = re.compile(r"(rep|round)[0-9]+")
 REP_KEYS = ("aggregate_mbps", "aggregate_pct", "aggregate_rx_mbps", "aggregate_rx_pct",
             "link1_mbps", "link2_mbps", "link1_share_pct",
             "split_error_pts", "goodput_mbps", "goodput_pct", "iperf3_mbps", "iperf3_pct",
-            "retransmits", "retrans_pct", "dsack_segs", "shaper_drops", "tcp_iperf3_mbps",
+            "retransmits", "retrans_pct", "dsack_segs", "shaper_drops", "cpu_busy_pct", "cpu_max_pct",
+            "tcp_iperf3_mbps",
             "udp_pps")
 
 
@@ -1053,6 +1108,8 @@ ROWS = {
         ("retrans_pct", "retransmitted, % of segments sent", ""),
         ("dsack_segs", "retransmitted segments the receiver already had (DSACK)", ""),
         ("shaper_drops", "packets dropped by the shapers (queue full)", ""),
+        ("cpu_busy_pct", "guest CPU busy, % of its CPUs", ""),
+        ("cpu_max_pct", "busiest guest CPU busy, %", ""),
         STEERED_ROW,
     ],
     "udp": [
@@ -1131,9 +1188,9 @@ ROWS = {
 
 # a failover run with a backup link (bench backup) has the same figures
 ROWS["backup"] = ROWS["failover"]
-# the NAT benchmarks (nat, natrev, natdown, natgso0, natmtu) measure what
-# tcp does, through the NATs
-ROWS["nat"] = ROWS["tcp"]
+# the NAT benchmarks measure what tcp does, through the NATs
+for _kind in ("nat", "natrev", "natdown", "natgso0", "natmtu"):
+    ROWS[_kind] = ROWS["tcp"]
 
 
 def check_mark(m, key):

@@ -9,8 +9,9 @@ Writes one line per sample to OUT (flushed at once, so another process can
 follow it):
 
     # t eth1.tx_bytes eth1.rx_bytes eth1.qdisc_bytes eth1.qdisc_drops \
-        eth1.qdisc_qlen eth2.tx_bytes ...
-    1732251234.104511 1234 5678 1300 0 17 ...
+        eth1.qdisc_qlen eth2.tx_bytes ... cpu.busy cpu.total cpu0.busy \
+        cpu0.total cpu1.busy ...
+    1732251234.104511 1234 5678 1300 0 17 ... 81234 95000 40100 47500 ...
 
 t is the wall clock (time.time(), the clock bash's $EPOCHREALTIME reads),
 so samples from several namespaces and events logged by a shell script share
@@ -21,7 +22,11 @@ rx_bytes counts the headers of such a packet once; qdisc_drops is the
 packets that qdisc dropped so far (a netem queue that overflowed) and
 qdisc_qlen the packets queued in it at the time of the sample.  Both
 sources list the devices of the reader's namespace: start the sampler
-inside the namespace (`ip netns exec NS sampler.py ...`).  A device (or qdisc) that is missing
+inside the namespace (`ip netns exec NS sampler.py ...`).  cpu.busy and
+cpu.total are the machine's CPU time in clock ticks, all CPUs together,
+from /proc/stat (which no namespace separates): total is every field's
+sum, busy the total less idle and iowait; cpuN.busy and cpuN.total the
+same for each CPU (those online when the sampler started).  A device (or qdisc) that is missing
 reads as an empty field.  Runs until SIGTERM/SIGINT; creates FILE (--ready)
 after the first sample.
 
@@ -71,6 +76,21 @@ def read_counters(fd):
         f = rest.split()
         if len(f) >= 9:
             out[name.strip()] = (int(f[0]), int(f[8]))
+    return out
+
+
+def read_cpu(fd):
+    """Map "cpu" (all CPUs) and "cpuN" -> (busy, total) CPU ticks, from
+    /proc/stat."""
+    out = {}
+    for line in os.pread(fd, 1 << 16, 0).split(b"\n"):
+        f = line.split()
+        if len(f) < 6 or not f[0].startswith(b"cpu"):
+            continue
+        # user nice system idle iowait irq softirq steal (guest time is
+        # counted in user already)
+        v = [int(x) for x in f[1:9]]
+        out[f[0].decode()] = (sum(v) - v[3] - v[4], sum(v))
     return out
 
 
@@ -184,6 +204,9 @@ def main():
         ctl = os.open(a.control, os.O_RDWR | os.O_NONBLOCK)
 
     fd = os.open("/proc/net/dev", os.O_RDONLY)
+    cpu_fd = os.open("/proc/stat", os.O_RDONLY)
+    cpus = ["cpu"] + sorted((c for c in read_cpu(cpu_fd) if c != "cpu"),
+                            key=lambda c: int(c[3:]))
     qd = QdiscReader()
 
     def sample():
@@ -197,6 +220,9 @@ def main():
             rx, tx = c.get(d, ("", ""))
             fields += [str(tx), str(rx)]
             fields += [str(v) for v in q.get(d, ("", "", ""))]
+        u = read_cpu(cpu_fd)
+        for cpu in cpus:
+            fields += [str(v) for v in u.get(cpu, ("", ""))]
         return c, "%.6f %s\n" % ((t1 + t2) / 2, " ".join(fields))
 
     def command(line):
@@ -217,7 +243,8 @@ def main():
     with open(a.out, "w", buffering=1) as f:
         f.write("# t " + " ".join("%s.tx_bytes %s.rx_bytes %s.qdisc_bytes "
                                   "%s.qdisc_drops %s.qdisc_qlen" % ((d,) * 5)
-                                  for d in devs) + "\n")
+                                  for d in devs) +
+                "".join(" %s.busy %s.total" % (c, c) for c in cpus) + "\n")
         nxt = time.time()
         first = True
         while not stop:

@@ -17,6 +17,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report  # noqa: E402
 import analyze  # noqa: E402
+import sampler  # noqa: E402
 
 
 def tcp_line(date, agg=100.0, good=93.5, magg=100.0, mgood=94.0, **kw):
@@ -232,17 +233,78 @@ class SummaryTest(unittest.TestCase):
     benchmarks' tables had none: kind "nat" was missing from ROWS)."""
 
     def test_nat_table_has_goodput(self):
-        line = {"bench": "nat", "kind": "nat", "duration": 10.0, "reps": 3,
-                "modes": {"mpip": {"goodput_pct": 91.8, "reps": 3,
-                                   "goodput_pct_min": 91.7,
-                                   "goodput_pct_max": 92.0},
-                          "mptcp": {"goodput_pct": 93.8}}}
-        md = analyze.summary_md([line])
-        row = [x for x in md.splitlines()
-               if x.startswith("| goodput, same window")]
-        self.assertEqual(len(row), 1, md)
-        self.assertIn("91.8 (91.7–92.0)", row[0])
-        self.assertIn("93.8", row[0])
+        # (natrev's and the others' had no rows until 2026-12-06)
+        for kind in ("nat", "natrev", "natdown", "natgso0", "natmtu"):
+            line = {"bench": kind, "kind": kind, "duration": 10.0, "reps": 3,
+                    "modes": {"mpip": {"goodput_pct": 91.8, "reps": 3,
+                                       "goodput_pct_min": 91.7,
+                                       "goodput_pct_max": 92.0,
+                                       "cpu_max_pct": 93.5},
+                              "mptcp": {"goodput_pct": 93.8}}}
+            md = analyze.summary_md([line])
+            row = [x for x in md.splitlines()
+                   if x.startswith("| goodput, same window")]
+            self.assertEqual(len(row), 1, md)
+            self.assertIn("91.8 (91.7–92.0)", row[0])
+            self.assertIn("93.8", row[0])
+            row = [x for x in md.splitlines() if x.startswith("| busiest guest CPU")]
+            self.assertEqual(len(row), 1, md)
+            self.assertIn("93.5", row[0])
+
+
+class CpuTest(unittest.TestCase):
+    """The guest's CPU busy over a run's window: sampler.py's /proc/stat
+    columns, read by analyze.Run.cpu_busy_pct()."""
+
+    def test_read_cpu(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".stat") as f:
+            f.write("cpu  100 5 50 800 40 3 2 0 7 0\n"
+                    "cpu0 60 5 30 390 20 2 1 0 7 0\n"
+                    "cpu1 40 0 20 410 20 1 1 0 0 0\nintr 5 1 2\n")
+            f.flush()
+            fd = os.open(f.name, os.O_RDONLY)
+            try:
+                # busy: user nice system irq softirq steal; guest is in user
+                self.assertEqual(sampler.read_cpu(fd),
+                                 {"cpu": (160, 1000), "cpu0": (98, 508),
+                                  "cpu1": (62, 492)})
+            finally:
+                os.close(fd)
+
+    def test_busy_over_the_window(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump({"kind": "tcp", "duration": 4, "warmup": 1}, f)
+        with open(os.path.join(d, "events.txt"), "w") as f:
+            f.write("100.0 flowing\n104.0 end\n")
+        cols = ("eth1.rx_bytes eth2.rx_bytes cpu.busy cpu.total cpu0.busy "
+                "cpu0.total cpu1.busy cpu1.total")
+        with open(os.path.join(d, "sb.txt"), "w") as f:
+            f.write("# t " + cols + "\n")
+            # idle until t=101; to 103 CPU 0 busy all the time, CPU 1 half;
+            # to 104 CPU 1 busy all the time, CPU 0 idle
+            for t, b0, t0, b1, t1 in ((100, 0, 0, 0, 0), (101, 5, 50, 5, 50),
+                                      (103, 105, 150, 55, 150),
+                                      (104, 105, 200, 105, 200)):
+                f.write("%d 0 0 %d %d %d %d %d %d\n"
+                        % (t, b0 + b1, t0 + t1, b0, t0, b1, t1))
+        run = analyze.Run(d)
+        self.assertEqual(run.window(), (101.0, 104.0))
+        self.assertAlmostEqual(run.cpu_busy_pct(run.window()), 200 / 300 * 100)
+        self.assertAlmostEqual(run.cpu_busy_pct((101.0, 103.0)), 75.0)
+        # the busiest CPU: all the time, though not the same one
+        self.assertAlmostEqual(run.cpu_max_pct(run.window()), 100.0)
+        m = run.metrics()
+        self.assertEqual((m["cpu_busy_pct"], m["cpu_max_pct"]), (66.7, 100.0))
+
+    def test_not_sampled(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "sb.txt"), "w") as f:
+            f.write("# t eth1.rx_bytes eth2.rx_bytes\n1 0 0\n2 5 5\n")
+        self.assertIsNone(analyze.Run(d).cpu_busy_pct((1.0, 2.0)))
+        self.assertIsNone(analyze.Run(d).cpu_max_pct((1.0, 2.0)))
 
 
 if __name__ == "__main__":
