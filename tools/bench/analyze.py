@@ -57,6 +57,13 @@ is read with the hosts' roles swapped, a's counters taken for b's):
   shaper drops     packets a's shapers (the links' netem qdiscs) dropped
                    from the start of the run to its end: queues that
                    overflowed (sampler.py's qdisc_drops, both links).
+  sender's RTT     the smoothed RTT (ss -ti, rtt:) of the sending host's TCP
+                   sockets to or from the iperf3 port, in a snapshot
+                   taken 40 % into the run, weighted by the bytes each had
+                   acknowledged (MPTCP: its subflows; the control
+                   connection weighs nothing); minimum RTT the same of
+                   their minrtt:.  Their difference is about what the
+                   data waited in queues.
   guest CPU busy   CPU time the guest spent outside its idle loop over the
                    same window as the link rates, in % of both its CPUs
                    (sampler.py's cpu.busy / cpu.total, /proc/stat: the
@@ -427,6 +434,33 @@ class Run:
                 return rates
         return tuple(self.sb.mbps(c, *w) for c in DATA_COLS)
 
+    def sender_rtt_ms(self, tag="mid"):
+        """(RTT, minimum RTT) in ms of the sender's TCP sockets on the
+        iperf3 port in ss snapshot TAG, weighted by their bytes_acked;
+        None if there is no such snapshot or socket."""
+        name = "ss-b-%s.txt" if self.reverse else "ss-%s.txt"
+        try:
+            text = open(os.path.join(self.dir, name % tag)).read()
+        except OSError:
+            return None
+        port = ":%d" % int(self.meta.get("port", 5201))
+        ours = False
+        srtt = minrtt = acked = 0.0
+        for line in text.splitlines():
+            if not line.startswith((" ", "\t")):
+                f = line.split()
+                ours = len(f) >= 5 and (f[3].endswith(port) or f[4].endswith(port))
+                continue
+            a = re.search(r"\bbytes_acked:(\d+)", line)
+            r = re.search(r"\brtt:([0-9.]+)/", line)
+            mr = re.search(r"\bminrtt:([0-9.]+)", line)
+            if ours and a and r and mr and int(a.group(1)) > 0:
+                w = int(a.group(1))
+                srtt += w * float(r.group(1))
+                minrtt += w * float(mr.group(1))
+                acked += w
+        return (srtt / acked, minrtt / acked) if acked else None
+
     def _cpu_samples(self):
         s = self.sa if self.sa and all(c in self.sa.v for c in CPU_COLS) else self.sb
         return s if s and all(c in s.v for c in CPU_COLS) else None
@@ -560,6 +594,9 @@ class Run:
         drops = self.shaper_drops()
         if drops is not None:
             m["shaper_drops"] = drops
+        rtt = self.sender_rtt_ms()
+        if rtt:
+            m["sender_rtt_ms"], m["sender_minrtt_ms"] = r1(rtt[0]), r1(rtt[1])
 
     def shaper_drops(self):
         """Packets a's shapers dropped during the run (None: not sampled)."""
@@ -885,6 +922,7 @@ REP_KEYS = ("aggregate_mbps", "aggregate_pct", "aggregate_rx_mbps", "aggregate_r
             "link1_mbps", "link2_mbps", "link1_share_pct",
             "split_error_pts", "goodput_mbps", "goodput_pct", "iperf3_mbps", "iperf3_pct",
             "retransmits", "retrans_pct", "dsack_segs", "shaper_drops", "cpu_busy_pct", "cpu_max_pct",
+            "sender_rtt_ms", "sender_minrtt_ms",
             "tcp_iperf3_mbps",
             "udp_pps")
 
@@ -1108,6 +1146,8 @@ ROWS = {
         ("retrans_pct", "retransmitted, % of segments sent", ""),
         ("dsack_segs", "retransmitted segments the receiver already had (DSACK)", ""),
         ("shaper_drops", "packets dropped by the shapers (queue full)", ""),
+        ("sender_rtt_ms", "sender's RTT 40 % into the run (ms)", ""),
+        ("sender_minrtt_ms", "sender's minimum RTT (ms)", ""),
         ("cpu_busy_pct", "guest CPU busy, % of its CPUs", ""),
         ("cpu_max_pct", "busiest guest CPU busy, %", ""),
         STEERED_ROW,

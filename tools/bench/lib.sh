@@ -390,8 +390,9 @@ json_str() {
 	printf '"%s"' "$s"
 }
 
-# lab_snapshot RUNDIR TAG: state of the multipath machinery on host a
-# (one exec: they are expensive under TCG)
+# lab_snapshot RUNDIR TAG: state of the multipath machinery on host a,
+# and the sending host's TCP sockets (one exec each: they are expensive
+# under TCG)
 lab_snapshot() {
 	local dir=$1 tag=$2
 	if ((LAB_MPIP)); then
@@ -409,6 +410,10 @@ lab_snapshot() {
 		local l=()
 		[[ -r /proc/$LAB_SA_PID/net/tcp ]] && mapfile -t l <"/proc/$LAB_SA_PID/net/tcp"
 		((${#l[@]} == 0)) || printf '%s\n' "${l[@]}" >"$dir/tcp-$tag.txt"
+	fi
+	# a's TCP sockets: MPTCP's subflows, and the sender's RTT when a sends
+	# (analyze.py), in every mode alike
+	if ((LAB_MPTCP)) || ! ((${LAB_REVERSE:-0})); then
 		ip netns exec "$LAB_A" ss -tinH >"$dir/ss-$tag.txt" 2>/dev/null || true
 	fi
 }

@@ -307,5 +307,40 @@ class CpuTest(unittest.TestCase):
         self.assertIsNone(analyze.Run(d).cpu_max_pct((1.0, 2.0)))
 
 
+class SenderRttTest(unittest.TestCase):
+    """analyze.Run.sender_rtt_ms(): the sender's sockets on the iperf3
+    port, weighted by what each had acknowledged."""
+
+    SS = ("ESTAB 0 0 [::ffff:10.1.1.1]:40000 [::ffff:10.1.1.2]:5201\n"
+          "\t cubic rtt:200.0/1.0 mss:1448 bytes_acked:3000 minrtt:10.0\n"
+          "ESTAB 0 0 [::ffff:10.1.2.1]:40001 [::ffff:10.1.2.2]:5201\n"
+          "\t cubic rtt:40.0/1.0 mss:1448 bytes_acked:1000 minrtt:14.0\n"
+          "ESTAB 0 0 [::ffff:10.1.1.1]:40002 [::ffff:10.1.1.2]:5201\n"
+          "\t cubic rtt:900.0/1.0 bytes_acked:0 minrtt:900.0\n"
+          "ESTAB 0 0 [::ffff:10.1.1.1]:22 [::ffff:10.1.1.9]:50000\n"
+          "\t cubic rtt:500.0/1.0 bytes_acked:99999 minrtt:1.0\n")
+
+    def run_dir(self, meta, name):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump(meta, f)
+        with open(os.path.join(d, name), "w") as f:
+            f.write(self.SS)
+        return analyze.Run(d)
+
+    def test_forward_reads_a(self):
+        run = self.run_dir({"kind": "tcp"}, "ss-mid.txt")
+        rtt, minrtt = run.sender_rtt_ms()
+        self.assertAlmostEqual(rtt, (3000 * 200.0 + 1000 * 40.0) / 4000)
+        self.assertAlmostEqual(minrtt, (3000 * 10.0 + 1000 * 14.0) / 4000)
+
+    def test_reverse_reads_b(self):
+        self.assertIsNone(self.run_dir({"kind": "tcp", "reverse": True},
+                                       "ss-mid.txt").sender_rtt_ms())
+        run = self.run_dir({"kind": "tcp", "reverse": True}, "ss-b-mid.txt")
+        self.assertAlmostEqual(run.sender_rtt_ms()[0], 160.0)
+
+
 if __name__ == "__main__":
     unittest.main()
