@@ -106,6 +106,10 @@ DATA_COLS = ("eth1.rx_bytes", "eth2.rx_bytes")
 SHAPER_COLS = ("eth1.qdisc_bytes", "eth2.qdisc_bytes")
 DROP_COLS = ("eth1.qdisc_drops", "eth2.qdisc_drops")
 CPU_COLS = ("cpu.busy", "cpu.total")
+# a run whose busiest CPU was this busy (cpu_max_pct) may have been
+# limited by the guest's CPU: summary.md says so (performance.rst: on a
+# slower machine, mpip's use of the links fell as this rose past ~85 %)
+CPU_BOUND_PCT = 85.0
 STALL_FRACTION = 0.10
 SHIFT_FRACTION, SHIFT_SPAN = 0.80, 0.5
 
@@ -1290,6 +1294,11 @@ def mode_table(kind, modes):
         if m.get("sender_limited"):
             extra.append("%s: the sender reached only %s of %s Mbit/s (CPU-bound under "
                          "emulation?)" % (mo, fmt(m.get("sent_mbps")), fmt(m.get("offered_mbps"))))
+        cpu = m.get("cpu_max_pct_max", m.get("cpu_max_pct"))
+        if isinstance(cpu, (int, float)) and cpu >= CPU_BOUND_PCT:
+            extra.append("%s: the busiest guest CPU was %s %% busy (in its busiest run): "
+                         "the CPU under emulation, not the links, may have limited it"
+                         % (mo, fmt(cpu)))
         if m.get("sessions_ok") is False:
             extra.append("%s: fewer mpip sessions than flows when measured" % mo)
         if m.get("error"):

@@ -250,6 +250,9 @@ class SummaryTest(unittest.TestCase):
             row = [x for x in md.splitlines() if x.startswith("| busiest guest CPU")]
             self.assertEqual(len(row), 1, md)
             self.assertIn("93.5", row[0])
+            # mpip's CPU was the limit, MPTCP's (not sampled) was not said to be
+            self.assertIn("- mpip: the busiest guest CPU was 93.5 % busy", md)
+            self.assertNotIn("- mptcp: the busiest", md)
 
 
 class CpuTest(unittest.TestCase):
