@@ -34,6 +34,13 @@
 #     lo that gives a route an exception (its PMTU), and a datagram
 #     fragmented at it (reassembly looks up an inet_peer), so that they
 #     are set now;
+#   - the scheduler's tracepoints sched_switch, sched_wakeup and
+#     sched_wakeup_new (their static keys, and the static calls of their
+#     sites, which go from a direct call to the iterator at a second
+#     probe): starting the function tracer (test_netlink's hook_calls)
+#     registers a probe on each, to record the tasks' names, and a guest
+#     died in __schedule() that way: the three events enabled in two
+#     trace instances, mpip_tcg_keys1 and 2, whose buffers stay off;
 #   - packet timestamps (netstamp_needed_key: captures, scapy) and UDP
 #     encapsulation (udp_encap_needed_key: WireGuard, ESP in UDP): a
 #     process that holds a socket with SO_TIMESTAMP and one with UDP_ENCAP
@@ -69,6 +76,23 @@ nft_table() {
 	echo "}"
 }
 
+# sched_events: two probes on each tracepoint the function tracer's task
+# name recording uses, so that its own is a third (no key or call flips)
+sched_events() {
+	local t=/sys/kernel/tracing i e
+	mountpoint -q "$t" || mount -t tracefs nodev "$t" 2>/dev/null ||
+		{ echo "tcg-keys: no tracefs (scheduler tracepoints not set)" >&2; return 0; }
+	for i in 1 2; do
+		mkdir -p "$t/instances/mpip_tcg_keys$i" 2>/dev/null &&
+			echo 0 >"$t/instances/mpip_tcg_keys$i/tracing_on" ||
+			{ echo "tcg-keys: no trace instance (scheduler tracepoints not set)" >&2; return 0; }
+		for e in sched_switch sched_wakeup sched_wakeup_new; do
+			echo 1 >"$t/instances/mpip_tcg_keys$i/events/sched/$e/enable" ||
+				echo "tcg-keys: tracepoint $e not set" >&2
+		done
+	done
+}
+
 set_keys() {
 	local ip=(prerouting input forward output postrouting) fam
 	local -A hooks=([inet]="${ip[*]} ingress" [bridge]="${ip[*]}"
@@ -81,6 +105,7 @@ set_keys() {
 		nft_table "$fam" ${hooks[$fam]} | nft -f - 2>/dev/null ||
 			echo "tcg-keys: no nftables $fam table (hooks ${hooks[$fam]} not set)" >&2
 	done
+	sched_events
 	ip link set lo up
 	tc qdisc replace dev lo clsact || echo "tcg-keys: no clsact on lo" >&2
 	tc filter replace dev lo ingress pref 49152 matchall action pass ||
