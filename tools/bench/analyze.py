@@ -215,6 +215,19 @@ def load_json(path):
     return None
 
 
+def ss_sockets(text):
+    """(ends, line) for each line of socket details in `ss -tinH` output
+    TEXT, ends being the (local, peer) addresses of the socket line above
+    it, or None if that line had no such columns."""
+    ends = None
+    for line in text.splitlines():
+        if line.startswith((" ", "\t")):
+            yield ends, line
+            continue
+        f = line.split()
+        ends = (f[3], f[4]) if len(f) >= 5 else None
+
+
 def load_events(path):
     ev = {}
     try:
@@ -448,17 +461,14 @@ class Run:
         except OSError:
             return None
         port = ":%d" % int(self.meta.get("port", 5201))
-        ours = False
         srtt = minrtt = acked = 0.0
-        for line in text.splitlines():
-            if not line.startswith((" ", "\t")):
-                f = line.split()
-                ours = len(f) >= 5 and (f[3].endswith(port) or f[4].endswith(port))
+        for ends, line in ss_sockets(text):
+            if not ends or not any(e.endswith(port) for e in ends):
                 continue
             a = re.search(r"\bbytes_acked:(\d+)", line)
             r = re.search(r"\brtt:([0-9.]+)/", line)
             mr = re.search(r"\bminrtt:([0-9.]+)", line)
-            if ours and a and r and mr and int(a.group(1)) > 0:
+            if a and r and mr and int(a.group(1)) > 0:
                 w = int(a.group(1))
                 srtt += w * float(r.group(1))
                 minrtt += w * float(mr.group(1))
@@ -466,8 +476,12 @@ class Run:
         return (srtt / acked, minrtt / acked) if acked else None
 
     def _cpu_samples(self):
-        s = self.sa if self.sa and all(c in self.sa.v for c in CPU_COLS) else self.sb
-        return s if s and all(c in s.v for c in CPU_COLS) else None
+        """a's samples, or b's, whichever has the CPU columns (both
+        samplers read the same guest's /proc/stat)."""
+        for s in (self.sa, self.sb):
+            if s and all(c in s.v for c in CPU_COLS):
+                return s
+        return None
 
     def cpu_busy_pct(self, w):
         """The guest's CPU busy over window w, in % of all its CPUs (None:
@@ -829,12 +843,7 @@ class Run:
                 continue
             conns = {}
             sent = {}
-            cur = None
-            for line in text.splitlines():
-                if not line.startswith((" ", "\t")):
-                    f = line.split()
-                    cur = (f[3], f[4]) if len(f) >= 5 else None
-                    continue
+            for cur, line in ss_sockets(text):
                 b = re.search(r"bytes_sent:(\d+)", line)
                 # token:REMOTE(id:N)/LOCAL(id:N): the local token names
                 # the MPTCP connection
@@ -925,10 +934,9 @@ REP_DIR = re.compile(r"(rep|round)[0-9]+")
 REP_KEYS = ("aggregate_mbps", "aggregate_pct", "aggregate_rx_mbps", "aggregate_rx_pct",
             "link1_mbps", "link2_mbps", "link1_share_pct",
             "split_error_pts", "goodput_mbps", "goodput_pct", "iperf3_mbps", "iperf3_pct",
-            "retransmits", "retrans_pct", "dsack_segs", "shaper_drops", "cpu_busy_pct", "cpu_max_pct",
-            "sender_rtt_ms", "sender_minrtt_ms",
-            "tcp_iperf3_mbps",
-            "udp_pps")
+            "retransmits", "retrans_pct", "dsack_segs", "shaper_drops",
+            "cpu_busy_pct", "cpu_max_pct", "sender_rtt_ms", "sender_minrtt_ms",
+            "tcp_iperf3_mbps", "udp_pps")
 
 
 def holds_run(d):
