@@ -789,7 +789,12 @@ static unsigned int mpip_in_encap_split(struct mpip_net *mn,
 	struct sk_buff *segs, *seg, *next;
 	unsigned int verdict;
 
-	segs = skb_gso_segment(skb, 0);
+	/*
+	 * One a sender on this host made (encap_gso.c), over a veth, keeps
+	 * its checksums partial: trusted, as for a datagram that came alone.
+	 */
+	segs = skb_gso_segment(skb, skb->ip_summed == CHECKSUM_PARTIAL ?
+				    NETIF_F_SG | NETIF_F_HW_CSUM : 0);
 	if (IS_ERR_OR_NULL(segs)) {
 		mpip_inc(mn, MPIP_STAT_RX_ENCAP_BAD);
 		return NF_DROP;

@@ -1197,6 +1197,19 @@ int mpip_encap_pull(struct sk_buff *skb, struct mpip_rx *rx);
 int mpip_encap_pull_at(struct sk_buff *skb, struct mpip_rx *rx,
 		       unsigned int outer, __be16 sport);
 
+/* encap_gso.c: datagrams inside UDP sent as one UDP GSO packet */
+struct mpip_ebatch {
+	struct sk_buff *head;	/* the packet the others are copied behind */
+	struct page_frag pf;	/* where their payloads go */
+	unsigned int seg_len;	/* UDP payload of each segment but the last */
+	unsigned int segs;
+	bool closed;		/* a shorter segment came: it was the last */
+};
+
+bool mpip_ebatch_add(struct mpip_ebatch *b, struct sk_buff *skb);
+struct sk_buff *mpip_ebatch_take(struct mpip_ebatch *b);
+void mpip_ebatch_release(struct mpip_ebatch *b);
+
 /* ftcp.c: fake TCP connections of paths through NATs */
 bool mpip_ftcp_is(const struct sk_buff *skb, unsigned int ihl);
 int mpip_ftcp_pull(struct mpip_net *mn, struct sk_buff *skb,

@@ -859,6 +859,32 @@ static void mpip_out_session(struct mpip_net *mn, struct sk_buff *skb,
 	p->orig = mpip_path_find(p->node, iph->saddr, iph->daddr);
 }
 
+/* Send @skb (if any), a datagram or a batch of them (encap_gso.c). */
+static void mpip_out_batch_send(struct mpip_net *mn, struct sk_buff *skb,
+				const struct nf_hook_state *st)
+{
+	if (!skb)
+		return;
+	if (skb_is_gso(skb))
+		mpip_inc(mn, MPIP_STAT_TX_ENCAP_GSO);
+	mpip_out_next(mn, skb, st);
+}
+
+/*
+ * Segment @seg of a GSO packet, now a datagram inside UDP or fake TCP,
+ * goes in batch @b, or sends the batch it does not fit and heads the
+ * next, or goes on its own.
+ */
+static void mpip_out_batch(struct mpip_net *mn, struct mpip_ebatch *b,
+			   struct sk_buff *seg, const struct nf_hook_state *st)
+{
+	if (mpip_ebatch_add(b, seg))
+		return;
+	mpip_out_batch_send(mn, mpip_ebatch_take(b), st);
+	if (!mpip_ebatch_add(b, seg))
+		mpip_out_next(mn, seg, st);
+}
+
 /*
  * A GSO packet takes one path.  It stays whole with one CM where no
  * wire follows (gso.c); otherwise it is split here, in software, so that
@@ -870,9 +896,11 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 				      const struct nf_hook_state *st,
 				      const struct mpip_pkt *pk)
 {
+	struct mpip_ebatch b = {};
 	struct sk_buff *segs, *seg, *next;
 	struct mpip_path *path;
 	struct mpip_cm cm;
+	bool batch;
 
 	if (!mpip_out_fits(skb, skb_dst(skb), 0) && !mpip_out_wrapped(pk)) {
 		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
@@ -896,13 +924,21 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 	if (!segs)
 		return NF_DROP;
 
+	batch = READ_ONCE(mn->cfg.tx_gso) && mpip_out_encap(path) &&
+		!(cm.flags & MPIP_CM_F_ORIG);
 	skb_list_walk_safe(segs, seg, next) {
 		skb_mark_not_on_list(seg);
 		cm.timestamp_us = mpip_now_us();
 		if (mpip_out_finish(mn, seg, pk, path, &cm, false, 0))
 			kfree_skb(seg);
+		else if (batch)
+			mpip_out_batch(mn, &b, seg, st);
 		else
 			mpip_out_next(mn, seg, st);
+	}
+	if (batch) {
+		mpip_out_batch_send(mn, mpip_ebatch_take(&b), st);
+		mpip_ebatch_release(&b);
 	}
 	return NF_STOLEN;
 }

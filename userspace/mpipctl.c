@@ -112,6 +112,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_SESSION_RESYNC]	= "session_resync",
 	[MPIP_STAT_RX_PAIR_TAKEN]	= "rx_pair_taken",
 	[MPIP_STAT_TX_UNKNOWN]		= "tx_unknown",
+	[MPIP_STAT_TX_ENCAP_GSO]	= "tx_encap_gso",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

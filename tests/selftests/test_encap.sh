@@ -4,7 +4,8 @@
 # paths are up with ENCAP udp, and neither NAT-detected nor learned; a
 # 4 MiB TCP file each way (tx_gso 1 and 0) and 1000 UDP datagrams arrive
 # intact, both links carry data, and packets went inside UDP both ways,
-# none of them dropped as bad; datagrams that GRO merged at the receiver
+# none of them dropped as bad, as UDP GSO packets that the receiver split
+# with tx_gso 1 (one by one with 0); datagrams that GRO merged at the receiver
 # are split again.  Back to auto, after a flush, the paths
 # carry their packets as they are; with one link set to udp (mpipctl
 # link set dev eth2 nat udp), only the path from it goes inside UDP, and
@@ -57,9 +58,11 @@ t_paths_encap() {
 # transfer TAG: the file both ways and 1000 datagrams A -> B, intact, both
 # links of A carrying data, packets inside UDP at both ends, none bad
 transfer() {
-	local tag=$1 a1 a2 ta tb
+	local tag=$1 a1 a2 ta tb ga gb
 	ta=$(mpip_stat "$A" tx_encap)
 	tb=$(mpip_stat "$B" tx_encap)
+	ga=$(mpip_stat "$A" tx_encap_gso)
+	gb=$(mpip_stat "$B" rx_encap_gro)
 	a1=$(tx_bytes "$A" eth1)
 	a2=$(tx_bytes "$A" eth2)
 	tcp_send_file "$A" "$B" 10.1.1.2 5000 "$T/file" "$T/g.$tag"
@@ -69,7 +72,16 @@ transfer() {
 	udp_exchange "$A" "$B" 10.1.1.2 6000 1000 7000 200 || fail "$tag: datagrams lost"
 	a1=$(($(tx_bytes "$A" eth1) - a1))
 	a2=$(($(tx_bytes "$A" eth2) - a2))
-	echo "$tag: A sent eth1 $a1 B, eth2 $a2 B; inside UDP: A +$(($(mpip_stat "$A" tx_encap) - ta)), B +$(($(mpip_stat "$B" tx_encap) - tb))"
+	ga=$(($(mpip_stat "$A" tx_encap_gso) - ga))
+	gb=$(($(mpip_stat "$B" rx_encap_gro) - gb))
+	echo "$tag: A sent eth1 $a1 B, eth2 $a2 B; inside UDP: A +$(($(mpip_stat "$A" tx_encap) - ta)), B +$(($(mpip_stat "$B" tx_encap) - tb)); A sent $ga UDP GSO packets, B split $gb"
+	# tx_gso 1: the datagrams of A's TCP GSO packets leave as UDP GSO
+	# packets, which B splits; tx_gso 0: one by one
+	if [[ $tag == gso1 ]]; then
+		((ga > 0 && gb > 0)) || fail "$tag: A sent $ga UDP GSO packets, B split $gb"
+	else
+		((ga == 0)) || fail "$tag: A sent $ga UDP GSO packets with tx_gso 0"
+	fi
 	((a1 > 100000 && a2 > 100000)) || fail "$tag: A's data did not go over both links"
 	(($(mpip_stat "$A" tx_encap) > ta && $(mpip_stat "$B" tx_encap) > tb)) ||
 		fail "$tag: no packet inside UDP one way"
