@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mpip UDP GSO for encapsulated segments: the segments of a TCP GSO
- * packet that output.c split to go inside UDP, each with its own trailer,
- * leave the host as one UDP GSO packet (SKB_GSO_UDP_L4), each a segment
- * of it, as a UDP socket with UDP_SEGMENT sends its datagrams.
+ * mpip GSO for encapsulated segments: the segments of a TCP GSO packet
+ * that output.c split to go inside UDP, each with its own trailer, leave
+ * the host as one UDP GSO packet (SKB_GSO_UDP_L4), each a segment of it,
+ * as a UDP socket with UDP_SEGMENT sends its datagrams; those that go
+ * inside a fake TCP connection (ftcp.c), as one TCP GSO packet of it.
  *
  * Split one by one, each datagram takes its own pass through the rest of
  * the output path, the device, and every hop that forwards it: on a host
@@ -23,31 +24,73 @@
  */
 #include <linux/ip.h>
 #include <linux/skbuff.h>
+#include <linux/tcp.h>
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/sock.h>
 
 #include "mpip.h"
 
-/* UDP payload of @skb, an encapsulated datagram made by encap.c */
+/*
+ * Length of the outer header of @skb, a packet encap.c made: UDP, or a
+ * fake TCP data segment (ftcp.c: no options).
+ */
+static unsigned int mpip_ebatch_hdr_len(const struct sk_buff *skb)
+{
+	return ip_hdr(skb)->protocol == IPPROTO_UDP ? sizeof(struct udphdr) :
+						      MPIP_FTCP_HDR_LEN;
+}
+
+/* What @skb carries behind its outer header: shim, packet, trailer */
 static unsigned int mpip_ebatch_payload(const struct sk_buff *skb)
 {
-	return skb->len - ip_hdrlen(skb) - sizeof(struct udphdr);
+	return skb->len - ip_hdrlen(skb) - mpip_ebatch_hdr_len(skb);
 }
 
 /*
- * May @skb go in a batch?  A UDP datagram with its checksum left to the
- * device (encap.c), neither GSO nor fragmented on the way, and not
- * fragmented by the route: GSO cannot cut fragments.
+ * May @skb go in a batch?  A UDP datagram, or a fake TCP data segment,
+ * from our control port, with its checksum left to the device (encap.c), neither GSO nor
+ * fragmented on the way, and not fragmented by the route: GSO cannot
+ * cut fragments.
  */
 static bool mpip_ebatch_fits(const struct sk_buff *skb)
 {
 	const struct iphdr *iph = ip_hdr(skb);
 
-	return iph->protocol == IPPROTO_UDP &&
-	       skb->ip_summed == CHECKSUM_PARTIAL && !skb_is_gso(skb) &&
+	if (iph->protocol == IPPROTO_UDP) {
+		if (udp_hdr(skb)->source != htons(MPIP_CTRL_PORT))
+			return false;
+	} else if (iph->protocol != IPPROTO_TCP ||
+		   tcp_hdr(skb)->source != htons(MPIP_CTRL_PORT) ||
+		   tcp_hdr(skb)->doff * 4 != MPIP_FTCP_HDR_LEN) {
+		return false;
+	}
+	return skb->ip_summed == CHECKSUM_PARTIAL && !skb_is_gso(skb) &&
 	       !skb_has_frag_list(skb) && (iph->frag_off & htons(IP_DF)) &&
 	       skb->len <= dst_mtu(skb_dst(skb));
+}
+
+/*
+ * Does @skb continue the batch of @head as TCP segmentation would cut
+ * it?  The same outer protocol; for fake TCP, the next sequence number
+ * and the same acknowledgment, flags and window (tcp_gso_segment() copies
+ * the head's header onto each segment and moves only the sequence
+ * number; PSH stays on the last segment only, which the peer ignores).
+ */
+static bool mpip_ebatch_follows(const struct sk_buff *head,
+				const struct sk_buff *skb)
+{
+	const struct tcphdr *h, *t;
+
+	if (ip_hdr(skb)->protocol != ip_hdr(head)->protocol)
+		return false;
+	if (ip_hdr(skb)->protocol == IPPROTO_UDP)
+		return true;
+	h = tcp_hdr(head);
+	t = tcp_hdr(skb);
+	return ntohl(t->seq) == ntohl(h->seq) + mpip_ebatch_payload(head) &&
+	       t->ack_seq == h->ack_seq && tcp_flag_word(t) == tcp_flag_word(h) &&
+	       t->window == h->window;
 }
 
 /* Start batch @b with @skb, which it then owns, if @skb may head one. */
@@ -130,6 +173,7 @@ bool mpip_ebatch_add(struct mpip_ebatch *b, struct sk_buff *skb)
 	if (!b->head)
 		return mpip_ebatch_start(b, skb);
 	if (b->closed || len > b->seg_len || !mpip_ebatch_fits(skb) ||
+	    !mpip_ebatch_follows(b->head, skb) ||
 	    b->head->len + len > IP_MAX_MTU || !mpip_ebatch_copy(b, skb, len))
 		return false;
 	b->segs++;
@@ -139,34 +183,53 @@ bool mpip_ebatch_add(struct mpip_ebatch *b, struct sk_buff *skb)
 	return true;
 }
 
+/* The outer header of GSO packet @skb, a UDP datagram, covers it all. */
+static void mpip_ebatch_udp(struct sk_buff *skb, unsigned int len)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+	struct udphdr *uh = udp_hdr(skb);
+
+	uh->len = htons(len);
+	uh->check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, len,
+				       IPPROTO_UDP, 0);
+	skb_shinfo(skb)->gso_type = SKB_GSO_UDP_L4;
+}
+
+/* Likewise for a fake TCP segment: no length field, only its checksum. */
+static void mpip_ebatch_tcp(struct sk_buff *skb, unsigned int len)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+
+	tcp_hdr(skb)->check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, len,
+						 IPPROTO_TCP, 0);
+	skb_shinfo(skb)->gso_type = SKB_GSO_TCPV4;
+}
+
 /*
  * Take the packet of batch @b, now empty: its head, as it came if it
- * took no segments, else made a UDP GSO packet of them.  NULL if @b had
- * none.  The checksum stays the device's to fill in, now per segment.
+ * took no segments, else made a UDP or TCP GSO packet of them.  NULL if
+ * @b had none.  The checksum stays the device's to fill in, now per
+ * segment.
  */
 struct sk_buff *mpip_ebatch_take(struct mpip_ebatch *b)
 {
 	struct sk_buff *skb = b->head;
-	struct skb_shared_info *si;
-	unsigned int ulen;
+	unsigned int len;
 	struct iphdr *iph;
-	struct udphdr *uh;
 
 	b->head = NULL;
 	if (!skb || b->segs < 2)
 		return skb;
 	iph = ip_hdr(skb);
-	ulen = skb->len - ip_hdrlen(skb);
 	iph->tot_len = htons(skb->len);
 	ip_send_check(iph);
-	uh = udp_hdr(skb);
-	uh->len = htons(ulen);
-	uh->check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, ulen,
-				       IPPROTO_UDP, 0);
-	si = skb_shinfo(skb);
-	si->gso_size = b->seg_len;
-	si->gso_type = SKB_GSO_UDP_L4;
-	si->gso_segs = b->segs;
+	len = skb->len - ip_hdrlen(skb);
+	if (iph->protocol == IPPROTO_UDP)
+		mpip_ebatch_udp(skb, len);
+	else
+		mpip_ebatch_tcp(skb, len);
+	skb_shinfo(skb)->gso_size = b->seg_len;
+	skb_shinfo(skb)->gso_segs = b->segs;
 	return skb;
 }
 

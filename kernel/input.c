@@ -777,10 +777,12 @@ static unsigned int mpip_in_packet(struct mpip_net *mn, struct sk_buff *skb,
 /*
  * Datagrams to our control port that GRO merged into one (a receiver
  * with rx-udp-gro-forwarding or rx-gro-list on takes them for forwarded
- * ones, since no socket is bound to the port): each carries a packet of
- * its own.  Split them again; each goes through the hook, and on, as if
- * it had come alone.  Returns NF_STOLEN, or NF_DROP if they cannot be
- * split.
+ * ones, since no socket is bound to the port), or that a sender on this
+ * host sent as one GSO packet (encap_gso.c), as it sends segments of a
+ * fake TCP connection to it: each carries a packet of its own.  (GRO
+ * does not merge those segments: each has PSH set.)  Split them again; each goes through the
+ * hook, and on, as if it had come alone.  Returns NF_STOLEN, or NF_DROP
+ * if they cannot be split.
  */
 static unsigned int mpip_in_encap_split(struct mpip_net *mn,
 					struct sk_buff *skb,
@@ -850,9 +852,12 @@ static unsigned int mpip_in_packet(struct mpip_net *mn, struct sk_buff *skb,
 	}
 	if (unlikely(ip_hdr(skb)->protocol == IPPROTO_TCP &&
 		     mpip_ftcp_is(skb, ip_hdrlen(skb)) &&
-		     mpip_in_is_local(state->net, skb)))
+		     mpip_in_is_local(state->net, skb))) {
+		if (skb_is_gso(skb))
+			return mpip_in_encap_split(mn, skb, state);
 		return mpip_in_encap(mn, skb, &rx, state->okfn,
 				     mpip_ftcp_pull(mn, skb, &rx));
+	}
 	if (!mpip_in_find_cm(skb, &rx))
 		return NF_ACCEPT;
 	/* A peer that does not authenticate its CMs is not one. */

@@ -779,8 +779,9 @@ enum mpip_path_attr {
  *	packet came under a session ID we know no session of (we lost it)
  *	and was dropped; at most one per ID every 100 ms, 10 a second per
  *	node with a burst of 32
- * @MPIP_STAT_TX_ENCAP_GSO: UDP GSO packets sent, each of the datagrams
- *	inside UDP that one TCP GSO packet was split into (tx_gso on)
+ * @MPIP_STAT_TX_ENCAP_GSO: UDP or TCP GSO packets sent, each of the
+ *	datagrams inside UDP, or fake TCP segments, that one TCP GSO packet
+ *	was split into (tx_gso on)
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -890,7 +891,8 @@ enum mpip_stat {
  *	by 1/2^shift of the difference (0..10, default 3)
  * @MPIP_CFG_TX_GSO: 1 to send a GSO packet whole, with one CM, where
  *	its route reaches the peer's stack without a wire (a veth), and the
- *	datagrams inside UDP it is split into as one UDP GSO packet; 0 to
+ *	datagrams inside UDP (fake TCP) it is split into as one UDP (TCP)
+ *	GSO packet; 0 to
  *	split every GSO packet in software and send its segments one by one
  *	(0..1, default 1)
  * @MPIP_CFG_REORDER: 1 to hold out-of-order TCP segments from MPIP peers in

@@ -34,7 +34,8 @@
 #   the first authenticated packet inside them; then TCP both ways is
 #   byte-exact over both links, its packets cross the NATs as TCP to or
 #   from port 19792 (captured at the internet router), nothing INVALID,
-#   nothing leaks.  R then forges 32 RSTs (unknown sequence numbers),
+#   nothing leaks; the segments of a TCP GSO packet leave B as one TCP
+#   GSO packet of its fake connection, which A splits.  R then forges 32 RSTs (unknown sequence numbers),
 #   32 SYN-ACKs and 32 bare ACKs to B on each fake TCP connection: B
 #   answers none, no connection closes or opens again, TCP both ways
 #   still intact inside fake TCP alone.  32 forged SYNs on each and
@@ -529,13 +530,15 @@ ftcp_all_open() {
 ftcp_brief() {
 	mpip_paths "$A" | jq -c '[.[] | {saddr, daddr, state, verified, encap, tx_pkts}]'
 	mpip_paths "$B" | jq -c '[.[] | select(.learned) | {saddr, daddr, dport, state, encap, tx_pkts}]'
-	mpipctl_in "$A" -j stats | jq -c '{ftcp_ctrl, ftcp_open, tx_encap, rx_encap, rx_encap_bad}'
-	mpipctl_in "$B" -j stats | jq -c '{ftcp_ctrl, ftcp_open, tx_encap, rx_encap, rx_encap_bad}'
+	mpipctl_in "$A" -j stats | jq -c '{ftcp_ctrl, ftcp_open, tx_encap, rx_encap, rx_encap_bad, tx_gso_split, tx_encap_gso, rx_encap_gro, tx_encap_frag}'
+	mpipctl_in "$B" -j stats | jq -c '{ftcp_ctrl, ftcp_open, tx_encap, rx_encap, rx_encap_bad, tx_gso_split, tx_encap_gso, rx_encap_gro, tx_encap_frag}'
 }
 
 t_ftcp() {
-	local n min
+	local n min ga gb
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	gb=$(mpip_stat "$B" tx_encap_gso)
+	ga=$(mpip_stat "$A" rx_encap_gro)
 	capture_start "$R" w1 ftcp1 'tcp port 19792'
 	capture_start "$R" w2 ftcp2 'tcp port 19792'
 	both_links ftcp 5040
@@ -544,6 +547,15 @@ t_ftcp() {
 	n=$(($(capture_packets ftcp1) + $(capture_packets ftcp2)))
 	echo "packets of fake TCP connections at the internet router: $n"
 	ftcp_brief
+	# tx_gso 1: B's segments of a TCP GSO packet left as one TCP GSO
+	# packet of its fake connection, which veths and routers passed on
+	# whole and A split.  (A's own segments are too big for the path
+	# here, and go fragmented: B, in nat_mode auto, left room in its
+	# MSS for UDP only.)
+	gb=$(($(mpip_stat "$B" tx_encap_gso) - gb))
+	ga=$(($(mpip_stat "$A" rx_encap_gro) - ga))
+	echo "B sent $gb GSO packets of fake TCP segments, A split $ga"
+	((ga > 0 && gb > 0)) || fail "B sent $gb GSO packets of fake TCP segments, A split $ga"
 	# a third of the data segments of the file both ways (965 for the
 	# 2 MiB file; the debug kernel's is an eighth of it, random_file)
 	min=$(($(stat -c %s "$T/f") * 2 / 1448 / 3))
