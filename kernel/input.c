@@ -775,6 +775,33 @@ static unsigned int mpip_in_packet(struct mpip_net *mn, struct sk_buff *skb,
 				   const struct nf_hook_state *state);
 
 /*
+ * A SYN or SYN-ACK to us while our paths may go inside fake TCP: its MSS
+ * is lowered by what fake TCP adds beyond UDP.  A peer in nat_mode auto
+ * or udp left room in it for UDP only (mpip_links_encap_room() on its
+ * side, when it sent the SYN), and takes up our fake TCP connections
+ * all the same: our segments to it would be too big for the path and go
+ * fragmented (tx_encap_frag).  (A peer in faketcp left the room already:
+ * then our segments are 12 bytes shorter than they could be.)
+ */
+static void mpip_in_syn_room(struct mpip_net *mn, struct sk_buff *skb,
+			     struct net *net)
+{
+	unsigned int ihl = ip_hdrlen(skb);
+	const struct tcphdr *th;
+	struct tcphdr _th;
+
+	if (mpip_links_encap_room(mn) != MPIP_FTCP_ENCAP_LEN)
+		return;
+	th = skb_header_pointer(skb, ihl, sizeof(_th), &_th);
+	if (!th || !th->syn || th->rst || th->doff * 4 <= sizeof(*th) ||
+	    !mpip_in_is_local(net, skb))
+		return;
+	if (mpip_rewrite_mss(skb, ihl + th->doff * 4,
+			     MPIP_FTCP_ENCAP_LEN - MPIP_ENCAP_LEN))
+		mpip_inc(mn, MPIP_STAT_MSS_CLAMPED);
+}
+
+/*
  * Datagrams to our control port that GRO merged into one (a receiver
  * with rx-udp-gro-forwarding or rx-gro-list on takes them for forwarded
  * ones, since no socket is bound to the port), or that a sender on this
@@ -858,6 +885,8 @@ static unsigned int mpip_in_packet(struct mpip_net *mn, struct sk_buff *skb,
 		return mpip_in_encap(mn, skb, &rx, state->okfn,
 				     mpip_ftcp_pull(mn, skb, &rx));
 	}
+	if (ip_hdr(skb)->protocol == IPPROTO_TCP)
+		mpip_in_syn_room(mn, skb, state->net);
 	if (!mpip_in_find_cm(skb, &rx))
 		return NF_ACCEPT;
 	/* A peer that does not authenticate its CMs is not one. */

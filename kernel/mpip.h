@@ -1116,6 +1116,8 @@ void mpip_reorder_release(struct mpip_session *s);
 /* rewrite.c */
 int mpip_rewrite_addrs(struct sk_buff *skb, __be32 saddr, __be32 daddr);
 int mpip_rewrite_ports(struct sk_buff *skb, __be16 sport, __be16 dport);
+bool mpip_rewrite_mss(struct sk_buff *skb, unsigned int end,
+		      unsigned int room);
 
 /* A local address and the interface that owns it. */
 struct mpip_laddr {

@@ -98,41 +98,13 @@ static bool mpip_out_syn_legacy(struct mpip_net *mn,
 static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 			   const struct mpip_pkt *p)
 {
-	unsigned int off, end = p->ihl + p->thl, room = MPIP_DATA_CM_LEN;
-	struct tcphdr *th;
-	u8 *opt;
-	u16 mss;
+	unsigned int room = MPIP_DATA_CM_LEN;
 
 	if (mpip_out_syn_legacy(mn, p))
 		return;
 	room += mpip_links_encap_room(mn);
-	if (skb_ensure_writable(skb, end))
-		return;
-	th = (struct tcphdr *)(skb_network_header(skb) + p->ihl);
-	opt = (u8 *)th;
-
-	for (off = sizeof(*th); off < p->thl;) {
-		if (opt[off] == TCPOPT_EOL)
-			return;
-		if (opt[off] == TCPOPT_NOP) {
-			off++;
-			continue;
-		}
-		if (off + 1 >= p->thl || opt[off + 1] < 2 ||
-		    off + opt[off + 1] > p->thl)
-			return;
-		if (opt[off] == TCPOPT_MSS && opt[off + 1] == TCPOLEN_MSS) {
-			mss = get_unaligned_be16(opt + off + 2);
-			if (mss <= TCP_MIN_MSS + room)
-				return;
-			put_unaligned_be16(mss - room, opt + off + 2);
-			inet_proto_csum_replace2(&th->check, skb, htons(mss),
-						 htons(mss - room), false);
-			mpip_inc(mn, MPIP_STAT_MSS_CLAMPED);
-			return;
-		}
-		off += opt[off + 1];
-	}
+	if (mpip_rewrite_mss(skb, p->ihl + p->thl, room))
+		mpip_inc(mn, MPIP_STAT_MSS_CLAMPED);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <linux/udp.h>
 #include <net/checksum.h>
 #include <net/ip.h>
+#include <net/tcp.h>
 
 #include "mpip.h"
 
@@ -89,4 +90,47 @@ int mpip_rewrite_ports(struct sk_buff *skb, __be16 sport, __be16 dport)
 	ports[0] = sport;
 	ports[1] = dport;
 	return 0;
+}
+
+/*
+ * Lower the MSS option of TCP SYN @skb, whose headers end at @end, by
+ * @room, unless that would take it to TCP_MIN_MSS or below.  The
+ * checksum is updated; the sum over the segment does not change, so a
+ * complete one (CHECKSUM_COMPLETE) stays valid.  True if it was lowered.
+ */
+bool mpip_rewrite_mss(struct sk_buff *skb, unsigned int end,
+		      unsigned int room)
+{
+	unsigned int off, thl = end - ip_hdrlen(skb);
+	struct tcphdr *th;
+	u8 *opt;
+	u16 mss;
+
+	if (skb_ensure_writable(skb, end))
+		return false;
+	th = (struct tcphdr *)(skb_network_header(skb) + ip_hdrlen(skb));
+	opt = (u8 *)th;
+
+	for (off = sizeof(*th); off < thl;) {
+		if (opt[off] == TCPOPT_EOL)
+			return false;
+		if (opt[off] == TCPOPT_NOP) {
+			off++;
+			continue;
+		}
+		if (off + 1 >= thl || opt[off + 1] < 2 ||
+		    off + opt[off + 1] > thl)
+			return false;
+		if (opt[off] == TCPOPT_MSS && opt[off + 1] == TCPOLEN_MSS) {
+			mss = get_unaligned_be16(opt + off + 2);
+			if (mss <= TCP_MIN_MSS + room)
+				return false;
+			put_unaligned_be16(mss - room, opt + off + 2);
+			inet_proto_csum_replace2(&th->check, skb, htons(mss),
+						 htons(mss - room), false);
+			return true;
+		}
+		off += opt[off + 1];
+	}
+	return false;
 }

@@ -642,7 +642,8 @@ enum mpip_path_attr {
  * @MPIP_STAT_PEER_LOST: available peers downgraded to probing because they
  *	left an MPIP packet that wants an answer unanswered, or sent nothing
  *	while no path to them was up, for peer_timeout_ms
- * @MPIP_STAT_MSS_CLAMPED: outgoing SYNs whose MSS option was reduced
+ * @MPIP_STAT_MSS_CLAMPED: outgoing SYNs whose MSS option was reduced,
+ *	and, where paths may go inside fake TCP, incoming ones
  * @MPIP_STAT_TX_GSO_SPLIT: GSO packets split in software to carry trailers
  * @MPIP_STAT_TX_NO_ROOM: packets sent without a trailer because it would
  *	not fit in the route MTU

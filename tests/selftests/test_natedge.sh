@@ -34,8 +34,11 @@
 #   the first authenticated packet inside them; then TCP both ways is
 #   byte-exact over both links, its packets cross the NATs as TCP to or
 #   from port 19792 (captured at the internet router), nothing INVALID,
-#   nothing leaks; the segments of a TCP GSO packet leave B as one TCP
-#   GSO packet of its fake connection, which A splits.  R then forges 32 RSTs (unknown sequence numbers),
+#   nothing leaks; A sends no packet too big for the path (it lowered
+#   the MSS of B's SYN-ACKs, which left room for UDP only: B is in
+#   nat_mode auto); the segments of a TCP GSO packet leave each host as
+#   one TCP GSO packet of its fake connection, which the other splits.
+#   R then forges 32 RSTs (unknown sequence numbers),
 #   32 SYN-ACKs and 32 bare ACKs to B on each fake TCP connection: B
 #   answers none, no connection closes or opens again, TCP both ways
 #   still intact inside fake TCP alone.  32 forged SYNs on each and
@@ -535,10 +538,14 @@ ftcp_brief() {
 }
 
 t_ftcp() {
-	local n min ga gb
+	local n min fa h o
+	local -A sent split
 	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
-	gb=$(mpip_stat "$B" tx_encap_gso)
-	ga=$(mpip_stat "$A" rx_encap_gro)
+	fa=$(mpip_stat "$A" tx_encap_frag)
+	for h in A B; do
+		sent[$h]=$(mpip_stat "${!h}" tx_encap_gso)
+		split[$h]=$(mpip_stat "${!h}" rx_encap_gro)
+	done
 	capture_start "$R" w1 ftcp1 'tcp port 19792'
 	capture_start "$R" w2 ftcp2 'tcp port 19792'
 	both_links ftcp 5040
@@ -547,15 +554,25 @@ t_ftcp() {
 	n=$(($(capture_packets ftcp1) + $(capture_packets ftcp2)))
 	echo "packets of fake TCP connections at the internet router: $n"
 	ftcp_brief
-	# tx_gso 1: B's segments of a TCP GSO packet left as one TCP GSO
-	# packet of its fake connection, which veths and routers passed on
-	# whole and A split.  (A's own segments are too big for the path
-	# here, and go fragmented: B, in nat_mode auto, left room in its
-	# MSS for UDP only.)
-	gb=$(($(mpip_stat "$B" tx_encap_gso) - gb))
-	ga=$(($(mpip_stat "$A" rx_encap_gro) - ga))
-	echo "B sent $gb GSO packets of fake TCP segments, A split $ga"
-	((ga > 0 && gb > 0)) || fail "B sent $gb GSO packets of fake TCP segments, A split $ga"
+	# A's segments fit the path inside fake TCP: B, in nat_mode auto,
+	# left room in the MSS of its SYN-ACKs for UDP only, and A lowered
+	# it by what fake TCP adds beyond.  (Before: A sent half its packets
+	# to B fragmented.)
+	fa=$(($(mpip_stat "$A" tx_encap_frag) - fa))
+	echo "A sent $fa packets inside fake TCP too big for the path"
+	((fa == 0)) || fail "A sent $fa packets inside fake TCP too big for the path"
+	# tx_gso 1: each host's segments of a TCP GSO packet left as one TCP
+	# GSO packet of its fake connection, which veths and routers passed
+	# on whole and the other host split
+	for h in A B; do
+		o=B
+		[[ $h == B ]] && o=A
+		sent[$h]=$(($(mpip_stat "${!h}" tx_encap_gso) - sent[$h]))
+		split[$o]=$(($(mpip_stat "${!o}" rx_encap_gro) - split[$o]))
+		echo "$h sent ${sent[$h]} GSO packets of fake TCP segments, $o split ${split[$o]}"
+		((sent[$h] > 0 && split[$o] > 0)) ||
+			fail "$h sent ${sent[$h]} GSO packets of fake TCP segments, $o split ${split[$o]}"
+	done
 	# a third of the data segments of the file both ways (965 for the
 	# 2 MiB file; the debug kernel's is an eighth of it, random_file)
 	min=$(($(stat -c %s "$T/f") * 2 / 1448 / 3))
