@@ -16,9 +16,9 @@
  * (input.c, as GRO's merged datagrams).  Middleboxes on a wire never see
  * the difference.
  *
- * The first datagram becomes the GSO packet: the UDP payloads of the
- * others (shim, inner segment, trailer) are copied behind its own, into
- * pages of its own.  Only datagrams of equal size can be segments, the
+ * The first datagram becomes the GSO packet: the payloads of the others
+ * (shim, inner segment, trailer) are copied behind its own, into pages
+ * of its own.  Only datagrams of equal size can be segments, the
  * last may be shorter; each must fit the route's MTU whole.  A datagram
  * that does not fit the batch closes it and starts the next.
  */
@@ -49,9 +49,9 @@ static unsigned int mpip_ebatch_payload(const struct sk_buff *skb)
 
 /*
  * May @skb go in a batch?  A UDP datagram, or a fake TCP data segment,
- * from our control port, with its checksum left to the device (encap.c), neither GSO nor
- * fragmented on the way, and not fragmented by the route: GSO cannot
- * cut fragments.
+ * from our control port, with its checksum left to the device
+ * (encap.c), neither GSO nor fragmented on the way, and not fragmented
+ * by the route: GSO cannot cut fragments.
  */
 static bool mpip_ebatch_fits(const struct sk_buff *skb)
 {
@@ -88,15 +88,19 @@ static bool mpip_ebatch_follows(const struct sk_buff *head,
 		return true;
 	h = tcp_hdr(head);
 	t = tcp_hdr(skb);
+	/* tcp_flag_word(): header length, flags and window */
 	return ntohl(t->seq) == ntohl(h->seq) + mpip_ebatch_payload(head) &&
-	       t->ack_seq == h->ack_seq && tcp_flag_word(t) == tcp_flag_word(h) &&
-	       t->window == h->window;
+	       t->ack_seq == h->ack_seq && tcp_flag_word(t) == tcp_flag_word(h);
 }
 
-/* Start batch @b with @skb, which it then owns, if @skb may head one. */
+/*
+ * Start batch @b with @skb, which it then owns, if @skb may head one: not
+ * a clone, and not a zerocopy packet, whose pages are the sender's (and
+ * may be freed as such: our own must not go among them).
+ */
 static bool mpip_ebatch_start(struct mpip_ebatch *b, struct sk_buff *skb)
 {
-	if (!mpip_ebatch_fits(skb) || skb_cloned(skb))
+	if (!mpip_ebatch_fits(skb) || skb_cloned(skb) || skb_zcopy(skb))
 		return false;
 	b->head = skb;
 	b->seg_len = mpip_ebatch_payload(skb);
@@ -106,7 +110,7 @@ static bool mpip_ebatch_start(struct mpip_ebatch *b, struct sk_buff *skb)
 }
 
 /*
- * Copy the UDP payload of @skb, @len bytes, behind that of @b's head, in
+ * Copy the payload of @skb, @len bytes, behind that of @b's head, in
  * pages of the batch's own: the last fragment grows while it can, else
  * the head gets one more.  False if it cannot take them (no memory,
  * fragments full); the head is then unchanged.
