@@ -85,12 +85,15 @@
  * seen.  The bitmap is a ring of MPIP_REPLAY_WORDS words (a power of two)
  * of which one is the word being filled, as in WireGuard.
  *
- * 960 counters, not IPsec's 32 or 64: one counter serves all paths of a
+ * 8128 counters, not IPsec's 32 or 64: one counter serves all paths of a
  * direction, and paths of different delay reorder CMs by the packets sent
- * during the delay difference (at 40 Mbit/s of 1500-byte packets, 960 are
- * 288 ms).  136 bytes per peer.
+ * during the delay difference.  A CM further behind than that is lost to
+ * its flow; at 60 Mbit/s of 1500-byte packets, 8128 are 1.6 s of the
+ * slower path's lag, at 1 Gbit/s 98 ms.  (960 counters, 190 ms at 60
+ * Mbit/s, were less than the queues of the NAT lab's links: every CM of
+ * the slower paths then failed for a while.)  1 KiB per peer.
  */
-#define MPIP_REPLAY_WORDS	16
+#define MPIP_REPLAY_WORDS	128
 #define MPIP_REPLAY_WINDOW	((MPIP_REPLAY_WORDS - 1) * 64)
 
 /*
