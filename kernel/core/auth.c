@@ -344,6 +344,27 @@ static int auth_fresh(const struct mpip_replay *win, u64 c, u64 *ctr)
 	return ret;
 }
 
+/*
+ * Counter @c failed its MAC.  If it lies 2^31 or more ahead of the
+ * window's newest, which its low half below the window's bottom made it
+ * (mpip_replay_infer()), it may be a CM the peer did send from behind the
+ * window instead, 2^32 lower: a path that lags the others by more
+ * counters than the window holds brings those.  Then it is old, not
+ * forged.  One more MAC, only for such a low half.
+ */
+static int auth_behind(const struct mpip_auth_key *key,
+		       const struct mpip_replay *win, const struct mpip_cm *cm,
+		       u64 c, const struct mpip_auth_ctx *ctx, const u8 *blk,
+		       unsigned int len)
+{
+	if (c <= win->top || c - win->top < 1ULL << 31)
+		return MPIP_AUTH_E_MAC;
+	c -= 1ULL << 32;
+	if (!c || mpip_auth_mac_ok(key, cm, c, ctx, blk, len))
+		return MPIP_AUTH_E_MAC;
+	return MPIP_AUTH_E_OLD;
+}
+
 /**
  * mpip_auth_check() - verify a received CM, without changing any state
  * @key: the receiver's rx MAC key for the peer
@@ -359,9 +380,11 @@ static int auth_fresh(const struct mpip_replay *win, u64 c, u64 *ctr)
  * may let go on as plain IP would deliver it.  A CM that only claims a
  * counter seen before, or one that no counter of this pair can have,
  * fails as MPIP_AUTH_E_MAC: anyone who saw one CM knows such a counter.
- * On success the caller commits @ctr with mpip_replay_commit() (under the
- * window's lock; the commit checks the window again, so of two copies
- * checked at once only one gets through).
+ * A genuine CM from behind the window is MPIP_AUTH_E_OLD, although its
+ * low half reads as one 2^32 ahead (auth_behind()).  On success the
+ * caller commits @ctr with mpip_replay_commit() (under the window's lock;
+ * the commit checks the window again, so of two copies checked at once
+ * only one gets through).
  *
  * Return: 0, or a negative enum mpip_auth_err.
  */
@@ -379,6 +402,8 @@ int mpip_auth_check(const struct mpip_auth_key *key,
 	if (ret)
 		return ret;
 	ret = mpip_auth_mac_ok(key, cm, c, ctx, blk, len);
+	if (ret == MPIP_AUTH_E_MAC)
+		return auth_behind(key, win, cm, c, ctx, blk, len);
 	if (ret)
 		return ret;
 	return auth_fresh(win, c, ctr);
