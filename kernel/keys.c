@@ -54,20 +54,30 @@ int mpip_key_new(struct mpip_net *mn, u64 *key)
 	return -EEXIST;
 }
 
-/* The keys of the pair (@lkey, @rkey), or NULL (no memory, bad keys). */
-struct mpip_keys *mpip_keys_make(u64 lkey, u64 rkey)
+/* The keys of a pair with the peer's key @rkey and derived keys @ap. */
+static struct mpip_keys *mpip_keys_alloc(const struct mpip_auth_peer *ap,
+					 u64 rkey)
 {
 	struct mpip_keys *k = kzalloc(sizeof(*k), GFP_ATOMIC);
 
 	if (!k)
 		return NULL;
-	if (mpip_auth_derive(&k->ap, lkey, rkey)) {
-		kfree(k);
-		return NULL;
-	}
+	k->ap = *ap;
 	k->rkey = rkey;
 	spin_lock_init(&k->lock);
 	mpip_replay_init(&k->win);
+	return k;
+}
+
+/* The keys of the pair (@lkey, @rkey), or NULL (no memory, bad keys). */
+struct mpip_keys *mpip_keys_make(u64 lkey, u64 rkey)
+{
+	struct mpip_auth_peer ap;
+	struct mpip_keys *k = NULL;
+
+	if (!mpip_auth_derive(&ap, lkey, rkey))
+		k = mpip_keys_alloc(&ap, rkey);
+	memzero_explicit(&ap, sizeof(ap));
 	return k;
 }
 
@@ -179,14 +189,14 @@ static bool mpip_cm_hs_fields(const struct mpip_cm2 *c2, u64 *key, u64 *ctr)
 	return *key && *ctr;
 }
 
-/* Does @c2's MAC verify under @k with counter @ctr? */
-static bool mpip_cm_mac_ok(const struct mpip_keys *k,
+/* Does @c2's MAC verify under the keys @ap with counter @ctr? */
+static bool mpip_cm_mac_ok(const struct mpip_auth_peer *ap,
 			   const struct mpip_cm2 *c2, u8 proto, u64 ctr)
 {
 	struct mpip_auth_ctx ctx;
 
 	mpip_cm2_auth_ctx(c2, proto, &ctx);
-	return !mpip_auth_mac_ok(&k->ap.rx, &c2->cm, ctr, &ctx, c2->auth,
+	return !mpip_auth_mac_ok(&ap->rx, &c2->cm, ctr, &ctx, c2->auth,
 				 sizeof(c2->auth));
 }
 
@@ -301,6 +311,29 @@ static struct mpip_node *mpip_rkey_holder(struct mpip_net *mn,
 }
 
 /*
+ * The keys of the pair (ours of @n, @rkey), made only once the CM of @rx
+ * verified under them with counter @ctr: a handshake CM under a key that
+ * no peer of ours holds costs no allocation.  NULL if not, with *@err
+ * MPIP_AUTH_E_MAC or -ENOMEM.
+ */
+static struct mpip_keys *mpip_cm_hs_keys(const struct mpip_node *n,
+					 const struct mpip_rx *rx, u64 rkey,
+					 u64 ctr, int *err)
+{
+	struct mpip_keys *nk = NULL;
+	struct mpip_auth_peer ap;
+
+	*err = MPIP_AUTH_E_MAC;
+	if (!mpip_auth_derive(&ap, n->lkey, rkey) &&
+	    mpip_cm_mac_ok(&ap, &rx->c2, rx->proto, ctr)) {
+		nk = mpip_keys_alloc(&ap, rkey);
+		*err = nk ? 0 : -ENOMEM;
+	}
+	memzero_explicit(&ap, sizeof(ap));
+	return nk;
+}
+
+/*
  * A handshake CM for our node @n, whose installed keys are @k (or none):
  * the sender's key is @rkey and the counter @ctr.  Verified under the
  * installed keys if the key is the same, else under the pair (ours,
@@ -314,17 +347,13 @@ static int mpip_cm_open_hs(struct mpip_net *mn, struct mpip_node *n,
 	int err;
 
 	if (k && k->rkey == rkey) {
-		if (!mpip_cm_mac_ok(k, &rx->c2, rx->proto, ctr))
+		if (!mpip_cm_mac_ok(&k->ap, &rx->c2, rx->proto, ctr))
 			return MPIP_AUTH_E_MAC;
 		return mpip_cm_commit(k, ctr);
 	}
-	nk = mpip_keys_make(n->lkey, rkey);
+	nk = mpip_cm_hs_keys(n, rx, rkey, ctr, &err);
 	if (!nk)
-		return -ENOMEM;
-	if (!mpip_cm_mac_ok(nk, &rx->c2, rx->proto, ctr)) {
-		kfree(nk);
-		return MPIP_AUTH_E_MAC;
-	}
+		return err;
 	/* Not if another node of ours is that peer node's partner. */
 	if (mpip_rkey_holder(mn, n, mpip_addr_node(mn, rx->saddr), rkey,
 			     NULL)) {
