@@ -352,14 +352,19 @@ static int auth_fresh(const struct mpip_replay *win, u64 c, u64 *ctr)
  * counters than the window holds brings those.  Then it is old, not
  * forged.  One more MAC, only for such a low half.
  */
+static u64 auth_behind_ctr(const struct mpip_replay *win, u64 c)
+{
+	if (c <= win->top || c - win->top < 1ULL << 31)
+		return 0;
+	return c - (1ULL << 32);
+}
+
 static int auth_behind(const struct mpip_auth_key *key,
 		       const struct mpip_replay *win, const struct mpip_cm *cm,
 		       u64 c, const struct mpip_auth_ctx *ctx, const u8 *blk,
 		       unsigned int len)
 {
-	if (c <= win->top || c - win->top < 1ULL << 31)
-		return MPIP_AUTH_E_MAC;
-	c -= 1ULL << 32;
+	c = auth_behind_ctr(win, c);
 	if (!c || mpip_auth_mac_ok(key, cm, c, ctx, blk, len))
 		return MPIP_AUTH_E_MAC;
 	return MPIP_AUTH_E_OLD;
@@ -485,8 +490,9 @@ int mpip_auth_syn_seal(const struct mpip_auth_key *key, u64 ctr, u32 token,
  * @blk: MPIP_AUTH_BLOCK_LEN bytes, as received
  * @ctr: set to the full counter on success
  *
- * As mpip_auth_check(): the MAC first, then the window; the caller
- * commits @ctr with mpip_replay_commit().
+ * As mpip_auth_check(): the MAC first, then the window, and a SYN from
+ * behind the window is MPIP_AUTH_E_OLD; the caller commits @ctr with
+ * mpip_replay_commit().
  *
  * Return: 0, or a negative enum mpip_auth_err.
  */
@@ -501,9 +507,13 @@ int mpip_auth_syn_check(const struct mpip_auth_key *key,
 	if (ret)
 		return ret;
 	/* One comparison of the whole value, no early exit per byte. */
-	if (auth_syn_mac(key, c, token, seq) ^ auth_get64(blk + 4))
+	if (!(auth_syn_mac(key, c, token, seq) ^ auth_get64(blk + 4)))
+		return auth_fresh(win, c, ctr);
+	/* a SYN from behind the window: old, as auth_behind() finds a CM */
+	c = auth_behind_ctr(win, c);
+	if (!c || (auth_syn_mac(key, c, token, seq) ^ auth_get64(blk + 4)))
 		return MPIP_AUTH_E_MAC;
-	return auth_fresh(win, c, ctr);
+	return MPIP_AUTH_E_OLD;
 }
 
 void mpip_replay_init(struct mpip_replay *win)

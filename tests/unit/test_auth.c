@@ -1191,4 +1191,18 @@ UNIT_TEST(auth_syn_mac_round_trip_and_every_mismatch)
 	CHECK_EQ(tcm_verify(&b.rx, &t, blk), 0);
 	CHECK_EQ(mpip_auth_syn_check(&b.rx, &win, tok, seq, blk, &ctr),
 		 MPIP_AUTH_E_MAC);
+	/*
+	 * Far behind the window, its low half read as 2^32 ahead: still a
+	 * replay (old), not a forgery; with a bit of its MAC changed, one.
+	 */
+	CHECK_EQ(mpip_replay_commit(&win, 0x300000000ULL), 0);
+	CHECK_EQ(mpip_auth_syn_check(&b.rx, &win, tok, seq, blk, &ctr),
+		 MPIP_AUTH_E_MAC);
+	CHECK_EQ(mpip_auth_syn_seal(&a.tx, 0x300000000ULL - 3 * W, tok, seq,
+				    blk), 0);
+	CHECK_EQ(mpip_auth_syn_check(&b.rx, &win, tok, seq, blk, &ctr),
+		 MPIP_AUTH_E_OLD);
+	flip(blk, 40);
+	CHECK_EQ(mpip_auth_syn_check(&b.rx, &win, tok, seq, blk, &ctr),
+		 MPIP_AUTH_E_MAC);
 }
