@@ -708,9 +708,8 @@ replay_syns() {
 # or ctrl_limited when over the budget of answers, which it checks
 # first) and each copy (its counter was taken: rx_replay, in the replay
 # window or behind it; or ctrl_limited), and a transfer both ways right
-# after goes
-# inside fake TCP alone, with no connection opened again.  (security.rst,
-# "Fake TCP")
+# after goes inside fake TCP alone, with no connection opened again.
+# (security.rst, "Fake TCP")
 t_ftcp_forged_syns() {
 	local sent copies open0 synacks f='tcp[tcpflags] & (tcp-syn|tcp-ack) == (tcp-syn|tcp-ack)'
 	local -a c0 c1 c2

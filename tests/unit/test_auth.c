@@ -728,8 +728,9 @@ UNIT_TEST(auth_paths_of_different_delay)
 				  sizeof(blk), &ctr), 0);
 	for (sent = 1; sent <= n + lag; sent++) {
 		/* the slow path's CM sent lag CMs ago arrives now */
-		if (head != tail && slow[tail % 5000] + lag <= base + sent) {
-			ctr = slow[tail++ % 5000];
+		if (head != tail && slow[tail % ARRAY_SIZE(slow)] + lag <=
+				    base + sent) {
+			ctr = slow[tail++ % ARRAY_SIZE(slow)];
 			CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, ctr, &t.ctx,
 						blk), 0);
 			ok += mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx,
@@ -738,7 +739,7 @@ UNIT_TEST(auth_paths_of_different_delay)
 		if (sent > n)
 			continue;
 		if (sent % 3 == 0) {
-			slow[head++ % 5000] = base + sent;
+			slow[head++ % ARRAY_SIZE(slow)] = base + sent;
 			continue;
 		}
 		CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, base + sent, &t.ctx,
@@ -771,7 +772,7 @@ UNIT_TEST(auth_behind_window_is_old)
 	mpip_replay_init(&win);
 	CHECK_EQ(mpip_replay_commit(&win, top), 0);
 	before = win;
-	for (i = 0; i < sizeof(behind) / sizeof(behind[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(behind); i++) {
 		CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, behind[i], &t.ctx, blk),
 			 0);
 		CHECK_EQ_MSG(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx,
