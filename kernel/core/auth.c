@@ -323,9 +323,9 @@ int mpip_auth_mac_ok(const struct mpip_auth_key *key, const struct mpip_cm *cm,
 
 /*
  * The full counter @c of the low half in auth block @blk, as the window
- * @win infers it: one that no counter of this pair can have (before the
- * first, or past the last) fails as a wrong MAC, since anyone who saw a
- * CM of the pair knows such a counter.
+ * @win infers it: one before the first, which no CM of this pair has,
+ * fails as a wrong MAC, since anyone who saw a CM of the pair can make
+ * one up.  One past the last is MPIP_AUTH_E_WRAP.
  */
 static int auth_infer(const struct mpip_replay *win, const u8 *blk, u64 *c)
 {
@@ -344,32 +344,6 @@ static int auth_fresh(const struct mpip_replay *win, u64 c, u64 *ctr)
 	return ret;
 }
 
-/*
- * Counter @c failed its MAC.  If it lies 2^31 or more ahead of the
- * window's newest, which its low half below the window's bottom made it
- * (mpip_replay_infer()), it may be a CM the peer did send from behind the
- * window instead, 2^32 lower: a path that lags the others by more
- * counters than the window holds brings those.  Then it is old, not
- * forged.  One more MAC, only for such a low half.
- */
-static u64 auth_behind_ctr(const struct mpip_replay *win, u64 c)
-{
-	if (c <= win->top || c - win->top < 1ULL << 31)
-		return 0;
-	return c - (1ULL << 32);
-}
-
-static int auth_behind(const struct mpip_auth_key *key,
-		       const struct mpip_replay *win, const struct mpip_cm *cm,
-		       u64 c, const struct mpip_auth_ctx *ctx, const u8 *blk,
-		       unsigned int len)
-{
-	c = auth_behind_ctr(win, c);
-	if (!c || mpip_auth_mac_ok(key, cm, c, ctx, blk, len))
-		return MPIP_AUTH_E_MAC;
-	return MPIP_AUTH_E_OLD;
-}
-
 /**
  * mpip_auth_check() - verify a received CM, without changing any state
  * @key: the receiver's rx MAC key for the peer
@@ -385,11 +359,11 @@ static int auth_behind(const struct mpip_auth_key *key,
  * may let go on as plain IP would deliver it.  A CM that only claims a
  * counter seen before, or one that no counter of this pair can have,
  * fails as MPIP_AUTH_E_MAC: anyone who saw one CM knows such a counter.
- * A genuine CM from behind the window is MPIP_AUTH_E_OLD, although its
- * low half reads as one 2^32 ahead (auth_behind()).  On success the
- * caller commits @ctr with mpip_replay_commit() (under the window's lock;
- * the commit checks the window again, so of two copies checked at once
- * only one gets through).
+ * A genuine CM from behind the window, up to 2^31 counters, is
+ * MPIP_AUTH_E_OLD (mpip_replay_infer()).  On success the caller commits
+ * @ctr with mpip_replay_commit() (under the window's lock; the commit
+ * checks the window again, so of two copies checked at once only one
+ * gets through).
  *
  * Return: 0, or a negative enum mpip_auth_err.
  */
@@ -407,8 +381,6 @@ int mpip_auth_check(const struct mpip_auth_key *key,
 	if (ret)
 		return ret;
 	ret = mpip_auth_mac_ok(key, cm, c, ctx, blk, len);
-	if (ret == MPIP_AUTH_E_MAC)
-		return auth_behind(key, win, cm, c, ctx, blk, len);
 	if (ret)
 		return ret;
 	return auth_fresh(win, c, ctr);
@@ -507,13 +479,9 @@ int mpip_auth_syn_check(const struct mpip_auth_key *key,
 	if (ret)
 		return ret;
 	/* One comparison of the whole value, no early exit per byte. */
-	if (!(auth_syn_mac(key, c, token, seq) ^ auth_get64(blk + 4)))
-		return auth_fresh(win, c, ctr);
-	/* a SYN from behind the window: old, as auth_behind() finds a CM */
-	c = auth_behind_ctr(win, c);
-	if (!c || (auth_syn_mac(key, c, token, seq) ^ auth_get64(blk + 4)))
+	if (auth_syn_mac(key, c, token, seq) ^ auth_get64(blk + 4))
 		return MPIP_AUTH_E_MAC;
-	return MPIP_AUTH_E_OLD;
+	return auth_fresh(win, c, ctr);
 }
 
 void mpip_replay_init(struct mpip_replay *win)
@@ -527,35 +495,34 @@ void mpip_replay_init(struct mpip_replay *win)
  * @lo: the counter's low 32 bits, as received
  * @ctr: set to the full counter
  *
- * The counter is taken as the one value with these low bits from the
- * window's bottom, @win->top - MPIP_REPLAY_WINDOW + 1, up to 2^32 - 1
- * above it (RFC 4303, appendix A2.2).  Anything older than the window
- * would be refused anyway; a guess that is wrong because the sender is
- * 2^32 - MPIP_REPLAY_WINDOW or more ahead fails the MAC.
+ * The counter is taken as the value with these low bits nearest the
+ * window's newest, @win->top: from 2^31 below it to 2^31 - 1 above.  So
+ * a CM of a path that lags the others by more counters than the window
+ * holds reads as what it is, old, and its genuine MAC verifies (a
+ * receiver that took the window's bottom as the limit, as RFC 4303
+ * does, would read it as 2^32 ahead and fail its MAC).  A sender 2^31 or
+ * more ahead, one whose last 2^31 CMs were all lost, cannot be followed:
+ * its MACs fail.
  *
  * Return: 0, MPIP_AUTH_E_OLD if the value would be 0 or below (before the
  * first counter), MPIP_AUTH_E_WRAP if it would be 2^64 or above.
  */
 int mpip_replay_infer(const struct mpip_replay *win, u32 lo, u64 *ctr)
 {
-	u32 th = (u32)(win->top >> 32), tl = (u32)win->top;
-	u32 bottom = tl - (MPIP_REPLAY_WINDOW - 1);	/* mod 2^32 */
-	u64 hi = th;
+	u32 d = lo - (u32)win->top;	/* mod 2^32 */
 
-	if (tl >= MPIP_REPLAY_WINDOW - 1) {
-		/* The window lies within one 2^32 block (high half th). */
-		if (lo < bottom) {
-			if (th == 0xffffffff)
-				return MPIP_AUTH_E_WRAP;
-			hi = (u64)th + 1;
-		}
-	} else if (lo >= bottom) {
-		/* The window reaches back into the previous block. */
-		if (!th)
+	if (d < 1U << 31) {
+		/* d ahead; top + d must stay below 2^64 */
+		if (d > ~win->top)
+			return MPIP_AUTH_E_WRAP;
+		*ctr = win->top + d;
+	} else {
+		/* 2^32 - d behind, from 1 to 2^31; below 1 is before the first */
+		d = -d;
+		if (d >= win->top)
 			return MPIP_AUTH_E_OLD;
-		hi = (u64)th - 1;
+		*ctr = win->top - d;
 	}
-	*ctr = hi << 32 | lo;
 	return *ctr ? 0 : MPIP_AUTH_E_OLD;
 }
 

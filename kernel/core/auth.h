@@ -60,7 +60,8 @@
  * On the wire: a 12-byte auth block, the counter's low 32 bits
  * and the MAC, both big-endian.  The receiver infers the counter's high
  * 32 bits from its replay window, as IPsec's extended sequence numbers do
- * (RFC 4303, appendix A); a wrong guess fails the MAC.
+ * (RFC 4303, appendix A), but as the value nearest the window's newest
+ * (mpip_replay_infer()); a wrong guess fails the MAC.
  */
 #ifndef MPIP_CORE_AUTH_H
 #define MPIP_CORE_AUTH_H

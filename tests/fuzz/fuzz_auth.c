@@ -13,8 +13,9 @@
  *            the extension.  Checked with the receiver's key: must never
  *            verify, since only the sender's key can make a MAC.
  *   genuine  a CM sealed with the sender's key at a counter near the
- *            newest accepted one, near the window's bottom, or far ahead.  Must verify exactly
- *            when a model says so: a model window that remembers every
+ *            newest accepted one, near the window's bottom, far behind it
+ *            or far ahead.  Must verify exactly when a model says so, and
+ *            fail as it says: a model window that remembers every
  *            accepted counter, and the inference from its definition.
  *   direct   a full counter for the window alone (check, then commit),
  *            against the same model.
@@ -113,8 +114,7 @@ static int model_seen(const struct model *m, u64 c)
 /* The inference by its definition (auth.c does it with cases). */
 static int model_infer(const struct model *m, u32 lo, u64 *ctr)
 {
-	__int128 bottom = (__int128)m->max - (MPIP_REPLAY_WINDOW - 1);
-	__int128 c = bottom + (u32)(lo - (u32)bottom);
+	__int128 c = (__int128)m->max + (s32)(lo - (u32)m->max);
 
 	if (c < 1)
 		return MPIP_AUTH_E_OLD;
@@ -146,7 +146,7 @@ static int model_want(const struct model *m, u64 c)
 	if (ret)
 		return ret == MPIP_AUTH_E_OLD ? MPIP_AUTH_E_MAC : ret;
 	if (inferred != c)
-		return MPIP_AUTH_E_MAC;	/* or OLD/DUP: any failure */
+		return MPIP_AUTH_E_MAC;
 	return model_window(m, c);
 }
 
@@ -195,6 +195,7 @@ static void do_raw(struct input *in, struct mpip_replay *win)
 enum ctr_kind {
 	CTR_NEAR,	/* within 2^15 of the newest */
 	CTR_EDGE,	/* within 2^7 of the window's bottom */
+	CTR_BEHIND,	/* up to 2^40 behind the newest */
 	CTR_JUMP,	/* anything ahead, wrapping past 2^64 included */
 };
 
@@ -209,6 +210,9 @@ static u64 genuine_ctr(struct input *in, const struct model *m,
 		return m->max + take(in, 8);
 	case CTR_EDGE:
 		d = (s64)(s8)take8(in) - (MPIP_REPLAY_WINDOW - 1);
+		break;
+	case CTR_BEHIND:
+		d = -(s64)take(in, 5);
 		break;
 	default:
 		d = (s64)(s16)take(in, 2);
@@ -255,7 +259,7 @@ static void do_genuine(struct input *in, struct mpip_replay *win,
 		fail("wrong key verified", c, 0, MPIP_AUTH_E_MAC);
 	ret = mpip_auth_verify(&key_tx, win, &cm, &ctx, blk, sizeof(blk),
 			       &got);
-	if (!want != !ret || (want && want != MPIP_AUTH_E_MAC && ret != want))
+	if (ret != want)
 		fail("genuine", c, ret, want);
 	if (!ret) {
 		if (got != c)
@@ -273,7 +277,7 @@ static void do_genuine(struct input *in, struct mpip_replay *win,
 static void do_direct(struct input *in, struct mpip_replay *win,
 		      struct model *m)
 {
-	u64 c = genuine_ctr(in, m, (enum ctr_kind)(take8(in) % 3));
+	u64 c = genuine_ctr(in, m, (enum ctr_kind)(take8(in) % 4));
 	int want = model_window(m, c), ret;
 
 	ret = mpip_replay_check(win, c);
@@ -364,7 +368,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mpip_replay_init(&win);
 	memset(&m, 0, sizeof(m));
 	while (in.n) {
-		switch (take8(&in) % 7) {
+		switch (take8(&in) % 8) {
 		case 0:
 			do_raw(&in, &win);
 			break;
@@ -376,9 +380,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			do_genuine(&in, &win, &m, CTR_EDGE);
 			break;
 		case 4:
-			do_genuine(&in, &win, &m, CTR_JUMP);
+			do_genuine(&in, &win, &m, CTR_BEHIND);
 			break;
 		case 5:
+			do_genuine(&in, &win, &m, CTR_JUMP);
+			break;
+		case 6:
 			do_direct(&in, &win, &m);
 			break;
 		default:

@@ -682,13 +682,10 @@ UNIT_TEST(auth_counter_crosses_2_32)
 	tcm_init(&t, ctx);
 	mpip_replay_init(&win);
 	/*
-	 * The receiver has seen earlier CMs (a fresh window takes a low half
-	 * less than W below 2^32 for one before counter 1).
+	 * The receiver has taken the handshake's full counter (a fresh
+	 * window reads a low half of 2^31 or more as one before counter 1).
 	 */
-	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, start - 2 * W, &t.ctx, blk),
-		 0);
-	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
-				  sizeof(blk), &ctr), 0);
+	CHECK_EQ(mpip_replay_commit(&win, start - 2 * W), 0);
 	/* in order, with each pair swapped: a little reordering */
 	for (i = 0; i < n; i++)
 		order[i] = start + (i ^ 1);
@@ -753,10 +750,10 @@ UNIT_TEST(auth_paths_of_different_delay)
 }
 
 /*
- * A CM from further behind than the window (a path lagging by more) is
- * old, not a forgery, although its low half reads as 2^32 ahead: its
- * genuine MAC says so.  With a wrong MAC it fails as one.  The window
- * stays as it was.
+ * A CM from further behind than the window (a path lagging by more), up
+ * to 2^31 counters, is old, not a forgery: its low half is read as
+ * behind, and its genuine MAC verifies.  With a wrong MAC it fails as
+ * one.  The window stays as it was.
  */
 UNIT_TEST(auth_behind_window_is_old)
 {
@@ -783,42 +780,44 @@ UNIT_TEST(auth_behind_window_is_old)
 		CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
 					  sizeof(blk), &ctr), MPIP_AUTH_E_MAC);
 	}
-	/* the same low halves ahead, in the next 2^32 block, still verify */
-	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, behind[0] + (1ULL << 32),
-				&t.ctx, blk), 0);
-	CHECK_EQ(mpip_auth_check(&ref_key, &win, &t.cm, &t.ctx, blk,
-				 sizeof(blk), &ctr), 0);
-	CHECK_EQ(ctr, behind[0] + (1ULL << 32));
 	CHECK(!memcmp(&win, &before, sizeof(win)));
 }
 
 /*
- * A sender 2^32 or more ahead (the receiver missed 2^32 CMs) cannot be
- * followed: the inferred counter is wrong and the MAC fails, the window
- * stays as it was.  Peers then time out and shake hands again.
+ * A sender 2^31 or more ahead (the receiver missed 2^31 CMs in a row)
+ * cannot be followed: the inferred counter is wrong and the MAC fails,
+ * the window stays as it was.  Peers then time out and shake hands
+ * again.
  */
 UNIT_TEST(auth_sender_too_far_ahead)
 {
+	const u64 top = 0x500000000ULL;
+	const u64 ahead[] = { 1ULL << 31, (1ULL << 32) + 5, 3ULL << 31 };
 	u8 blk[MPIP_AUTH_BLOCK_LEN];
 	struct mpip_replay win, before;
+	unsigned int i;
 	struct tcm t;
 	u64 ctr;
 
 	tcm_init(&t, ctx);
 	mpip_replay_init(&win);
-	CHECK_EQ(mpip_replay_commit(&win, 100), 0);
+	CHECK_EQ(mpip_replay_commit(&win, top), 0);
 	before = win;
-	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, 100 + (1ULL << 32) + 5,
-				&t.ctx, blk), 0);
-	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
-				  sizeof(blk), &ctr), MPIP_AUTH_E_MAC);
+	for (i = 0; i < ARRAY_SIZE(ahead); i++) {
+		CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, top + ahead[i],
+					&t.ctx, blk), 0);
+		CHECK_EQ_MSG(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx,
+					      blk, sizeof(blk), &ctr),
+			     MPIP_AUTH_E_MAC, "ahead 0x%llx",
+			     (unsigned long long)ahead[i]);
+	}
 	CHECK(!memcmp(&win, &before, sizeof(win)));
-	/* just under 2^32 - W ahead still works */
-	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, 100 + (1ULL << 32) - W,
+	/* just under 2^31 ahead still works */
+	CHECK_EQ(mpip_auth_seal(&ref_key, &t.cm, top + (1ULL << 31) - 1,
 				&t.ctx, blk), 0);
 	CHECK_EQ(mpip_auth_verify(&ref_key, &win, &t.cm, &t.ctx, blk,
 				  sizeof(blk), &ctr), 0);
-	CHECK_EQ(ctr, 100 + (1ULL << 32) - W);
+	CHECK_EQ(ctr, top + (1ULL << 31) - 1);
 }
 
 UNIT_TEST(replay_fresh_and_duplicates)
@@ -963,7 +962,10 @@ UNIT_TEST(replay_no_wraparound)
 	/* low halves that would follow 2^64 - 1 */
 	CHECK_EQ(mpip_replay_infer(&win, 0, &ctr), MPIP_AUTH_E_WRAP);
 	CHECK_EQ(mpip_replay_infer(&win, 1, &ctr), MPIP_AUTH_E_WRAP);
-	CHECK_EQ(mpip_replay_infer(&win, 0x7fffffff, &ctr), MPIP_AUTH_E_WRAP);
+	CHECK_EQ(mpip_replay_infer(&win, 0x7ffffffe, &ctr), MPIP_AUTH_E_WRAP);
+	/* 2^31 behind is old, not past the last */
+	CHECK_EQ(mpip_replay_infer(&win, 0x7fffffff, &ctr), 0);
+	CHECK_EQ(ctr, max - 0x80000000ULL);
 	/* still inside the window */
 	CHECK_EQ(mpip_replay_infer(&win, (u32)(max - 10), &ctr), 0);
 	CHECK_EQ(ctr, max - 10);
@@ -976,46 +978,45 @@ UNIT_TEST(replay_infer_cases)
 	struct mpip_replay win;
 	u64 ctr = 0;
 
-	/* fresh: low halves are taken as they are */
+	/* fresh: low halves up to 2^31 - 1 are taken as they are */
 	mpip_replay_init(&win);
 	CHECK_EQ(mpip_replay_infer(&win, 1, &ctr), 0);
 	CHECK_EQ(ctr, 1);
-	CHECK_EQ(mpip_replay_infer(&win, 0xffff0000, &ctr), 0);
-	CHECK_EQ(ctr, 0xffff0000);
-	/* within W - 1 below 2^32 it would be before counter 1 */
+	CHECK_EQ(mpip_replay_infer(&win, 0x7fffffff, &ctr), 0);
+	CHECK_EQ(ctr, 0x7fffffff);
+	/* from 2^31 on they would be before counter 1 */
+	CHECK_EQ(mpip_replay_infer(&win, 0x80000000, &ctr), MPIP_AUTH_E_OLD);
 	CHECK_EQ(mpip_replay_infer(&win, 0xffffffff, &ctr), MPIP_AUTH_E_OLD);
-	CHECK_EQ(mpip_replay_infer(&win, (u32)-(W - 1), &ctr),
-		 MPIP_AUTH_E_OLD);
-	CHECK_EQ(mpip_replay_infer(&win, (u32)-W, &ctr), 0);
-	CHECK_EQ(ctr, 0x100000000ULL - W);
 
-	/* window reaching back into the previous 2^32 block */
+	/* newest just past a 2^32 boundary: behind reaches the block before */
 	CHECK_EQ(mpip_replay_commit(&win, 0x100000005ULL), 0);
 	CHECK_EQ(mpip_replay_infer(&win, 0xfffffff0, &ctr), 0);
 	CHECK_EQ(ctr, 0xfffffff0ULL);
 	CHECK_EQ(mpip_replay_infer(&win, 10, &ctr), 0);
 	CHECK_EQ(ctr, 0x10000000aULL);
-	CHECK_EQ(mpip_replay_infer(&win, 5 - (W - 1), &ctr), 0);
-	CHECK_EQ(ctr, 0x100000005ULL - (W - 1));
 	CHECK_EQ(mpip_replay_infer(&win, 5 - W, &ctr), 0);
-	CHECK_EQ(ctr, 0x200000005ULL - W);
+	CHECK_EQ(ctr, 0x100000005ULL - W);
+	CHECK_EQ(mpip_replay_infer(&win, 0x80000004, &ctr), 0);
+	CHECK_EQ(ctr, 0x180000004ULL);
+	CHECK_EQ(mpip_replay_infer(&win, 0x80000005, &ctr), 0);
+	CHECK_EQ(ctr, 0x80000005ULL);
 
-	/* window within one block */
+	/* newest in the middle of a block: ahead reaches the next one */
 	mpip_replay_init(&win);
 	CHECK_EQ(mpip_replay_commit(&win, 0x280000000ULL), 0);
-	CHECK_EQ(mpip_replay_infer(&win, 0x80000000 - (W - 1), &ctr), 0);
-	CHECK_EQ(ctr, 0x280000000ULL - (W - 1));
 	CHECK_EQ(mpip_replay_infer(&win, 0x80000000 - W, &ctr), 0);
-	CHECK_EQ(ctr, 0x380000000ULL - W);
+	CHECK_EQ(ctr, 0x280000000ULL - W);
 	CHECK_EQ(mpip_replay_infer(&win, 0xffffffff, &ctr), 0);
 	CHECK_EQ(ctr, 0x2ffffffffULL);
 	CHECK_EQ(mpip_replay_infer(&win, 0, &ctr), 0);
-	CHECK_EQ(ctr, 0x300000000ULL);
+	CHECK_EQ(ctr, 0x200000000ULL);
+	CHECK_EQ(mpip_replay_infer(&win, 0x7fffffff, &ctr), 0);
+	CHECK_EQ(ctr, 0x27fffffffULL);
 }
 
 /*
  * The inference against its definition: the one value with the given low
- * half from the window's bottom (top - W + 1) to 2^32 - 1 above it, or an
+ * half from 2^31 below the window's newest to 2^31 - 1 above it, or an
  * error when that value is not in 1 .. 2^64 - 1.
  */
 UNIT_TEST(replay_infer_model)
@@ -1024,7 +1025,7 @@ UNIT_TEST(replay_infer_model)
 	unsigned int i;
 
 	for (i = 0; i < 200000; i++) {
-		__int128 bottom, want;
+		__int128 want;
 		u64 top, ctr = 0;
 		u32 lo;
 		int ret;
@@ -1047,8 +1048,7 @@ UNIT_TEST(replay_infer_model)
 		     (u32)top + unit_below(ctx, 4 * W) - 2 * W;
 		mpip_replay_init(&win);
 		win.top = top;
-		bottom = (__int128)top - (W - 1);
-		want = bottom + (u32)(lo - (u32)bottom);
+		want = (__int128)top + (s32)(lo - (u32)top);
 		ret = mpip_replay_infer(&win, lo, &ctr);
 		if (want < 1)
 			CHECK_EQ_MSG(ret, MPIP_AUTH_E_OLD, "top 0x%llx lo 0x%x",
