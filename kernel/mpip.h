@@ -432,6 +432,7 @@ struct mpip_node {
 				 */
 	atomic_t rr_credit;	/* probes of unverified paths we may send (rr.c) */
 	atomic64_t answer_tat;	/* MPIP_RR_NODE_PER_SEC's state (budget.c) */
+	atomic_t draws;		/* paths picked for it (paths.c) */
 	spinlock_t lock;	/* protects the arrays below, path slots, dead */
 	bool dead;		/* unlinked: its paths are gone for good */
 	u8 nep;

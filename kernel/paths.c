@@ -662,7 +662,9 @@ bool mpip_path_cold(struct mpip_net *mn, struct mpip_path *p,
 
 /*
  * Choose a path for one packet, by weight among the paths up that @rule
- * allows (all if NULL); for a data packet (@tx) with queue_steer on,
+ * allows (all if NULL), with the node's next draw (core/path.c:
+ * mpip_weights_draw(): the split follows the weights packet by packet,
+ * not only on average); for a data packet (@tx) with queue_steer on,
  * steered by the device queues here (mpip_path_steer()).  If the ties
  * parked all of them (a rule or the links' tiers allow only paths longer
  * than the node's shortest), they count as equal.  NULL if none is up.
@@ -684,7 +686,8 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 		w[i] = MPIP_WEIGHT_MIN;
 	if (k <= 1)
 		return k ? cand[0] : NULL;
-	pick = mpip_weights_pick(w, k, get_random_u32());
+	pick = mpip_weights_pick(w, k, mpip_weights_draw((u32)
+				 atomic_inc_return(&n->draws)));
 	if (pick == MPIP_PATH_NONE)
 		return NULL;
 	if (tx && READ_ONCE(mn->cfg.queue_steer))

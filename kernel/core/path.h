@@ -40,6 +40,9 @@
 /* The packet mpip_paths_steer() counts in each backlog it compares. */
 #define MPIP_STEER_PKT_BYTES	1500U
 
+/* 2^32 / phi, phi the golden ratio, rounded to odd (mpip_weights_draw()) */
+#define MPIP_DRAW_STRIDE	0x9e3779b9U
+
 /* Returned by the index functions when there is no path to choose. */
 #define MPIP_PATH_NONE		(~0U)
 
@@ -127,6 +130,7 @@ bool mpip_weights_tie_round(const u32 *raw, const u32 *dmin, u32 *w,
 			    unsigned int n, u32 band, u32 step, u32 total);
 void mpip_weights_normalize(u32 *w, unsigned int n, u32 total);
 unsigned int mpip_weights_pick(const u32 *w, unsigned int n, u32 rnd);
+u32 mpip_weights_draw(u32 seq);
 /**
  * struct mpip_steer - what mpip_paths_steer() knows of each path
  * @w: weights

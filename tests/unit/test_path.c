@@ -1599,6 +1599,61 @@ UNIT_TEST(pick_distribution)
 	check_distribution(ctx, w6, ARRAY_LEN(w6));
 }
 
+/*
+ * In every run of @len consecutive draws of mpip_weights_draw(), from
+ * @runs starting points, each path's count is within @slack of its
+ * weight's share.  Random draws give a path of a third 167 +- 11 (one
+ * sigma) of 500.
+ */
+static void check_draw_runs(struct unit_ctx *ctx, const u32 *w,
+			    unsigned int n, unsigned int len, double slack)
+{
+	double sum = 0, worst = 0;
+	unsigned int r, i, k;
+
+	for (i = 0; i < n; i++)
+		sum += w[i];
+	for (r = 0; r < 200; r++) {
+		u32 seq = r < 2 ? (r ? 0xffffff00U : 0) : unit_rand32(ctx);
+		unsigned long count[16] = { 0 };
+
+		for (i = 0; i < len; i++) {
+			k = mpip_weights_pick(w, n, mpip_weights_draw(seq + i));
+			if (!CHECK(k < n))
+				return;
+			count[k]++;
+		}
+		for (i = 0; i < n; i++) {
+			double dev = count[i] - len * w[i] / sum;
+
+			dev = dev < 0 ? -dev : dev;
+			worst = dev > worst ? dev : worst;
+		}
+	}
+	if (!CHECK(worst <= slack))
+		unit_diag("%u draws: a path's count %.1f off its share", len,
+			  worst);
+}
+
+UNIT_TEST(draws_follow_weights_in_every_run)
+{
+	static const u32 w1[] = { 333, 333, 167, 167 };
+	static const u32 w2[] = { 667, 333 };
+	static const u32 w3[] = { 1, 999 };
+	static const u32 w4[] = { 10, 20, 30, 40, 900 };
+
+	check_draw_runs(ctx, w1, ARRAY_LEN(w1), 500, 3);
+	check_draw_runs(ctx, w1, ARRAY_LEN(w1), 5000, 3);
+	check_draw_runs(ctx, w2, ARRAY_LEN(w2), 50, 2);
+	check_draw_runs(ctx, w2, ARRAY_LEN(w2), 500, 2);
+	check_draw_runs(ctx, w3, ARRAY_LEN(w3), 2000, 2);
+	check_draw_runs(ctx, w4, ARRAY_LEN(w4), 1000, 3);
+	/* consecutive counts: the wrap of the u32 changes nothing */
+	CHECK_EQ(mpip_weights_draw(0), 0);
+	CHECK_EQ(mpip_weights_draw(1), MPIP_DRAW_STRIDE);
+	CHECK_EQ(mpip_weights_draw(0xffffffffU), 0U - MPIP_DRAW_STRIDE);
+}
+
 UNIT_TEST(pick_single_path_and_none)
 {
 	static const u32 one[] = { 1 }, big[] = { 0xffffffff }, k[] = { 500 };
