@@ -3,14 +3,14 @@
 #
 # Tests of tools/wsim, the model of mpip's weight rounds over remote
 # bottlenecks: it builds without warnings against kernel/core; its
-# figures tell the kernel's random draws from the golden-ratio trial
-# (-G): with a window of 200 packets over 40 + 20 Mbit/s, the random ones
-# put more than 100 packets into the receiver's reorder buffer at times,
-# the trial's never; and the model is deterministic (the same run twice
-# prints the same line).  And of tools/webrtc/pathsim.py, the model of
-# WebRTC scenario (b): over two 1 Mbit/s links aiortc's (fixed) estimate
-# grows past one link's rate when packets are spread one by one, and its
-# stock estimator, which reordering misleads, says "underusing" most of
+# figures tell the kernel's golden-ratio draws from the random trial
+# (-R, the kernel's draws until 2026-12-06): with a window of 200
+# packets over 40 + 20 Mbit/s, the random ones put more than 100 packets
+# into the receiver's reorder buffer at times, the kernel's never; and
+# the model is deterministic (the same run twice prints the same line).
+# And of tools/webrtc/pathsim.py, the model of WebRTC scenario (b): over
+# two 1 Mbit/s links aiortc's (fixed) estimate grows past one link's rate
+# when packets are spread one by one, and its stock estimator, which reordering misleads, says "underusing" most of
 # the time.  And of the WebRTC calls' sender and receiver helpers:
 # ladder.py's video encoded ahead of a call, call.py's LadderVideo that
 # sends it at the rate allowed, its paced NACKs and its kernel-timed
@@ -49,11 +49,11 @@ figures() {
 t_draws() {
 	local r k
 	[ -x "$WSIM" ] || fail "no wsim" || return 1
-	r=$("$WSIM" -w 200 -t 5) && k=$("$WSIM" -w 200 -t 5 -G) ||
+	r=$("$WSIM" -w 200 -t 5 -R) && k=$("$WSIM" -w 200 -t 5) ||
 		fail "wsim failed" || return 1
 	figures over "$r" "$k" || return 1
 	if [ "$(over "$r")" -eq 0 ] || [ "$(over "$k")" -ne 0 ]; then
-		fail "random: $r"$'\n'"golden: $k"
+		fail "random: $r"$'\n'"kernel's: $k"
 	fi
 }
 
@@ -273,7 +273,7 @@ PLAN=12
 echo "KTAP version 1"
 echo "1..$PLAN"
 check "tools/wsim builds (-Wall -Wextra -Werror)" t_build
-check "random draws overflow the reorder buffer, golden-ratio ones not" t_draws
+check "random draws overflow the reorder buffer, the kernel's golden-ratio ones not" t_draws
 check "the model is deterministic" t_same
 check "a bad option fails with the usage" t_usage
 check "pathsim: packets spread over two links lift the estimate past one" t_pathsim_spread

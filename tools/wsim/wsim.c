@@ -10,7 +10,7 @@
  *
  *   wsim [-w WINDOW_PKTS] [-t SECONDS] [-r RATE1,RATE2 (Mbit/s)]
  *        [-d DELAY_MS (each bottleneck's delay after it)] [-s SEED]
- *        [-S STEP] [-b BOOST] [-T TREND_MS] [-B TIE_US] [-g SEGS] [-G]
+ *        [-S STEP] [-b BOOST] [-T TREND_MS] [-B TIE_US] [-g SEGS] [-R]
  *        [-p REF_US] [-W WARM_MS] [-v]
  *
  * Four paths, as in the nat lab (natdown): two into each bottleneck, the
@@ -23,17 +23,16 @@
  * as a short transfer sees it): goodput in order, each bottleneck's busy time,
  * the slow link's share of the weights at the rounds, the mean
  * difference of the two bottlenecks' queueing delays at the rounds.
- * Paths are picked as the kernel picks them, by weight with random draws.
+ * Paths are picked as the kernel picks them, by weight with a node's
+ * draws along the golden ratio (mpip_weights_draw()).
  * -g SEGS: a pick takes a GSO packet of 2 to SEGS segments (random), all
  * on one path, as the kernel sends one (default: a pick per packet).
  * -S, -b, -T, -B: weight_step, weight_boost, weight_trend_ms,
- * weight_tie_us.  Trials of what the kernel does not do: -G draws the
- * n-th pick's number as n * 2^32 / phi (phi the golden ratio), which covers the range so evenly
- * that every run of picks splits by weight within two packets (the kernel
- * had it for a day; the natdown lab, loaded or idle, did not show the
- * gain the model does: Documentation/performance.rst); -p REF_US moves
- * each path by STEP per REF_US of its distance from the mean predicted
- * delay, at most STEP, instead of STEP always.
+ * weight_tie_us.  Trials of what the kernel does not do: -R draws each
+ * pick's number at random, as the kernel did until 2026-12-06 (in the
+ * model, random draws put many more packets into the reorder buffer);
+ * -p REF_US moves each path by STEP per REF_US of its distance from the
+ * mean predicted delay, at most STEP, instead of STEP always.
  * -v also prints each weight round.
  *
  * Build: make -C tools/wsim (the binary is tools/wsim/wsim).
@@ -78,9 +77,9 @@ struct sim {
 	u64 d_to_link_us, d_after_us, d_back_us, line_us;
 	bool verbose;
 	u32 prop_ref_us;	/* -p: proportional rounds, step S per this much */
-	bool golden;		/* -G: draws along the golden ratio */
+	bool random;		/* -R: random draws, not the kernel's */
 	unsigned int gso;	/* -g: segments per pick, 2..this (1: one) */
-	u32 draws;		/* -G: picks so far */
+	u32 draws;		/* picks so far */
 	/* state */
 	struct ev *heap;
 	unsigned int nev;
@@ -184,9 +183,9 @@ static void try_send(struct sim *s, u64 now)
 		if (!burst) {
 			/* one pick per GSO packet of 2..gso segments */
 			burst = s->gso > 1 ? 2 + rnd(s) % (s->gso - 1) : 1;
-			path = mpip_weights_pick(s->w, NPATH, s->golden ?
-						 s->draws++ * 0x9e3779b9U :
-						 rnd(s));
+			path = mpip_weights_pick(s->w, NPATH, s->random ?
+						 rnd(s) :
+						 mpip_weights_draw(s->draws++));
 		}
 		burst--;
 		n = s->next_seq++;
@@ -489,11 +488,11 @@ int main(int argc, char **argv)
 	int c;
 
 	sim_defaults(&s);
-	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:B:Gg:W:")) != -1) {
+	while ((c = getopt(argc, argv, "w:t:r:d:s:vp:S:T:b:B:Rg:W:")) != -1) {
 		if (c == 'v')
 			s.verbose = true;
-		else if (c == 'G')
-			s.golden = true;
+		else if (c == 'R')
+			s.random = true;
 		else if (!sim_option(&s, c, optarg))
 			goto usage;
 	}
@@ -510,7 +509,7 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: wsim [-w PKTS] [-t S (over 1)] [-r R1,R2] [-d MS] "
-		"[-s SEED] [-S STEP] [-b BOOST] [-T MS] [-B US] [-g SEGS] [-G] "
+		"[-s SEED] [-S STEP] [-b BOOST] [-T MS] [-B US] [-g SEGS] [-R] "
 		"[-p US] [-W MS] [-v]\n");
 	return 2;
 }
