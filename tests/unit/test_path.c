@@ -1601,9 +1601,9 @@ UNIT_TEST(pick_distribution)
 
 /*
  * In every run of @len consecutive draws of mpip_weights_draw(), from
- * @runs starting points, each path's count is within @slack of its
- * weight's share.  Random draws give a path of a third 167 +- 11 (one
- * sigma) of 500.
+ * 200 starting points (0, one just below the wrap, random ones), each
+ * path's count is within @slack of its weight's share.  Random draws
+ * give a path of a third 167 +- 11 (one sigma) of 500.
  */
 static void check_draw_runs(struct unit_ctx *ctx, const u32 *w,
 			    unsigned int n, unsigned int len, double slack)

@@ -10,8 +10,8 @@
 # the model is deterministic (the same run twice prints the same line).
 # And of tools/webrtc/pathsim.py, the model of WebRTC scenario (b): over
 # two 1 Mbit/s links aiortc's (fixed) estimate grows past one link's rate
-# when packets are spread one by one, and its stock estimator, which reordering misleads, says "underusing" most of
-# the time.  And of the WebRTC calls' sender and receiver helpers:
+# when packets are spread one by one, and its stock estimator, which
+# reordering misleads, says "underusing" most of the time.  And of the WebRTC calls' sender and receiver helpers:
 # ladder.py's video encoded ahead of a call, call.py's LadderVideo that
 # sends it at the rate allowed, its paced NACKs and its kernel-timed
 # arrivals; and analyze.py's
