@@ -899,7 +899,7 @@ enum mpip_stat {
  * @MPIP_CFG_REORDER: 1 to hold out-of-order TCP segments from MPIP peers in
  *	a per-session reorder buffer (0..1, default 1)
  * @MPIP_CFG_REORDER_MAX_PKTS: segments one reorder buffer holds at most
- *	(1..10000, default 100)
+ *	(1..10000, default 1000)
  * @MPIP_CFG_REORDER_MAX_HOLD_MS: cap on how long a segment is held
  *	(1..10000, default 100); the hold time itself follows the measured
  *	delay difference between the paths

@@ -295,7 +295,7 @@ t_reorder_timeout() {
 t_reorder_overflow() {
 	mpipctl_in "$B" set reorder_max_pkts 2
 	transfer "$B" reorder_held reorder_overflow
-	mpipctl_in "$B" set reorder_max_pkts 100
+	mpipctl_in "$B" set reorder_max_pkts 1000
 	grew "$BEFORE" "$AFTER" reorder_overflow ||
 		fail "no overflow with a 2-segment buffer"
 }
