@@ -20,6 +20,7 @@
 #include <linux/hrtimer.h>
 #include <linux/ip.h>
 #include <linux/netdevice.h>
+#include <linux/rbtree.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
@@ -44,7 +45,9 @@
 struct mpip_reorder {
 	spinlock_t lock;	/* everything below */
 	struct mpip_ro_seq seq;
-	struct sk_buff_head held;	/* sorted by sequence number */
+	struct rb_root_cached held;	/* by sequence number, skb->rbnode */
+	struct sk_buff *held_last;	/* the highest sequence number held */
+	unsigned int nheld;
 	struct sk_buff_head ready;	/* released, to be delivered in order */
 	bool delivering;	/* a CPU is delivering @ready */
 	struct hrtimer timer;
@@ -63,6 +66,7 @@ struct mpip_reorder {
  */
 struct mpip_ro_cb {
 	mpip_okfn_t okfn;	/* where the input hook's caller goes on */
+	struct net_device *dev;	/* skb->dev, which skb->rbnode overlays */
 	u32 seq;
 	u32 end;
 	u32 ts_us;	/* send time, from its CM (the peer's clock) */
@@ -74,6 +78,59 @@ static struct mpip_ro_cb *mpip_ro_cb(struct sk_buff *skb)
 {
 	BUILD_BUG_ON(sizeof(struct mpip_ro_cb) > sizeof(skb->cb));
 	return (struct mpip_ro_cb *)skb->cb;
+}
+
+/* The held segment with the lowest sequence number, or NULL. */
+static struct sk_buff *mpip_ro_first(const struct mpip_reorder *ro)
+{
+	return rb_to_skb(rb_first_cached(&ro->held));
+}
+
+/*
+ * Hold @skb by its sequence number: in a red-black tree, as TCP keeps
+ * its out-of-order queue, so that a peer that sends its segments in any
+ * order makes each one cost a walk of log2(reorder_max_pkts) steps, not
+ * one through all held.  A segment beyond all held, the usual case,
+ * goes after the last without a walk.  Caller holds the lock.
+ */
+static void mpip_ro_insert(struct mpip_reorder *ro, struct sk_buff *skb)
+{
+	struct rb_node **p = &ro->held.rb_root.rb_node, *parent = NULL;
+	u32 seq = mpip_ro_cb(skb)->seq;
+	bool leftmost = true;
+
+	mpip_ro_cb(skb)->dev = skb->dev;
+	if (ro->held_last &&
+	    !mpip_seq_before(seq, mpip_ro_cb(ro->held_last)->seq)) {
+		parent = &ro->held_last->rbnode;
+		p = &parent->rb_right;
+		leftmost = false;
+	}
+	while (*p) {
+		parent = *p;
+		if (mpip_seq_before(seq, mpip_ro_cb(rb_to_skb(parent))->seq)) {
+			p = &parent->rb_left;
+		} else {
+			p = &parent->rb_right;
+			leftmost = false;
+		}
+	}
+	rb_link_node(&skb->rbnode, parent, p);
+	rb_insert_color_cached(&skb->rbnode, &ro->held, leftmost);
+	if (!ro->held_last ||
+	    !mpip_seq_before(seq, mpip_ro_cb(ro->held_last)->seq))
+		ro->held_last = skb;
+	ro->nheld++;
+}
+
+/* Take held @skb out of the tree; it gets its device back. */
+static void mpip_ro_unhold(struct mpip_reorder *ro, struct sk_buff *skb)
+{
+	if (ro->held_last == skb)
+		ro->held_last = rb_to_skb(rb_prev(&skb->rbnode));
+	rb_erase_cached(&skb->rbnode, &ro->held);
+	ro->nheld--;
+	skb->dev = mpip_ro_cb(skb)->dev;
 }
 
 /* Hand segments back to the stack, in list order; drops their device refs. */
@@ -135,11 +192,11 @@ static unsigned int mpip_ro_take(struct mpip_reorder *ro,
 	struct sk_buff *skb;
 	unsigned int n = 0, mem = 0;
 
-	while ((skb = skb_peek(&ro->held))) {
+	while ((skb = mpip_ro_first(ro))) {
 		cb = mpip_ro_cb(skb);
 		if (!mpip_ro_release(&ro->seq, cb->seq, cb->end, force && !n))
 			break;
-		__skb_unlink(skb, &ro->held);
+		mpip_ro_unhold(ro, skb);
 		__skb_queue_tail(out, skb);
 		mem += cb->mem;
 		n++;
@@ -205,7 +262,7 @@ static bool mpip_ro_head_lost(struct mpip_reorder *ro,
 	const struct mpip_ro_cb *cb;
 	struct sk_buff *skb;
 
-	skb = skb_peek(&ro->held);
+	skb = mpip_ro_first(ro);
 	if (!skb)
 		return false;
 	cb = mpip_ro_cb(skb);
@@ -225,7 +282,7 @@ static unsigned int mpip_ro_take_lost(struct mpip_reorder *ro,
 	struct mpip_ro_paths pp;
 	unsigned int moved = 0;
 
-	if (skb_queue_empty(&ro->held))
+	if (!ro->nheld)
 		return 0;
 	mpip_ro_paths_read(n, &pp);
 	while (mpip_ro_head_lost(ro, &pp))
@@ -241,7 +298,7 @@ static unsigned int mpip_ro_take_lost(struct mpip_reorder *ro,
  */
 static void mpip_ro_rearm(struct mpip_reorder *ro)
 {
-	if (skb_queue_empty(&ro->held))
+	if (!ro->nheld)
 		hrtimer_try_to_cancel(&ro->timer);
 	else
 		mpip_ro_arm(ro);
@@ -286,7 +343,7 @@ static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
 	unsigned int n = 0;
 
 	spin_lock(&ro->lock);
-	if (ro->dead || skb_queue_empty(&ro->held)) {
+	if (ro->dead || !ro->nheld) {
 		spin_unlock(&ro->lock);
 		return HRTIMER_NORESTART;
 	}
@@ -295,7 +352,7 @@ static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
 		hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
 	} else if (!mpip_ro_extend(ro, now)) {
 		n = mpip_ro_take(ro, &ro->ready, true);
-		if (!skb_queue_empty(&ro->held))
+		if (ro->nheld)
 			mpip_ro_arm(ro);
 	}
 	mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_TIMEOUT, n);
@@ -310,7 +367,7 @@ static struct mpip_reorder *mpip_ro_alloc(struct mpip_net *mn)
 	if (!ro)
 		return NULL;
 	spin_lock_init(&ro->lock);
-	__skb_queue_head_init(&ro->held);
+	ro->held = RB_ROOT_CACHED;
 	__skb_queue_head_init(&ro->ready);
 	hrtimer_init(&ro->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
 	ro->timer.function = mpip_ro_expire;
@@ -378,21 +435,6 @@ static u32 mpip_ro_hold_time(struct mpip_reorder *ro,
 	return mpip_ro_hold_us(ro->spread_us, MPIP_RO_MARGIN_US, cap);
 }
 
-/* Insert @skb by sequence number (mostly near the tail). */
-static void mpip_ro_insert(struct mpip_reorder *ro, struct sk_buff *skb)
-{
-	u32 seq = mpip_ro_cb(skb)->seq;
-	struct sk_buff *pos;
-
-	skb_queue_reverse_walk(&ro->held, pos) {
-		if (!mpip_seq_before(seq, mpip_ro_cb(pos)->seq)) {
-			__skb_queue_after(&ro->held, pos, skb);
-			return;
-		}
-	}
-	__skb_queue_head(&ro->held, skb);
-}
-
 /*
  * Hold @skb, which lies beyond a gap.  Returns false if it cannot be held
  * (then it goes on as it is).  Overflowing segments become ready.  Caller
@@ -403,7 +445,7 @@ static bool mpip_ro_hold(struct mpip_reorder *ro, const struct mpip_node *n,
 {
 	struct mpip_net *mn = ro->mn;
 	u32 max = READ_ONCE(mn->cfg.reorder_max_pkts);
-	bool first = skb_queue_empty(&ro->held);
+	bool first = !ro->nheld;
 	unsigned int over = 0;
 
 	mpip_ro_cb(skb)->mem = skb->truesize;
@@ -414,10 +456,10 @@ static bool mpip_ro_hold(struct mpip_reorder *ro, const struct mpip_node *n,
 	dev_hold(skb->dev);
 	mpip_ro_insert(ro, skb);
 	mpip_inc(mn, MPIP_STAT_REORDER_HELD);
-	while (skb_queue_len(&ro->held) > max)
+	while (ro->nheld > max)
 		over += mpip_ro_take(ro, &ro->ready, true);
 	mpip_ro_add_stat(mn, MPIP_STAT_REORDER_OVERFLOW, over);
-	if (skb_queue_empty(&ro->held))
+	if (!ro->nheld)
 		return true;
 	if (first || over) {
 		ro->hold_us = mpip_ro_hold_time(ro, n);
@@ -536,9 +578,11 @@ void mpip_reorder_release(struct mpip_session *s)
 	__skb_queue_head_init(&drop);
 	spin_lock_bh(&ro->lock);
 	ro->dead = true;
-	skb_queue_walk(&ro->held, skb)
+	while ((skb = mpip_ro_first(ro))) {
 		atomic_sub(mpip_ro_cb(skb)->mem, &ro->mn->ro_mem);
-	skb_queue_splice_init(&ro->held, &drop);
+		mpip_ro_unhold(ro, skb);
+		__skb_queue_tail(&drop, skb);
+	}
 	skb_queue_splice_init(&ro->ready, &drop);
 	spin_unlock_bh(&ro->lock);
 	hrtimer_cancel(&ro->timer);
