@@ -97,11 +97,12 @@ static void mpip_ro_insert(struct mpip_reorder *ro, struct sk_buff *skb)
 {
 	struct rb_node **p = &ro->held.rb_root.rb_node, *parent = NULL;
 	u32 seq = mpip_ro_cb(skb)->seq;
-	bool leftmost = true;
+	bool leftmost = true, last;
 
 	mpip_ro_cb(skb)->dev = skb->dev;
-	if (ro->held_last &&
-	    !mpip_seq_before(seq, mpip_ro_cb(ro->held_last)->seq)) {
+	last = !ro->held_last ||
+	       !mpip_seq_before(seq, mpip_ro_cb(ro->held_last)->seq);
+	if (last && ro->held_last) {
 		parent = &ro->held_last->rbnode;
 		p = &parent->rb_right;
 		leftmost = false;
@@ -117,8 +118,7 @@ static void mpip_ro_insert(struct mpip_reorder *ro, struct sk_buff *skb)
 	}
 	rb_link_node(&skb->rbnode, parent, p);
 	rb_insert_color_cached(&skb->rbnode, &ro->held, leftmost);
-	if (!ro->held_last ||
-	    !mpip_seq_before(seq, mpip_ro_cb(ro->held_last)->seq))
+	if (last)
 		ro->held_last = skb;
 	ro->nheld++;
 }

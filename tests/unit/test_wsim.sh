@@ -11,11 +11,12 @@
 # And of tools/webrtc/pathsim.py, the model of WebRTC scenario (b): over
 # two 1 Mbit/s links aiortc's (fixed) estimate grows past one link's rate
 # when packets are spread one by one, and its stock estimator, which
-# reordering misleads, says "underusing" most of the time.  And of the WebRTC calls' sender and receiver helpers:
-# ladder.py's video encoded ahead of a call, call.py's LadderVideo that
-# sends it at the rate allowed, its paced NACKs and its kernel-timed
-# arrivals; and analyze.py's
-# per-packet figures (reordering, the share on the slower path).
+# reordering misleads, says "underusing" most of the time.  And of the
+# WebRTC calls' sender and receiver helpers: ladder.py's video encoded
+# ahead of a call, call.py's LadderVideo that sends it at the rate
+# allowed, its paced NACKs and its kernel-timed arrivals; and
+# analyze.py's per-packet figures (reordering, the share on the slower
+# path).
 # Output is KTAP; the last line is "wsim: N passed, N failed" and the
 # exit status is non-zero when a test failed.
 
