@@ -34,6 +34,9 @@
 #   natgso0   as nat with tx_gso 0 on both hosts (GSO packets split before
 #             mpip; the nat lab's routes have gateways, so tx_gso 1 keeps
 #             none whole either); modes mpip, mpip-udp, mpip-faketcp
+#   natrevgso0  as natrev with tx_gso 0 on both hosts: b sends, splitting
+#             its GSO packets before mpip; modes as nat (MPTCP does not
+#             use tx_gso: its column is natrev's, in the same run)
 #   natmtu    as nat, with the NATs' far links at MTU 1400 (topo.sh nat
 #             --wan-mtu 1400): mpip's full-size segments inside UDP go in
 #             two fragments
@@ -224,6 +227,22 @@ bench_natgso0() {
 		ip netns exec "$ns" "$MPIPCTL" set tx_gso 0 || return 1
 	done
 	LAB_TAG=natgso0 lab_run "$1" tcp "$DUR_TCP"
+}
+
+bench_register natrevgso0 "TCP bulk transfer b -> a (a downloads), a behind two strict NATs, tx_gso 0 on both hosts" \
+	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-udp,mpip-faketcp,mptcp
+bench_topo natrevgso0 nat
+bench_rounds natrevgso0 3
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_natrevgso0() {
+	local ns
+	# (mode mptcp: mpip is off and tx_gso means nothing to MPTCP)
+	if ((LAB_MPIP)); then
+		for ns in "$LAB_A" "$LAB_B"; do
+			ip netns exec "$ns" "$MPIPCTL" set tx_gso 0 || return 1
+		done
+	fi
+	LAB_TAG=natrevgso0 LAB_REVERSE=1 lab_run "$1" tcp "$DUR_TCP"
 }
 
 bench_register natmtu "TCP bulk transfer, a behind two strict NATs whose far links have MTU 1400" \

@@ -131,6 +131,7 @@ CHECKS = {
     "natrev": NAT_CHECKS,
     "natdown": NAT_CHECKS,
     "natgso0": NAT_CHECKS,
+    "natrevgso0": NAT_CHECKS,
     "failover": [
         ("stall_s", "<=", 1.0, "longest goodput stall <= 1 s"),
         ("link2_back_s", "<=", 1.0, "returning link used within 1 s"),
@@ -1241,7 +1242,7 @@ ROWS = {
 # a failover run with a backup link (bench backup) has the same figures
 ROWS["backup"] = ROWS["failover"]
 # the NAT benchmarks measure what tcp does, through the NATs
-for _kind in ("nat", "natrev", "natdown", "natgso0", "natmtu"):
+for _kind in ("nat", "natrev", "natdown", "natgso0", "natrevgso0", "natmtu"):
     ROWS[_kind] = ROWS["tcp"]
 
 

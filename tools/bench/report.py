@@ -30,9 +30,9 @@ and replaces everything between:
     Markdown:  <!-- perf:begin NAME -->  ...  <!-- perf:end NAME -->
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
-NAME is a benchmark (tcp, nat, natrev, natdown, natgso0, natmtu, udp, failover, backup, overhead, interleave,
-reorder, fig4d, scale, rules: its table) or "summary" (a few headline figures of all of
-them).  The format follows the file's extension (.md, .rst).
+NAME is a benchmark (tcp, nat, natrev, natdown, natgso0, natrevgso0, natmtu, udp,
+failover, backup, overhead, interleave, reorder, fig4d, scale, rules: its table)
+or "summary" (a few headline figures of all of them).  The format follows the file's extension (.md, .rst).
 
 Which runs a block shows.  Each line of a result file is one run of one
 benchmark (all its modes), with the commit measured ("commit": git
@@ -337,6 +337,15 @@ BENCHES = {
                   "tx_gso 1 (the nat row) none is kept whole either: the lab's "
                   "routes have gateways (tx_gso_kept 0)."],
         "rows": nat_rows("natgso0"),
+    },
+    "natrevgso0": {
+        "what": "one iperf3 TCP connection from a, behind two strict NATs, to b; "
+                "b sends (iperf3 -R), tx_gso 0 on both hosts",
+        "cols": NAT_MPIP + ["mptcp"],
+        "notes": [BUSY_NOTE, "Modes as in nat; GSO packets are split before mpip "
+                  "sees them.  MPTCP does not use tx_gso: its column is natrev's, "
+                  "measured in the same run."],
+        "rows": nat_rows("natrevgso0", NAT_MPIP),
     },
     "natmtu": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs whose far "
