@@ -14,6 +14,9 @@
 #   mptcp           mpip off in both hosts; Linux MPTCP: both hosts allow 2
 #                   subflows, b announces 10.1.2.2 (ADD_ADDR), iperf3 under
 #                   `mptcpize run`
+#   mptcp-nogso     MPTCP as above with GSO and TSO off on both hosts'
+#                   links: every segment goes through IP on its own, as
+#                   with mpip's tx_gso 0
 #   mptcp-mpip      MPTCP as above over mpip (both on)
 #   off             mpip off, plain iperf3: the single-path baseline
 #   unloaded        no mpip.ko in the kernel at all
@@ -35,8 +38,9 @@
 #             mpip; the nat lab's routes have gateways, so tx_gso 1 keeps
 #             none whole either); modes mpip, mpip-udp, mpip-faketcp
 #   natrevgso0  as natrev with tx_gso 0 on both hosts: b sends, splitting
-#             its GSO packets before mpip; modes as nat (MPTCP does not
-#             use tx_gso: its column is natrev's, in the same run)
+#             its GSO packets before mpip; modes as nat and mptcp-nogso
+#             (MPTCP does not use tx_gso: its column is natrev's, in the
+#             same run; mptcp-nogso sends every segment on its own, too)
 #   natmtu    as nat, with the NATs' far links at MTU 1400 (topo.sh nat
 #             --wan-mtu 1400): mpip's full-size segments inside UDP go in
 #             two fragments
@@ -230,7 +234,7 @@ bench_natgso0() {
 }
 
 bench_register natrevgso0 "TCP bulk transfer b -> a (a downloads), a behind two strict NATs, tx_gso 0 on both hosts" \
-	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-udp,mpip-faketcp,mptcp
+	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-udp,mpip-faketcp,mptcp,mptcp-nogso
 bench_topo natrevgso0 nat
 bench_rounds natrevgso0 3
 # shellcheck disable=SC2317  # called as "bench_$name"

@@ -246,7 +246,7 @@ lab_ns_mode() {
 				ip netns exec "$ns" "$MPIPCTL" set "${kv%%=*}" "${kv#*=}" || return 1
 			done
 			;;
-		off | mptcp)
+		off | mptcp | mptcp-nogso)
 			if lab_mpip_loaded; then
 				ip netns exec "$ns" "$MPIPCTL" disable >/dev/null || return 1
 			fi
@@ -260,8 +260,23 @@ lab_ns_mode() {
 	done
 }
 
-# lab_mode MODE: mpip (mpip on in both hosts), off (mpip off, plain TCP/UDP)
-# or mptcp (mpip off, Linux MPTCP with a second subflow over link 2)
+# lab_gso_off NS...: no GSO or TSO on these namespaces' Ethernet links:
+# their TCP hands every segment to IP on its own, as mpip does with
+# tx_gso 0 (mode mptcp-nogso)
+lab_gso_off() {
+	local ns dev
+	for ns in "$@"; do
+		for dev in $(ip netns exec "$ns" ls /sys/class/net); do
+			[[ $dev == eth* ]] || continue
+			ip netns exec "$ns" ethtool -K "$dev" gso off tso off >/dev/null ||
+				return 1
+		done
+	done
+}
+
+# lab_mode MODE: mpip (mpip on in both hosts), off (mpip off, plain TCP/UDP),
+# mptcp (mpip off, Linux MPTCP with a second subflow over link 2) or
+# mptcp-nogso (mptcp with GSO and TSO off on the hosts' links)
 lab_mode() {
 	local ns kv
 	LAB_MODE=$1
@@ -272,7 +287,7 @@ lab_mode() {
 		LAB_MPIP=1
 		lab_mpip_load || { lab_log "lab: cannot load mpip.ko"; return 1; }
 		;;
-	off | mptcp) ;;
+	off | mptcp | mptcp-nogso) ;;
 	unloaded)
 		! lab_mpip_loaded || rmmod mpip || return 1
 		;;
@@ -281,6 +296,9 @@ lab_mode() {
 	lab_ns_mode "$LAB_A" "$LAB_B" || return 1
 	[[ $LAB_MODE == mptcp* ]] || return 0
 	LAB_MPTCP=1
+	if [[ $LAB_MODE == mptcp-nogso ]]; then
+		lab_gso_off "$LAB_A" "$LAB_B" || return 1
+	fi
 	command -v mptcpize >/dev/null || { lab_log "lab: mptcpize missing (Debian package mptcpd)"; return 1; }
 	if [[ ${LAB_TOPO_KIND:-twolink} == nat ]]; then
 		# Behind the NATs a opens the subflows itself: from each of its

@@ -83,7 +83,8 @@ HOW_TO_ADD = ("run {make bench}, then {tools/bench/report.py --add "
 MODE_NAMES = {
     "mpip": "mpip", "mptcp": "MPTCP", "mpip-noreorder": "mpip, reorder buffer off",
     "mpip-udp": "mpip, nat_mode udp", "mpip-faketcp": "mpip, nat_mode faketcp",
-    "mptcp-mpip": "MPTCP over mpip", "off": "mpip off", "unloaded": "no module",
+    "mptcp-mpip": "MPTCP over mpip", "mptcp-nogso": "MPTCP, GSO off",
+    "off": "mpip off", "unloaded": "no module",
 }
 
 
@@ -341,10 +342,11 @@ BENCHES = {
     "natrevgso0": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs, to b; "
                 "b sends (iperf3 -R), tx_gso 0 on both hosts",
-        "cols": NAT_MPIP + ["mptcp"],
+        "cols": NAT_MPIP + ["mptcp", "mptcp-nogso"],
         "notes": [BUSY_NOTE, "Modes as in nat; GSO packets are split before mpip "
                   "sees them.  MPTCP does not use tx_gso: its column is natrev's, "
-                  "measured in the same run."],
+                  "measured in the same run; with GSO and TSO off on the hosts' "
+                  "links, its TCP too hands each segment to IP on its own."],
         "rows": nat_rows("natrevgso0", NAT_MPIP),
     },
     "natmtu": {
