@@ -21,6 +21,32 @@
  */
 #include "mpip.h"
 
+/* A trailer this much older than its path's newest is no late one. */
+#define MPIP_FB_LAG_MAX_US	USEC_PER_SEC
+
+/*
+ * A trailer sent at @ts_us arrived on the path of @rx: keep the newest
+ * send time the path delivered and, if one sent later arrived before it,
+ * how late it is (core/reorder.h).  A lag beyond MPIP_FB_LAG_MAX_US is
+ * no reordering but a new clock (the peer restarted): it starts afresh.
+ * Racing CPUs may lose an update; the reorder buffer only reads these.
+ */
+static void mpip_fb_order(struct mpip_rxpath *rx, u32 ts_us)
+{
+	u32 newest = READ_ONCE(rx->ts_us);
+	s32 lag = newest - ts_us;
+	u32 age;
+
+	if (!READ_ONCE(rx->last_rx) || lag <= 0 || lag > MPIP_FB_LAG_MAX_US) {
+		WRITE_ONCE(rx->ts_us, ts_us);
+		return;
+	}
+	age = jiffies_to_msecs(jiffies - READ_ONCE(rx->reo_at));
+	WRITE_ONCE(rx->reo_us, mpip_ro_reo_track(READ_ONCE(rx->reo_us), age,
+						 lag));
+	WRITE_ONCE(rx->reo_at, jiffies);
+}
+
 /*
  * A trailer from @n's path @path_id, sent at @ts_us, arrived now, @delay_us
  * later (our clock minus @ts_us), under the addresses of @iph; it wants a
@@ -37,9 +63,8 @@ void mpip_fb_record(struct mpip_node *n, const struct iphdr *iph, u8 path_id,
 	WRITE_ONCE(rx->saddr, iph->saddr);
 	WRITE_ONCE(rx->daddr, iph->daddr);
 	WRITE_ONCE(rx->delay_us, delay_us);
-	/* a path delivers in order: the newest send time it delivered */
-	WRITE_ONCE(rx->ts_us, ts_us);
-	/* pairs with the barrier in mpip_ro_head_lost() */
+	mpip_fb_order(rx, ts_us);
+	/* pairs with the barrier in mpip_ro_paths_read() */
 	smp_wmb();
 	mpip_touch(&rx->last_rx);
 	if (!quiet && !READ_ONCE(rx->fresh))

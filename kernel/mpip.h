@@ -371,7 +371,9 @@ struct mpip_path {
  */
 struct mpip_rxpath {
 	u32 delay_us;		/* last raw one-way delay sample */
-	u32 ts_us;		/* send time of the last trailer (its clock) */
+	u32 ts_us;		/* newest send time delivered (its clock) */
+	u32 reo_us;		/* recent peak of late trailers' lag, us */
+	unsigned long reo_at;	/* jiffies: when @reo_us was set */
 	unsigned long last_rx;	/* jiffies */
 	unsigned long last_fb;	/* jiffies of the last report sent */
 	unsigned long fresh;	/* 1: samples arrived since the last report */

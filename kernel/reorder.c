@@ -37,7 +37,11 @@
 #define MPIP_RO_NET_MEM		(32 << 20)
 /* Extra hold time for scheduling jitter on top of the delay spread. */
 #define MPIP_RO_MARGIN_US	20000
-/* A path shows a gap lost with a packet sent this much after it. */
+/*
+ * A path shows a gap lost with a packet sent this much after it, plus
+ * the reordering it showed lately (core/reorder.h), up to the jitter
+ * margin of the hold time.
+ */
 #define MPIP_RO_LOST_MARGIN_US	1000
 /* Delay samples older than this do not count towards the hold time. */
 #define MPIP_RO_SAMPLE_AGE	HZ
@@ -61,7 +65,7 @@ struct mpip_reorder {
 	struct rcu_head rcu;
 };
 
-/* Where a held segment keeps its range and where and when it was sent
+/* Where a held segment keeps its range and when it was sent
  * (the IP control block is rebuilt when it enters the stack again).
  */
 struct mpip_ro_cb {
@@ -70,7 +74,6 @@ struct mpip_ro_cb {
 	u32 seq;
 	u32 end;
 	u32 ts_us;	/* send time, from its CM (the peer's clock) */
-	u8 path_id;	/* its path, in the peer's numbering */
 	u32 mem;	/* its truesize when held, in mn->ro_mem */
 };
 
@@ -227,18 +230,29 @@ static bool mpip_ro_rx_fresh(const struct mpip_node *n, unsigned int i)
 	return last && !time_after(jiffies, last + MPIP_RO_SAMPLE_AGE);
 }
 
-/* The peer's paths that delivered recently, and the newest send time
- * each delivered.
+/* For the peer's paths that delivered recently: the newest send time
+ * each delivered, and how far each lets a packet fall behind.
  */
 struct mpip_ro_paths {
-	u8 ids[MPIP_MAX_PATHS];
 	u32 latest_us[MPIP_MAX_PATHS];
+	u32 margin_us[MPIP_MAX_PATHS];
 	unsigned int n;
 };
+
+/* The margin of the path of @rx: its recent reordering, decayed. */
+static u32 mpip_ro_margin(const struct mpip_rxpath *rx)
+{
+	u32 age = jiffies_to_msecs(jiffies - READ_ONCE(rx->reo_at));
+	u32 reo = mpip_ro_reo_now(READ_ONCE(rx->reo_us), age);
+
+	return mpip_ro_lost_margin_us(reo, MPIP_RO_LOST_MARGIN_US,
+				      MPIP_RO_MARGIN_US);
+}
 
 static void mpip_ro_paths_read(const struct mpip_node *n,
 			       struct mpip_ro_paths *pp)
 {
+	const struct mpip_rxpath *rx;
 	unsigned int i;
 
 	pp->n = 0;
@@ -247,8 +261,9 @@ static void mpip_ro_paths_read(const struct mpip_node *n,
 			continue;
 		/* pairs with the barrier in mpip_fb_record() */
 		smp_rmb();
-		pp->ids[pp->n] = i + 1;
-		pp->latest_us[pp->n++] = READ_ONCE(n->rx[i].ts_us);
+		rx = &n->rx[i];
+		pp->latest_us[pp->n] = READ_ONCE(rx->ts_us);
+		pp->margin_us[pp->n++] = mpip_ro_margin(rx);
 	}
 }
 
@@ -266,8 +281,8 @@ static bool mpip_ro_head_lost(struct mpip_reorder *ro,
 	if (!skb)
 		return false;
 	cb = mpip_ro_cb(skb);
-	return mpip_ro_gap_lost(cb->ts_us, cb->path_id, pp->ids,
-				pp->latest_us, pp->n, MPIP_RO_LOST_MARGIN_US);
+	return mpip_ro_gap_lost(cb->ts_us, pp->latest_us, pp->margin_us,
+				pp->n);
 }
 
 /*
@@ -509,7 +524,6 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 	if (!READ_ONCE(mn->cfg.reorder) || !mpip_ro_range(skb, &r))
 		return NF_ACCEPT;
 	r.ts_us = cm->timestamp_us;
-	r.path_id = cm->path_id;
 	r.okfn = okfn;
 	/* One path needs no buffer: only an existing one must forget. */
 	ro = sole ? mpip_ro_find(s) : mpip_ro_get(mn, s, n);

@@ -32,16 +32,36 @@ bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force)
 	return true;
 }
 
-bool mpip_ro_gap_lost(u32 ts_us, u8 path_id, const u8 *ids,
-		      const u32 *latest_us, unsigned int n, u32 margin_us)
+bool mpip_ro_gap_lost(u32 ts_us, const u32 *latest_us, const u32 *margin_us,
+		      unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (ids[i] != path_id &&
-		    (s32)(latest_us[i] - ts_us - margin_us) <= 0)
+		if ((s32)(latest_us[i] - ts_us - margin_us[i]) <= 0)
 			return false;
 	return true;
+}
+
+u32 mpip_ro_reo_now(u32 peak_us, u32 age_ms)
+{
+	u32 halvings = age_ms / 1000;
+
+	return halvings >= 32 ? 0 : peak_us >> halvings;
+}
+
+u32 mpip_ro_reo_track(u32 peak_us, u32 age_ms, u32 lag_us)
+{
+	u32 now = mpip_ro_reo_now(peak_us, age_ms);
+
+	return lag_us > now ? lag_us : now;
+}
+
+u32 mpip_ro_lost_margin_us(u32 reo_us, u32 min_us, u32 cap_us)
+{
+	u64 margin = (u64)min_us + reo_us + reo_us / 4;
+
+	return margin < cap_us ? (u32)margin : cap_us;
 }
 
 u32 mpip_ro_spread_us(const u32 *delay_us, unsigned int n)

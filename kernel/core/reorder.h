@@ -80,20 +80,38 @@ u32 mpip_ro_spread_track(u32 prev_us, u32 spread_us);
 
 /*
  * Is the gap before a held segment lost, rather than on its way?  The
- * segment was sent at @ts_us (the sender's clock, from its CM) on the
- * path with ID @path_id; TCP sent the segments missing before it
- * earlier.  @ids[@n] and @latest_us[@n] are the paths that currently
- * deliver the peer's packets and, for each, the send time of the newest
- * packet that arrived on it.  A path delivers in the order it was sent
- * to, so once every path but the segment's own has delivered a packet
- * sent more than @margin_us after it (its own path delivered the segment
- * itself), whatever was sent before it has arrived or never will.  The
- * margin covers packets whose send time was taken slightly before they
- * joined their path's queue (on another CPU, say).  Times are compared
- * wrap-safe.
+ * segment was sent at @ts_us (the sender's clock, from its CM); TCP sent
+ * the segments missing before it earlier.  @latest_us[@n] and
+ * @margin_us[@n] are, for each path that currently delivers the peer's
+ * packets, the newest send time it delivered and how far it lets a
+ * packet fall behind a newer one (mpip_ro_lost_margin_us()).  Once every
+ * path has delivered a packet sent more than its margin after the
+ * segment, whatever was sent before it has arrived or never will.  The
+ * segment's own path counts as well: it may have overtaken a missing
+ * segment on the way.  Times are compared wrap-safe.
  */
-bool mpip_ro_gap_lost(u32 ts_us, u8 path_id, const u8 *ids,
-		      const u32 *latest_us, unsigned int n, u32 margin_us);
+bool mpip_ro_gap_lost(u32 ts_us, const u32 *latest_us, const u32 *margin_us,
+		      unsigned int n);
+
+/*
+ * Reordering within one path.  A path mostly delivers in the order it
+ * was sent to, but not quite: packets stamped on two CPUs can join its
+ * queue in the other order, and a host that hands packets to per-CPU
+ * queues on the way can let one overtake another.  The receiver keeps,
+ * per path, the recent peak of the lag of late packets (how long before
+ * the newest one delivered a late one was sent).  The peak halves every
+ * second; mpip_ro_reo_now() gives its value @age_ms after it was set,
+ * and mpip_ro_reo_track() the new peak after a packet @lag_us late.
+ */
+u32 mpip_ro_reo_now(u32 peak_us, u32 age_ms);
+u32 mpip_ro_reo_track(u32 peak_us, u32 age_ms, u32 lag_us);
+
+/*
+ * How far past a held segment a path must have delivered before the gap
+ * before the segment counts as lost: @min_us (scheduling jitter) plus
+ * the path's recent reordering @reo_us and a quarter, capped at @cap_us.
+ */
+u32 mpip_ro_lost_margin_us(u32 reo_us, u32 min_us, u32 cap_us);
 
 /*
  * How long to hold a segment, in us: @spread_us plus a quarter and

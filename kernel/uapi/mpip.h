@@ -683,8 +683,8 @@ enum mpip_path_attr {
  *	was full
  * @MPIP_STAT_TX_BARE: packets of sessions sent without a CM, on the
  *	only path to their peer (see @MPIP_CFG_BARE_CM_MS)
- * @MPIP_STAT_REORDER_LOST: held segments released because every other
- *	path had delivered a packet sent after them: the gap was lost
+ * @MPIP_STAT_REORDER_LOST: held segments released because every path
+ *	had delivered a packet sent enough after them: the gap was lost
  * @MPIP_STAT_TX_STEERED: data packets sent on another path than the
  *	weights chose, whose local queue held fewer bytes per unit of weight
  *	(@MPIP_CFG_QUEUE_STEER)

@@ -235,41 +235,103 @@ UNIT_TEST(reorder_hold_time)
 		 0xfffffffe);
 }
 
-UNIT_TEST(reorder_gap_lost_needs_every_other_path_past_it)
+/* Margins of up to four paths, all @m us. */
+static const u32 *margins(u32 m)
 {
-	u8 ids[] = { 1, 2, 3 };
-	u32 past[] = { 5000, 5001, 6000 };
-	u32 behind[] = { 5000, 4999, 6000 };
+	static u32 a[4];
+	unsigned int i;
 
-	/* the segment went on path 1 at 5000: paths 2 and 3 are past it */
-	CHECK(mpip_ro_gap_lost(5000, 1, ids, past, 3, 0));
+	for (i = 0; i < 4; i++)
+		a[i] = m;
+	return a;
+}
+
+UNIT_TEST(reorder_gap_lost_needs_every_path_past_it)
+{
+	u32 past[] = { 5001, 5001, 6000 };
+	u32 behind[] = { 5001, 4999, 6000 };
+
+	/* sent at 5000: all three paths delivered something newer */
+	CHECK(mpip_ro_gap_lost(5000, past, margins(0), 3));
 	/* path 2 has not delivered anything sent after it yet */
-	CHECK(!mpip_ro_gap_lost(5000, 1, ids, behind, 3, 0));
-	/* sent in the same microsecond is not after: path 1 at 5000 */
-	CHECK(!mpip_ro_gap_lost(5000, 2, ids, past, 3, 0));
-	/* its own path does not count: it delivered the segment itself */
-	CHECK(mpip_ro_gap_lost(4999, 2, ids, behind, 3, 0));
-	CHECK(!mpip_ro_gap_lost(6000, 3, ids, past, 3, 0));
-	/* no other path carries traffic: its own path is all there is */
-	CHECK(mpip_ro_gap_lost(5000, 1, ids, past, 1, 0));
-	CHECK(mpip_ro_gap_lost(5000, 1, NULL, NULL, 0, 0));
-	/* a margin: path 3 (6000) is 1000 us past, path 2 (5001) only 1 */
-	CHECK(!mpip_ro_gap_lost(5000, 1, ids, past, 3, 1));
-	CHECK(mpip_ro_gap_lost(4000, 1, ids, past, 3, 1000));
-	CHECK(!mpip_ro_gap_lost(4000, 1, ids, past, 3, 1001));
+	CHECK(!mpip_ro_gap_lost(5000, behind, margins(0), 3));
+	/* sent in the same microsecond is not after */
+	CHECK(!mpip_ro_gap_lost(5001, past, margins(0), 3));
+	/* its own path counts too: path 1 delivered it (5000) and nothing
+	 * newer, and a missing segment may be behind it on path 1
+	 */
+	past[0] = 5000;
+	CHECK(!mpip_ro_gap_lost(5000, past, margins(0), 3));
+	/* one path is all there is */
+	CHECK(mpip_ro_gap_lost(5000, past + 2, margins(0), 1));
+	CHECK(mpip_ro_gap_lost(5000, NULL, NULL, 0));
+	/* a margin: path 3 (6000) is 1000 us past 5000, path 2 only 1 */
+	past[0] = 6000;
+	CHECK(!mpip_ro_gap_lost(5000, past, margins(1), 3));
+	CHECK(mpip_ro_gap_lost(4000, past, margins(1000), 3));
+	CHECK(!mpip_ro_gap_lost(4000, past, margins(1001), 3));
+}
+
+UNIT_TEST(reorder_gap_lost_margin_per_path)
+{
+	u32 latest[] = { 5000, 7000, 9000 };
+	/* path 2 reorders by up to 2500 us, path 3 by 3500 */
+	u32 m[] = { 0, 2500, 3500 };
+
+	/* path 2 is 2000 past, within its margin: not lost yet */
+	CHECK(!mpip_ro_gap_lost(4999, latest, m, 3));
+	/* 2501 past path 2's and 3501 past path 3's: lost */
+	CHECK(mpip_ro_gap_lost(4499, latest, m, 3));
+	/* path 3's own margin is what counts for path 3 */
+	m[1] = 0;
+	CHECK(!mpip_ro_gap_lost(5500, latest, m, 3));
+	m[0] = 0;
+	CHECK(mpip_ro_gap_lost(4999, latest, m, 3));
+	/* path 1's margin counts for path 1 */
+	m[0] = 1;
+	CHECK(!mpip_ro_gap_lost(4999, latest, m, 3));
 }
 
 UNIT_TEST(reorder_gap_lost_wraps_around)
 {
-	u8 ids[] = { 1, 2 };
-	/* the sender's clock wrapped between the segment and path 2's news */
-	u32 past[] = { 0xfffffff0, 0x10 };
-	u32 before[] = { 0xfffffff0, 0xffffff00 };
+	/* the sender's clock wrapped between the segment and the news */
+	u32 past[] = { 0x10, 0x10 };
+	u32 before[] = { 0x10, 0xffffff00 };
 
-	CHECK(mpip_ro_gap_lost(0xfffffff0, 1, ids, past, 2, 0));
-	CHECK(!mpip_ro_gap_lost(0xfffffff0, 1, ids, before, 2, 0));
-	CHECK(!mpip_ro_gap_lost(0x10, 1, ids, before, 2, 0));
+	CHECK(mpip_ro_gap_lost(0xfffffff0, past, margins(0), 2));
+	CHECK(!mpip_ro_gap_lost(0xfffffff0, before, margins(0), 2));
+	CHECK(!mpip_ro_gap_lost(0x10, before, margins(0), 2));
 	/* and with a margin across the wrap */
-	CHECK(mpip_ro_gap_lost(0xfffffff0, 1, ids, past, 2, 0x1f));
-	CHECK(!mpip_ro_gap_lost(0xfffffff0, 1, ids, past, 2, 0x20));
+	CHECK(mpip_ro_gap_lost(0xfffffff0, past, margins(0x1f), 2));
+	CHECK(!mpip_ro_gap_lost(0xfffffff0, past, margins(0x20), 2));
+}
+
+UNIT_TEST(reorder_reo_peak_halves_every_second)
+{
+	CHECK_EQ(mpip_ro_reo_now(8000, 0), 8000);
+	CHECK_EQ(mpip_ro_reo_now(8000, 999), 8000);
+	CHECK_EQ(mpip_ro_reo_now(8000, 1000), 4000);
+	CHECK_EQ(mpip_ro_reo_now(8000, 3500), 1000);
+	CHECK_EQ(mpip_ro_reo_now(0xffffffff, 31000), 1);
+	/* no shift by 32 or more (undefined in C) */
+	CHECK_EQ(mpip_ro_reo_now(0xffffffff, 32000), 0);
+	CHECK_EQ(mpip_ro_reo_now(0xffffffff, 0xffffffff), 0);
+	/* a larger lag replaces the peak, a smaller one leaves it */
+	CHECK_EQ(mpip_ro_reo_track(3000, 0, 5000), 5000);
+	CHECK_EQ(mpip_ro_reo_track(3000, 0, 2000), 3000);
+	/* ... as it has decayed by now */
+	CHECK_EQ(mpip_ro_reo_track(8000, 2000, 2500), 2500);
+	CHECK_EQ(mpip_ro_reo_track(8000, 2000, 1500), 2000);
+}
+
+UNIT_TEST(reorder_lost_margin)
+{
+	/* no reordering: the fixed margin */
+	CHECK_EQ(mpip_ro_lost_margin_us(0, 1000, 20000), 1000);
+	/* the peak and a quarter on top of it */
+	CHECK_EQ(mpip_ro_lost_margin_us(4000, 1000, 20000), 6000);
+	CHECK_EQ(mpip_ro_lost_margin_us(40000, 1000, 20000), 20000);
+	/* no overflow anywhere near 2^32 */
+	CHECK_EQ(mpip_ro_lost_margin_us(0xffffffff, 0xffffffff, 0xfffffffe),
+		 0xfffffffe);
 }
