@@ -224,12 +224,19 @@ bench_register natgso0 "TCP bulk transfer, a behind two strict NATs, tx_gso 0 on
 	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-udp,mpip-faketcp
 bench_topo natgso0 nat
 bench_rounds natgso0 3
-# shellcheck disable=SC2317  # called as "bench_$name"
-bench_natgso0() {
+# bench_tx_gso0: tx_gso 0 on both hosts, in the modes where mpip is on
+# (in the MPTCP modes mpip is off, and tx_gso means nothing to MPTCP)
+bench_tx_gso0() {
 	local ns
+	((LAB_MPIP)) || return 0
 	for ns in "$LAB_A" "$LAB_B"; do
 		ip netns exec "$ns" "$MPIPCTL" set tx_gso 0 || return 1
 	done
+}
+
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_natgso0() {
+	bench_tx_gso0 || return 1
 	LAB_TAG=natgso0 lab_run "$1" tcp "$DUR_TCP"
 }
 
@@ -239,13 +246,7 @@ bench_topo natrevgso0 nat
 bench_rounds natrevgso0 3
 # shellcheck disable=SC2317  # called as "bench_$name"
 bench_natrevgso0() {
-	local ns
-	# (mode mptcp: mpip is off and tx_gso means nothing to MPTCP)
-	if ((LAB_MPIP)); then
-		for ns in "$LAB_A" "$LAB_B"; do
-			ip netns exec "$ns" "$MPIPCTL" set tx_gso 0 || return 1
-		done
-	fi
+	bench_tx_gso0 || return 1
 	LAB_TAG=natrevgso0 LAB_REVERSE=1 lab_run "$1" tcp "$DUR_TCP"
 }
 
