@@ -406,7 +406,7 @@ done
 IFS=, read -ra MODE_LIST <<<"$MODES"
 for m in "${MODE_LIST[@]}"; do
 	case $m in
-	mpip | mpip-noreorder | mpip-udp | mpip-faketcp | mptcp | mptcp-mpip | off | unloaded) ;;
+	mpip | mpip-noreorder | mpip-udp | mpip-faketcp | mptcp | mptcp-nogso | mptcp-mpip | off | unloaded) ;;
 	*) log "bench.sh: bad mode '$m'"; exit 2 ;;
 	esac
 done
