@@ -113,6 +113,8 @@
 # tunables set in the mpip modes), LAB_SYSCTL="key=value ..." (sysctls of
 # both hosts in every mode, e.g. net.ipv4.tcp_reordering=127), both for
 # experiments; BENCH_UDP_RATE (default 55M), BENCH_UDP_LEN (iperf3 -l);
+# BENCH_TCP_RATE (iperf3 -b for every TCP run: a sender held under the
+# links' rate, to compare the CPU modes spend on the same goodput);
 # MPIP_VM_* as for tools/vm.sh.
 #
 # Adding a benchmark: bench_register NAME DESCRIPTION LINK1 LINK2 below and
@@ -473,7 +475,7 @@ host_main() {
 	gargs+=(--out "$OUT")
 	# the guest starts with a clean environment: hand on the variables
 	# that change the benchmarks
-	for v in LAB_MPIP_SET LAB_SYSCTL BENCH_UDP_RATE BENCH_UDP_LEN; do
+	for v in LAB_MPIP_SET LAB_SYSCTL BENCH_UDP_RATE BENCH_UDP_LEN BENCH_TCP_RATE; do
 		[[ -z ${!v:-} ]] || fwd+=("$v=${!v}")
 	done
 	rm -f "$OUT/summary.md" "$OUT/results.jsonl"
@@ -492,6 +494,7 @@ guest_main() {
 	lab_init
 	LAB_FAIL_END=$FAIL_END
 	set_durations
+	export LAB_TCP_RATE=${BENCH_TCP_RATE:-}
 	trap 'lab_fini' EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
@@ -513,12 +516,13 @@ guest_main() {
 }
 
 # bench_settings: a JSON object of the experimental settings in force
-# (LAB_MPIP_SET, LAB_SYSCTL, BENCH_UDP_RATE, BENCH_UDP_LEN; {} if none), so
+# (LAB_MPIP_SET, LAB_SYSCTL, BENCH_UDP_RATE, BENCH_UDP_LEN, BENCH_TCP_RATE;
+# {} if none), so
 # that such runs are never taken for the benchmark's defaults
 bench_settings() {
 	"$PY" -c 'import json, os, sys
 print(json.dumps({k: os.environ[k] for k in sys.argv[1:] if os.environ.get(k)},
-                 sort_keys=True))' LAB_MPIP_SET LAB_SYSCTL BENCH_UDP_RATE BENCH_UDP_LEN
+                 sort_keys=True))' LAB_MPIP_SET LAB_SYSCTL BENCH_UDP_RATE BENCH_UDP_LEN BENCH_TCP_RATE
 }
 
 # reverse_into ARRAY ITEM...: ARRAY becomes the ITEMs, last first

@@ -443,6 +443,7 @@ lab_snapshot() {
 #   UP_AT s.  Options in the environment:
 #     LAB_UDP_RATE   offered UDP rate for iperf3 -b (default 55M)
 #     LAB_UDP_LEN    iperf3 -l for UDP (default: iperf3's)
+#     LAB_TCP_RATE   iperf3 -b for TCP (default: none, as fast as it goes)
 #     LAB_WARMUP     seconds left out of the throughput averages (default 1)
 #     LAB_PORT       iperf3 port (default 5201)
 #     LAB_SNAPSHOT   0: no snapshot half-way (it starts processes in mpip
@@ -468,6 +469,7 @@ lab_run() {
 	# loses no datagrams in its socket
 	[[ $kind == udp ]] && cargs+=(-u -b "${LAB_UDP_RATE:-55M}" -w 4M)
 	[[ $kind == udp && -n ${LAB_UDP_LEN:-} ]] && cargs+=(-l "$LAB_UDP_LEN")
+	[[ $kind == tcp && -n ${LAB_TCP_RATE:-} ]] && cargs+=(-b "$LAB_TCP_RATE")
 	if ((rev)); then
 		cargs+=(-R)
 		trig=$LAB_DIR/.trigger-a rx_pid=$LAB_SA_PID
