@@ -41,6 +41,9 @@
 #             its GSO packets before mpip; modes as nat and mptcp-nogso
 #             (MPTCP does not use tx_gso: its column is natrev's, in the
 #             same run; mptcp-nogso sends every segment on its own, too)
+#   natloss   as natrev, with netem dropping 0.1 % of the packets at every
+#             shaped hop (three on the way from b to a, two back: about
+#             0.3 % of the data and 0.2 % of the ACKs); modes mpip, mptcp
 #   natmtu    as nat, with the NATs' far links at MTU 1400 (topo.sh nat
 #             --wan-mtu 1400): mpip's full-size segments inside UDP go in
 #             two fragments
@@ -250,6 +253,15 @@ bench_rounds natrevgso0 3
 bench_natrevgso0() {
 	bench_tx_gso0 || return 1
 	LAB_TAG=natrevgso0 LAB_REVERSE=1 lab_run "$1" tcp "$DUR_TCP"
+}
+
+bench_register natloss "TCP bulk transfer b -> a (a downloads), a behind two strict NATs, 0.1 % random loss at every shaped hop" \
+	40mbit,2ms,0.1% 20mbit,2ms,0.1% mpip,mptcp
+bench_topo natloss nat
+bench_rounds natloss 3
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_natloss() {
+	LAB_TAG=natloss LAB_REVERSE=1 lab_run "$1" tcp "$DUR_TCP"
 }
 
 bench_register natmtu "TCP bulk transfer, a behind two strict NATs whose far links have MTU 1400" \

@@ -1242,7 +1242,7 @@ ROWS = {
 # a failover run with a backup link (bench backup) has the same figures
 ROWS["backup"] = ROWS["failover"]
 # the NAT benchmarks measure what tcp does, through the NATs
-for _kind in ("nat", "natrev", "natdown", "natgso0", "natrevgso0", "natmtu"):
+for _kind in ("nat", "natrev", "natdown", "natgso0", "natrevgso0", "natloss", "natmtu"):
     ROWS[_kind] = ROWS["tcp"]
 
 

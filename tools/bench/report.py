@@ -30,7 +30,7 @@ and replaces everything between:
     Markdown:  <!-- perf:begin NAME -->  ...  <!-- perf:end NAME -->
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
-NAME is a benchmark (tcp, nat, natrev, natdown, natgso0, natrevgso0, natmtu, udp,
+NAME is a benchmark (tcp, nat, natrev, natdown, natgso0, natrevgso0, natloss, natmtu, udp,
 failover, backup, overhead, interleave, reorder, fig4d, scale, rules: its table)
 or "summary" (a few headline figures of all of them).  The format follows the file's extension (.md, .rst).
 
@@ -348,6 +348,19 @@ BENCHES = {
                   "measured in the same run; with GSO and TSO off on the hosts' "
                   "links, its TCP too hands each segment to IP on its own."],
         "rows": nat_rows("natrevgso0", NAT_MPIP),
+    },
+    "natloss": {
+        "what": "one iperf3 TCP connection from a, behind two strict NATs, to b; "
+                "b sends (iperf3 -R); netem drops 0.1 % at every shaped hop",
+        "cols": ["mpip", "mptcp"],
+        "notes": [BUSY_NOTE, "Random loss: three shaped hops from b to a (b's link, "
+                  "the router's, the NAT's LAN side), two back, each dropping 0.1 % "
+                  "of what it sends: about 0.3 % of the data and 0.2 % of the ACKs. "
+                  "mpip carries the connection as one TCP connection, with one "
+                  "congestion window that every path's losses cut; MPTCP's subflows "
+                  "have one each.  No target: the issue's figures are for links "
+                  "without loss."],
+        "rows": nat_rows("natloss", ["mpip"]),
     },
     "natmtu": {
         "what": "one iperf3 TCP connection from a, behind two strict NATs whose far "

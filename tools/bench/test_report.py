@@ -234,7 +234,7 @@ class SummaryTest(unittest.TestCase):
 
     def test_nat_table_has_goodput(self):
         # (natrev's and the others' had no rows until 2026-12-06)
-        for kind in ("nat", "natrev", "natdown", "natgso0", "natrevgso0", "natmtu"):
+        for kind in ("nat", "natrev", "natdown", "natgso0", "natrevgso0", "natloss", "natmtu"):
             line = {"bench": kind, "kind": kind, "duration": 10.0, "reps": 3,
                     "modes": {"mpip": {"goodput_pct": 91.8, "reps": 3,
                                        "goodput_pct_min": 91.7,
