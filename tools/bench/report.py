@@ -355,7 +355,7 @@ BENCHES = {
         "cols": ["mpip", "mptcp"],
         "notes": [BUSY_NOTE, "Random loss: three shaped hops from b to a (b's link, "
                   "the router's, the NAT's LAN side), two back, each dropping 0.1 % "
-                  "of what it sends: about 0.3 % of the data and 0.2 % of the ACKs. "
+                  "of what it sends: about 0.3 % of the data and 0.2 % of the ACKs.  "
                   "mpip carries the connection as one TCP connection, with one "
                   "congestion window that every path's losses cut; MPTCP's subflows "
                   "have one each.  No target: the issue's figures are for links "
