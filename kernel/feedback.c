@@ -27,24 +27,32 @@
 /*
  * A trailer sent at @ts_us arrived on the path of @rx: keep the newest
  * send time the path delivered and, if one sent later arrived before it,
- * how late it is (core/reorder.h).  A lag beyond MPIP_FB_LAG_MAX_US is
- * no reordering but a new clock (the peer restarted): it starts afresh.
- * Racing CPUs may lose an update; the reorder buffer only reads these.
+ * how late it is (core/reorder.h).  Send times more than
+ * MPIP_FB_LAG_MAX_US apart are no reordering but a new clock (the peer
+ * restarted) or a path silent that long: it starts afresh, taken to
+ * reorder MPIP_RO_REO_FIRST_US until it shows less.  Racing CPUs may
+ * lose an update; the reorder buffer only reads these.
  */
 static void mpip_fb_order(struct mpip_rxpath *rx, u32 ts_us)
 {
-	u32 newest = READ_ONCE(rx->ts_us);
-	s32 lag = newest - ts_us;
-	u32 age;
+	u32 lag, age;
 
-	if (!READ_ONCE(rx->last_rx) || lag <= 0 || lag > MPIP_FB_LAG_MAX_US) {
+	switch (mpip_ro_order(READ_ONCE(rx->last_rx), READ_ONCE(rx->ts_us),
+			      ts_us, MPIP_FB_LAG_MAX_US, &lag)) {
+	case MPIP_RO_ORD_FRESH:
+		WRITE_ONCE(rx->reo_us, MPIP_RO_REO_FIRST_US);
+		WRITE_ONCE(rx->reo_at, jiffies);
+		fallthrough;
+	case MPIP_RO_ORD_NEWEST:
 		WRITE_ONCE(rx->ts_us, ts_us);
 		return;
+	case MPIP_RO_ORD_LATE:
+		age = jiffies_to_msecs(jiffies - READ_ONCE(rx->reo_at));
+		WRITE_ONCE(rx->reo_us,
+			   mpip_ro_reo_track(READ_ONCE(rx->reo_us), age, lag));
+		WRITE_ONCE(rx->reo_at, jiffies);
+		return;
 	}
-	age = jiffies_to_msecs(jiffies - READ_ONCE(rx->reo_at));
-	WRITE_ONCE(rx->reo_us, mpip_ro_reo_track(READ_ONCE(rx->reo_us), age,
-						 lag));
-	WRITE_ONCE(rx->reo_at, jiffies);
 }
 
 /*

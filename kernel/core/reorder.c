@@ -57,6 +57,22 @@ u32 mpip_ro_reo_track(u32 peak_us, u32 age_ms, u32 lag_us)
 	return lag_us > now ? lag_us : now;
 }
 
+enum mpip_ro_order mpip_ro_order(bool known, u32 newest_us, u32 ts_us,
+				 u32 max_us, u32 *lag_us)
+{
+	u32 ahead = ts_us - newest_us, behind = newest_us - ts_us;
+
+	*lag_us = 0;
+	if (!known)
+		return MPIP_RO_ORD_FRESH;
+	if ((s32)ahead >= 0)
+		return ahead > max_us ? MPIP_RO_ORD_FRESH : MPIP_RO_ORD_NEWEST;
+	if (behind > max_us)
+		return MPIP_RO_ORD_FRESH;
+	*lag_us = behind;
+	return MPIP_RO_ORD_LATE;
+}
+
 u32 mpip_ro_lost_margin_us(u32 reo_us, u32 min_us, u32 cap_us)
 {
 	u64 margin = (u64)min_us + reo_us + reo_us / 4;

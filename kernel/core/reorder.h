@@ -107,6 +107,32 @@ u32 mpip_ro_reo_now(u32 peak_us, u32 age_ms);
 u32 mpip_ro_reo_track(u32 peak_us, u32 age_ms, u32 lag_us);
 
 /*
+ * A path that has not shown how it reorders yet is taken to reorder this
+ * much, in us: a gap waits for it (up to the cap of the hold margin)
+ * until the peak, halving every second, has come down to what the path
+ * shows.  Taking it for 0 released gaps as lost at the start of a
+ * transfer, before the first late packet, and one segment sent twice so
+ * early costs TCP seconds of growth (Documentation/design.rst).
+ */
+#define MPIP_RO_REO_FIRST_US	16000
+
+enum mpip_ro_order {
+	MPIP_RO_ORD_NEWEST,	/* sent after all the path delivered before */
+	MPIP_RO_ORD_LATE,	/* one sent after it came first */
+	MPIP_RO_ORD_FRESH,	/* no history to compare it with */
+};
+
+/*
+ * Where a packet sent at @ts_us stands on a path that delivered packets
+ * sent up to @newest_us (@known: it delivered any).  Late by *@lag_us if
+ * it came after one sent later, by at most @max_us; fresh if the path
+ * has no history, or the two lie more than @max_us apart either way (a
+ * clock that started again, a path silent that long).  Wrap-safe.
+ */
+enum mpip_ro_order mpip_ro_order(bool known, u32 newest_us, u32 ts_us,
+				 u32 max_us, u32 *lag_us);
+
+/*
  * How far past a held segment a path must have delivered before the gap
  * before the segment counts as lost: @min_us (scheduling jitter) plus
  * the path's recent reordering @reo_us and a quarter, capped at @cap_us.

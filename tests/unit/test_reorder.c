@@ -324,6 +324,45 @@ UNIT_TEST(reorder_reo_peak_halves_every_second)
 	CHECK_EQ(mpip_ro_reo_track(8000, 2000, 1500), 2000);
 }
 
+UNIT_TEST(reorder_order_of_a_path)
+{
+	u32 lag = 7;
+
+	/* no history: fresh, whatever the time */
+	CHECK_EQ(mpip_ro_order(false, 5000, 4000, 1000000, &lag),
+		 MPIP_RO_ORD_FRESH);
+	CHECK_EQ(lag, 0);
+	/* the same time again, or later: the newest */
+	CHECK_EQ(mpip_ro_order(true, 5000, 5000, 1000000, &lag),
+		 MPIP_RO_ORD_NEWEST);
+	CHECK_EQ(mpip_ro_order(true, 5000, 1005000, 1000000, &lag),
+		 MPIP_RO_ORD_NEWEST);
+	/* earlier: late by the difference, up to the limit */
+	CHECK_EQ(mpip_ro_order(true, 5000, 4000, 1000000, &lag),
+		 MPIP_RO_ORD_LATE);
+	CHECK_EQ(lag, 1000);
+	CHECK_EQ(mpip_ro_order(true, 1005000, 5000, 1000000, &lag),
+		 MPIP_RO_ORD_LATE);
+	CHECK_EQ(lag, 1000000);
+	/* further apart either way: a new clock or a long silence */
+	CHECK_EQ(mpip_ro_order(true, 1005001, 5000, 1000000, &lag),
+		 MPIP_RO_ORD_FRESH);
+	CHECK_EQ(lag, 0);
+	CHECK_EQ(mpip_ro_order(true, 5000, 1005001, 1000000, &lag),
+		 MPIP_RO_ORD_FRESH);
+	/* across the wrap of the 32-bit clock */
+	CHECK_EQ(mpip_ro_order(true, 0xfffffc18, 0x3e8, 1000000, &lag),
+		 MPIP_RO_ORD_NEWEST);
+	CHECK_EQ(mpip_ro_order(true, 0x3e8, 0xfffffc18, 1000000, &lag),
+		 MPIP_RO_ORD_LATE);
+	CHECK_EQ(lag, 2000);
+	/* half the clock apart: fresh, not late by 2^31 */
+	CHECK_EQ(mpip_ro_order(true, 0x80000000, 0, 1000000, &lag),
+		 MPIP_RO_ORD_FRESH);
+	CHECK_EQ(mpip_ro_order(true, 0, 0x80000000, 1000000, &lag),
+		 MPIP_RO_ORD_FRESH);
+}
+
 UNIT_TEST(reorder_lost_margin)
 {
 	/* no reordering: the fixed margin */
