@@ -131,6 +131,9 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 SELF=$REPO/tools/bench.sh
 PY=/usr/bin/python3
+# the environment variables that change what the benchmarks measure: handed
+# on to the guest, and recorded in each result line's "settings"
+BENCH_SETTING_VARS=(LAB_MPIP_SET LAB_SYSCTL BENCH_UDP_RATE BENCH_UDP_LEN BENCH_TCP_RATE)
 
 usage() {
 	sed -n '2,/^set -/{/^#/s/^# \{0,1\}//p;}' "$SELF" >&2
@@ -487,7 +490,7 @@ host_main() {
 	gargs+=(--out "$OUT")
 	# the guest starts with a clean environment: hand on the variables
 	# that change the benchmarks
-	for v in LAB_MPIP_SET LAB_SYSCTL BENCH_UDP_RATE BENCH_UDP_LEN BENCH_TCP_RATE; do
+	for v in "${BENCH_SETTING_VARS[@]}"; do
 		[[ -z ${!v:-} ]] || fwd+=("$v=${!v}")
 	done
 	rm -f "$OUT/summary.md" "$OUT/results.jsonl"
@@ -528,13 +531,12 @@ guest_main() {
 }
 
 # bench_settings: a JSON object of the experimental settings in force
-# (LAB_MPIP_SET, LAB_SYSCTL, BENCH_UDP_RATE, BENCH_UDP_LEN, BENCH_TCP_RATE;
-# {} if none), so
-# that such runs are never taken for the benchmark's defaults
+# (BENCH_SETTING_VARS; {} if none), so that such runs are never taken for
+# the benchmark's defaults
 bench_settings() {
 	"$PY" -c 'import json, os, sys
 print(json.dumps({k: os.environ[k] for k in sys.argv[1:] if os.environ.get(k)},
-                 sort_keys=True))' LAB_MPIP_SET LAB_SYSCTL BENCH_UDP_RATE BENCH_UDP_LEN BENCH_TCP_RATE
+                 sort_keys=True))' "${BENCH_SETTING_VARS[@]}"
 }
 
 # reverse_into ARRAY ITEM...: ARRAY becomes the ITEMs, last first
