@@ -14,6 +14,7 @@
 #include <linux/udp.h>
 #include <net/ip.h>
 #include <net/route.h>
+#include <net/tcp.h>
 
 #include "mpip.h"
 
@@ -674,6 +675,26 @@ static int mpip_in_strip(struct sk_buff *skb, const struct mpip_rx *rx)
 }
 
 /*
+ * A segment of session @s that acknowledges the first data segment the
+ * session sent with a CM: the peer's reorder buffer started from it, and
+ * holds what overtakes from now on, so the other paths may take the
+ * session's data (output.c, mpip_out_starting()).
+ */
+static void mpip_in_acked(struct mpip_session *s, const struct sk_buff *skb)
+{
+	struct tcphdr _th;
+	const struct tcphdr *th;
+
+	/* pairs with the release in mpip_out_starting(): start_end is set */
+	if (READ_ONCE(s->started) || !smp_load_acquire(&s->start_stamp))
+		return;
+	th = skb_header_pointer(skb, ip_hdrlen(skb), sizeof(_th), &_th);
+	if (th && th->ack &&
+	    !before(ntohl(th->ack_seq), READ_ONCE(s->start_end)))
+		WRITE_ONCE(s->started, true);
+}
+
+/*
  * A data packet with a valid CM: restore, strip, maybe hold.  A kept GSO
  * packet loses its CM first, so that restoring its addresses finds the
  * TCP header where it belongs.  RCU held.
@@ -705,6 +726,8 @@ static unsigned int mpip_in_data(struct mpip_net *mn, struct sk_buff *skb,
 		skb->ip_summed = CHECKSUM_UNNECESSARY;
 		skb->csum_level = 0;
 	}
+	if (rx->proto == IPPROTO_TCP && rx->sess)
+		mpip_in_acked(rx->sess, skb);
 	/*
 	 * A frame in the middle of br_netfilter's pass is never held: it
 	 * could not be re-injected where it was taken (mpip_skb_bridged()).

@@ -511,6 +511,15 @@ struct mpip_session {
 	unsigned long hb_stamp;	/* jiffies of the last confirming heartbeat */
 	unsigned long cm_stamp;	/* jiffies of the last trailer sent */
 	unsigned long sole_stamp; /* jiffies it last went bare; 0: never */
+	/*
+	 * TCP: the sequence number after the first data segment it sent
+	 * with a CM, and when (0: none yet; smp_store_release()); until the
+	 * peer acknowledges it, or for reorder_max_hold_ms, the session's
+	 * data keeps to its own path (output.c, mpip_out_starting())
+	 */
+	u32 start_end;
+	unsigned long start_stamp;
+	bool started;		/* READ/WRITE_ONCE */
 	/* mode single: the ID of its path, 0 if none; when it moved there */
 	u8 single_id;		/* READ/WRITE_ONCE */
 	unsigned long single_since;	/* READ/WRITE_ONCE */
@@ -854,6 +863,8 @@ unsigned int mpip_paths_low_tier(struct mpip_net *mn,
 bool mpip_path_cold(struct mpip_net *mn, struct mpip_path *p,
 		    unsigned int low);
 bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p);
+struct mpip_path *mpip_path_fastest(struct mpip_net *mn, struct mpip_node *n,
+				    const struct mpip_rule *rule);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   const struct mpip_rule *rule,
 				   struct mpip_session *s);

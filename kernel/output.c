@@ -27,6 +27,8 @@ struct mpip_pkt {
 	__be16 sport;
 	__be16 dport;
 	u8 tcp_flags;		/* TCP only */
+	u32 seq;		/* TCP only: its sequence number */
+	u32 seq_end;		/* TCP only: sequence number after it */
 	unsigned int thl;	/* transport header length */
 	struct mpip_node *node;	/* the peer, if known */
 	struct mpip_session *sess;	/* the flow's session, if any */
@@ -56,6 +58,10 @@ static bool mpip_out_parse(struct sk_buff *skb, struct mpip_pkt *p)
 		p->dport = th->dest;
 		p->tcp_flags = ((u8 *)th)[13];
 		p->thl = th->doff * 4;
+		p->seq = ntohl(th->seq);
+		p->seq_end = p->seq + !!th->syn + !!th->fin;
+		if (skb->len > p->ihl + p->thl)
+			p->seq_end += skb->len - p->ihl - p->thl;
 		return true;
 	case IPPROTO_UDP:
 		uh = skb_header_pointer(skb, p->ihl, sizeof(_uh), &_uh);
@@ -333,6 +339,44 @@ static bool mpip_out_draining(const struct mpip_net *mn,
 }
 
 /*
+ * The first data segments of a TCP session keep to its own path until
+ * the peer acknowledges the first one sent with a CM (input.c:
+ * mpip_in_acked()), for at most reorder_max_hold_ms.  The peer's reorder
+ * buffer starts from the first segment it sees: one sent second that
+ * overtook the first on a faster path would pass, and the first reach
+ * TCP behind it (three such, and TCP sends the first again).  On one
+ * path they arrive in order, behind any the session sent bare before
+ * (through a NAT, until the peer confirmed it).  A rule that keeps the
+ * flow off its own path, or picks one path itself, is followed instead.
+ */
+static bool mpip_out_starting(struct mpip_net *mn, const struct mpip_pkt *pk)
+{
+	struct mpip_session *s = pk->sess;
+	const struct mpip_rule *r = pk->rule;
+	u32 ms = READ_ONCE(mn->cfg.reorder_max_hold_ms);
+	unsigned long t;
+
+	if (READ_ONCE(s->started) || pk->iph->protocol != IPPROTO_TCP ||
+	    pk->seq_end == pk->seq || !pk->orig)
+		return false;
+	if (r && ((r->mode != MPIP_MODE_ALL && r->mode != MPIP_MODE_SELECTED) ||
+		  !mpip_rule_allows(mn, r, pk->orig)))
+		return false;
+	/* a sender of the session on another CPU set it: see its start_end */
+	t = smp_load_acquire(&s->start_stamp);
+	if (!t) {
+		WRITE_ONCE(s->start_end, pk->seq_end);
+		/* pairs with the acquire in mpip_in_acked(): start_end first */
+		smp_store_release(&s->start_stamp, jiffies | 1);
+		return true;
+	}
+	if (time_before(jiffies, t + msecs_to_jiffies(ms)))
+		return true;
+	WRITE_ONCE(s->started, true);
+	return false;
+}
+
+/*
  * The path for a packet of a confirmed session, as its rule says: its own
  * (mode original), else among the paths up that the rule allows (its dev
  * or nodev list, nometered: mpip_rule_allows(); all of them without a
@@ -432,9 +476,13 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 	if (!mpip_out_proved(pk) ||
 	    (mpip_out_draining(mn, pk) && !mpip_out_encap(orig)))
 		return orig;
-	p = mpip_out_rule_pick(mn, pk);
-	if (IS_ERR(p))
-		return p;
+	if (mpip_out_starting(mn, pk)) {
+		p = orig;
+	} else {
+		p = mpip_out_rule_pick(mn, pk);
+		if (IS_ERR(p))
+			return p;
+	}
 	if (!p || (p == orig && !mpip_out_encap(p)))
 		return p ? p : orig;
 	if (!mpip_policy_flow_plain(mn->net, skb)) {

@@ -90,6 +90,67 @@ t_gso_split() {
 	! grew "$BEFORE" "$AFTER" tx_gso_kept || fail "A kept GSO packets with tx_gso 0"
 }
 
+# A TCP session's first data keeps to its own path (link 1, the slower
+# one here) until B has acknowledged the first segment it sent with a
+# CM: no data segment of the connection leaves A on link 2 before that
+# ACK reaches A, and link 2 carries data after it.  Spread over both,
+# the first flight's segments on link 2 reached B's TCP before the first
+# one, and B's buffer, which starts from the first segment it sees, took
+# them for the start.  A splits its GSO packets (tx_gso 0), so that the
+# first flight is ten segments a path each, not one GSO packet.  The
+# hold cap, which also ends the wait, is raised for the subtest so that
+# a slow guest cannot end it first.
+t_first_flight() {
+	local port=$PORT
+	mpipctl_in "$A" set tx_gso 0
+	mpipctl_in "$A" set reorder_max_hold_ms 5000
+	capture_start "$A" eth1 ff1 "tcp port $port"
+	capture_start "$A" eth2 ff2 "tcp port $port"
+	send_file
+	capture_stop ff1
+	capture_stop ff2
+	mpipctl_in "$A" set reorder_max_hold_ms 100
+	mpipctl_in "$A" set tx_gso 1
+	/usr/bin/python3 - "$T/ff1.pcap" "$T/ff2.pcap" "$port" <<'PY' ||
+import re, subprocess, sys
+
+port = sys.argv[3]
+pat = re.compile(r'^(\d+\.\d+) IP (?:truncated-ip - \d+ bytes missing! )?'
+                 r'\S+\.(\d+) > \S+\.(\d+): .*?'
+                 r'(?:seq (\d+):(\d+), )?ack (\d+)')
+data, acks = [], []
+for link, f in (('eth1', sys.argv[1]), ('eth2', sys.argv[2])):
+    out = subprocess.run(['tcpdump', '-nn', '-tt', '-S', '-r', f],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        m = pat.match(line)
+        if not m:
+            continue
+        t, sport, dport = float(m[1]), m[2], m[3]
+        if dport == port and m[4] and m[4] != m[5]:
+            data.append((t, link, int(m[4]), int(m[5])))
+        elif sport == port:
+            acks.append((t, int(m[6])))
+if not data:
+    sys.exit('no data segment captured')
+first = min(data)
+end = first[3]
+acked = [t for t, a in acks if (a - end) % 2**32 < 2**31]
+if not acked:
+    sys.exit('no ACK of the first data segment captured')
+t_ack = min(acked)
+early = [d for d in data if d[1] == 'eth2' and d[0] < t_ack]
+late = [d for d in data if d[1] == 'eth2' and d[0] >= t_ack]
+before = [d for d in data if d[0] < t_ack]
+print('%d data segments before the first one was acknowledged (%.1f ms), '
+      '%d of them on link 2; %d on link 2 after' %
+      (len(before), (t_ack - first[0]) * 1000, len(early), len(late)))
+if early or not late:
+    sys.exit(1)
+PY
+		fail "the first flight did not keep to link 1, or link 2 carried no data after it"
+}
+
 t_reorder_in_order() {
 	transfer "$B" reorder_held reorder_in_order
 	grew "$BEFORE" "$AFTER" reorder_held || fail "B held no segment"
@@ -319,11 +380,12 @@ t_gso_bridge_port() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 12
+ktap_plan 13
 ktap_run setup_10ms_2ms t_setup
 ktap_run gso_kept_whole_on_veth t_gso_kept
 ktap_run gso_split_with_tx_gso_0 t_gso_split
 ktap_run reorder_holds_and_releases_in_order t_reorder_in_order
+ktap_run first_flight_keeps_to_own_path t_first_flight
 ktap_run reorder_held_segments_seen_once_by_tc_and_taps t_reorder_reinject_once
 ktap_run reorder_behind_a_queue t_reorder_behind_queue
 ktap_run reorder_off_holds_nothing t_reorder_off
