@@ -5,10 +5,11 @@
 # other.  Every transfer is an 8 MiB file that must arrive byte-identical;
 # each subtest then checks the counters of the mechanism it exercises:
 # GSO packets kept whole over a direct veth (and split with tx_gso 0),
-# segments held and released in order, and seen once by tc ingress and
-# packet sockets (not again when released), held and released behind an
-# NFQUEUE whose verdicts run mpip's hook in process context, nothing held
-# with reorder 0, gaps
+# segments held and released in order, a session's first flight kept to
+# its own path until acknowledged, held segments seen once by tc ingress
+# and packet sockets (not again when released), held and released behind
+# an NFQUEUE whose verdicts run mpip's hook in process context, nothing
+# held with reorder 0, gaps
 # released as lost when link 2 loses packets and link 1 has delivered
 # what was sent after them, released by timeout when link 1 goes silent
 # (nothing can show its gaps lost), overflow with a 2-segment buffer, and
@@ -91,26 +92,32 @@ t_gso_split() {
 }
 
 # A TCP session's first data keeps to its own path (link 1, the slower
-# one here) until B has acknowledged the first segment it sent with a
-# CM: no data segment of the connection leaves A on link 2 before that
-# ACK reaches A, and link 2 carries data after it.  Spread over both,
-# the first flight's segments on link 2 reached B's TCP before the first
-# one, and B's buffer, which starts from the first segment it sees, took
-# them for the start.  A splits its GSO packets (tx_gso 0), so that the
-# first flight is ten segments a path each, not one GSO packet.  The
-# hold cap, which also ends the wait, is raised for the subtest so that
-# a slow guest cannot end it first.
+# one here) until the peer has acknowledged the first segment sent with
+# a CM.  B sends down a connection A opened: B's session comes from A's
+# CMs, confirmed from its first segment (a session the peer has not
+# confirmed keeps to its own path anyway), as with a download through a
+# NAT.  No data segment of the connection leaves B on link 2 before A's
+# ACK of the first one reaches B, and link 2 carries data after it.
+# Spread over both, the first flight's segments on link 2 reached A's
+# TCP before the first one, and A's buffer, which starts from the first
+# segment it sees, took them for the start.  B splits its GSO packets
+# (tx_gso 0), so that the first flight is ten segments a path each, not
+# one GSO packet.  The hold cap, which also ends the wait, is raised
+# for the subtest so that a slow guest cannot end it first.
 t_first_flight() {
 	local port=$PORT
-	mpipctl_in "$A" set tx_gso 0
-	mpipctl_in "$A" set reorder_max_hold_ms 5000
-	capture_start "$A" eth1 ff1 "tcp port $port"
-	capture_start "$A" eth2 ff2 "tcp port $port"
-	send_file
+	mpipctl_in "$B" set tx_gso 0
+	mpipctl_in "$B" set reorder_max_hold_ms 5000
+	capture_start "$B" eth1 ff1 "tcp port $port"
+	capture_start "$B" eth2 ff2 "tcp port $port"
+	tcp_fetch_file "$A" "$B" 10.1.1.2 "$port" "$T/file" "$T/out.$port"
+	PORT=$((PORT + 1))
 	capture_stop ff1
 	capture_stop ff2
-	mpipctl_in "$A" set reorder_max_hold_ms 100
-	mpipctl_in "$A" set tx_gso 1
+	mpipctl_in "$B" set reorder_max_hold_ms 100
+	mpipctl_in "$B" set tx_gso 1
+	sha256_equal "$T/file" "$T/out.$port" || fail "received file differs"
+	rm -f "$T/out.$port"
 	/usr/bin/python3 - "$T/ff1.pcap" "$T/ff2.pcap" "$port" <<'PY' ||
 import re, subprocess, sys
 
@@ -127,9 +134,9 @@ for link, f in (('eth1', sys.argv[1]), ('eth2', sys.argv[2])):
         if not m:
             continue
         t, sport, dport = float(m[1]), m[2], m[3]
-        if dport == port and m[4] and m[4] != m[5]:
+        if sport == port and m[4] and m[4] != m[5]:
             data.append((t, link, int(m[4]), int(m[5])))
-        elif sport == port:
+        elif dport == port:
             acks.append((t, int(m[6])))
 if not data:
     sys.exit('no data segment captured')
