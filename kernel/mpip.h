@@ -520,6 +520,12 @@ struct mpip_session {
 	u32 start_end;
 	unsigned long start_stamp;
 	bool started;		/* READ/WRITE_ONCE */
+	/*
+	 * TCP: the sequence number after the data it sent, once it sent
+	 * some on a path (output.c, mpip_out_resend()); READ/WRITE_ONCE
+	 */
+	u32 snd_end;
+	bool snd_valid;
 	/* mode single: the ID of its path, 0 if none; when it moved there */
 	u8 single_id;		/* READ/WRITE_ONCE */
 	unsigned long single_since;	/* READ/WRITE_ONCE */

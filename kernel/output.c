@@ -377,10 +377,59 @@ static bool mpip_out_starting(struct mpip_net *mn, const struct mpip_pkt *pk)
 }
 
 /*
+ * Is @pk a TCP segment of its session sent again, with data that lies
+ * before the highest the session sent?  Notes what it sent otherwise.
+ * TCP takes a segment for lost once segments sent after it are
+ * acknowledged, so one sent again on a slower path than those sent next
+ * is taken for lost again, and again, as long as the paths' delays
+ * differ by more than TCP lets segments fall behind (RACK's reordering
+ * window, a quarter of the lowest round trip at first).  On the path of
+ * lowest delay, nothing sent after it arrives first.  One CPU at a time
+ * sends a socket's segments in order; a race of two only takes one
+ * segment for new.
+ */
+static bool mpip_out_resend(const struct mpip_pkt *pk)
+{
+	struct mpip_session *s = pk->sess;
+	u32 len = pk->seq_end - pk->seq;
+
+	if (pk->iph->protocol != IPPROTO_TCP ||
+	    len <= !!(pk->tcp_flags & TCPHDR_SYN) + !!(pk->tcp_flags & TCPHDR_FIN))
+		return false;
+	if (READ_ONCE(s->snd_valid) && before(pk->seq, READ_ONCE(s->snd_end)))
+		return true;
+	WRITE_ONCE(s->snd_end, pk->seq_end);
+	if (!READ_ONCE(s->snd_valid))
+		WRITE_ONCE(s->snd_valid, true);
+	return false;
+}
+
+/*
+ * A path by weight among those up that @pk's rule allows, or the one of
+ * lowest delay for a TCP segment sent again (@resend); NULL if none is up.
+ */
+static struct mpip_path *mpip_out_weighted(struct mpip_net *mn,
+					   const struct mpip_pkt *pk,
+					   bool resend)
+{
+	struct mpip_path *p;
+
+	if (resend) {
+		p = mpip_path_fastest(mn, pk->node, pk->rule);
+		if (p) {
+			mpip_inc(mn, MPIP_STAT_TX_RESEND);
+			return p;
+		}
+	}
+	return mpip_path_pick(mn, pk->node, pk->rule, true);
+}
+
+/*
  * The path for a packet of a confirmed session, as its rule says: its own
  * (mode original), else among the paths up that the rule allows (its dev
  * or nodev list, nometered: mpip_rule_allows(); all of them without a
- * rule), the one of lowest delay (mode single) or one by weight.  When a
+ * rule), the one of lowest delay (mode single, or a TCP segment sent
+ * again: mpip_out_resend()) or one by weight.  When a
  * rule that restricts the links allows none that is up, its fallback:
  * any path, its own, or ERR_PTR(-ENETUNREACH) to drop the packet
  * (counted here).  With no
@@ -388,7 +437,8 @@ static bool mpip_out_starting(struct mpip_net *mn, const struct mpip_pkt *pk)
  * (mpip_fb_heard_over()); NULL if there is none either.
  */
 static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
-					    const struct mpip_pkt *pk)
+					    const struct mpip_pkt *pk,
+					    bool resend)
 {
 	const struct mpip_rule *r = pk->rule;
 	struct mpip_path *p;
@@ -398,7 +448,7 @@ static struct mpip_path *mpip_out_rule_pick(struct mpip_net *mn,
 	if (r && r->mode == MPIP_MODE_SINGLE)
 		p = mpip_path_single(mn, pk->node, r, pk->sess);
 	else
-		p = mpip_path_pick(mn, pk->node, r, true);
+		p = mpip_out_weighted(mn, pk, resend);
 	if (!p && r && mpip_rule_restricts(r)) {
 		switch (r->fallback) {
 		case MPIP_FALLBACK_ORIGINAL:
@@ -465,6 +515,7 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 					struct mpip_cm *cm)
 {
 	struct mpip_path *orig = pk->orig, *p;
+	bool resend;
 
 	cm->flags |= MPIP_CM_F_ORIG;
 	if (!pk->sess)
@@ -476,10 +527,11 @@ static struct mpip_path *mpip_out_route(struct mpip_net *mn,
 	if (!mpip_out_proved(pk) ||
 	    (mpip_out_draining(mn, pk) && !mpip_out_encap(orig)))
 		return orig;
+	resend = mpip_out_resend(pk);
 	if (mpip_out_starting(mn, pk)) {
 		p = orig;
 	} else {
-		p = mpip_out_rule_pick(mn, pk);
+		p = mpip_out_rule_pick(mn, pk, resend);
 		if (IS_ERR(p))
 			return p;
 	}

@@ -696,6 +696,29 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * The path of a TCP segment sent again: of the paths up that @rule allows
+ * (all if NULL), the one with the lowest one-way delay.  NULL if none of
+ * them has a measured delay.  Caller holds RCU.
+ */
+struct mpip_path *mpip_path_fastest(struct mpip_net *mn, struct mpip_node *n,
+				    const struct mpip_rule *rule)
+{
+	struct mpip_path *cand[MPIP_MAX_PATHS];
+	u32 d[MPIP_MAX_PATHS], have = 0;
+	unsigned int i, k;
+
+	k = mpip_paths_usable(mn, n, rule, cand);
+	for (i = 0; i < k; i++) {
+		if (READ_ONCE(cand[i]->drt_ok))
+			have |= BIT(i);
+		d[i] = READ_ONCE(cand[i]->drt);
+	}
+	if (!have)
+		return NULL;
+	return cand[mpip_single_index(d, have, k, MPIP_PATH_NONE, 0)];
+}
+
+/*
  * The path of a packet of session @s under @rule, of mode single: of the
  * paths up that it allows, the one with the lowest one-way delay, with
  * the hysteresis of core/path.c: mpip_single_index() and

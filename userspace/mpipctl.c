@@ -113,6 +113,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_RX_PAIR_TAKEN]	= "rx_pair_taken",
 	[MPIP_STAT_TX_UNKNOWN]		= "tx_unknown",
 	[MPIP_STAT_TX_ENCAP_GSO]	= "tx_encap_gso",
+	[MPIP_STAT_TX_RESEND]		= "tx_resend",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

@@ -783,6 +783,9 @@ enum mpip_path_attr {
  * @MPIP_STAT_TX_ENCAP_GSO: UDP or TCP GSO packets sent, each of the
  *	datagrams inside UDP, or fake TCP segments, that one TCP GSO packet
  *	was split into (tx_gso on)
+ * @MPIP_STAT_TX_RESEND: TCP segments sent again (their sequence lies
+ *	before the session's highest sent) that went on the path of lowest
+ *	delay rather than one by weight
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -859,6 +862,7 @@ enum mpip_stat {
 	MPIP_STAT_RX_PAIR_TAKEN,
 	MPIP_STAT_TX_UNKNOWN,
 	MPIP_STAT_TX_ENCAP_GSO,
+	MPIP_STAT_TX_RESEND,
 
 	__MPIP_STAT_MAX,
 };

@@ -11,7 +11,8 @@
 # an NFQUEUE whose verdicts run mpip's hook in process context, nothing
 # held with reorder 0, gaps
 # released as lost when link 2 loses packets and link 1 has delivered
-# what was sent after them, released by timeout when link 1 goes silent
+# what was sent after them, segments sent again counted (tx_resend) as
+# no more than TCP sent again, released by timeout when link 1 goes silent
 # (nothing can show its gaps lost), overflow with a 2-segment buffer, and
 # GSO packets split, not kept, towards a peer whose veth end is a bridge
 # port.
@@ -269,6 +270,33 @@ t_reorder_lost() {
 		fail "no gap released as lost despite 2% loss"
 }
 
+# tcp_retrans NS: NS's TCP segments sent again so far
+tcp_retrans() {
+	in_ns "$1" nstat -asz TcpRetransSegs | awk '$1 == "TcpRetransSegs" { print $2 }'
+}
+
+# Segments sent again are told from new ones: link 1 loses 2 % of A's
+# packets, A's TCP sends segments again, and tx_resend (segments sent
+# again that went on the path of lowest delay) grows by no more than the
+# segments TCP sent again (TcpRetransSegs, which counts each segment of
+# a GSO packet), so that no new segment was taken for one.  Which path
+# is the fastest at each moment follows the queues, so this does not
+# check where they went.
+t_resend_counted() {
+	local r0 r1 n0 n1
+	"$TOPO" netem "$A" eth1 40mbit,10ms,2%
+	r0=$(tcp_retrans "$A")
+	n0=$(mpip_stat "$A" tx_resend)
+	send_file
+	r1=$(tcp_retrans "$A")
+	n1=$(mpip_stat "$A" tx_resend)
+	"$TOPO" netem "$A" eth1 40mbit,10ms,-
+	echo "A's TCP sent $((r1 - r0)) segments again; tx_resend grew by $((n1 - n0))"
+	((r1 > r0)) || fail "A's TCP sent nothing again despite 2% loss"
+	((n1 > n0)) || fail "tx_resend did not grow"
+	((n1 - n0 <= r1 - r0)) || fail "tx_resend counted more than TCP sent again"
+}
+
 # Link 1 goes silent in the middle of a transfer: it silently drops
 # everything once B has had a first part of it and has held segments.
 # The gaps of the segments lost there cannot be shown lost while link 1
@@ -387,7 +415,7 @@ t_gso_bridge_port() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 13
+ktap_plan 14
 ktap_run setup_10ms_2ms t_setup
 ktap_run gso_kept_whole_on_veth t_gso_kept
 ktap_run gso_split_with_tx_gso_0 t_gso_split
@@ -397,6 +425,7 @@ ktap_run reorder_held_segments_seen_once_by_tc_and_taps t_reorder_reinject_once
 ktap_run reorder_behind_a_queue t_reorder_behind_queue
 ktap_run reorder_off_holds_nothing t_reorder_off
 ktap_run reorder_lost_on_loss t_reorder_lost
+ktap_run resent_segments_told_from_new t_resend_counted
 ktap_run reorder_timeout_on_silent_path t_reorder_timeout
 ktap_run reorder_overflow_small_buffer t_reorder_overflow
 ktap_run gso_split_towards_a_bridge_port t_gso_bridge_port
