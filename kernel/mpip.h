@@ -863,6 +863,7 @@ void mpip_path_learn(struct mpip_net *mn, struct mpip_node *n, __be32 laddr,
 void mpip_paths_release(struct mpip_node *n);
 bool mpip_path_is_backup(struct mpip_net *mn, struct mpip_path *p);
 unsigned int mpip_path_tier(struct mpip_net *mn, const struct mpip_path *p);
+bool mpip_path_first_rank(struct mpip_net *mn, struct mpip_path *p);
 bool mpip_path_metered(struct mpip_net *mn, const struct mpip_path *p);
 unsigned int mpip_paths_low_tier(struct mpip_net *mn,
 				 const struct mpip_node *n);

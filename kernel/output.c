@@ -347,7 +347,9 @@ static bool mpip_out_draining(const struct mpip_net *mn,
  * TCP behind it (three such, and TCP sends the first again).  On one
  * path they arrive in order, behind any the session sent bare before
  * (through a NAT, until the peer confirmed it).  A rule that keeps the
- * flow off its own path, or picks one path itself, is followed instead.
+ * flow off its own path, or picks one path itself, is followed instead;
+ * so are the links' tiers and the loss oracle when the path is down, on
+ * a backup link or lossy: then the session starts as it goes on.
  */
 static bool mpip_out_starting(struct mpip_net *mn, const struct mpip_pkt *pk)
 {
@@ -357,11 +359,14 @@ static bool mpip_out_starting(struct mpip_net *mn, const struct mpip_pkt *pk)
 	unsigned long t;
 
 	if (READ_ONCE(s->started) || pk->iph->protocol != IPPROTO_TCP ||
-	    pk->seq_end == pk->seq || !pk->orig)
+	    pk->seq_end == pk->seq)
 		return false;
-	if (r && ((r->mode != MPIP_MODE_ALL && r->mode != MPIP_MODE_SELECTED) ||
-		  !mpip_rule_allows(mn, r, pk->orig)))
+	if (!pk->orig || !mpip_path_first_rank(mn, pk->orig) ||
+	    (r && ((r->mode != MPIP_MODE_ALL && r->mode != MPIP_MODE_SELECTED) ||
+		   !mpip_rule_allows(mn, r, pk->orig)))) {
+		WRITE_ONCE(s->started, true);
 		return false;
+	}
 	/* a sender of the session on another CPU set it: see its start_end */
 	t = smp_load_acquire(&s->start_stamp);
 	if (!t) {

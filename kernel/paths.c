@@ -526,6 +526,16 @@ static unsigned int mpip_path_rank(struct mpip_net *mn, struct mpip_path *p)
 }
 
 /*
+ * Is @p up and of the first rank (mpip_path_rank()): on no backup link,
+ * not back up just now, not lossy?  Then data may take it whatever the
+ * other paths are.
+ */
+bool mpip_path_first_rank(struct mpip_net *mn, struct mpip_path *p)
+{
+	return READ_ONCE(p->state) == MPIP_PATH_UP && !mpip_path_rank(mn, p);
+}
+
+/*
  * Note the tier data to @n goes over now; a change is an event, a
  * failover (to a higher tier) or a failback.  Called per packet: one
  * read when nothing changed.
