@@ -706,6 +706,25 @@ struct mpip_path *mpip_path_pick(struct mpip_net *mn, struct mpip_node *n,
 }
 
 /*
+ * The smoothed one-way delays of the @k paths in @cand, into @d; returns
+ * a mask of those that are measured (mpip_single_index() compares only
+ * those).
+ */
+static u32 mpip_paths_delays(struct mpip_path *const *cand, unsigned int k,
+			     u32 *d)
+{
+	unsigned int i;
+	u32 have = 0;
+
+	for (i = 0; i < k; i++) {
+		if (READ_ONCE(cand[i]->drt_ok))
+			have |= BIT(i);
+		d[i] = READ_ONCE(cand[i]->drt);
+	}
+	return have;
+}
+
+/*
  * The path of a TCP segment sent again: of the paths up that @rule allows
  * (all if NULL), the one with the lowest one-way delay.  NULL if none of
  * them has a measured delay.  Caller holds RCU.
@@ -714,15 +733,11 @@ struct mpip_path *mpip_path_fastest(struct mpip_net *mn, struct mpip_node *n,
 				    const struct mpip_rule *rule)
 {
 	struct mpip_path *cand[MPIP_MAX_PATHS];
-	u32 d[MPIP_MAX_PATHS], have = 0;
-	unsigned int i, k;
+	u32 d[MPIP_MAX_PATHS], have;
+	unsigned int k;
 
 	k = mpip_paths_usable(mn, n, rule, cand);
-	for (i = 0; i < k; i++) {
-		if (READ_ONCE(cand[i]->drt_ok))
-			have |= BIT(i);
-		d[i] = READ_ONCE(cand[i]->drt);
-	}
+	have = mpip_paths_delays(cand, k, d);
 	if (!have)
 		return NULL;
 	return cand[mpip_single_index(d, have, k, MPIP_PATH_NONE, 0)];
@@ -743,17 +758,14 @@ struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 	unsigned int i, k, cur = MPIP_PATH_NONE, pick;
 	struct mpip_path *cand[MPIP_MAX_PATHS];
 	u8 id = READ_ONCE(s->single_id);
-	u32 d[MPIP_MAX_PATHS], have = 0;
+	u32 d[MPIP_MAX_PATHS], have;
 
 	mpip_touch(&n->single_used);
 	k = mpip_paths_usable(mn, n, rule, cand);
-	for (i = 0; i < k; i++) {
+	have = mpip_paths_delays(cand, k, d);
+	for (i = 0; i < k; i++)
 		if (cand[i]->id == id)
 			cur = i;
-		if (READ_ONCE(cand[i]->drt_ok))
-			have |= BIT(i);
-		d[i] = READ_ONCE(cand[i]->drt);
-	}
 	if (!k)
 		return NULL;
 	if (cur != MPIP_PATH_NONE &&
@@ -782,13 +794,11 @@ unsigned int mpip_path_copies(struct mpip_net *mn, struct mpip_node *n,
 	u32 d[MPIP_MAX_PATHS], link[MPIP_MAX_PATHS], raddr[MPIP_MAX_PATHS];
 	unsigned int i, k, got, idx[MPIP_RULE_MAX_COPIES];
 	struct mpip_path *cand[MPIP_MAX_PATHS];
-	u32 have = 0;
+	u32 have;
 
 	k = mpip_paths_usable(mn, n, rule, cand);
+	have = mpip_paths_delays(cand, k, d);
 	for (i = 0; i < k; i++) {
-		if (READ_ONCE(cand[i]->drt_ok))
-			have |= BIT(i);
-		d[i] = READ_ONCE(cand[i]->drt);
 		link[i] = cand[i]->ifindex;
 		raddr[i] = (__force u32)cand[i]->daddr;
 	}
