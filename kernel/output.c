@@ -355,8 +355,8 @@ static bool mpip_out_starting(struct mpip_net *mn, const struct mpip_pkt *pk)
 {
 	struct mpip_session *s = pk->sess;
 	const struct mpip_rule *r = pk->rule;
-	u32 ms = READ_ONCE(mn->cfg.reorder_max_hold_ms);
 	unsigned long t;
+	u32 ms;
 
 	if (READ_ONCE(s->started) || pk->iph->protocol != IPPROTO_TCP ||
 	    pk->seq_end == pk->seq)
@@ -375,6 +375,7 @@ static bool mpip_out_starting(struct mpip_net *mn, const struct mpip_pkt *pk)
 		smp_store_release(&s->start_stamp, jiffies | 1);
 		return true;
 	}
+	ms = READ_ONCE(mn->cfg.reorder_max_hold_ms);
 	if (time_before(jiffies, t + msecs_to_jiffies(ms)))
 		return true;
 	WRITE_ONCE(s->started, true);
