@@ -41,6 +41,12 @@
 #             its GSO packets before mpip; modes as nat and mptcp-nogso
 #             (MPTCP does not use tx_gso: its column is natrev's, in the
 #             same run; mptcp-nogso sends every segment on its own, too)
+#   natstart  the natrevgso0 lab: 20 downloads of 2 MB from b to a, each on
+#             connections of its own (iperf3 -R -n; quick: 3 of 1 MB), so
+#             that each meets what a new connection's first flight meets:
+#             per download, segments a's TCP queued out of order, segments
+#             b sent again (and of those, ones a already had), goodput;
+#             modes mpip, mpip-udp, mpip-faketcp, mptcp, off
 #   natloss   as natrev, with netem dropping 0.1 % of the packets at every
 #             shaped hop (three on the way from b to a, two back: about
 #             0.3 % of the data and 0.2 % of the ACKs); modes mpip, mptcp
@@ -184,12 +190,12 @@ set_durations() {
 	if ((QUICK)); then
 		DUR_TCP=3 DUR_UDP=3 DUR_FAIL=7 FAIL_DOWN=2 FAIL_UP=4 DUR_4D=2 REPS_4D=1
 		SCALE_FLOWS=1,1000 SCALE_PKTS=4000 SCALE_CYCLES=1
-		IL_CYCLES=1 IL_DUR=1
+		IL_CYCLES=1 IL_DUR=1 START_N=3 START_SIZE=1M
 		export LAB_WARMUP=0.5
 	else
 		DUR_TCP=10 DUR_UDP=10 DUR_FAIL=30 FAIL_DOWN=10 FAIL_UP=20 DUR_4D=5 REPS_4D=5
 		SCALE_FLOWS=1,100,10000 SCALE_PKTS=50000 SCALE_CYCLES=5
-		IL_CYCLES=24 IL_DUR=2
+		IL_CYCLES=24 IL_DUR=2 START_N=20 START_SIZE=2M
 		export LAB_WARMUP=1
 	fi
 }
@@ -256,6 +262,15 @@ bench_rounds natrevgso0 3
 bench_natrevgso0() {
 	bench_tx_gso0 || return 1
 	LAB_TAG=natrevgso0 LAB_REVERSE=1 lab_run "$1" tcp "$DUR_TCP"
+}
+
+bench_register natstart "short downloads b -> a (a downloads 2 MB on a new connection, 20 times), a behind two strict NATs, tx_gso 0 on both hosts" \
+	40mbit,2ms,- 20mbit,2ms,- mpip,mpip-udp,mpip-faketcp,mptcp,off
+bench_topo natstart nat
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_natstart() {
+	bench_tx_gso0 || return 1
+	lab_starts "$1" "$START_N" "$START_SIZE"
 }
 
 bench_register natloss "TCP bulk transfer b -> a (a downloads), a behind two strict NATs, 0.1 % random loss at every shaped hop" \

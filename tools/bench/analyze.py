@@ -81,6 +81,14 @@ is read with the hosts' roles swapped, a's counters taken for b's):
                    in a lab with 100 routing rules that it runs through
                    without a match, in % of a lab with none: the median
                    of the cycles' ratios (tools/bench/scale.py).
+  short downloads  (bench natstart) per download of SIZE bytes on a new
+                   connection (lab_starts): goodput (iperf3, median with
+                   the lowest and highest); downloads in which a's TCP
+                   queued segments out of order (TcpExtTCPOFOQueue; for
+                   MPTCP, its subflows', and its data level's apart), in
+                   which b sent segments again (TcpRetransSegs) and sent
+                   ones a already had (TcpExtTCPDSACKRecvSegs), with the
+                   totals over all downloads.
   interleaved on/off   TCP goodput (iperf3 receiver) of short runs with
                    mpip switched on and off between them in ABBA order;
                    per cycle, the sum of its two on runs over the sum of
@@ -547,6 +555,8 @@ class Run:
             return self._rules()
         if self.kind == "interleave":
             return self._interleave()
+        if self.kind == "starts":
+            return self._starts()
         m = {"kind": self.tag or ("failover" if self.failover() else self.kind),
              "mode": self.mode}
         err = self.error()
@@ -690,6 +700,36 @@ class Run:
             "ratio_all_pct": r1(100 * sum(on) / sum(off)),
             "retransmits_on": sum(r.get("retransmits") or 0 for r in runs if r.get("mpip")),
             "retransmits_off": sum(r.get("retransmits") or 0 for r in runs if not r.get("mpip")),
+        })
+        apply_checks(m)
+        return m
+
+    def _starts(self):
+        """Short downloads on new connections (lab_starts)."""
+        m = {"kind": self.tag or "natstart", "mode": self.mode}
+        runs = load_jsonl(os.path.join(self.dir, "starts.jsonl"))
+        mbps = [r["mbps"] for r in runs if isinstance(r.get("mbps"), (int, float))]
+        if not mbps:
+            m["error"] = "no downloads"
+            return m
+        want = self.meta.get("downloads")
+        if want and len(runs) < want:
+            m["error"] = "%d of %d downloads" % (len(runs), want)
+
+        def total(k):
+            return sum(r.get(k) or 0 for r in runs)
+
+        def some(k):
+            return sum(1 for r in runs if (r.get(k) or 0) > 0)
+        m.update({
+            "downloads": len(runs),
+            "size_mb": r2(median([r.get("bytes") or 0 for r in runs]) / 1e6),
+            "mbps": r1(median(mbps)), "mbps_min": r1(min(mbps)), "mbps_max": r1(max(mbps)),
+            "ofo_downloads": some("ofo"), "ofo_segs": total("ofo"),
+            "mptcp_ofo_downloads": some("mptcp_ofo"), "mptcp_ofo_segs": total("mptcp_ofo"),
+            "retrans_downloads": some("retrans"), "retrans_segs": total("retrans"),
+            "dsack_downloads": some("dsack"), "dsack_segs": total("dsack"),
+            "reorder_lost": total("reorder_lost"), "tx_resend": total("tx_resend"),
         })
         apply_checks(m)
         return m
@@ -1115,6 +1155,14 @@ def run_line(m):
                 "(median of cycles: %s)" % (
                     fmt(m.get("on_mbps")), fmt(m.get("off_mbps")), fmt(m.get("ratio_pct")),
                     ", ".join(fmt(x) for x in m["cycle_ratios_pct"])))
+    if m.get("kind") == "natstart" and m.get("downloads"):
+        return ("%d downloads: goodput %s Mbit/s (median; %s-%s); out of order at a's "
+                "TCP in %s (%s segments); b sent segments again in %s (%s, %s of them "
+                "in vain)%s" % (
+                    m["downloads"], fmt(m.get("mbps")), fmt(m.get("mbps_min")),
+                    fmt(m.get("mbps_max")), m.get("ofo_downloads"), m.get("ofo_segs"),
+                    m.get("retrans_downloads"), m.get("retrans_segs"), m.get("dsack_segs"),
+                    " (error: %s)" % m["error"] if m.get("error") else ""))
     if m.get("error") and "aggregate_mbps" not in m:
         return "error: %s" % m["error"]
     parts = ["link 1 %s, link 2 %s, aggregate %s Mbit/s" % (
@@ -1208,6 +1256,21 @@ ROWS = {
         ("cycles", "ABBA cycles", ""),
         ("retransmits_on", "TCP retransmits, on runs", ""),
         ("retransmits_off", "TCP retransmits, off runs", ""),
+    ],
+    "natstart": [
+        ("downloads", "downloads", ""),
+        ("mbps", "goodput per download, median (Mbit/s)", ""),
+        ("mbps_min", "goodput per download, lowest (Mbit/s)", ""),
+        ("mbps_max", "goodput per download, highest (Mbit/s)", ""),
+        ("ofo_downloads", "downloads in which a's TCP queued segments out of order", ""),
+        ("ofo_segs", "segments a's TCP queued out of order, all downloads", ""),
+        ("mptcp_ofo_segs", "MPTCP: out of order at the data level, all downloads", ""),
+        ("retrans_downloads", "downloads in which b sent segments again", ""),
+        ("retrans_segs", "segments b sent again, all downloads", ""),
+        ("dsack_downloads", "downloads with a segment sent again in vain (DSACK)", ""),
+        ("dsack_segs", "segments sent again that a already had (DSACK)", ""),
+        ("reorder_lost", "gaps a's reorder buffer released as lost", ""),
+        ("tx_resend", "segments b's mpip found sent again (tx_resend)", ""),
     ],
     "scale": [
         ("cost_ratio_pct", "most flows vs. 1 flow (%, median of the cycles' paired ratios)", ""),

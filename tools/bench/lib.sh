@@ -660,6 +660,78 @@ lab_scale() {
 	return "$rc"
 }
 
+# lab_nstat NS NAME...: NS's counters NAME... (nstat), their values on one
+# line in that order (0 for one the kernel does not count)
+lab_nstat() {
+	local ns=$1 out
+	shift
+	out=$(ip netns exec "$ns" nstat -asz "$@" 2>/dev/null) || return 1
+	awk -v names="$*" 'BEGIN { n = split(names, k, " ") }
+		{ v[$1] = $2 }
+		END { for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? " " : ""), v[k[i]]; print "" }' <<<"$out"
+}
+
+# lab_mpip_stat NS NAME: NS's mpip counter NAME (0 with mpip off)
+lab_mpip_stat() {
+	((LAB_MPIP)) || { echo 0; return 0; }
+	ip netns exec "$1" "$MPIPCTL" -j stats | jq -r --arg k "$2" '.[$k] // 0'
+}
+
+# lab_starts DIR N SIZE: N downloads of SIZE bytes from b to a (iperf3 -R
+# -n SIZE), one after the other, each on connections of its own, so that
+# each meets what a new connection's first flight meets.  One JSON line
+# per download in DIR/starts.jsonl: "mbps", "bytes", "seconds" (what a
+# got, iperf3), "ofo" (segments a's TCP queued out of order,
+# TcpExtTCPOFOQueue; for MPTCP its subflows'), "mptcp_ofo" (MPTCP's data
+# level, MPTcpExtOFOQueue), "retrans" (b's TcpRetransSegs), "dsack" (of
+# those, ones a reported it already had: b's TcpExtTCPDSACKRecvSegs),
+# "reorder_lost" (a's mpip counter: gaps its reorder buffer released as
+# lost) and "tx_resend" (b's: segments mpip found sent again).  Counters
+# are the hosts' totals before and after each download, iperf3's control
+# connection included.
+lab_starts() {
+	local dir=$1 n=$2 size=$3 port=5292 spid i out pre=() rc=0
+	local a0 a1 b0 b1 l0 l1 r0 r1
+	printf '{"kind": "starts", "tag": "natstart", "mode": %s, "downloads": %s, "size": %s}\n' \
+		"$(json_str "$LAB_MODE")" "$n" "$(json_str "$size")" >"$dir/run.json"
+	: >"$dir/starts.jsonl"
+	((LAB_MPTCP)) && pre=(mptcpize run)
+	ip netns exec "$LAB_B" "${pre[@]}" iperf3 -s -p "$port" </dev/null >/dev/null 2>"$dir/server.err" &
+	spid=$!
+	LAB_BG_PIDS+=("$spid")
+	wait_until 30 lab_listening "$port" || { lab_log "lab: iperf3 server not up"; return 1; }
+	lab_samplers_stop
+	for ((i = 1; i <= n; i++)); do
+		a0=$(lab_nstat "$LAB_A" TcpExtTCPOFOQueue MPTcpExtOFOQueue) &&
+			b0=$(lab_nstat "$LAB_B" TcpRetransSegs TcpExtTCPDSACKRecvSegs) &&
+			l0=$(lab_mpip_stat "$LAB_A" reorder_lost) &&
+			r0=$(lab_mpip_stat "$LAB_B" tx_resend) || { rc=1; break; }
+		out=$(ip netns exec "$LAB_A" timeout 120 "${pre[@]}" iperf3 -c "$LAB_SERVER" \
+			-p "$port" -R -n "$size" -J </dev/null 2>>"$dir/client.err") ||
+			{ rc=1; break; }
+		# (the last ACKs, and a retransmission they may still bring)
+		nap 0.3
+		a1=$(lab_nstat "$LAB_A" TcpExtTCPOFOQueue MPTcpExtOFOQueue) &&
+			b1=$(lab_nstat "$LAB_B" TcpRetransSegs TcpExtTCPDSACKRecvSegs) &&
+			l1=$(lab_mpip_stat "$LAB_A" reorder_lost) &&
+			r1=$(lab_mpip_stat "$LAB_B" tx_resend) || { rc=1; break; }
+		jq -c --argjson n "$i" --arg a0 "$a0" --arg a1 "$a1" --arg b0 "$b0" --arg b1 "$b1" \
+			--argjson l "$((l1 - l0))" --argjson r "$((r1 - r0))" '
+			def d($x; $y; $k): ($y | split(" ")[$k] | tonumber) - ($x | split(" ")[$k] | tonumber);
+			{n: $n, mbps: (.end.sum_received.bits_per_second / 1e6),
+			 bytes: .end.sum_received.bytes, seconds: .end.sum_received.seconds,
+			 ofo: d($a0; $a1; 0), mptcp_ofo: d($a0; $a1; 1),
+			 retrans: d($b0; $b1; 0), dsack: d($b0; $b1; 1),
+			 reorder_lost: $l, tx_resend: $r}' <<<"$out" >>"$dir/starts.jsonl" ||
+			{ rc=1; break; }
+	done
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	LAB_BG_PIDS=()
+	((rc == 0)) || lab_log "lab: downloads failed: $(tail -c 300 "$dir/client.err")"
+	return "$rc"
+}
+
 # lab_interleave DIR CYCLES DUR: TCP goodput with mpip on and off in the
 # same lab, in runs of DUR seconds in ABBA order (off, on, on, off) for
 # CYCLES cycles, mpip switched in both hosts between runs.  Off, mpip's

@@ -30,7 +30,7 @@ and replaces everything between:
     Markdown:  <!-- perf:begin NAME -->  ...  <!-- perf:end NAME -->
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
-NAME is a benchmark (tcp, nat, natrev, natdown, natgso0, natrevgso0, natloss, natmtu, udp,
+NAME is a benchmark (tcp, nat, natrev, natdown, natgso0, natrevgso0, natstart, natloss, natmtu, udp,
 failover, backup, overhead, interleave, reorder, fig4d, scale, rules: its table)
 or "summary" (a few headline figures of all of them).  The format follows the file's extension (.md, .rst).
 
@@ -425,6 +425,31 @@ BENCHES = {
                 fmt="%.0f"),
             Row("udp_ratio", "64-byte UDP datagrams/s, mpip in % of no module",
                 ratio_key("udp_pps"), check=ratio_check("udp_pps"), cols=["mpip"]),
+        ],
+    },
+    "natstart": {
+        "what": "a behind two strict NATs, tx_gso 0 on both hosts; downloads from b "
+                "to a (iperf3 -R -n), one after the other, each on connections of its "
+                "own; the counts are over all of a run's downloads",
+        "cols": ["mpip", "mpip-udp", "mpip-faketcp", "mptcp", "off"],
+        "rows": [
+            Row("goodput", "goodput per download, Mbit/s (the run's median download)",
+                key("mbps")),
+            Row("n", "downloads", key("downloads"), fmt="%.0f"),
+            Row("size", "bytes per download, MB", key("size_mb")),
+            Row("ofo", "downloads in which a's TCP queued segments out of order "
+                "(MPTCP: its subflows)", key("ofo_downloads"), fmt="%.0f"),
+            Row("ofo_segs", "segments a's TCP queued out of order", key("ofo_segs"),
+                fmt="%.0f"),
+            Row("mptcp_ofo", "MPTCP's data level: segments out of order",
+                key("mptcp_ofo_segs"), fmt="%.0f", cols=["mptcp"]),
+            Row("rtx", "downloads in which b sent segments again",
+                key("retrans_downloads"), fmt="%.0f"),
+            Row("rtx_segs", "segments b sent again", key("retrans_segs"), fmt="%.0f"),
+            Row("dsack_n", "downloads in which b sent one a already had (DSACK)",
+                key("dsack_downloads"), fmt="%.0f"),
+            Row("dsack", "segments b sent again that a already had (DSACK)",
+                key("dsack_segs"), fmt="%.0f"),
         ],
     },
     "interleave": {

@@ -345,5 +345,42 @@ class SenderRttTest(unittest.TestCase):
         self.assertAlmostEqual(run.sender_rtt_ms()[0], 160.0)
 
 
+class StartsTest(unittest.TestCase):
+    """analyze.Run on a natstart run (tools/bench/lib.sh: lab_starts)."""
+
+    def run_dir(self, downloads, want):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "run.json"), "w") as f:
+            json.dump({"kind": "starts", "tag": "natstart", "mode": "mpip-udp",
+                       "downloads": want, "size": "2M"}, f)
+        with open(os.path.join(d, "starts.jsonl"), "w") as f:
+            for x in downloads:
+                f.write(json.dumps(x) + "\n")
+        return analyze.Run(d).metrics()
+
+    @staticmethod
+    def dl(mbps, ofo=0, retrans=0, dsack=0):
+        return {"mbps": mbps, "bytes": 2097152, "seconds": 0.4, "ofo": ofo,
+                "mptcp_ofo": 0, "retrans": retrans, "dsack": dsack,
+                "reorder_lost": 0, "tx_resend": retrans}
+
+    def test_counts_totals_and_median(self):
+        m = self.run_dir([self.dl(40.0), self.dl(50.0, ofo=3, retrans=1, dsack=1),
+                          self.dl(30.0, ofo=2)], 3)
+        self.assertEqual(m["kind"], "natstart")
+        self.assertNotIn("error", m)
+        self.assertEqual((m["mbps"], m["mbps_min"], m["mbps_max"]), (40.0, 30.0, 50.0))
+        self.assertEqual((m["ofo_downloads"], m["ofo_segs"]), (2, 5))
+        self.assertEqual((m["retrans_downloads"], m["retrans_segs"]), (1, 1))
+        self.assertEqual((m["dsack_downloads"], m["dsack_segs"]), (1, 1))
+        self.assertEqual(m["size_mb"], 2.1)
+        self.assertIn("3 downloads", analyze.run_line(m))
+
+    def test_missing_downloads_are_an_error(self):
+        self.assertEqual(self.run_dir([self.dl(40.0)], 20)["error"], "1 of 20 downloads")
+        self.assertEqual(self.run_dir([], 20)["error"], "no downloads")
+
+
 if __name__ == "__main__":
     unittest.main()
