@@ -1407,6 +1407,8 @@ def bench_md(b):
                                   ", %s runs each" % b["reps"] if b.get("reps", 1) > 1 else "")
     if b.get("packets"):
         per_run = "%s datagrams per number of flows" % b["packets"]
+    if b.get("downloads"):
+        per_run = "%s downloads per mode" % b["downloads"]
     scens = b.get("scenarios")
     if not scens:
         out += ["%s%s" % ("links: %s / %s, " % (b["link1"], b["link2"]) if b.get("link1") else "",
@@ -1565,6 +1567,8 @@ def bench_line(name, desc, specs):
             line.setdefault("duration", r.duration)
             if "packets" in r.meta:
                 line.setdefault("packets", r.meta["packets"])
+            if "downloads" in r.meta:
+                line.setdefault("downloads", r.meta["downloads"])
             if "reps" in m:
                 line.setdefault("reps", m["reps"])
         if scen:

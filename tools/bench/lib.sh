@@ -692,8 +692,10 @@ lab_mpip_stat() {
 lab_starts() {
 	local dir=$1 n=$2 size=$3 port=5292 spid i out pre=() rc=0
 	local a0 a1 b0 b1 l0 l1 r0 r1
-	printf '{"kind": "starts", "tag": "natstart", "mode": %s, "downloads": %s, "size": %s}\n' \
+	printf '{"kind": "starts", "tag": "natstart", "mode": %s, "downloads": %s, "size": %s, ' \
 		"$(json_str "$LAB_MODE")" "$n" "$(json_str "$size")" >"$dir/run.json"
+	printf '"link1": %s, "link2": %s}\n' "$(json_str "$LAB_LINK1")" "$(json_str "$LAB_LINK2")" \
+		>>"$dir/run.json"
 	: >"$dir/starts.jsonl"
 	((LAB_MPTCP)) && pre=(mptcpize run)
 	ip netns exec "$LAB_B" "${pre[@]}" iperf3 -s -p "$port" </dev/null >/dev/null 2>"$dir/server.err" &

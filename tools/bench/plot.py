@@ -180,6 +180,34 @@ def interleave_figure(b, d, out):
     plt.close(fig)
 
 
+def starts_figure(b, d, out):
+    """natstart: each download's goodput per mode, the downloads in which
+    a's TCP queued segments out of order marked."""
+    fig, ax = plt.subplots(figsize=(8, 4))
+    modes = list(b.get("modes", {}))
+    for x, mode in enumerate(modes):
+        try:
+            with open(os.path.join(d, b["bench"], mode, "starts.jsonl")) as f:
+                runs = [json.loads(y) for y in f if y.strip()]
+        except (OSError, ValueError):
+            continue
+        for ofo, colour, label in ((False, "#1f77b4", "in order"),
+                                   (True, "#d62728", "out of order at a's TCP")):
+            ys = [r["mbps"] for r in runs if bool(r.get("ofo")) == ofo and "mbps" in r]
+            ax.plot([x] * len(ys), ys, "o", color=colour, alpha=0.6,
+                    label=label if x == 0 else None)
+    ax.set_xticks(range(len(modes)))
+    ax.set_xticklabels(modes)
+    ax.set_ylabel("goodput per download (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    ax.set_title("%s: %s" % (b["bench"], b.get("desc", "")), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def box_figure(b, out):
     """A benchmark with scenarios (Fig. 4(d)): box plots of each mode's runs
     (their iperf3 goodput), one group per scenario, the runs as dots, the
@@ -236,6 +264,10 @@ def main(argv):
                 continue
             if b.get("kind") == "interleave":
                 interleave_figure(b, d, out)
+                written.append(out)
+                continue
+            if b.get("kind") == "natstart":
+                starts_figure(b, d, out)
                 written.append(out)
                 continue
             if b.get("scenarios"):

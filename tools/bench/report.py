@@ -432,6 +432,8 @@ BENCHES = {
                 "to a (iperf3 -R -n), one after the other, each on connections of its "
                 "own; the counts are over all of a run's downloads",
         "cols": ["mpip", "mpip-udp", "mpip-faketcp", "mptcp", "off"],
+        "per_key": "downloads",
+        "per": "%d downloads per mode and run",
         "rows": [
             Row("goodput", "goodput per download, Mbit/s (the run's median download)",
                 key("mbps")),
