@@ -273,14 +273,16 @@ t_reorder_off() {
 t_reorder_lost() {
 	local pid tick
 	mpipctl_in "$A" rule add pref 100 proto udp dport 5999 mode selected dev eth1
-	in_ns "$B" socat -u UDP-RECV:5999 /dev/null &
+	# (not in_ns, a function, whose subshell $! would name: the programs
+	# themselves, with no hold on the subtest's output)
+	ip netns exec "$B" socat -u UDP-RECV:5999 /dev/null </dev/null >/dev/null 2>&1 &
 	pid=$!
-	in_ns "$A" python3 -S -c 'import socket, time
+	ip netns exec "$A" python3 -S -c 'import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 end = time.monotonic() + 120
 while time.monotonic() < end:
     s.sendto(b"x", ("10.1.1.2", 5999))
-    time.sleep(0.005)' &
+    time.sleep(0.005)' </dev/null >/dev/null 2>&1 &
 	tick=$!
 	# shellcheck disable=SC2064
 	trap "kill $pid $tick 2>/dev/null || true" EXIT
