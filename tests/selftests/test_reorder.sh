@@ -267,7 +267,7 @@ t_reorder_off() {
 # transfer (1 of 1000 was seen), and a path that delivered something in
 # the last second but nothing newer than a gap keeps it held until
 # reorder_max_hold_ms (released by timeout, not as lost).  So it went in
-# runs of the whole file: 13-100 segments released as lost against
+# runs of the whole file: 6-76 segments released as lost against
 # 237-382 by timeout, and none at all in 2 of about 15 (the subtest
 # failed there, once in make check).
 t_reorder_lost() {
