@@ -677,6 +677,19 @@ lab_mpip_stat() {
 	ip netns exec "$1" "$MPIPCTL" -j stats | jq -r --arg k "$2" '.[$k] // 0'
 }
 
+# lab_starts_snap: the counters lab_starts reads before and after each
+# download, on one line: a's TcpExtTCPOFOQueue and MPTcpExtOFOQueue, b's
+# TcpRetransSegs and TcpExtTCPDSACKRecvSegs, a's reorder_lost, b's
+# tx_resend
+lab_starts_snap() {
+	local a b l r
+	a=$(lab_nstat "$LAB_A" TcpExtTCPOFOQueue MPTcpExtOFOQueue) &&
+		b=$(lab_nstat "$LAB_B" TcpRetransSegs TcpExtTCPDSACKRecvSegs) &&
+		l=$(lab_mpip_stat "$LAB_A" reorder_lost) &&
+		r=$(lab_mpip_stat "$LAB_B" tx_resend) || return 1
+	echo "$a $b $l $r"
+}
+
 # lab_starts DIR N SIZE: N downloads of SIZE bytes from b to a (iperf3 -R
 # -n SIZE), one after the other, each on connections of its own, so that
 # each meets what a new connection's first flight meets.  One JSON line
@@ -690,8 +703,7 @@ lab_mpip_stat() {
 # are the hosts' totals before and after each download, iperf3's control
 # connection included.
 lab_starts() {
-	local dir=$1 n=$2 size=$3 port=5292 spid i out pre=() rc=0
-	local a0 a1 b0 b1 l0 l1 r0 r1
+	local dir=$1 n=$2 size=$3 port=5292 spid i out pre=() rc=0 s0 s1
 	printf '{"kind": "starts", "tag": "natstart", "mode": %s, "downloads": %s, "size": %s, ' \
 		"$(json_str "$LAB_MODE")" "$n" "$(json_str "$size")" >"$dir/run.json"
 	printf '"link1": %s, "link2": %s}\n' "$(json_str "$LAB_LINK1")" "$(json_str "$LAB_LINK2")" \
@@ -704,27 +716,19 @@ lab_starts() {
 	wait_until 30 lab_listening "$port" || { lab_log "lab: iperf3 server not up"; return 1; }
 	lab_samplers_stop
 	for ((i = 1; i <= n; i++)); do
-		a0=$(lab_nstat "$LAB_A" TcpExtTCPOFOQueue MPTcpExtOFOQueue) &&
-			b0=$(lab_nstat "$LAB_B" TcpRetransSegs TcpExtTCPDSACKRecvSegs) &&
-			l0=$(lab_mpip_stat "$LAB_A" reorder_lost) &&
-			r0=$(lab_mpip_stat "$LAB_B" tx_resend) || { rc=1; break; }
+		s0=$(lab_starts_snap) || { rc=1; break; }
 		out=$(ip netns exec "$LAB_A" timeout 120 "${pre[@]}" iperf3 -c "$LAB_SERVER" \
 			-p "$port" -R -n "$size" -J </dev/null 2>>"$dir/client.err") ||
 			{ rc=1; break; }
 		# (the last ACKs, and a retransmission they may still bring)
 		nap 0.3
-		a1=$(lab_nstat "$LAB_A" TcpExtTCPOFOQueue MPTcpExtOFOQueue) &&
-			b1=$(lab_nstat "$LAB_B" TcpRetransSegs TcpExtTCPDSACKRecvSegs) &&
-			l1=$(lab_mpip_stat "$LAB_A" reorder_lost) &&
-			r1=$(lab_mpip_stat "$LAB_B" tx_resend) || { rc=1; break; }
-		jq -c --argjson n "$i" --arg a0 "$a0" --arg a1 "$a1" --arg b0 "$b0" --arg b1 "$b1" \
-			--argjson l "$((l1 - l0))" --argjson r "$((r1 - r0))" '
-			def d($x; $y; $k): ($y | split(" ")[$k] | tonumber) - ($x | split(" ")[$k] | tonumber);
+		s1=$(lab_starts_snap) || { rc=1; break; }
+		jq -c --argjson n "$i" --arg s0 "$s0" --arg s1 "$s1" '
+			def d($k): ($s1 | split(" ")[$k] | tonumber) - ($s0 | split(" ")[$k] | tonumber);
 			{n: $n, mbps: (.end.sum_received.bits_per_second / 1e6),
 			 bytes: .end.sum_received.bytes, seconds: .end.sum_received.seconds,
-			 ofo: d($a0; $a1; 0), mptcp_ofo: d($a0; $a1; 1),
-			 retrans: d($b0; $b1; 0), dsack: d($b0; $b1; 1),
-			 reorder_lost: $l, tx_resend: $r}' <<<"$out" >>"$dir/starts.jsonl" ||
+			 ofo: d(0), mptcp_ofo: d(1), retrans: d(2), dsack: d(3),
+			 reorder_lost: d(4), tx_resend: d(5)}' <<<"$out" >>"$dir/starts.jsonl" ||
 			{ rc=1; break; }
 	done
 	kill "$spid" 2>/dev/null
