@@ -3,7 +3,8 @@
  * mpip reorder buffer: TCP segments of a session that arrive ahead of a
  * gap (their predecessor took a slower path) are held, in sequence order,
  * and handed back to the stack once the gap is filled, the paths show it
- * lost, the hold time runs out or the buffer is full.  The decisions are
+ * lost (by a packet sent after it, or by the clock), reorder_max_hold_ms
+ * runs out or the buffer is full.  The decisions are
  * in core/reorder.c.
  *
  * Ownership: a session owns at most one buffer (created with its first
@@ -35,16 +36,29 @@
  * of 64 KiB, or a datagram in a page of its own).
  */
 #define MPIP_RO_NET_MEM		(32 << 20)
-/* Extra hold time for scheduling jitter on top of the delay spread. */
+/*
+ * How long a gap is held at least before the clock may show it lost
+ * (scheduling jitter: a packet may wait this long in a backlog on a busy
+ * host), and the longest margin of a path.
+ */
 #define MPIP_RO_MARGIN_US	20000
 /*
  * A path shows a gap lost with a packet sent this much after it, plus
- * the reordering it showed lately (core/reorder.h), up to the jitter
- * margin of the hold time.
+ * the reordering it showed lately (core/reorder.h), up to
+ * MPIP_RO_MARGIN_US.
  */
 #define MPIP_RO_LOST_MARGIN_US	1000
-/* Delay samples older than this do not count towards the hold time. */
+/* A path that delivered nothing for this long does not count (it may be
+ * cut, and could then never show a gap lost by a packet).
+ */
 #define MPIP_RO_SAMPLE_AGE	HZ
+/*
+ * A path that delivered nothing for this long carries no stream of ours
+ * whose queue could be growing: once a gap has been held for
+ * MPIP_RO_MARGIN_US, it may show the gap lost by the clock
+ * (core/reorder.h).
+ */
+#define MPIP_RO_QUIET_US	20000
 
 struct mpip_reorder {
 	spinlock_t lock;	/* everything below */
@@ -56,9 +70,7 @@ struct mpip_reorder {
 	bool delivering;	/* a CPU is delivering @ready */
 	struct hrtimer timer;
 	ktime_t gap_start;	/* when the oldest gap began to be held */
-	ktime_t deadline;	/* when it is given up */
-	u32 spread_us;		/* recent peak of the paths' delay spread */
-	u32 hold_us;
+	ktime_t deadline;	/* when the timer looks at it next */
 	bool dead;		/* the session is gone: hold nothing more */
 	u32 node_id;		/* the session's peer */
 	struct mpip_net *mn;
@@ -214,11 +226,17 @@ static void mpip_ro_add_stat(struct mpip_net *mn, enum mpip_stat s,
 	this_cpu_add(mn->stats->cnt[s], n);
 }
 
-/* Start the hold time for the gap at the head.  Caller holds the lock. */
+/*
+ * Start holding the gap at the head: the timer looks at it once it has
+ * been held MPIP_RO_MARGIN_US, or reorder_max_hold_ms if that is less.
+ * Caller holds the lock.
+ */
 static void mpip_ro_arm(struct mpip_reorder *ro)
 {
+	u32 cap = READ_ONCE(ro->mn->cfg.reorder_max_hold_ms) * USEC_PER_MSEC;
+
 	ro->gap_start = ktime_get();
-	ro->deadline = ktime_add_us(ro->gap_start, ro->hold_us);
+	ro->deadline = ktime_add_us(ro->gap_start, min_t(u32, cap, MPIP_RO_MARGIN_US));
 	hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
 }
 
@@ -230,12 +248,11 @@ static bool mpip_ro_rx_fresh(const struct mpip_node *n, unsigned int i)
 	return last && !time_after(jiffies, last + MPIP_RO_SAMPLE_AGE);
 }
 
-/* For the peer's paths that delivered recently: the newest send time
- * each delivered, and how far each lets a packet fall behind.
+/* What the reorder decisions need of the peer's paths that delivered
+ * recently (core/reorder.h).
  */
 struct mpip_ro_paths {
-	u32 latest_us[MPIP_MAX_PATHS];
-	u32 margin_us[MPIP_MAX_PATHS];
+	struct mpip_ro_path p[MPIP_MAX_PATHS];
 	unsigned int n;
 };
 
@@ -253,17 +270,23 @@ static void mpip_ro_paths_read(const struct mpip_node *n,
 			       struct mpip_ro_paths *pp)
 {
 	const struct mpip_rxpath *rx;
+	struct mpip_ro_path *p;
+	unsigned long idle;
 	unsigned int i;
 
 	pp->n = 0;
 	for (i = 0; i < MPIP_MAX_PATHS; i++) {
 		if (!mpip_ro_rx_fresh(n, i))
 			continue;
+		rx = &n->rx[i];
+		idle = jiffies - READ_ONCE(rx->last_rx);
 		/* pairs with the barrier in mpip_fb_record() */
 		smp_rmb();
-		rx = &n->rx[i];
-		pp->latest_us[pp->n] = READ_ONCE(rx->ts_us);
-		pp->margin_us[pp->n++] = mpip_ro_margin(rx);
+		p = &pp->p[pp->n++];
+		p->latest_us = READ_ONCE(rx->ts_us);
+		p->margin_us = mpip_ro_margin(rx);
+		p->delay_us = READ_ONCE(rx->delay_us);
+		p->idle_us = jiffies_to_usecs(idle);
 	}
 }
 
@@ -281,8 +304,7 @@ static bool mpip_ro_head_lost(struct mpip_reorder *ro,
 	if (!skb)
 		return false;
 	cb = mpip_ro_cb(skb);
-	return mpip_ro_gap_lost(cb->ts_us, pp->latest_us, pp->margin_us,
-				pp->n);
+	return mpip_ro_gap_lost(cb->ts_us, pp->p, pp->n);
 }
 
 /*
@@ -308,7 +330,7 @@ static unsigned int mpip_ro_take_lost(struct mpip_reorder *ro,
 }
 
 /*
- * The gap at the head changed: start the hold time for the new one, or
+ * The gap at the head changed: start holding the new one, or
  * stop the timer if nothing is held any more.  Caller holds the lock.
  */
 static void mpip_ro_rearm(struct mpip_reorder *ro)
@@ -320,42 +342,73 @@ static void mpip_ro_rearm(struct mpip_reorder *ro)
 }
 
 /*
- * The hold time of the gap at the head ran out.  Unless the paths show
- * it lost, one of them may still deliver it: hold on, up to
- * reorder_max_hold_ms from the start of the gap.  Returns true if the
- * timer was set again.  Caller holds the lock.
+ * How long until the paths show the gap before the head of the buffer
+ * lost, by a packet or by the clock (core/reorder.c:
+ * mpip_ro_gap_wait_us()); 0 if they do now.  Caller holds the lock, and
+ * something is held.
  */
-static bool mpip_ro_extend(struct mpip_reorder *ro, ktime_t now)
+static u32 mpip_ro_head_wait(struct mpip_reorder *ro,
+			     const struct mpip_ro_paths *pp, u32 now_us)
 {
-	u32 cap = READ_ONCE(ro->mn->cfg.reorder_max_hold_ms);
-	const struct mpip_node *n;
-	struct mpip_ro_paths pp;
-	ktime_t end;
-	bool lost = true;
+	const struct mpip_ro_cb *cb = mpip_ro_cb(mpip_ro_first(ro));
 
-	end = ktime_add_ms(ro->gap_start, cap);
-	if (!ktime_before(now, end))
-		return false;
-	rcu_read_lock();
-	n = mpip_node_lookup(ro->mn, ro->node_id);
-	if (n) {
-		mpip_ro_paths_read(n, &pp);
-		lost = mpip_ro_head_lost(ro, &pp);
-	}
-	rcu_read_unlock();
-	if (lost)
-		return false;
-	ro->deadline = end;
-	hrtimer_start(&ro->timer, end, HRTIMER_MODE_ABS_SOFT);
-	return true;
+	return mpip_ro_gap_wait_us(cb->ts_us, now_us, pp->p, pp->n,
+				   MPIP_RO_QUIET_US);
 }
 
-/* Soft-IRQ context. */
+/*
+ * The timer came for the gap at the head: release it, and those after
+ * it, as long as the paths show them lost, by a packet or the clock.
+ * Moves them to the ready queue and returns how many it moved; 0 if the
+ * gap is to be given up (reorder_max_hold_ms after it began, or its peer
+ * is gone); -1 if it may still be filled: the timer is then set for
+ * when the paths may show it lost, at most reorder_max_hold_ms after the
+ * gap began.  Caller holds the lock, and something is held.
+ */
+static int mpip_ro_expire_lost(struct mpip_reorder *ro, ktime_t now)
+{
+	u32 cap = READ_ONCE(ro->mn->cfg.reorder_max_hold_ms);
+	ktime_t end = ktime_add_ms(ro->gap_start, cap);
+	const struct mpip_node *n;
+	struct mpip_ro_paths pp;
+	unsigned int moved = 0;
+	u32 now_us, wait;
+
+	if (!ktime_before(now, end))
+		return 0;
+	rcu_read_lock();
+	n = mpip_node_lookup(ro->mn, ro->node_id);
+	if (n)
+		mpip_ro_paths_read(n, &pp);
+	rcu_read_unlock();
+	if (!n)
+		return 0;
+	now_us = mpip_now_us();
+	wait = mpip_ro_head_wait(ro, &pp, now_us);
+	if (wait) {
+		if (ktime_before(ktime_add_us(now, wait), end))
+			end = ktime_add_us(now, wait);
+		ro->deadline = end;
+		hrtimer_start(&ro->timer, end, HRTIMER_MODE_ABS_SOFT);
+		return -1;
+	}
+	do {
+		moved += mpip_ro_take(ro, &ro->ready, true);
+	} while (ro->nheld && !mpip_ro_head_wait(ro, &pp, now_us));
+	return moved;
+}
+
+/*
+ * Soft-IRQ context.  A gap the paths show lost counts as such
+ * (reorder_lost); one given up at reorder_max_hold_ms, or because its
+ * peer is gone, as a timeout.
+ */
 static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
 {
 	struct mpip_reorder *ro = container_of(t, struct mpip_reorder, timer);
 	ktime_t now = ktime_get();
 	unsigned int n = 0;
+	int lost = -1;
 
 	spin_lock(&ro->lock);
 	if (ro->dead || !ro->nheld) {
@@ -365,11 +418,15 @@ static enum hrtimer_restart mpip_ro_expire(struct hrtimer *t)
 	if (ktime_before(now, ro->deadline)) {
 		/* re-armed for a newer gap while this run waited */
 		hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
-	} else if (!mpip_ro_extend(ro, now)) {
-		n = mpip_ro_take(ro, &ro->ready, true);
-		if (ro->nheld)
+	} else {
+		lost = mpip_ro_expire_lost(ro, now);
+		if (!lost)
+			n = mpip_ro_take(ro, &ro->ready, true);
+		if (lost >= 0 && ro->nheld)
 			mpip_ro_arm(ro);
 	}
+	if (lost > 0)
+		mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_LOST, lost);
 	mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_TIMEOUT, n);
 	mpip_ro_run(ro);
 	return HRTIMER_NORESTART;
@@ -431,32 +488,11 @@ static struct mpip_reorder *mpip_ro_get(struct mpip_net *mn,
 }
 
 /*
- * The hold time for the buffer of a session with node @n: from the recent
- * peak of the spread between its paths' delays.  Caller holds the lock.
- */
-static u32 mpip_ro_hold_time(struct mpip_reorder *ro,
-			     const struct mpip_node *n)
-{
-	struct mpip_net *mn = ro->mn;
-	u32 cap = READ_ONCE(mn->cfg.reorder_max_hold_ms) * USEC_PER_MSEC;
-	u32 delay[MPIP_MAX_PATHS];
-	unsigned int i, k = 0;
-
-	for (i = 0; i < MPIP_MAX_PATHS; i++)
-		if (mpip_ro_rx_fresh(n, i))
-			delay[k++] = READ_ONCE(n->rx[i].delay_us);
-	ro->spread_us = mpip_ro_spread_track(ro->spread_us,
-					     mpip_ro_spread_us(delay, k));
-	return mpip_ro_hold_us(ro->spread_us, MPIP_RO_MARGIN_US, cap);
-}
-
-/*
  * Hold @skb, which lies beyond a gap.  Returns false if it cannot be held
  * (then it goes on as it is).  Overflowing segments become ready.  Caller
  * holds the lock.
  */
-static bool mpip_ro_hold(struct mpip_reorder *ro, const struct mpip_node *n,
-			 struct sk_buff *skb)
+static bool mpip_ro_hold(struct mpip_reorder *ro, struct sk_buff *skb)
 {
 	struct mpip_net *mn = ro->mn;
 	u32 max = READ_ONCE(mn->cfg.reorder_max_pkts);
@@ -476,10 +512,8 @@ static bool mpip_ro_hold(struct mpip_reorder *ro, const struct mpip_node *n,
 	mpip_ro_add_stat(mn, MPIP_STAT_REORDER_OVERFLOW, over);
 	if (!ro->nheld)
 		return true;
-	if (first || over) {
-		ro->hold_us = mpip_ro_hold_time(ro, n);
+	if (first || over)
 		mpip_ro_arm(ro);
-	}
 	return true;
 }
 
@@ -539,7 +573,7 @@ unsigned int mpip_reorder_rx(struct mpip_net *mn, struct mpip_session *s,
 		mpip_ro_forget(&ro->seq);
 	} else if (mpip_ro_arrive(&ro->seq, r.seq, r.end) == MPIP_RO_HOLD) {
 		*mpip_ro_cb(skb) = r;
-		if (!mpip_ro_hold(ro, n, skb)) {
+		if (!mpip_ro_hold(ro, skb)) {
 			mpip_ipcb_reset(skb);
 			mpip_ro_run(ro);
 			return NF_ACCEPT;

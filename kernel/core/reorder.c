@@ -32,15 +32,52 @@ bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force)
 	return true;
 }
 
-bool mpip_ro_gap_lost(u32 ts_us, const u32 *latest_us, const u32 *margin_us,
+/* Has @p delivered a packet sent more than its margin after @ts_us? */
+static bool mpip_ro_path_past(const struct mpip_ro_path *p, u32 ts_us)
+{
+	return (s32)(p->latest_us - ts_us - p->margin_us) > 0;
+}
+
+bool mpip_ro_gap_lost(u32 ts_us, const struct mpip_ro_path *p,
 		      unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if ((s32)(latest_us[i] - ts_us - margin_us[i]) <= 0)
+		if (!mpip_ro_path_past(&p[i], ts_us))
 			return false;
 	return true;
+}
+
+/* How long until @p shows the gap before @ts_us lost (see below). */
+static u32 mpip_ro_path_wait_us(const struct mpip_ro_path *p, u32 ts_us,
+				u32 now_us, u32 quiet_us)
+{
+	u32 quiet = 0, clock = 0;
+	s32 due;
+
+	if (mpip_ro_path_past(p, ts_us))
+		return 0;
+	if (p->idle_us < quiet_us)
+		quiet = quiet_us - p->idle_us;
+	due = (s32)(ts_us + p->delay_us + p->margin_us - now_us);
+	if (due > 0)
+		clock = due;
+	return quiet > clock ? quiet : clock;
+}
+
+u32 mpip_ro_gap_wait_us(u32 ts_us, u32 now_us, const struct mpip_ro_path *p,
+			unsigned int n, u32 quiet_us)
+{
+	u32 wait = 0, w;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		w = mpip_ro_path_wait_us(&p[i], ts_us, now_us, quiet_us);
+		if (w > wait)
+			wait = w;
+	}
+	return wait;
 }
 
 u32 mpip_ro_reo_now(u32 peak_us, u32 age_ms)
@@ -78,36 +115,4 @@ u32 mpip_ro_lost_margin_us(u32 reo_us, u32 min_us, u32 cap_us)
 	u64 margin = (u64)min_us + reo_us + reo_us / 4;
 
 	return margin < cap_us ? (u32)margin : cap_us;
-}
-
-u32 mpip_ro_spread_us(const u32 *delay_us, unsigned int n)
-{
-	u32 lo, hi;
-	unsigned int i;
-
-	if (n < 2)
-		return 0;
-	lo = delay_us[0];
-	hi = delay_us[0];
-	for (i = 1; i < n; i++) {
-		if ((s32)(delay_us[i] - lo) < 0)
-			lo = delay_us[i];
-		if ((s32)(delay_us[i] - hi) > 0)
-			hi = delay_us[i];
-	}
-	return hi - lo;
-}
-
-u32 mpip_ro_spread_track(u32 prev_us, u32 spread_us)
-{
-	u32 decayed = prev_us - prev_us / 8;
-
-	return spread_us > decayed ? spread_us : decayed;
-}
-
-u32 mpip_ro_hold_us(u32 spread_us, u32 margin_us, u32 cap_us)
-{
-	u64 hold = (u64)spread_us + spread_us / 4 + margin_us;
-
-	return hold < cap_us ? (u32)hold : cap_us;
 }

@@ -5,7 +5,7 @@
  * Segments of one TCP session that took different paths can arrive out of
  * order.  The receiver tracks the next expected sequence number and holds
  * segments that arrive beyond it until the gap before them is filled, the
- * hold time runs out, or too many are held.  This file decides; the
+ * paths show it lost, the hold time's cap runs out, or too many are held.  This file decides; the
  * kernel side (reorder.c) owns the packets, the lock and the timer.  It
  * is portable: it builds in the module and, unchanged, in host unit tests.
  *
@@ -57,41 +57,57 @@ void mpip_ro_forget(struct mpip_ro_seq *st);
 
 /*
  * Release of a held segment [@seq, @end), in sequence order.  @force:
- * the hold time ran out or the buffer overflowed, so the gap before it
- * is given up.  Returns true if the segment is released (and @st->nxt
- * advanced past it), false if it must stay held.
+ * the paths show the gap before it lost, reorder_max_hold_ms ran out or
+ * the buffer overflowed, so the gap is given up.  Returns true if the
+ * segment is released (and @st->nxt advanced past it), false if it must
+ * stay held.
  */
 bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force);
 
-/*
- * The spread between the one-way delays of the @n paths in @delay_us, in
- * us (they share one clock offset, so their differences are real); 0
- * with fewer than two paths.
+/**
+ * struct mpip_ro_path - what the receiver knows of one path of the peer
+ * @latest_us: the newest send time the path delivered (the peer's clock)
+ * @margin_us: how far it lets a packet fall behind a newer one
+ *	(mpip_ro_lost_margin_us())
+ * @delay_us: its last one-way delay sample: our clock minus the peer's
+ * @idle_us: how long ago it delivered a packet last
  */
-u32 mpip_ro_spread_us(const u32 *delay_us, unsigned int n);
-
-/*
- * A decaying maximum of the spread: the new @spread_us, or @prev_us less
- * an eighth if that is larger.  The spread swings as the paths' queues
- * fill and drain; holding for its recent peak, not its current value,
- * keeps segments from being released just before their gap fills.
- */
-u32 mpip_ro_spread_track(u32 prev_us, u32 spread_us);
+struct mpip_ro_path {
+	u32 latest_us;
+	u32 margin_us;
+	u32 delay_us;
+	u32 idle_us;
+};
 
 /*
  * Is the gap before a held segment lost, rather than on its way?  The
  * segment was sent at @ts_us (the sender's clock, from its CM); TCP sent
- * the segments missing before it earlier.  @latest_us[@n] and
- * @margin_us[@n] are, for each path that currently delivers the peer's
- * packets, the newest send time it delivered and how far it lets a
- * packet fall behind a newer one (mpip_ro_lost_margin_us()).  Once every
- * path has delivered a packet sent more than its margin after the
- * segment, whatever was sent before it has arrived or never will.  The
- * segment's own path counts as well: it may have overtaken a missing
- * segment on the way.  Times are compared wrap-safe.
+ * the segments missing before it earlier.  @p[@n] are the paths that
+ * currently deliver the peer's packets.  Once every path has delivered a
+ * packet sent more than its margin after the segment, whatever was sent
+ * before it has arrived or never will.  The segment's own path counts as
+ * well: it may have overtaken a missing segment on the way.  Times are
+ * compared wrap-safe.
  */
-bool mpip_ro_gap_lost(u32 ts_us, const u32 *latest_us, const u32 *margin_us,
+bool mpip_ro_gap_lost(u32 ts_us, const struct mpip_ro_path *p,
 		      unsigned int n);
+
+/*
+ * The same question once the gap has been held long enough for
+ * scheduling jitter, with the clock as a witness too: how many us from
+ * @now_us (our clock) until every path of @p[@n] shows the gap lost; 0
+ * if they do now.  A path shows it by a packet (mpip_ro_gap_lost()) or, if it has delivered
+ * nothing for @quiet_us, by the clock: it carries no stream of ours whose
+ * queue could have grown since its last packet, so what was sent on it
+ * before the segment would have arrived by @ts_us plus its last delay
+ * and its margin.  A path that delivered within @quiet_us is given until
+ * it has been quiet that long, or shows the gap lost by a packet.  A
+ * path that carries next to nothing (a backup link's heartbeats, a path
+ * the weights left nearly idle) would otherwise keep every gap open
+ * until the hold time's cap, for want of a packet sent after it.
+ */
+u32 mpip_ro_gap_wait_us(u32 ts_us, u32 now_us, const struct mpip_ro_path *p,
+			unsigned int n, u32 quiet_us);
 
 /*
  * Reordering within one path.  A path mostly delivers in the order it
@@ -108,7 +124,7 @@ u32 mpip_ro_reo_track(u32 peak_us, u32 age_ms, u32 lag_us);
 
 /*
  * A path that has not shown how it reorders yet is taken to reorder this
- * much, in us: a gap waits for it (up to the cap of the hold margin)
+ * much, in us: a gap waits for it (up to the cap of the margin)
  * until the peak, halving every second, has come down to what the path
  * shows.  Taking it for 0 released gaps as lost at the start of a
  * transfer, before the first late packet, and one segment sent twice so
@@ -138,11 +154,5 @@ enum mpip_ro_order mpip_ro_order(bool known, u32 newest_us, u32 ts_us,
  * the path's recent reordering @reo_us and a quarter, capped at @cap_us.
  */
 u32 mpip_ro_lost_margin_us(u32 reo_us, u32 min_us, u32 cap_us);
-
-/*
- * How long to hold a segment, in us: @spread_us plus a quarter and
- * @margin_us for jitter, capped at @cap_us.
- */
-u32 mpip_ro_hold_us(u32 spread_us, u32 margin_us, u32 cap_us);
 
 #endif /* MPIP_CORE_REORDER_H */

@@ -677,14 +677,17 @@ enum mpip_path_attr {
  * @MPIP_STAT_REORDER_HELD: TCP segments held back in a reorder buffer
  * @MPIP_STAT_REORDER_IN_ORDER: held segments released because the gap
  *	before them was filled
- * @MPIP_STAT_REORDER_TIMEOUT: held segments released because the hold
- *	time ran out
+ * @MPIP_STAT_REORDER_TIMEOUT: held segments released because
+ *	@MPIP_CFG_REORDER_MAX_HOLD_MS ran out while the paths could still
+ *	deliver the gap, or the peer was gone
  * @MPIP_STAT_REORDER_OVERFLOW: held segments released because the buffer
  *	was full
  * @MPIP_STAT_TX_BARE: packets of sessions sent without a CM, on the
  *	only path to their peer (see @MPIP_CFG_BARE_CM_MS)
  * @MPIP_STAT_REORDER_LOST: held segments released because every path
- *	had delivered a packet sent enough after them: the gap was lost
+ *	had delivered a packet sent enough after them, or, once the gap had
+ *	been held 20 ms, had been quiet long enough for it to have come: it
+ *	was lost
  * @MPIP_STAT_TX_STEERED: data packets sent on another path than the
  *	weights chose, whose local queue held fewer bytes per unit of weight
  *	(@MPIP_CFG_QUEUE_STEER)
@@ -905,8 +908,8 @@ enum mpip_stat {
  * @MPIP_CFG_REORDER_MAX_PKTS: segments one reorder buffer holds at most
  *	(1..10000, default 1000)
  * @MPIP_CFG_REORDER_MAX_HOLD_MS: cap on how long a segment is held
- *	(1..10000, default 100); the hold time itself follows the measured
- *	delay difference between the paths
+ *	(1..10000, default 100); a gap ends sooner when the paths show it
+ *	lost, by a packet sent after it or by their delays
  * @MPIP_CFG_WEIGHT_TREND_MS: Algorithm 1 compares each path's queueing
  *	delay extrapolated this far ahead along its trend since the last
  *	round; 0 compares the queueing delays themselves, as in the paper

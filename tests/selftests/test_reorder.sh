@@ -11,11 +11,11 @@
 # an NFQUEUE whose verdicts run mpip's hook in process context, nothing
 # held with reorder 0, gaps
 # released as lost when link 2 loses packets and link 1 has delivered
-# what was sent after them, segments sent again counted (tx_resend) as
-# no more than TCP sent again, released by timeout when link 1 goes silent
-# (nothing can show its gaps lost), overflow with a 2-segment buffer, and
-# GSO packets split, not kept, towards a peer whose veth end is a bridge
-# port.
+# what was sent after them, or carries next to nothing (a backup link),
+# segments sent again counted (tx_resend) as no more than TCP sent again,
+# gaps given up when link 1 goes silent, released by timeout at
+# reorder_max_hold_ms, overflow with a 2-segment buffer, and GSO packets
+# split, not kept, towards a peer whose veth end is a bridge port.
 # TIMEOUT: 420
 # (about 65 s alone in one guest: about five times that, as a
 # loaded run may take)
@@ -55,15 +55,21 @@ send_file() {
 	rm -f "$out"
 }
 
-# grew BEFORE AFTER NAME: counter NAME (from `counters` strings) grew.
-# Fails the subtest if NAME is not a number in both, so that `! grew`
-# cannot pass because a counter is missing.
-grew() {
+# count BEFORE AFTER NAME: sets COUNT to how much counter NAME (from
+# `counters` strings) grew.  Fails the subtest if NAME is not a number in
+# both, so that `! grew` cannot pass because a counter is missing.
+count() {
 	local b a
 	b=$(sed -n "s/.*\b$3=\([0-9][0-9]*\)\( .*\)\{0,1\}$/\1/p" <<<"$1")
 	a=$(sed -n "s/.*\b$3=\([0-9][0-9]*\)\( .*\)\{0,1\}$/\1/p" <<<"$2")
 	[[ -n $b && -n $a ]] || fail "counter $3 missing: before '$1', after '$2'"
-	((a > b))
+	COUNT=$((a - b))
+}
+
+# grew BEFORE AFTER NAME: counter NAME grew (count)
+grew() {
+	count "$@"
+	((COUNT > 0))
 }
 
 # transfer NS NAME...: send the file, print NS's counters NAME before and
@@ -295,6 +301,36 @@ while time.monotonic() < end:
 		fail "no gap released as lost despite 2% loss"
 }
 
+# A path that carries next to nothing does not hold the gaps that another
+# path's losses leave until reorder_max_hold_ms runs out.  A's link 1 is a
+# backup link: A's data keeps to link 2, and A sends a heartbeat on link
+# 1 every heartbeat_ms (300 ms) while data flows, so that B counts link 1
+# as delivering (it did within the last second) while it has delivered
+# nothing sent after most gaps.  Link 2 loses 2 % of A's packets.  Once
+# a gap's first hold time is over, a path that has delivered nothing for
+# a while is judged by the clock: what was sent on it before the held
+# segment would have arrived by the segment's send time plus the path's
+# delay and margin (core/reorder.c: mpip_ro_gap_wait_us()).  So B must
+# release the gaps as lost, and few by timeout; before that rule, every
+# gap waited for the next heartbeat sent after it, up to the 100 ms cap.
+t_reorder_lost_idle() {
+	local lost timeout
+	# shellcheck disable=SC2064
+	trap "'$TOPO' netem '$A' eth2 20mbit,2ms,- || true
+		mpipctl_in '$A' link set dev eth1 nobackup || true" EXIT
+	mpipctl_in "$A" link set dev eth1 backup
+	"$TOPO" netem "$A" eth2 20mbit,2ms,2%
+	TO=10.1.2.2 transfer "$B" reorder_held reorder_lost reorder_timeout
+	count "$BEFORE" "$AFTER" reorder_lost
+	lost=$COUNT
+	count "$BEFORE" "$AFTER" reorder_timeout
+	timeout=$COUNT
+	echo "B released $lost segments as lost, $timeout by timeout"
+	((lost > 0)) || fail "no gap released as lost despite 2% loss"
+	((timeout * 4 <= lost)) ||
+		fail "$timeout segments released by timeout against $lost as lost: gaps waited for the idle path"
+}
+
 # tcp_retrans NS: NS's TCP segments sent again so far
 tcp_retrans() {
 	in_ns "$1" nstat -asz TcpRetransSegs | awk '$1 == "TcpRetransSegs" { print $2 }'
@@ -324,9 +360,11 @@ t_resend_counted() {
 
 # Link 1 goes silent in the middle of a transfer: it silently drops
 # everything once B has had a first part of it and has held segments.
-# The gaps of the segments lost there cannot be shown lost while link 1
-# still counts as delivering (it delivers nothing newer), so they are
-# given up when the hold time runs out.  The transfer is a stream
+# The gaps of the segments lost there are given up: link 1 still counts
+# as delivering for a second, but delivers nothing newer, so once their
+# hold time is over, link 1, quiet since the cut, shows them lost by the
+# clock (reorder_lost), or reorder_max_hold_ms runs out first
+# (reorder_timeout; the only way out before that rule).  The transfer is a stream
 # (tcp_stream_bg) that goes on until B has had another file's worth after
 # the cut, so that the cut always meets data in flight however slow the
 # steps before it are.  (With a fixed 32 MiB file, a loaded machine made
@@ -358,7 +396,7 @@ link1_busy() {
 	((r1 - r0 >= 10000))
 }
 
-t_reorder_timeout() {
+t_reorder_silent() {
 	local at0 held0 lost pto out=$T/out.$PORT part
 	part=$(file_size "$T/file")
 	held0=$(mpip_stat "$B" reorder_held)
@@ -410,7 +448,21 @@ t_reorder_timeout() {
 	((lost > 0)) ||
 		fail "the cut of link 1 met no packet of the transfer: nothing to release"
 	grew "$BEFORE" "$AFTER" reorder_timeout ||
-		fail "no segment released by timeout with link 1 silent"
+		grew "$BEFORE" "$AFTER" reorder_lost ||
+		fail "no segment released as lost or by timeout with link 1 silent"
+}
+
+# With reorder_max_hold_ms (4 ms) below what link 1 lags behind link 2
+# (8 ms), the gaps that segments on link 2 leave before those still on
+# their way on link 1 are given up when it runs out: link 1 is busy (not
+# quiet), and has delivered nothing sent after them yet.
+t_reorder_cap() {
+	# shellcheck disable=SC2064
+	trap "mpipctl_in '$B' set reorder_max_hold_ms 100 || true" EXIT
+	mpipctl_in "$B" set reorder_max_hold_ms 4
+	transfer "$B" reorder_held reorder_timeout reorder_lost
+	grew "$BEFORE" "$AFTER" reorder_timeout ||
+		fail "no segment released by timeout with a 4 ms cap on an 8 ms lag"
 }
 
 t_reorder_overflow() {
@@ -440,7 +492,7 @@ t_gso_bridge_port() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 14
+ktap_plan 16
 ktap_run setup_10ms_2ms t_setup
 ktap_run gso_kept_whole_on_veth t_gso_kept
 ktap_run gso_split_with_tx_gso_0 t_gso_split
@@ -450,8 +502,10 @@ ktap_run reorder_held_segments_seen_once_by_tc_and_taps t_reorder_reinject_once
 ktap_run reorder_behind_a_queue t_reorder_behind_queue
 ktap_run reorder_off_holds_nothing t_reorder_off
 ktap_run reorder_lost_on_loss t_reorder_lost
+ktap_run reorder_lost_beside_an_idle_path t_reorder_lost_idle
 ktap_run resent_segments_told_from_new t_resend_counted
-ktap_run reorder_timeout_on_silent_path t_reorder_timeout
+ktap_run reorder_gives_up_gaps_of_silent_path t_reorder_silent
+ktap_run reorder_timeout_at_max_hold t_reorder_cap
 ktap_run reorder_overflow_small_buffer t_reorder_overflow
 ktap_run gso_split_towards_a_bridge_port t_gso_bridge_port
 ktap_run dmesg_clean t_dmesg

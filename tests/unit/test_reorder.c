@@ -185,56 +185,6 @@ UNIT_TEST(reorder_shuffled_stream_comes_out_in_order)
 	}
 }
 
-UNIT_TEST(reorder_spread)
-{
-	u32 one[] = { 5000 };
-	u32 two[] = { 12000, 2000 };
-	/* clock offset puts the samples on both sides of 2^32 */
-	u32 wrap[] = { 0xfffffc18, 7000, 0xfffffff0 };	/* -1000 .. 7000 */
-	u32 same[] = { 3000, 3000, 3000 };
-
-	CHECK_EQ(mpip_ro_spread_us(NULL, 0), 0);
-	CHECK_EQ(mpip_ro_spread_us(one, 1), 0);
-	CHECK_EQ(mpip_ro_spread_us(two, 2), 10000);
-	CHECK_EQ(mpip_ro_spread_us(wrap, 3), 8000);
-	CHECK_EQ(mpip_ro_spread_us(same, 3), 0);
-}
-
-UNIT_TEST(reorder_spread_tracks_recent_peak)
-{
-	u32 m = 0;
-	unsigned int i;
-
-	m = mpip_ro_spread_track(m, 40000);
-	CHECK_EQ(m, 40000);
-	/* a smaller spread: the peak decays by an eighth per step */
-	m = mpip_ro_spread_track(m, 1000);
-	CHECK_EQ(m, 35000);
-	m = mpip_ro_spread_track(m, 1000);
-	CHECK_EQ(m, 30625);
-	/* a new peak wins at once */
-	CHECK_EQ(mpip_ro_spread_track(m, 50000), 50000);
-	/* and without new peaks it reaches the current spread */
-	for (i = 0; i < 200; i++)
-		m = mpip_ro_spread_track(m, 1000);
-	CHECK_EQ(m, 1000);
-	/* no overflow at the top */
-	CHECK_EQ(mpip_ro_spread_track(0xffffffff, 0), 0xffffffff - 0x1fffffff);
-}
-
-UNIT_TEST(reorder_hold_time)
-{
-	CHECK_EQ(mpip_ro_hold_us(0, 2000, 100000), 2000);
-	CHECK_EQ(mpip_ro_hold_us(0, 2000, 1000), 1000);
-	/* 10 ms spread: 10000 + 2500 + 2000 */
-	CHECK_EQ(mpip_ro_hold_us(10000, 2000, 100000), 14500);
-	CHECK_EQ(mpip_ro_hold_us(10000, 2000, 9000), 9000);
-	/* no overflow anywhere near 2^32 */
-	CHECK_EQ(mpip_ro_hold_us(10000, 0xfffffff0, 0xffffffff), 0xffffffff);
-	CHECK_EQ(mpip_ro_hold_us(0xffffffff, 0xffffffff, 0xfffffffe),
-		 0xfffffffe);
-}
-
 /* Margins of up to four paths, all @m us. */
 static const u32 *margins(u32 m)
 {
@@ -246,30 +196,44 @@ static const u32 *margins(u32 m)
 	return a;
 }
 
+/* mpip_ro_gap_lost() over @n paths with these newest send times and margins */
+static bool gap_lost(u32 ts_us, const u32 *latest, const u32 *margin,
+		     unsigned int n)
+{
+	struct mpip_ro_path p[4] = {};
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		p[i].latest_us = latest[i];
+		p[i].margin_us = margin[i];
+	}
+	return mpip_ro_gap_lost(ts_us, p, n);
+}
+
 UNIT_TEST(reorder_gap_lost_needs_every_path_past_it)
 {
 	u32 past[] = { 5001, 5001, 6000 };
 	u32 behind[] = { 5001, 4999, 6000 };
 
 	/* sent at 5000: all three paths delivered something newer */
-	CHECK(mpip_ro_gap_lost(5000, past, margins(0), 3));
+	CHECK(gap_lost(5000, past, margins(0), 3));
 	/* path 2 has not delivered anything sent after it yet */
-	CHECK(!mpip_ro_gap_lost(5000, behind, margins(0), 3));
+	CHECK(!gap_lost(5000, behind, margins(0), 3));
 	/* sent in the same microsecond is not after */
-	CHECK(!mpip_ro_gap_lost(5001, past, margins(0), 3));
+	CHECK(!gap_lost(5001, past, margins(0), 3));
 	/* its own path counts too: path 1 delivered it (5000) and nothing
 	 * newer, and a missing segment may be behind it on path 1
 	 */
 	past[0] = 5000;
-	CHECK(!mpip_ro_gap_lost(5000, past, margins(0), 3));
+	CHECK(!gap_lost(5000, past, margins(0), 3));
 	/* one path is all there is */
-	CHECK(mpip_ro_gap_lost(5000, past + 2, margins(0), 1));
-	CHECK(mpip_ro_gap_lost(5000, NULL, NULL, 0));
+	CHECK(gap_lost(5000, past + 2, margins(0), 1));
+	CHECK(gap_lost(5000, NULL, NULL, 0));
 	/* a margin: path 3 (6000) is 1000 us past 5000, path 2 only 1 */
 	past[0] = 6000;
-	CHECK(!mpip_ro_gap_lost(5000, past, margins(1), 3));
-	CHECK(mpip_ro_gap_lost(4000, past, margins(1000), 3));
-	CHECK(!mpip_ro_gap_lost(4000, past, margins(1001), 3));
+	CHECK(!gap_lost(5000, past, margins(1), 3));
+	CHECK(gap_lost(4000, past, margins(1000), 3));
+	CHECK(!gap_lost(4000, past, margins(1001), 3));
 }
 
 UNIT_TEST(reorder_gap_lost_margin_per_path)
@@ -279,17 +243,17 @@ UNIT_TEST(reorder_gap_lost_margin_per_path)
 	u32 m[] = { 0, 2500, 3500 };
 
 	/* path 2 is 2000 past, within its margin: not lost yet */
-	CHECK(!mpip_ro_gap_lost(4999, latest, m, 3));
+	CHECK(!gap_lost(4999, latest, m, 3));
 	/* 2501 past path 2's and 3501 past path 3's: lost */
-	CHECK(mpip_ro_gap_lost(4499, latest, m, 3));
+	CHECK(gap_lost(4499, latest, m, 3));
 	/* path 3's own margin is what counts for path 3 */
 	m[1] = 0;
-	CHECK(!mpip_ro_gap_lost(5500, latest, m, 3));
+	CHECK(!gap_lost(5500, latest, m, 3));
 	m[0] = 0;
-	CHECK(mpip_ro_gap_lost(4999, latest, m, 3));
+	CHECK(gap_lost(4999, latest, m, 3));
 	/* path 1's margin counts for path 1 */
 	m[0] = 1;
-	CHECK(!mpip_ro_gap_lost(4999, latest, m, 3));
+	CHECK(!gap_lost(4999, latest, m, 3));
 }
 
 UNIT_TEST(reorder_gap_lost_wraps_around)
@@ -298,12 +262,78 @@ UNIT_TEST(reorder_gap_lost_wraps_around)
 	u32 past[] = { 0x10, 0x10 };
 	u32 before[] = { 0x10, 0xffffff00 };
 
-	CHECK(mpip_ro_gap_lost(0xfffffff0, past, margins(0), 2));
-	CHECK(!mpip_ro_gap_lost(0xfffffff0, before, margins(0), 2));
-	CHECK(!mpip_ro_gap_lost(0x10, before, margins(0), 2));
+	CHECK(gap_lost(0xfffffff0, past, margins(0), 2));
+	CHECK(!gap_lost(0xfffffff0, before, margins(0), 2));
+	CHECK(!gap_lost(0x10, before, margins(0), 2));
 	/* and with a margin across the wrap */
-	CHECK(mpip_ro_gap_lost(0xfffffff0, past, margins(0x1f), 2));
-	CHECK(!mpip_ro_gap_lost(0xfffffff0, past, margins(0x20), 2));
+	CHECK(gap_lost(0xfffffff0, past, margins(0x1f), 2));
+	CHECK(!gap_lost(0xfffffff0, past, margins(0x20), 2));
+}
+
+/* A path: newest send time, margin, last delay, idle since */
+static struct mpip_ro_path rp(u32 latest, u32 margin, u32 delay, u32 idle)
+{
+	struct mpip_ro_path p = {
+		.latest_us = latest, .margin_us = margin,
+		.delay_us = delay, .idle_us = idle,
+	};
+
+	return p;
+}
+
+UNIT_TEST(reorder_gap_wait_by_packet_or_clock)
+{
+	/* our clock runs 1,000,000 us ahead of the peer's, plus the delay */
+	struct mpip_ro_path p[2];
+	u32 ts = 5000, off = 1000000;
+
+	/* both paths delivered something sent after it: lost now */
+	p[0] = rp(5100, 50, off + 2000, 0);
+	p[1] = rp(5200, 50, off + 10000, 0);
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 9000, p, 2, 20000), 0);
+	/* path 2 has not, and still delivers: wait until it has been
+	 * quiet for 20 ms (here 5 ms more), although by the clock (due at
+	 * ts + 2,000 + 50) it would be lost
+	 */
+	p[1] = rp(4000, 50, off + 2000, 15000);
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 9000, p, 2, 20000), 5000);
+	p[1].idle_us = 20000;
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 9000, p, 2, 20000), 0);
+	/* quiet, but with a delay of 10 ms what was sent on it with the
+	 * gap is due only at ts + 10,000 + 50 on our clock: 6,050 us from
+	 * now
+	 */
+	p[1].delay_us = off + 10000;
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 9000, p, 2, 20000), 6050);
+	/* and past that, lost by the clock */
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 15050, p, 2, 20000), 0);
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 15049, p, 2, 20000), 1);
+	/* the longer of the two waits counts */
+	p[1].idle_us = 0;
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 15050, p, 2, 20000), 20000);
+	/* the packet rule needs no quiet path: path 2 delivered one sent
+	 * more than its margin after the gap
+	 */
+	p[1].latest_us = 5051;
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 9000, p, 2, 20000), 0);
+	p[1].latest_us = 5050;
+	CHECK(mpip_ro_gap_wait_us(ts, off + 9000, p, 2, 20000) > 0);
+	/* no path: nothing can be on its way */
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off, NULL, 0, 20000), 0);
+}
+
+UNIT_TEST(reorder_gap_wait_wraps_around)
+{
+	/* the peer's clock and ours both wrap between the gap and now */
+	struct mpip_ro_path p = rp(0xffffff00, 0, 0x300, 30000);
+	u32 ts = 0xfffffff0;
+
+	/* due at ts + 0x300 = 0x2f0 on our clock */
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, 0x2f0, &p, 1, 20000), 0);
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, 0x2ef, &p, 1, 20000), 1);
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, 0xfffffff0, &p, 1, 20000), 0x300);
+	/* a due time long past is no wait, not 2^32 less the lag */
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, 0x7000, &p, 1, 20000), 0);
 }
 
 UNIT_TEST(reorder_reo_peak_halves_every_second)
