@@ -70,6 +70,13 @@
 #             while the data moves to it, time until link 2 carries the
 #             data again after its return (Documentation/routing.rst);
 #             mpip only
+#   backuploss  40/40 Mbit/s, link 1 a backup link on a, link 2 (the main
+#             link) dropping 1 % at every shaped hop (a's and b's egress);
+#             iperf3 TCP 10 s from a to b's link 2 address, so that the
+#             connection's own path is the main link: goodput, link 1's
+#             share, gaps b's reorder buffer released as lost and by
+#             timeout; modes mpip and off (plain TCP over link 2); 3
+#             rounds (quick: 1)
 #   interleave  one unshaped link (link 2 down): iperf3 TCP in runs of 2 s,
 #             mpip switched on and off in both hosts between runs in ABBA
 #             order, 24 cycles (quick: 1 cycle of 1 s runs); off, mpip's
@@ -314,6 +321,22 @@ bench_register backup "link 1 a backup link on a; link 2 fails and comes back du
 bench_backup() {
 	ip netns exec "$LAB_A" "$MPIPCTL" link set dev eth1 backup || return 1
 	LAB_TAG=backup lab_run "$1" tcp "$DUR_FAIL" "$FAIL_DOWN" "$FAIL_UP"
+}
+
+# A backup link beside a lossy main link (issue 22's backup, a WiFi with
+# losses beside a cellular link): link 1 a backup on a, link 2 losing 1 %
+# at every shaped hop; iperf3 connects to b's link 2 address, so that the
+# connection keeps to the main link from its first packet; off: plain TCP
+# over link 2
+bench_register backuploss "link 1 a backup link on a; link 2, the main link, drops 1 % at every shaped hop" \
+	40mbit,1ms,- 40mbit,1ms,1% mpip,off
+bench_rounds backuploss 3
+# shellcheck disable=SC2317  # called as "bench_$name"
+bench_backuploss() {
+	if [[ $LAB_MODE == mpip ]]; then
+		ip netns exec "$LAB_A" "$MPIPCTL" link set dev eth1 backup || return 1
+	fi
+	LAB_SERVER=10.1.2.2 LAB_TAG=backuploss lab_run "$1" tcp "$DUR_TCP"
 }
 
 # one unshaped link: link 2 is taken down at both ends before the run

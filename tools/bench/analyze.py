@@ -1304,6 +1304,12 @@ ROWS = {
 
 # a failover run with a backup link (bench backup) has the same figures
 ROWS["backup"] = ROWS["failover"]
+# a backup link beside a lossy main link: what a plain TCP run has, and
+# how b's reorder buffer let the gaps go
+ROWS["backuploss"] = ROWS["tcp"] + [
+    ("reorder_lost", "segments b's reorder buffer released as lost", ""),
+    ("reorder_timeout", "segments it released by timeout", ""),
+]
 # the NAT benchmarks measure what tcp does, through the NATs
 for _kind in ("nat", "natrev", "natdown", "natgso0", "natrevgso0", "natloss", "natmtu"):
     ROWS[_kind] = ROWS["tcp"]

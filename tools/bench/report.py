@@ -31,7 +31,7 @@ and replaces everything between:
     RST:       .. perf:begin NAME        ...  .. perf:end NAME
 
 NAME is a benchmark (tcp, nat, natrev, natdown, natgso0, natrevgso0, natstart, natloss, natmtu, udp,
-failover, backup, overhead, interleave, reorder, fig4d, scale, rules: its table)
+failover, backup, backuploss, overhead, interleave, reorder, fig4d, scale, rules: its table)
 or "summary" (a few headline figures of all of them).  The format follows the file's extension (.md, .rst).
 
 Which runs a block shows.  Each line of a result file is one run of one
@@ -408,6 +408,28 @@ BENCHES = {
                 check=check_of("backup", "link2_back_s")),
             Row("during", "goodput while link 2 is down, Mbit/s", key("goodput_during_mbps")),
             Row("whole", "goodput, whole run (iperf3), Mbit/s", key("iperf3_mbps")),
+        ],
+    },
+    "backuploss": {
+        "what": "one iperf3 TCP connection to b's link 2 address; link 1 is a backup "
+                "link on the sender (mpipctl link set dev eth1 backup), link 2 drops "
+                "1 % at every shaped hop",
+        "cols": ["mpip", "off"],
+        "notes": ["off: plain TCP over link 2 alone, mpip off on both hosts.  "
+                  "mpip's data keeps to link 2; link 1 carries a heartbeat every "
+                  "heartbeat_ms (300 ms) while data flows, and b's reorder buffer "
+                  "holds the segments behind each loss on link 2 until the paths "
+                  "show the gap lost or reorder_max_hold_ms (100 ms) runs out."],
+        "rows": [
+            Row("goodput", "goodput, same window, Mbit/s", key("goodput_mbps")),
+            Row("link1", "link 1 (backup), % of the bytes on the links",
+                key("link1_share_pct"), fmt="%.2f"),
+            Row("retrans", "retransmitted, % of segments sent", key("retrans_pct"),
+                fmt="%.2f"),
+            Row("lost", "segments b released as lost", key("reorder_lost"),
+                fmt="%.0f", cols=["mpip"]),
+            Row("timeout", "segments b released by timeout", key("reorder_timeout"),
+                fmt="%.0f", cols=["mpip"]),
         ],
     },
     "overhead": {
