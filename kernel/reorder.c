@@ -37,9 +37,10 @@
  */
 #define MPIP_RO_NET_MEM		(32 << 20)
 /*
- * How long a gap is held at least before the clock may show it lost
+ * When the timer first looks at a gap (a gap no segment's arrival shows
+ * lost: the sender may have stopped), and the longest margin of a path
  * (scheduling jitter: a packet may wait this long in a backlog on a busy
- * host), and the longest margin of a path.
+ * host).
  */
 #define MPIP_RO_MARGIN_US	20000
 /*
@@ -54,8 +55,7 @@
 #define MPIP_RO_SAMPLE_AGE	HZ
 /*
  * A path that delivered nothing for this long carries no stream of ours
- * whose queue could be growing: once a gap has been held for
- * MPIP_RO_MARGIN_US, it may show the gap lost by the clock
+ * whose queue could be growing: it may show a gap lost by the clock
  * (core/reorder.h).
  */
 #define MPIP_RO_QUIET_US	20000
@@ -236,7 +236,8 @@ static void mpip_ro_arm(struct mpip_reorder *ro)
 	u32 cap = READ_ONCE(ro->mn->cfg.reorder_max_hold_ms) * USEC_PER_MSEC;
 
 	ro->gap_start = ktime_get();
-	ro->deadline = ktime_add_us(ro->gap_start, min_t(u32, cap, MPIP_RO_MARGIN_US));
+	ro->deadline = ktime_add_us(ro->gap_start,
+				    min_t(u32, cap, MPIP_RO_MARGIN_US));
 	hrtimer_start(&ro->timer, ro->deadline, HRTIMER_MODE_ABS_SOFT);
 }
 
@@ -287,58 +288,9 @@ static void mpip_ro_paths_read(const struct mpip_node *n,
 		p->margin_us = mpip_ro_margin(rx);
 		p->delay_us = READ_ONCE(rx->delay_us);
 		p->idle_us = jiffies_to_usecs(idle);
+		p->lend = (__force u32)READ_ONCE(rx->daddr);
+		p->rend = (__force u32)READ_ONCE(rx->saddr);
 	}
-}
-
-/*
- * Is the gap before the head of the buffer lost (core/reorder.c:
- * mpip_ro_gap_lost())?  False if nothing is held.  Caller holds the lock.
- */
-static bool mpip_ro_head_lost(struct mpip_reorder *ro,
-			      const struct mpip_ro_paths *pp)
-{
-	const struct mpip_ro_cb *cb;
-	struct sk_buff *skb;
-
-	skb = mpip_ro_first(ro);
-	if (!skb)
-		return false;
-	cb = mpip_ro_cb(skb);
-	return mpip_ro_gap_lost(cb->ts_us, pp->p, pp->n);
-}
-
-/*
- * Move the segments behind gaps that the paths of @n show lost to @out,
- * with those contiguous to them, and count them.  Returns how many were
- * moved.  Caller holds the lock.
- */
-static unsigned int mpip_ro_take_lost(struct mpip_reorder *ro,
-				      const struct mpip_node *n,
-				      struct sk_buff_head *out)
-{
-	struct mpip_ro_paths pp;
-	unsigned int moved = 0;
-
-	if (!ro->nheld)
-		return 0;
-	mpip_ro_paths_read(n, &pp);
-	while (mpip_ro_head_lost(ro, &pp))
-		moved += mpip_ro_take(ro, out, true);
-	if (moved)
-		mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_LOST, moved);
-	return moved;
-}
-
-/*
- * The gap at the head changed: start holding the new one, or
- * stop the timer if nothing is held any more.  Caller holds the lock.
- */
-static void mpip_ro_rearm(struct mpip_reorder *ro)
-{
-	if (!ro->nheld)
-		hrtimer_try_to_cancel(&ro->timer);
-	else
-		mpip_ro_arm(ro);
 }
 
 /*
@@ -357,6 +309,55 @@ static u32 mpip_ro_head_wait(struct mpip_reorder *ro,
 }
 
 /*
+ * Move the segments behind gaps that the paths @pp show lost at @now_us
+ * to @out, with those contiguous to them.  Returns how many were moved.
+ * Caller holds the lock.
+ */
+static unsigned int mpip_ro_take_shown(struct mpip_reorder *ro,
+				       const struct mpip_ro_paths *pp,
+				       u32 now_us, struct sk_buff_head *out)
+{
+	unsigned int moved = 0;
+
+	while (ro->nheld && !mpip_ro_head_wait(ro, pp, now_us))
+		moved += mpip_ro_take(ro, out, true);
+	return moved;
+}
+
+/*
+ * A segment of the session arrived: move the segments behind gaps that
+ * the paths of @n show lost to @out, and count them.  Returns how many
+ * were moved.  Caller holds the lock.
+ */
+static unsigned int mpip_ro_take_lost(struct mpip_reorder *ro,
+				      const struct mpip_node *n,
+				      struct sk_buff_head *out)
+{
+	struct mpip_ro_paths pp;
+	unsigned int moved;
+
+	if (!ro->nheld)
+		return 0;
+	mpip_ro_paths_read(n, &pp);
+	moved = mpip_ro_take_shown(ro, &pp, mpip_now_us(), out);
+	if (moved)
+		mpip_ro_add_stat(ro->mn, MPIP_STAT_REORDER_LOST, moved);
+	return moved;
+}
+
+/*
+ * The gap at the head changed: start holding the new one, or
+ * stop the timer if nothing is held any more.  Caller holds the lock.
+ */
+static void mpip_ro_rearm(struct mpip_reorder *ro)
+{
+	if (!ro->nheld)
+		hrtimer_try_to_cancel(&ro->timer);
+	else
+		mpip_ro_arm(ro);
+}
+
+/*
  * The timer came for the gap at the head: release it, and those after
  * it, as long as the paths show them lost, by a packet or the clock.
  * Moves them to the ready queue and returns how many it moved; 0 if the
@@ -371,7 +372,6 @@ static int mpip_ro_expire_lost(struct mpip_reorder *ro, ktime_t now)
 	ktime_t end = ktime_add_ms(ro->gap_start, cap);
 	const struct mpip_node *n;
 	struct mpip_ro_paths pp;
-	unsigned int moved = 0;
 	u32 now_us, wait;
 
 	if (!ktime_before(now, end))
@@ -385,17 +385,13 @@ static int mpip_ro_expire_lost(struct mpip_reorder *ro, ktime_t now)
 		return 0;
 	now_us = mpip_now_us();
 	wait = mpip_ro_head_wait(ro, &pp, now_us);
-	if (wait) {
-		if (ktime_before(ktime_add_us(now, wait), end))
-			end = ktime_add_us(now, wait);
-		ro->deadline = end;
-		hrtimer_start(&ro->timer, end, HRTIMER_MODE_ABS_SOFT);
-		return -1;
-	}
-	do {
-		moved += mpip_ro_take(ro, &ro->ready, true);
-	} while (ro->nheld && !mpip_ro_head_wait(ro, &pp, now_us));
-	return moved;
+	if (!wait)
+		return mpip_ro_take_shown(ro, &pp, now_us, &ro->ready);
+	if (ktime_before(ktime_add_us(now, wait), end))
+		end = ktime_add_us(now, wait);
+	ro->deadline = end;
+	hrtimer_start(&ro->timer, end, HRTIMER_MODE_ABS_SOFT);
+	return -1;
 }
 
 /*

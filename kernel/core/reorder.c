@@ -38,29 +38,34 @@ static bool mpip_ro_path_past(const struct mpip_ro_path *p, u32 ts_us)
 	return (s32)(p->latest_us - ts_us - p->margin_us) > 0;
 }
 
-bool mpip_ro_gap_lost(u32 ts_us, const struct mpip_ro_path *p,
-		      unsigned int n)
+/* The delay of path @i of @p[@n]: its own, or a larger one at a shared end. */
+static u32 mpip_ro_path_delay(const struct mpip_ro_path *p, unsigned int n,
+			      unsigned int i)
 {
-	unsigned int i;
+	u32 delay = p[i].delay_us;
+	unsigned int j;
 
-	for (i = 0; i < n; i++)
-		if (!mpip_ro_path_past(&p[i], ts_us))
-			return false;
-	return true;
+	for (j = 0; j < n; j++)
+		if ((p[j].lend == p[i].lend || p[j].rend == p[i].rend) &&
+		    (s32)(p[j].delay_us - delay) > 0)
+			delay = p[j].delay_us;
+	return delay;
 }
 
-/* How long until @p shows the gap before @ts_us lost (see below). */
-static u32 mpip_ro_path_wait_us(const struct mpip_ro_path *p, u32 ts_us,
-				u32 now_us, u32 quiet_us)
+/* How long until path @i of @p[@n] shows the gap lost (see the header). */
+static u32 mpip_ro_path_wait_us(const struct mpip_ro_path *p, unsigned int n,
+				unsigned int i, u32 ts_us, u32 now_us,
+				u32 quiet_us)
 {
 	u32 quiet = 0, clock = 0;
 	s32 due;
 
-	if (mpip_ro_path_past(p, ts_us))
+	if (mpip_ro_path_past(&p[i], ts_us))
 		return 0;
-	if (p->idle_us < quiet_us)
-		quiet = quiet_us - p->idle_us;
-	due = (s32)(ts_us + p->delay_us + p->margin_us - now_us);
+	if (p[i].idle_us < quiet_us)
+		quiet = quiet_us - p[i].idle_us;
+	due = (s32)(ts_us + mpip_ro_path_delay(p, n, i) + p[i].margin_us -
+		    now_us);
 	if (due > 0)
 		clock = due;
 	return quiet > clock ? quiet : clock;
@@ -73,7 +78,7 @@ u32 mpip_ro_gap_wait_us(u32 ts_us, u32 now_us, const struct mpip_ro_path *p,
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		w = mpip_ro_path_wait_us(&p[i], ts_us, now_us, quiet_us);
+		w = mpip_ro_path_wait_us(p, n, i, ts_us, now_us, quiet_us);
 		if (w > wait)
 			wait = w;
 	}

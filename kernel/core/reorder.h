@@ -71,40 +71,44 @@ bool mpip_ro_release(struct mpip_ro_seq *st, u32 seq, u32 end, bool force);
  *	(mpip_ro_lost_margin_us())
  * @delay_us: its last one-way delay sample: our clock minus the peer's
  * @idle_us: how long ago it delivered a packet last
+ * @lend: its end on this host, @rend: its end on the peer (addresses, or
+ *	any ids that are equal where two paths share an end)
  */
 struct mpip_ro_path {
 	u32 latest_us;
 	u32 margin_us;
 	u32 delay_us;
 	u32 idle_us;
+	u32 lend;
+	u32 rend;
 };
 
 /*
  * Is the gap before a held segment lost, rather than on its way?  The
  * segment was sent at @ts_us (the sender's clock, from its CM); TCP sent
  * the segments missing before it earlier.  @p[@n] are the paths that
- * currently deliver the peer's packets.  Once every path has delivered a
- * packet sent more than its margin after the segment, whatever was sent
- * before it has arrived or never will.  The segment's own path counts as
- * well: it may have overtaken a missing segment on the way.  Times are
- * compared wrap-safe.
- */
-bool mpip_ro_gap_lost(u32 ts_us, const struct mpip_ro_path *p,
-		      unsigned int n);
-
-/*
- * The same question once the gap has been held long enough for
- * scheduling jitter, with the clock as a witness too: how many us from
- * @now_us (our clock) until every path of @p[@n] shows the gap lost; 0
- * if they do now.  A path shows it by a packet (mpip_ro_gap_lost()) or, if it has delivered
- * nothing for @quiet_us, by the clock: it carries no stream of ours whose
- * queue could have grown since its last packet, so what was sent on it
- * before the segment would have arrived by @ts_us plus its last delay
- * and its margin.  A path that delivered within @quiet_us is given until
- * it has been quiet that long, or shows the gap lost by a packet.  A
- * path that carries next to nothing (a backup link's heartbeats, a path
- * the weights left nearly idle) would otherwise keep every gap open
- * until the hold time's cap, for want of a packet sent after it.
+ * currently deliver the peer's packets.  Returns how many us from @now_us
+ * (our clock) until every path shows the gap lost, by a packet or by the
+ * clock; 0 if they do now.
+ *
+ * By a packet: a path that has delivered a packet sent more than its
+ * margin after the segment has delivered, or lost, whatever was sent on
+ * it before the segment.  The segment's own path counts as well: it may
+ * have overtaken a missing segment on the way.
+ *
+ * By the clock: a path that has delivered nothing for @quiet_us carries
+ * no stream of ours whose queue could have grown since its last packet,
+ * so what was sent on it before the segment would have arrived by @ts_us
+ * plus its delay and its margin.  Its delay is its last sample, or that
+ * of a path sharing an end with it if more (a queue at a shared end that
+ * the other's stream filled).  A path that delivered within @quiet_us is
+ * given until it has been quiet that long, or shows the gap lost by a
+ * packet.  A path that carries next to nothing (a backup link's
+ * heartbeats, a path the weights left nearly idle) would otherwise keep
+ * every gap open until the hold time's cap, for want of a packet sent
+ * after it.
+ *
+ * Times are compared wrap-safe.
  */
 u32 mpip_ro_gap_wait_us(u32 ts_us, u32 now_us, const struct mpip_ro_path *p,
 			unsigned int n, u32 quiet_us);

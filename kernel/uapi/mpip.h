@@ -685,9 +685,8 @@ enum mpip_path_attr {
  * @MPIP_STAT_TX_BARE: packets of sessions sent without a CM, on the
  *	only path to their peer (see @MPIP_CFG_BARE_CM_MS)
  * @MPIP_STAT_REORDER_LOST: held segments released because every path
- *	had delivered a packet sent enough after them, or, once the gap had
- *	been held 20 ms, had been quiet long enough for it to have come: it
- *	was lost
+ *	had delivered a packet sent enough after them, or had been quiet
+ *	long enough for the gap to have come: it was lost
  * @MPIP_STAT_TX_STEERED: data packets sent on another path than the
  *	weights chose, whose local queue held fewer bytes per unit of weight
  *	(@MPIP_CFG_QUEUE_STEER)

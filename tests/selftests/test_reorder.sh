@@ -306,13 +306,13 @@ while time.monotonic() < end:
 # backup link: A's data keeps to link 2, and A sends a heartbeat on link
 # 1 every heartbeat_ms (300 ms) while data flows, so that B counts link 1
 # as delivering (it did within the last second) while it has delivered
-# nothing sent after most gaps.  Link 2 loses 2 % of A's packets.  Once
-# a gap's first hold time is over, a path that has delivered nothing for
-# a while is judged by the clock: what was sent on it before the held
-# segment would have arrived by the segment's send time plus the path's
-# delay and margin (core/reorder.c: mpip_ro_gap_wait_us()).  So B must
-# release the gaps as lost, and few by timeout; before that rule, every
-# gap waited for the next heartbeat sent after it, up to the 100 ms cap.
+# nothing sent after most gaps.  Link 2 loses 2 % of A's packets.  A
+# path that has delivered nothing for 20 ms is judged by the clock: what
+# was sent on it before the held segment would have arrived by the
+# segment's send time plus the path's delay and margin (core/reorder.c:
+# mpip_ro_gap_wait_us()).  So B must release the gaps as lost, and few by
+# timeout; before that rule, every gap waited for the next heartbeat sent
+# after it, up to the 100 ms cap.
 t_reorder_lost_idle() {
 	local lost timeout
 	# shellcheck disable=SC2064
@@ -361,10 +361,10 @@ t_resend_counted() {
 # Link 1 goes silent in the middle of a transfer: it silently drops
 # everything once B has had a first part of it and has held segments.
 # The gaps of the segments lost there are given up: link 1 still counts
-# as delivering for a second, but delivers nothing newer, so once their
-# hold time is over, link 1, quiet since the cut, shows them lost by the
-# clock (reorder_lost), or reorder_max_hold_ms runs out first
-# (reorder_timeout; the only way out before that rule).  The transfer is a stream
+# as delivering for a second, but delivers nothing newer; quiet since the
+# cut, it shows them lost by the clock once its delay has passed
+# (reorder_lost), or reorder_max_hold_ms runs out first (reorder_timeout;
+# the only way out before that rule).  The transfer is a stream
 # (tcp_stream_bg) that goes on until B has had another file's worth after
 # the cut, so that the cut always meets data in flight however slow the
 # steps before it are.  (With a fixed 32 MiB file, a loaded machine made

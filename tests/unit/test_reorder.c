@@ -196,7 +196,11 @@ static const u32 *margins(u32 m)
 	return a;
 }
 
-/* mpip_ro_gap_lost() over @n paths with these newest send times and margins */
+/*
+ * The packet rule alone: mpip_ro_gap_wait_us() over @n busy paths (never
+ * quiet) with these newest send times and margins, at the segment's own
+ * send time (so that no clock shows anything): lost if no wait.
+ */
 static bool gap_lost(u32 ts_us, const u32 *latest, const u32 *margin,
 		     unsigned int n)
 {
@@ -206,8 +210,11 @@ static bool gap_lost(u32 ts_us, const u32 *latest, const u32 *margin,
 	for (i = 0; i < n; i++) {
 		p[i].latest_us = latest[i];
 		p[i].margin_us = margin[i];
+		p[i].delay_us = 1000;
+		p[i].lend = i;
+		p[i].rend = i;
 	}
-	return mpip_ro_gap_lost(ts_us, p, n);
+	return !mpip_ro_gap_wait_us(ts_us, ts_us, p, n, 1);
 }
 
 UNIT_TEST(reorder_gap_lost_needs_every_path_past_it)
@@ -270,12 +277,14 @@ UNIT_TEST(reorder_gap_lost_wraps_around)
 	CHECK(!gap_lost(0xfffffff0, past, margins(0x20), 2));
 }
 
-/* A path: newest send time, margin, last delay, idle since */
+/* A path: newest send time, margin, last delay, idle since; its own ends */
 static struct mpip_ro_path rp(u32 latest, u32 margin, u32 delay, u32 idle)
 {
+	static u32 ends;
 	struct mpip_ro_path p = {
 		.latest_us = latest, .margin_us = margin,
 		.delay_us = delay, .idle_us = idle,
+		.lend = ++ends, .rend = ++ends,
 	};
 
 	return p;
@@ -320,6 +329,33 @@ UNIT_TEST(reorder_gap_wait_by_packet_or_clock)
 	CHECK(mpip_ro_gap_wait_us(ts, off + 9000, p, 2, 20000) > 0);
 	/* no path: nothing can be on its way */
 	CHECK_EQ(mpip_ro_gap_wait_us(ts, off, NULL, 0, 20000), 0);
+}
+
+UNIT_TEST(reorder_gap_wait_shared_end_delay)
+{
+	/* path 2 is quiet with an old sample of 2 ms; path 1, busy and
+	 * past the gap, shares our end with it and now takes 30 ms: a
+	 * queue there would hold path 2's packets too
+	 */
+	struct mpip_ro_path p[3];
+	u32 ts = 5000, off = 1000000;
+
+	p[0] = rp(9000, 0, off + 30000, 0);
+	p[1] = rp(4000, 0, off + 2000, 50000);
+	p[1].lend = p[0].lend;
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 8000, p, 2, 20000), 27000);
+	/* sharing the peer's end counts the same */
+	p[1].lend = 77;
+	p[1].rend = p[0].rend;
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 8000, p, 2, 20000), 27000);
+	/* sharing no end, its own sample counts: due at ts + 2,000 */
+	p[1].rend = 78;
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 8000, p, 2, 20000), 0);
+	/* a smaller delay at a shared end does not lower its own */
+	p[2] = rp(9000, 0, off + 1000, 0);
+	p[2].lend = 77;
+	p[1].delay_us = off + 4000;
+	CHECK_EQ(mpip_ro_gap_wait_us(ts, off + 8000, p, 3, 20000), 1000);
 }
 
 UNIT_TEST(reorder_gap_wait_wraps_around)
