@@ -374,8 +374,6 @@ static int mpip_ro_expire_lost(struct mpip_reorder *ro, ktime_t now)
 	struct mpip_ro_paths pp;
 	u32 now_us, wait;
 
-	if (!ktime_before(now, end))
-		return 0;
 	rcu_read_lock();
 	n = mpip_node_lookup(ro->mn, ro->node_id);
 	if (n)
@@ -383,10 +381,13 @@ static int mpip_ro_expire_lost(struct mpip_reorder *ro, ktime_t now)
 	rcu_read_unlock();
 	if (!n)
 		return 0;
+	/* the paths first: a timer that ran late still counts what they show */
 	now_us = mpip_now_us();
 	wait = mpip_ro_head_wait(ro, &pp, now_us);
 	if (!wait)
 		return mpip_ro_take_shown(ro, &pp, now_us, &ro->ready);
+	if (!ktime_before(now, end))
+		return 0;
 	if (ktime_before(ktime_add_us(now, wait), end))
 		end = ktime_add_us(now, wait);
 	ro->deadline = end;
