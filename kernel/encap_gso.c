@@ -51,7 +51,8 @@ static unsigned int mpip_ebatch_payload(const struct sk_buff *skb)
  * May @skb go in a batch?  A UDP datagram, or a fake TCP data segment,
  * from our control port, with its checksum left to the device
  * (encap.c), neither GSO nor fragmented on the way, and not fragmented
- * by the route: GSO cannot cut fragments.
+ * by the route (or sized for its path past the route's exception,
+ * mpip_out_size()): GSO cannot cut fragments.
  */
 static bool mpip_ebatch_fits(const struct sk_buff *skb)
 {
@@ -67,7 +68,8 @@ static bool mpip_ebatch_fits(const struct sk_buff *skb)
 	}
 	return skb->ip_summed == CHECKSUM_PARTIAL && !skb_is_gso(skb) &&
 	       !skb_has_frag_list(skb) && (iph->frag_off & htons(IP_DF)) &&
-	       skb->len <= dst_mtu(skb_dst(skb));
+	       (skb->len <= dst_mtu(skb_dst(skb)) ||
+		(IPCB(skb)->flags & IPSKB_FORWARDED));
 }
 
 /*

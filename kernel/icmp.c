@@ -9,32 +9,40 @@
  * MTU is smaller further on would be lost until the path timed out, come
  * back with the next (small) probe, and be lost again.
  *
- * Two things happen to such an error, in the input hook, before
+ * Three things happen to such an error, in the input hook, before
  * conntrack sees it:
  *
- * - mpip records the MTU on the path's route, as IP tunnels do for their
- *   underlay (ipv4_update_pmtu()): mpip_out_fits() then keeps packets
- *   that no longer fit the path on their flow's own path;
+ * - mpip records the MTU on the path (mpip_path_set_mtu()), which its
+ *   packets are sized by (mpip_path_mtu()), and on the path's route, as
+ *   IP tunnels do for their underlay (ipv4_update_pmtu());
  * - the error is translated back to the flow, as NAT does for errors
  *   about the packets it translated: the quoted header gets the session's
  *   addresses, the error the session's local address as destination.
  *   The stack then finds the socket: TCP checks the quoted sequence
- *   number and lowers its MSS, so that its segments fit every path;
- *   UDP records the MTU as for any route; conntrack sees an error
- *   related to the flow.  The quoted transport checksum is left as it
- *   was (nothing checks it).
+ *   number and lowers its MSS; UDP records the MTU as for any route;
+ *   conntrack sees an error related to the flow.  The quoted transport
+ *   checksum is left as it was (nothing checks it);
+ * - for a TCP flow, the MTU the error gives it is the path's less the
+ *   room mpip takes on the path (trailer and encapsulation), so that its
+ *   segments, with that room, fit the path.  Its route, which a path to
+ *   the same address from the same link shares, then has an MTU smaller
+ *   than the path's: mpip marks the packets it sizes by the path's MTU
+ *   as forwarded, and IP output sizes them by the route's MTU without
+ *   the exception (output.c, mpip_out_size()).  An error about a TCP
+ *   segment on its own path is translated for the same reason, its
+ *   addresses left as they are.
  *
  * A packet sent inside UDP (encap.c) is quoted as a datagram from the
  * control port to the port of the path it took.  Its error gives that
- * path's MTU, which mpip records on the path's route; it is not passed
- * on to the flow, whose own route, where it shares it, already has the
- * MTU.  A packet that does not fit the path inside UDP is then
- * fragmented (output.c).  The quote must reach the packet inside, whose
- * ports name the session (routers quote up to 576 bytes: RFC 1812): the
- * outer header names only the path's addresses and ports, the control
- * port where no NAT is.  Every error about a datagram from the control
- * port goes no further than mpip: the kernel's UDP would lower the
- * route's MTU for it without asking anything (udp_err()).
+ * path's MTU, which mpip records; for a TCP flow it lowers the flow's
+ * route to the MTU less mpip's room (mpip_icmp_flow_mtu()), which TCP
+ * takes when it next sends.  A packet that does not fit the path inside
+ * UDP is fragmented (output.c).  The quote must reach the packet inside,
+ * whose ports name the session (routers quote up to 576 bytes: RFC
+ * 1812): the outer header names only the path's addresses and ports, the
+ * control port where no NAT is.  Every error about a datagram from the
+ * control port goes no further than mpip: the kernel's UDP would lower
+ * the route's MTU for it without asking anything (udp_err()).
  *
  * Other errors about a moved packet (unreachable, time exceeded) are not
  * translated: a path that fails is mpip's business (its path states and
@@ -48,9 +56,11 @@
  * as tcp_v4_err() asks before it acts: a blind attacker must guess the
  * flow's ports, and for TCP its sequence numbers, before mpip records an
  * MTU that keeps full-size packets off a path (review 57, F3).  The MTU
- * is bounded by the route code (min_pmtu); and the search, a walk over
- * the namespace's nodes, at most 192 session lookups and one socket
- * lookup, runs at most MPIP_ICMP_PER_SEC times a second.
+ * is bounded below by the route code's floor (min_pmtu), for the path
+ * too; and the search, a walk over the namespace's nodes, at most 192
+ * session lookups and one socket lookup, runs at most MPIP_ICMP_PER_SEC
+ * times a second.  An error that our own IP output sends us (from
+ * loopback: a packet bigger than its route) is left to the stack.
  */
 #include <linux/icmp.h>
 #include <linux/ip.h>
@@ -139,11 +149,12 @@ static bool mpip_icmp_csum_ok(struct sk_buff *skb, unsigned int off)
 
 /*
  * Give the error @skb, whose quoted header starts at @qoff, the addresses
- * of session @s: the quoted source and destination, and the error's own
- * destination (the quoted source).  Checksums are computed again.
+ * of session @s (the quoted source and destination, and the error's own
+ * destination, the quoted source) and the MTU @mtu.  Checksums are
+ * computed again.
  */
 static int mpip_icmp_translate(struct sk_buff *skb, unsigned int qoff,
-			       const struct mpip_session *s)
+			       const struct mpip_session *s, u32 mtu)
 {
 	unsigned int ihl = ip_hdrlen(skb);
 	struct iphdr *iph, *quoted;
@@ -163,27 +174,80 @@ static int mpip_icmp_translate(struct sk_buff *skb, unsigned int qoff,
 	quoted->daddr = s->t.raddr;
 	ip_send_check(quoted);
 	ih = (struct icmphdr *)(skb_network_header(skb) + ihl);
+	ih->un.frag.mtu = htons(mtu);
 	ih->checksum = 0;
 	ih->checksum = csum_fold(skb_checksum(skb, ihl, skb->len - ihl, 0));
 	skb->ip_summed = CHECKSUM_NONE;
 	return 0;
 }
 
-/*
- * Record the MTU of "fragmentation needed" @skb, which quotes at @qoff a
- * packet sent on path @p, on the path's route.  The route code reads the
- * quoted header at skb->data, as for tunnels.
- */
-static void mpip_icmp_path_mtu(struct mpip_net *mn, struct sk_buff *skb,
-			       unsigned int qoff, const struct mpip_path *p)
+/* The MTU that "fragmentation needed" @skb gives. */
+static u32 mpip_icmp_mtu(const struct sk_buff *skb)
 {
 	const struct icmphdr *ih = (const struct icmphdr *)
 		(skb_network_header(skb) + ip_hdrlen(skb));
-	u8 proto = ((const struct iphdr *)(skb->data + qoff))->protocol;
-	u32 mtu = ntohs(ih->un.frag.mtu);
 
+	return ntohs(ih->un.frag.mtu);
+}
+
+/*
+ * The MTU that error @skb about a TCP packet on path @p gives the flow:
+ * the path's, less the room mpip takes there (its data trailer and the
+ * path's encapsulation), so that the flow's segments leave that room.
+ * The route code's floor (at least 68, more than the room) applies to
+ * the path's MTU first, as it would.  (A UDP flow's datagrams are the
+ * size its application makes them; one without room goes bare, or is
+ * fragmented inside UDP: its flow gets the path's MTU, or nothing.)
+ */
+static u32 mpip_icmp_tcp_mtu(const struct mpip_net *mn,
+			     const struct sk_buff *skb,
+			     const struct mpip_path *p)
+{
+	u32 mtu = max(mpip_icmp_mtu(skb),
+		      READ_ONCE(mn->net->ipv4.ip_rt_min_pmtu));
+
+	return mtu - MPIP_DATA_CM_LEN - mpip_encap_len(p);
+}
+
+/*
+ * Record the MTU of "fragmentation needed" @skb, which quotes at @qoff a
+ * packet sent on path @p: on the path (mpip_path_set_mtu()), and on the
+ * path's route.  The route code reads the quoted header at skb->data, as
+ * for tunnels.
+ */
+static void mpip_icmp_path_mtu(struct mpip_net *mn, struct sk_buff *skb,
+			       unsigned int qoff, struct mpip_path *p)
+{
+	u8 proto = ((const struct iphdr *)(skb->data + qoff))->protocol;
+	u32 mtu = mpip_icmp_mtu(skb);
+
+	mpip_path_set_mtu(p, mn->net, mtu);
 	__skb_pull(skb, qoff);
 	ipv4_update_pmtu(skb, mn->net, mtu, p->ifindex, proto);
+	__skb_push(skb, qoff);
+}
+
+/*
+ * Give the route of session @s, a flow of protocol @proto, the MTU @mtu,
+ * as an error about one of its own packets would: the route code reads
+ * the quoted header at @qoff, given the session's addresses for the
+ * call.  The flow's socket takes the MTU when it next sends (TCP by
+ * tcp_current_mss(), UDP from its route).
+ */
+static void mpip_icmp_flow_mtu(struct mpip_net *mn, struct sk_buff *skb,
+			       unsigned int qoff, const struct mpip_session *s,
+			       u8 proto, u32 mtu)
+{
+	struct iphdr *quoted;
+
+	/* The quoted header's first 20 bytes are linear (mpip_icmp_rx()). */
+	if (skb_ensure_writable(skb, qoff + sizeof(*quoted)))
+		return;
+	quoted = (struct iphdr *)(skb->data + qoff);
+	quoted->saddr = s->t.laddr;
+	quoted->daddr = s->t.raddr;
+	__skb_pull(skb, qoff);
+	ipv4_update_pmtu(skb, mn->net, mtu, 0, proto);
 	__skb_push(skb, qoff);
 }
 
@@ -286,14 +350,16 @@ static bool mpip_icmp_encap(const struct mpip_path *p, __be16 dport)
  * or a control datagram.  No socket sends from that port, and the
  * kernel's UDP would take the MTU of any such error for the route, asking
  * nothing (udp_err()): mpip decides, and the error goes no further.  Its
- * MTU is recorded on the path's route only if the quote reaches the
- * packet inside and names its session (for TCP, with a sequence number
- * its socket sent); else it is counted (rx_icmp_refused).
+ * MTU is recorded on the path and its route, and for a TCP flow, less
+ * mpip's room, on the flow's route, only if the quote reaches the packet
+ * inside and names its session (for TCP, with a sequence number its
+ * socket sent); else it is counted (rx_icmp_refused).
  */
 static void mpip_icmp_own(struct mpip_net *mn, struct sk_buff *skb,
 			  unsigned int qoff, __be16 dport)
 {
 	const struct iphdr *quoted = (const struct iphdr *)(skb->data + qoff);
+	struct mpip_session *s;
 	__be16 isport, idport;
 	struct mpip_path *p;
 	struct mpip_node *n;
@@ -304,54 +370,66 @@ static void mpip_icmp_own(struct mpip_net *mn, struct sk_buff *skb,
 	if (!n || !mpip_icmp_encap(p, dport))
 		return;
 	inner = mpip_icmp_inner(skb, qoff, &l4);
-	if (!inner || !mpip_icmp_ports(skb, l4, &isport, &idport) ||
-	    !mpip_icmp_flow(mn, skb, n, inner, l4, isport, idport)) {
+	s = NULL;
+	if (inner && mpip_icmp_ports(skb, l4, &isport, &idport))
+		s = mpip_icmp_flow(mn, skb, n, inner, l4, isport, idport);
+	if (!s) {
 		mpip_inc(mn, MPIP_STAT_RX_ICMP_REFUSED);
 		return;
 	}
 	if (!mpip_icmp_csum_ok(skb, ip_hdrlen(skb)))
 		return;
 	mpip_icmp_path_mtu(mn, skb, qoff, p);
+	if (inner == IPPROTO_TCP)
+		mpip_icmp_flow_mtu(mn, skb, qoff, s, inner,
+				   mpip_icmp_tcp_mtu(mn, skb, p));
 	mpip_inc(mn, MPIP_STAT_RX_ICMP_PMTU);
 }
 
 /*
  * "Fragmentation needed" @skb about a TCP or UDP packet that mpip may have
- * moved to a path, quoted at @qoff with ports @sport and @dport: if it
- * was, record the MTU on the path's route and translate the error back to
- * the flow.
+ * moved to a path, or sent on its flow's own, quoted at @qoff with ports
+ * @sport and @dport: if it is a session's, record the MTU on the path and
+ * its route, and translate the error back to the flow, with the MTU less
+ * mpip's room on the path for TCP (mpip_icmp_tcp_mtu()).
  */
 static void mpip_icmp_moved(struct mpip_net *mn, struct sk_buff *skb,
 			    unsigned int qoff, __be16 sport, __be16 dport)
 {
 	const struct iphdr *quoted = (const struct iphdr *)(skb->data + qoff);
+	bool tcp = quoted->protocol == IPPROTO_TCP;
 	struct mpip_session *s;
 	struct mpip_path *p;
 	struct mpip_node *n;
+	bool moved;
 
 	n = mpip_icmp_node(mn, quoted->saddr, quoted->daddr, &p);
 	if (!n)
 		return;
 	s = mpip_icmp_flow(mn, skb, n, quoted->protocol,
 			   qoff + quoted->ihl * 4, sport, dport);
-	/* Not a session's packet, or one that was not moved. */
+	/* Not a session's packet; or a UDP one that was not moved. */
 	quoted = (const struct iphdr *)(skb->data + qoff);
-	if (!s || (s->t.laddr == quoted->saddr && s->t.raddr == quoted->daddr))
-		return;
-	if (!mpip_icmp_csum_ok(skb, ip_hdrlen(skb)))
+	moved = s && (s->t.laddr != quoted->saddr ||
+		      s->t.raddr != quoted->daddr);
+	if (!s || (!moved && !tcp) ||
+	    !mpip_icmp_csum_ok(skb, ip_hdrlen(skb)))
 		return;
 	mpip_icmp_path_mtu(mn, skb, qoff, p);
-	if (mpip_icmp_translate(skb, qoff, s))
+	if (mpip_icmp_translate(skb, qoff, s, tcp ?
+				mpip_icmp_tcp_mtu(mn, skb, p) :
+				mpip_icmp_mtu(skb)))
 		return;
 	mpip_inc(mn, MPIP_STAT_RX_ICMP_PMTU);
 }
 
 /*
  * An ICMP error @skb for this host, in the input hook (RCU held): if it
- * says that a packet moved to a path, or sent inside UDP on one, needs
- * fragmentation, record the MTU on the path's route, and translate the
- * error about a moved packet back to the flow.  Returns true if the error
- * must go no further: one about a datagram from our control port.
+ * says that a session's packet on a path, or inside UDP on one, needs
+ * fragmentation, record the MTU on the path and its route, and translate
+ * the error back to the flow (mpip_icmp_moved(), mpip_icmp_own()).
+ * Returns true if the error must go no further: one about a datagram
+ * from our control port.
  */
 bool mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
 {
@@ -365,6 +443,13 @@ bool mpip_icmp_rx(struct mpip_net *mn, struct sk_buff *skb)
 		return false;
 	ih = (const struct icmphdr *)(skb->data + ip_hdrlen(skb));
 	if (ih->type != ICMP_DEST_UNREACH || ih->code != ICMP_FRAG_NEEDED)
+		return false;
+	/*
+	 * Our own IP output's (a packet bigger than its route): it tells
+	 * the route's MTU, which mpip sized the packet by, not a path's.
+	 * Taken, it would lower the flow's by mpip's room again and again.
+	 */
+	if (skb->dev && (skb->dev->flags & IFF_LOOPBACK))
 		return false;
 	quoted = (const struct iphdr *)(skb->data + qoff);
 	if (quoted->version != 4 || quoted->ihl < 5 ||

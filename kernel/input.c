@@ -820,7 +820,7 @@ static void mpip_in_syn_room(struct mpip_net *mn, struct sk_buff *skb,
 	    !mpip_in_is_local(net, skb))
 		return;
 	if (mpip_rewrite_mss(skb, ihl + th->doff * 4,
-			     MPIP_FTCP_ENCAP_LEN - MPIP_ENCAP_LEN))
+			     MPIP_FTCP_ENCAP_LEN - MPIP_ENCAP_LEN, 0))
 		mpip_inc(mn, MPIP_STAT_MSS_CLAMPED);
 }
 

@@ -360,6 +360,15 @@ struct mpip_path {
 	/* probes while down and the node idle (heartbeat.c); READ/WRITE_ONCE */
 	u8 probe_shift;		/* the next gap is heartbeat_ms << this */
 	unsigned long probe_next;	/* jiffies: the next one due */
+	/*
+	 * The MTU that the last "fragmentation needed" error about one of
+	 * the path's packets gave (icmp.c), 0 if none, and until when it
+	 * holds (jiffies); READ/WRITE_ONCE.  The path's packets are sized
+	 * against it (mpip_path_mtu()), not against the PMTU exception of
+	 * the route, which the flows' own errors lower by mpip's room.
+	 */
+	u32 mtu;
+	unsigned long mtu_expires;
 	struct dst_cache dst;
 	struct mpip_path_pcpu __percpu *pcpu;
 };
@@ -968,6 +977,11 @@ static inline bool mpip_node_proved(struct mpip_node *n, __be32 addr)
 }
 
 struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p);
+unsigned int mpip_route_mtu(const struct dst_entry *dst);
+unsigned int mpip_path_mtu(const struct mpip_path *p,
+			   const struct dst_entry *dst);
+u32 mpip_path_err_mtu(const struct mpip_path *p);
+void mpip_path_set_mtu(struct mpip_path *p, const struct net *net, u32 mtu);
 bool mpip_path_dev_up(struct net *net, int ifindex);
 
 /* icmp.c: "fragmentation needed" for packets on paths */
@@ -1138,7 +1152,7 @@ void mpip_reorder_release(struct mpip_session *s);
 int mpip_rewrite_addrs(struct sk_buff *skb, __be32 saddr, __be32 daddr);
 int mpip_rewrite_ports(struct sk_buff *skb, __be16 sport, __be16 dport);
 bool mpip_rewrite_mss(struct sk_buff *skb, unsigned int end,
-		      unsigned int room);
+		      unsigned int room, unsigned int limit);
 
 /* A local address and the interface that owns it. */
 struct mpip_laddr {

@@ -637,6 +637,7 @@ static void mpip_nl_path_sum(const struct mpip_path *p,
 static int mpip_nl_put_path_delay(struct sk_buff *skb, struct mpip_net *mn,
 				  struct mpip_path *p)
 {
+	u32 mtu = mpip_path_err_mtu(p);
 	struct mpip_path_delay d;
 	struct mpip_rtt rtt;
 	u64 fb;
@@ -647,6 +648,8 @@ static int mpip_nl_put_path_delay(struct sk_buff *skb, struct mpip_net *mn,
 	fb = p->feedback;
 	spin_unlock_bh(&p->lock);
 	if (rtt.have && nla_put_u32(skb, MPIP_PATH_A_RTT_US, rtt.srtt))
+		return -EMSGSIZE;
+	if (mtu && nla_put_u32(skb, MPIP_PATH_A_MTU, mtu))
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, MPIP_PATH_A_TIMEOUT_MS,
 			mpip_rtt_timeout(&rtt,

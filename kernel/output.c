@@ -99,17 +99,26 @@ static bool mpip_out_syn_legacy(struct mpip_net *mn,
 /*
  * Lower the MSS option of an outgoing SYN by the data trailer length, and
  * the encapsulation of paths through NATs (mpip_links_encap_room()),
- * unless its destination is known to run without MPIP.
+ * unless its destination is known to run without MPIP.  The option comes
+ * from the route's MTU, with its PMTU exception, which mpip may have
+ * lowered by that room already (icmp.c): the MSS goes no higher than
+ * the room leaves of the route's MTU without the exception
+ * (mpip_route_mtu()), rather than lower by the room, where IP output
+ * sizes mpip's packets by that MTU.
  */
 static void mpip_clamp_mss(struct mpip_net *mn, struct sk_buff *skb,
 			   const struct mpip_pkt *p)
 {
-	unsigned int room = MPIP_DATA_CM_LEN;
+	unsigned int room = MPIP_DATA_CM_LEN, mtu, limit = 0;
 
 	if (mpip_out_syn_legacy(mn, p))
 		return;
 	room += mpip_links_encap_room(mn);
-	if (mpip_rewrite_mss(skb, p->ihl + p->thl, room))
+	mtu = mpip_route_mtu(skb_dst(skb));
+	if (mtu > sizeof(struct iphdr) + sizeof(struct tcphdr) + room)
+		limit = mtu - sizeof(struct iphdr) - sizeof(struct tcphdr) -
+			room;
+	if (mpip_rewrite_mss(skb, p->ihl + p->thl, room, limit))
 		mpip_inc(mn, MPIP_STAT_MSS_CLAMPED);
 }
 
@@ -251,13 +260,15 @@ static void mpip_out_probe(struct mpip_net *mn, struct mpip_avail *e,
 }
 
 /*
- * Does @skb, with a data trailer, fit the MTU of @dst?  A GSO packet's
- * segments must, each with its own trailer, should it be split.
+ * Does @skb, with a data trailer, fit path @p (NULL: an unknown one) by
+ * route @dst (mpip_path_mtu())?  A GSO packet's segments must, each with
+ * its own trailer, should it be split.
  */
-static bool mpip_out_fits(const struct sk_buff *skb,
+static bool mpip_out_fits(const struct sk_buff *skb, const struct mpip_path *p,
 			  const struct dst_entry *dst, unsigned int extra)
 {
-	unsigned int mtu = dst_mtu(dst), add = MPIP_DATA_CM_LEN + extra;
+	unsigned int mtu = mpip_path_mtu(p, dst);
+	unsigned int add = MPIP_DATA_CM_LEN + extra;
 
 	if (mtu <= add)
 		return false;
@@ -308,7 +319,7 @@ static bool mpip_out_reroute(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_inc(mn, MPIP_STAT_TX_POLICY_KEPT);
 		return false;
 	}
-	if ((!mpip_out_fits(skb, dst, mpip_encap_len(p)) &&
+	if ((!mpip_out_fits(skb, p, dst, mpip_encap_len(p)) &&
 	     !mpip_out_wrapped(pk)) ||
 	    mpip_rewrite_addrs(skb, p->saddr, p->daddr)) {
 		dst_release(dst);
@@ -581,15 +592,46 @@ static struct mpip_path *mpip_out_prepare(struct mpip_net *mn,
 }
 
 /*
- * A packet inside UDP that is too big for its route goes without the
- * don't-fragment bit: the IP output fragments it (and a NAT on the way
- * reassembles it), where the bit would have it dropped.
+ * Does @skb, on path @p by route @dst, go whole, with the don't-fragment
+ * bit?  If it fits the path's MTU (mpip_path_mtu()); and if a router on
+ * the path said it does not, but it fits the route's MTU without the
+ * exception: that router answered its like before and will again, so
+ * that its flow's segments leave mpip's room (icmp.c) and stop being too
+ * big.
  */
-static void mpip_out_frag(struct mpip_net *mn, struct sk_buff *skb)
+static bool mpip_out_whole(const struct sk_buff *skb,
+			   const struct mpip_path *p,
+			   const struct dst_entry *dst)
 {
+	if (skb->len <= mpip_path_mtu(p, dst))
+		return true;
+	return p && mpip_path_err_mtu(p) && skb->len <= mpip_route_mtu(dst);
+}
+
+/*
+ * Size @skb, with its trailer (inside UDP if @encap), for path @p.  One
+ * that goes whole (mpip_out_whole()) past its route's MTU, which may
+ * hold an exception that mpip lowered for its flow, is marked forwarded,
+ * so that IP output sizes it by the route's MTU without the exception
+ * and sends it whole (tx_path_mtu).  One inside UDP that does not go
+ * whole goes without the don't-fragment bit: IP output or a router on
+ * the way fragments it (and a NAT reassembles it), where the bit would
+ * have it dropped.
+ */
+static void mpip_out_size(struct mpip_net *mn, struct sk_buff *skb,
+			  const struct mpip_path *p, bool encap)
+{
+	const struct dst_entry *dst = skb_dst(skb);
 	struct iphdr *iph = ip_hdr(skb);
 
-	if (skb->len <= dst_mtu(skb_dst(skb)) || !(iph->frag_off & htons(IP_DF)))
+	if (mpip_out_whole(skb, p, dst)) {
+		if (skb->len > dst_mtu(dst)) {
+			IPCB(skb)->flags |= IPSKB_FORWARDED;
+			mpip_inc(mn, MPIP_STAT_TX_PATH_MTU);
+		}
+		return;
+	}
+	if (!encap || !(iph->frag_off & htons(IP_DF)))
 		return;
 	iph->frag_off &= ~htons(IP_DF);
 	ip_send_check(iph);
@@ -605,6 +647,8 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 			   const struct mpip_pkt *pk, struct mpip_path *path,
 			   struct mpip_cm *cm, bool kept, u64 ctr)
 {
+	bool encap = !kept && !(cm->flags & MPIP_CM_F_ORIG) &&
+		     mpip_out_encap(path);
 	int err;
 
 	cm->fb_path_id = 0;
@@ -613,14 +657,13 @@ static int mpip_out_finish(struct mpip_net *mn, struct sk_buff *skb,
 		mpip_fb_pick(mn, pk->node, path, cm);
 	err = kept ? mpip_gso_encap(skb, pk->node, cm) :
 		     mpip_out_add_cm(skb, pk->node, cm, NULL, ctr);
-	if (!err && !kept && !(cm->flags & MPIP_CM_F_ORIG) &&
-	    mpip_out_encap(path)) {
+	if (!err && encap) {
 		err = mpip_encap_push(skb, path);
-		if (!err) {
-			mpip_out_frag(mn, skb);
+		if (!err)
 			mpip_inc(mn, MPIP_STAT_TX_ENCAP);
-		}
 	}
+	if (!err && !kept)
+		mpip_out_size(mn, skb, path, encap);
 	if (err) {
 		mpip_inc(mn, MPIP_STAT_DROP_NOMEM);
 		return -ENOMEM;
@@ -980,7 +1023,8 @@ static unsigned int mpip_out_data_gso(struct mpip_net *mn,
 	struct mpip_cm cm;
 	bool batch;
 
-	if (!mpip_out_fits(skb, skb_dst(skb), 0) && !mpip_out_wrapped(pk)) {
+	if (!mpip_out_fits(skb, pk->orig, skb_dst(skb), 0) &&
+	    !mpip_out_wrapped(pk)) {
 		mpip_inc(mn, MPIP_STAT_TX_NO_ROOM);
 		return NF_ACCEPT;
 	}

@@ -14,6 +14,7 @@
 #include <linux/netdevice.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <net/ip.h>
 #include <net/ip_fib.h>
 #include <net/route.h>
 #include <net/sch_generic.h>
@@ -839,6 +840,67 @@ struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p)
 	}
 	local_bh_enable();
 	return rt ? &rt->dst : NULL;
+}
+
+/*
+ * The MTU of route @dst without its PMTU exception (its mtu metric, else
+ * its device's), by which IP output sizes a packet marked forwarded
+ * (ip_skb_dst_mtu(), mpip_out_size()); 0 if it sizes such a packet by
+ * the exception too (ip_forward_use_pmtu set, or the MTU locked).
+ */
+unsigned int mpip_route_mtu(const struct dst_entry *dst)
+{
+	unsigned int mtu;
+
+	if (READ_ONCE(dev_net(dst->dev)->ipv4.sysctl_ip_fwd_use_pmtu) ||
+	    ip_mtu_locked(dst))
+		return 0;
+	mtu = dst_metric_raw(dst, RTAX_MTU) ?: READ_ONCE(dst->dev->mtu);
+	return min_t(unsigned int, mtu, IP_MAX_MTU);
+}
+
+/*
+ * The MTU of the packets that go on path @p by its route @dst.  A flow's
+ * route may hold a PMTU exception that mpip lowered by the room its
+ * trailer and encapsulation take (icmp.c), so that the flow's packets
+ * leave that room; a path to the same address, from the same link,
+ * shares the exception.  So a path's MTU is its route's without it
+ * (mpip_route_mtu()), lowered to what an error about one of the path's
+ * packets gave while that holds (mpip_path_set_mtu()); the route's MTU,
+ * exception and all, if IP output would size the path's packets by that
+ * (then mpip_route_mtu() is 0), or for an unknown path (@p NULL), whose
+ * errors mpip would not take.
+ */
+unsigned int mpip_path_mtu(const struct mpip_path *p,
+			   const struct dst_entry *dst)
+{
+	unsigned int mtu = mpip_route_mtu(dst);
+	u32 pmtu;
+
+	if (!p || !mtu)
+		return dst_mtu(dst);
+	pmtu = mpip_path_err_mtu(p);
+	return pmtu ? min(mtu, pmtu) : mtu;
+}
+
+/* The MTU an error about one of @p's packets gave, while it holds; or 0. */
+u32 mpip_path_err_mtu(const struct mpip_path *p)
+{
+	u32 mtu = READ_ONCE(p->mtu);
+
+	return mtu && time_before(jiffies, READ_ONCE(p->mtu_expires)) ? mtu : 0;
+}
+
+/*
+ * Path @p's packets need fragmentation beyond @mtu (an error about one of
+ * them said so, icmp.c): keep to it for as long as the route code keeps
+ * a PMTU exception, and no lower than its floor.
+ */
+void mpip_path_set_mtu(struct mpip_path *p, const struct net *net, u32 mtu)
+{
+	WRITE_ONCE(p->mtu_expires, jiffies +
+		   READ_ONCE(net->ipv4.ip_rt_mtu_expires));
+	WRITE_ONCE(p->mtu, max(mtu, READ_ONCE(net->ipv4.ip_rt_min_pmtu)));
 }
 
 /*

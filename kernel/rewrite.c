@@ -94,17 +94,18 @@ int mpip_rewrite_ports(struct sk_buff *skb, __be16 sport, __be16 dport)
 
 /*
  * Lower the MSS option of TCP SYN @skb, whose headers end at @end, by
- * @room, unless that would take it to TCP_MIN_MSS or below.  The
- * checksum is updated; the sum over the segment does not change, so a
- * complete one (CHECKSUM_COMPLETE) stays valid.  True if it was lowered.
+ * @room, or, if @limit is not 0, to at most @limit; not to TCP_MIN_MSS or
+ * below.  The checksum is updated; the sum over the segment does not
+ * change, so a complete one (CHECKSUM_COMPLETE) stays valid.  True if it
+ * was lowered.
  */
 bool mpip_rewrite_mss(struct sk_buff *skb, unsigned int end,
-		      unsigned int room)
+		      unsigned int room, unsigned int limit)
 {
 	unsigned int off, thl = end - ip_hdrlen(skb);
 	struct tcphdr *th;
+	u16 mss, to;
 	u8 *opt;
-	u16 mss;
 
 	if (skb_ensure_writable(skb, end))
 		return false;
@@ -123,11 +124,15 @@ bool mpip_rewrite_mss(struct sk_buff *skb, unsigned int end,
 			return false;
 		if (opt[off] == TCPOPT_MSS && opt[off + 1] == TCPOLEN_MSS) {
 			mss = get_unaligned_be16(opt + off + 2);
-			if (mss <= TCP_MIN_MSS + room)
+			if (limit)
+				to = min_t(unsigned int, mss, limit);
+			else
+				to = mss > room ? mss - room : 0;
+			if (to <= TCP_MIN_MSS || to == mss)
 				return false;
-			put_unaligned_be16(mss - room, opt + off + 2);
+			put_unaligned_be16(to, opt + off + 2);
 			inet_proto_csum_replace2(&th->check, skb, htons(mss),
-						 htons(mss - room), false);
+						 htons(to), false);
 			return true;
 		}
 		off += opt[off + 1];

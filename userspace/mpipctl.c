@@ -114,6 +114,7 @@ static const char *const stat_names[MPIP_STAT_MAX + 1] = {
 	[MPIP_STAT_TX_UNKNOWN]		= "tx_unknown",
 	[MPIP_STAT_TX_ENCAP_GSO]	= "tx_encap_gso",
 	[MPIP_STAT_TX_RESEND]		= "tx_resend",
+	[MPIP_STAT_TX_PATH_MTU]		= "tx_path_mtu",
 };
 
 /* Tunable names: enum mpip_cfg lower-cased, without MPIP_CFG_. */

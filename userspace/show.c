@@ -523,6 +523,7 @@ struct nla_policy path_policy[MPIP_PATH_A_MAX + 1] = {
 	[MPIP_PATH_A_COLD]		= ATTR(NLA_U8, 1),
 	[MPIP_PATH_A_RTT_US]		= ATTR(NLA_U32, 4),
 	[MPIP_PATH_A_TIMEOUT_MS]	= ATTR(NLA_U32, 4),
+	[MPIP_PATH_A_MTU]		= ATTR(NLA_U32, 4),
 };
 
 #define FB_AGE_NEVER	0xffffffffu
@@ -660,6 +661,10 @@ static int path_entry(struct nlattr **top, void *arg)
 					   abuf, sizeof(abuf)));
 		else
 			table_cell(&o->t, "-");
+		if (tb[MPIP_PATH_A_MTU])
+			table_cell(&o->t, "%u", nla_get_u32(tb[MPIP_PATH_A_MTU]));
+		else
+			table_cell(&o->t, "-");
 		return 0;
 	}
 
@@ -727,6 +732,8 @@ static int path_entry(struct nlattr **top, void *arg)
 	json_opt_u32(&o->j, tb[MPIP_PATH_A_RTT_US]);
 	json_key(&o->j, "timeout_ms");
 	json_opt_u32(&o->j, tb[MPIP_PATH_A_TIMEOUT_MS]);
+	json_key(&o->j, "mtu");
+	json_opt_u32(&o->j, tb[MPIP_PATH_A_MTU]);
 	json_obj_end(&o->j);
 	return 0;
 }
@@ -861,7 +868,7 @@ static const struct table_def {
 	reply_fn fn;
 	int ncols;
 	const char *align;
-	const char *const header[25];
+	const char *const header[26];
 } tables[] = {
 	{ "avail", MPIP_CMD_GET_AVAIL, avail_entry, 7, "lrllrlr",
 	  { "ADDRESS", "PORT", "PROTO", "STATE", "QUERIES", "NODE-ID",
@@ -872,12 +879,12 @@ static const struct table_def {
 	{ "sessions", MPIP_CMD_GET_SESSIONS, session_entry, 9, "lrllllrrr",
 	  { "NODE", "ID", "PROTO", "LOCAL", "REMOTE", "CONFIRMED", "AGE",
 	    "TX_PKTS", "RX_PKTS" } },
-	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 25,
-	  "lrllllrrrrrrrrrrrlllrllrr",
+	{ "paths", MPIP_CMD_GET_PATHS, path_entry, 26,
+	  "lrllllrrrrrrrrrrrlllrllrrr",
 	  { "NODE", "ID", "SRC", "DST", "DEV", "STATE", "WEIGHT", "MIN_US",
 	    "DELAY_US", "Q_US", "QMAX_US", "TX_PKTS", "TX_BYTES", "RX_PKTS",
 	    "RX_BYTES", "FB", "FB_AGE", "VERIFIED", "SEEN_AS", "ENCAP", "TIER",
-	    "METERED", "LOSS", "RTT_US", "TIMEOUT" } },
+	    "METERED", "LOSS", "RTT_US", "TIMEOUT", "MTU" } },
 	{ "links", MPIP_CMD_GET_LINKS, link_entry, 7, "lrllrll",
 	  { "DEV", "IFINDEX", "ADVERTISE", "BACKUP", "TIER", "METERED", "NAT" } },
 	{ "rules", MPIP_CMD_GET_RULES, rule_entry, 4, "rrrl",

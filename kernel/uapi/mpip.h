@@ -585,6 +585,9 @@ enum mpip_path_state {
  *	report before it goes down: MPIP_CFG_PATH_TIMEOUT_MS beyond the
  *	round trip and four times its deviation, at most 8 times the former
  *	(the former alone until a round trip is known)
+ * @MPIP_PATH_A_MTU: u32, the MTU that a "fragmentation needed" error
+ *	about one of the path's packets gave; absent when none did, or once
+ *	it expired (with the route's PMTU exceptions, ip_rt_mtu_expires)
  */
 enum mpip_path_attr {
 	MPIP_PATH_A_UNSPEC,
@@ -621,6 +624,7 @@ enum mpip_path_attr {
 	MPIP_PATH_A_COLD,
 	MPIP_PATH_A_RTT_US,
 	MPIP_PATH_A_TIMEOUT_MS,
+	MPIP_PATH_A_MTU,
 
 	__MPIP_PATH_A_MAX,
 };
@@ -788,6 +792,10 @@ enum mpip_path_attr {
  * @MPIP_STAT_TX_RESEND: TCP segments sent again (their sequence lies
  *	before the session's highest sent) that went on the path of lowest
  *	delay rather than one by weight
+ * @MPIP_STAT_TX_PATH_MTU: packets sized for their path's MTU, bigger
+ *	than their route's PMTU exception, which mpip lowered for their flow
+ *	by the room of its trailer and encapsulation; IP output leaves them
+ *	whole (they are marked as forwarded packets are)
  * @__MPIP_STAT_MAX: number of counters; new ones are added before it
  */
 enum mpip_stat {
@@ -865,6 +873,7 @@ enum mpip_stat {
 	MPIP_STAT_TX_UNKNOWN,
 	MPIP_STAT_TX_ENCAP_GSO,
 	MPIP_STAT_TX_RESEND,
+	MPIP_STAT_TX_PATH_MTU,
 
 	__MPIP_STAT_MAX,
 };

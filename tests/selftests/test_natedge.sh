@@ -935,11 +935,48 @@ t_mtu_setup() {
 	warm_up
 }
 
-t_mtu() {
-	both_links mtu 5020
-	mpipctl_in "$A" -j stats | jq -c '{tx_no_room, tx_bare, tx_encap, rx_encap, tx_encap_frag, rx_icmp_pmtu}'
-	mpipctl_in "$B" -j stats | jq -c '{tx_no_room, tx_bare, tx_encap, rx_encap, tx_encap_frag, rx_icmp_pmtu}'
+# The NATs' wan links (n1, n2 and R's ends) have MTU 1400, which neither
+# host's links show: the host that sends first learns it from the errors
+# of the router before the wan link (mtu_run FIRST PORT; t_mtu: A, whose
+# paths are its own through n1 and n2; t_mtu_b: B, whose paths are
+# learned, to the NATs' addresses).  Data is intact both ways over both
+# links.  Once the first errors came, the flows' segments leave room for
+# mpip's trailer and UDP, so that mpip sends hardly any packet to be
+# fragmented (tx_encap_frag: before, every full-size one went so, its
+# segment as big as the path's MTU and mpip's 52 bytes on top), and the
+# other host's segments, cut to the MSS the first host's SYNs now give,
+# fit as well.  The first host's paths inside UDP show the MTU.
+mtu_run() {
+	local first=$1 port=$2 h e f
+	local -A e0 f0
+	for h in "$A" "$B"; do
+		e0[$h]=$(mpip_stat "$h" tx_encap)
+		f0[$h]=$(mpip_stat "$h" tx_encap_frag)
+	done
+	if [[ $first == "$B" ]]; then
+		tcp_fetch_file "$A" "$B" 198.18.3.2 "$port" "$T/f" "$T/h.first"
+		sha256_equal "$T/f" "$T/h.first" || fail "TCP data B -> A differs"
+	fi
+	both_links mtu $((port + 1))
+	for h in "$A" "$B"; do
+		mpipctl_in "$h" -j stats | jq -c '{tx_no_room, tx_bare, tx_encap, rx_encap, tx_encap_frag, tx_path_mtu, rx_icmp_pmtu}'
+		mpip_paths "$h" | jq -c '[.[] | {saddr, daddr, encap, mtu, tx_pkts}]'
+		e=$(($(mpip_stat "$h" tx_encap) - e0[$h]))
+		f=$(($(mpip_stat "$h" tx_encap_frag) - f0[$h]))
+		echo "$h: $e packets sent inside UDP, $f of them to be fragmented"
+		((f * 50 <= e)) ||
+			fail "$h sent $f of its $e packets inside UDP to be fragmented (at most 2 % may)"
+	done
+	(($(mpip_stat "$first" rx_icmp_pmtu) > 0)) ||
+		fail "$first took no \"fragmentation needed\" error: the lab did not shrink its paths"
+	mpip_paths "$first" | jq -e '[.[] | select(.encap == "udp" and .mtu == 1400)] |
+		length > 0' >/dev/null ||
+		fail "no path of $first inside UDP shows the MTU 1400"
 }
+
+t_mtu() { mtu_run "$A" 5020; }
+
+t_mtu_b() { mtu_run "$B" 5030; }
 
 # R forges "fragmentation needed" errors to B, MTU 552, quoting a packet
 # inside UDP on each of B's learned paths, as far as a stranger can: its
@@ -986,7 +1023,7 @@ t_forged_pmtu() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 19
+ktap_plan 21
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
@@ -1004,6 +1041,8 @@ ktap_run delay_300ms_lab_up t_burst_setup
 ktap_run faketcp_opens_under_a_udp_flow t_burst
 ktap_run wan_mtu_1400_lab_up t_mtu_setup
 ktap_run wan_mtu_1400_tcp_both_ways_no_black_hole t_mtu
+ktap_run wan_mtu_1400_b_first_lab_up t_mtu_setup
+ktap_run wan_mtu_1400_b_sends_first t_mtu_b
 ktap_run forged_frag_needed_taken_not t_forged_pmtu
 ktap_run dmesg_clean t_dmesg
 ktap_finish

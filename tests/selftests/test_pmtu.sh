@@ -4,12 +4,15 @@
 # B's eth2 has MTU 1280, so full-size TCP segments on the two paths to
 # B's 10.3.2.2 need fragmentation and the router answers them with ICMP
 # "fragmentation needed", quoting the path's addresses.  mpip records
-# that MTU on the path's route (counter rx_icmp_pmtu) and translates the
-# error back to the flow, so that TCP lowers its MSS (the flow's own
-# route, to 10.3.1.2, gets the MTU too): TCP A -> B's link-1 address then
-# arrives intact, no path ever goes down (a black hole would take them
-# down after path_timeout_ms and again after every probe), and the paths
-# to 10.3.2.2 still carry what fits.  Forged errors that quote a path's
+# that MTU on the path and its route (counter rx_icmp_pmtu) and
+# translates the error back to the flow, less the 40 bytes of its
+# trailer, so that TCP lowers its MSS and its segments fit the path with
+# their trailer (the flow's own route, to 10.3.1.2, gets 1240): TCP A ->
+# B's link-1 address then arrives intact, no path ever goes down (a black
+# hole would take them down after path_timeout_ms and again after every
+# probe), the paths to 10.3.2.2 still carry what fits, and the segments
+# on the flow's own path, 1240 bytes with a 40-byte trailer, go whole
+# past the route's 1240 (tx_path_mtu).  Forged errors that quote a path's
 # addresses but no session's ports, or a live session's ports with a
 # sequence number its socket did not send, or one it sent and had
 # acknowledged, change nothing.
@@ -47,6 +50,8 @@ t_transfer() {
 		fail "A recorded no path MTU: did the router send its errors?"
 	(($(mpip_stat "$A" path_down) == down0)) ||
 		fail "paths of A went down during the transfers: packets were black-holed"
+	(($(mpip_stat "$A" tx_path_mtu) > 0)) ||
+		fail "A sent no packet whole past its flow's MTU: its own path's segments with their trailers were dropped"
 }
 
 # icmp_unreach_in: how many ICMP "destination unreachable" A received
@@ -131,13 +136,14 @@ t_route_mtu() {
 }
 
 # The errors reached TCP, translated: the flow's own route (to 10.3.1.2,
-# whose link has MTU 1500 all the way) took the MTU from the socket.
+# whose link has MTU 1500 all the way) took the MTU from the socket, the
+# path's 1280 less the trailer's 40 bytes.
 t_flow_mtu() {
 	local out
 	out=$(ip -n "$A" route get 10.3.1.2 from 10.2.1.1 oif eth1)
 	echo "$out"
-	grep -Eq 'mtu 12[0-9][0-9]' <<<"$out" ||
-		fail "the flow's route has no MTU: the errors were not translated to its socket"
+	grep -Eq 'mtu 1240 *$' <<<"$out" ||
+		fail "the flow's route has not the path's MTU less the trailer: the errors were not translated to its socket"
 }
 
 t_dmesg() { check_dmesg_clean "$MARK"; }

@@ -386,6 +386,7 @@ struct path {
 	uint32_t fb_age;
 	uint8_t verified, nat, encap, learned, tier, metered, loss, lossy, cold;
 	uint8_t have_rtt;
+	uint32_t mtu;
 	uint32_t rtt, timeout;
 	const char *seen;	/* address the peer saw, or NULL */
 	uint16_t seen_port, dport;
@@ -431,6 +432,8 @@ static void path(struct nl_msg *m, const struct path *p)
 		if (p->have_rtt)
 			nla_put_u32(m, MPIP_PATH_A_RTT_US, p->rtt);
 		nla_put_u32(m, MPIP_PATH_A_TIMEOUT_MS, p->timeout);
+		if (p->mtu)
+			nla_put_u32(m, MPIP_PATH_A_MTU, p->mtu);
 	}
 	if (p->seen) {
 		nla_put_u32(m, MPIP_PATH_A_SEEN_ADDR, ip(p->seen));
@@ -658,6 +661,7 @@ static void build_paths(void)
 		.cnt = { 10, 6000000000ULL, 20, 30, 40 }, .fb_age = 250,
 		.verified = 1, .seen = "10.0.1.1", .seen_port = 19792,
 		.dport = 19792, .have_rtt = 1, .rtt = 612345, .timeout = 1100,
+		.mtu = 1400,
 	};
 	struct path probing = {
 		.node = 0x7d01e3b8, .id = 255, .s = "10.0.2.1",
@@ -1047,13 +1051,13 @@ SESSIONS_TEXT='NODE           ID  PROTO  LOCAL           REMOTE             CONF
 0x00000001      2  udp    192.168.0.1:53  192.168.0.2:65535  no         0.000s           0        0
 0xffffffff      3  132    10.0.0.1:1      10.0.0.2:2         no         0.005s           1        2'
 # Interface 1 is the loopback device in every network namespace.
-PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250,"verified":true,"nat":false,"seen":"10.0.1.1:19792","encap":"none","dport":19792,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false,"rtt_us":612345,"timeout_ms":1100},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":true,"seen":"198.18.2.1:65535","encap":"udp","dport":40000,"learned":true,"tier":7,"metered":true,"loss_pct":100,"lossy":true,"cold":true,"rtt_us":null,"timeout_ms":500}]'
-PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":"9","weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":false,"seen":null,"encap":"none","dport":0,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false,"rtt_us":null,"timeout_ms":null}]'
-PATHS_TEXT='NODE         ID  SRC       DST             DEV          STATE    WEIGHT      MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS    TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS           ENCAP  TIER  METERED  LOSS        RTT_US  TIMEOUT
-0x7d01e3b8    1  10.0.1.1  10.0.1.2        lo           up         1000  4294967295     12345   678     9012       10  6000000000       20        30  40  0.250s  yes       10.0.1.1:19792    none      0  no       0%          612345   1.100s
-0x7d01e3b8  255  10.0.2.1  10.0.2.2:40000  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -  nat       198.18.2.1:65535  udp       7  cold     100% lossy       -   0.500s'
-PATHS_MIN_TEXT='NODE        ID  SRC       DST       DEV  STATE  WEIGHT  MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS  TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS  ENCAP  TIER  METERED  LOSS  RTT_US  TIMEOUT
-0x00000002   7  10.0.3.1  10.0.3.2  -    9           0       -         -     -        -        0         0        0         0   0       -  no        -        none      0  no       0%         -        -'
+PATHS_JSON='[{"node_id":"0x7d01e3b8","id":1,"saddr":"10.0.1.1","daddr":"10.0.1.2","ifindex":1,"dev":"lo","state":"up","weight":1000,"have_delay":true,"min_delay_us":4294967295,"delay_us":12345,"qdelay_us":678,"max_qdelay_us":9012,"tx_pkts":10,"tx_bytes":6000000000,"rx_pkts":20,"rx_bytes":30,"feedback":40,"fb_age_ms":250,"verified":true,"nat":false,"seen":"10.0.1.1:19792","encap":"none","dport":19792,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false,"rtt_us":612345,"timeout_ms":1100,"mtu":1400},{"node_id":"0x7d01e3b8","id":255,"saddr":"10.0.2.1","daddr":"10.0.2.2","ifindex":2147483632,"dev":null,"state":"probing","weight":1,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":true,"seen":"198.18.2.1:65535","encap":"udp","dport":40000,"learned":true,"tier":7,"metered":true,"loss_pct":100,"lossy":true,"cold":true,"rtt_us":null,"timeout_ms":500,"mtu":null}]'
+PATHS_MIN_JSON='[{"node_id":"0x00000002","id":7,"saddr":"10.0.3.1","daddr":"10.0.3.2","ifindex":0,"dev":null,"state":"9","weight":0,"have_delay":false,"min_delay_us":0,"delay_us":0,"qdelay_us":0,"max_qdelay_us":0,"tx_pkts":0,"tx_bytes":0,"rx_pkts":0,"rx_bytes":0,"feedback":0,"fb_age_ms":null,"verified":false,"nat":false,"seen":null,"encap":"none","dport":0,"learned":false,"tier":0,"metered":false,"loss_pct":0,"lossy":false,"cold":false,"rtt_us":null,"timeout_ms":null,"mtu":null}]'
+PATHS_TEXT='NODE         ID  SRC       DST             DEV          STATE    WEIGHT      MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS    TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS           ENCAP  TIER  METERED  LOSS        RTT_US  TIMEOUT   MTU
+0x7d01e3b8    1  10.0.1.1  10.0.1.2        lo           up         1000  4294967295     12345   678     9012       10  6000000000       20        30  40  0.250s  yes       10.0.1.1:19792    none      0  no       0%          612345   1.100s  1400
+0x7d01e3b8  255  10.0.2.1  10.0.2.2:40000  #2147483632  probing       1           -         -     -        -        0           0        0         0   0       -  nat       198.18.2.1:65535  udp       7  cold     100% lossy       -   0.500s     -'
+PATHS_MIN_TEXT='NODE        ID  SRC       DST       DEV  STATE  WEIGHT  MIN_US  DELAY_US  Q_US  QMAX_US  TX_PKTS  TX_BYTES  RX_PKTS  RX_BYTES  FB  FB_AGE  VERIFIED  SEEN_AS  ENCAP  TIER  METERED  LOSS  RTT_US  TIMEOUT  MTU
+0x00000002   7  10.0.3.1  10.0.3.2  -    9           0       -         -     -        -        0         0        0         0   0       -  no        -        none      0  no       0%         -        -    -'
 AVAIL_TEXT='ADDRESS       PORT  PROTO  STATE       QUERIES  NODE-ID            AGE
 10.0.1.2      5201  tcp    yes               1  0x7d01e3b8      0.412s
 192.168.0.9     53  udp    probing           3  -               0.000s
@@ -1080,7 +1084,7 @@ sessions:       3
 paths:          4
 avail chain:    5
 node chain:     6"
-STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"rule_dropped":50000,"rx_dup":51000,"event_drop":52000,"backup_hold":53000,"rr_nat":54000,"path_learned":55000,"tx_encap":56000,"rx_encap":57000,"rx_encap_bad":58000,"tx_encap_frag":59000,"ftcp_ctrl":60000,"ftcp_open":61000,"rx_gro_unopened":62000,"table_evict":63000,"ctrl_budget":64000,"path_lossy":65000,"rx_encap_gro":66000,"rx_icmp_refused":67000,"session_unproven":68000,"session_resync":69000,"rx_pair_taken":70000,"tx_unknown":71000,"tx_encap_gso":72000,"tx_resend":73000,"stat_200":1099511627776}'
+STATS_JSON='{"tx_cm":1000,"rx_cm":2000,"tx_query":3000,"rx_query":4000,"tx_confirm":5000,"rx_confirm":6000,"rx_ctrl":7000,"probe_giveup":8000,"peer_lost":9000,"mss_clamped":10000,"tx_gso_split":11000,"tx_no_room":12000,"drop_nomem":13000,"table_full":14000,"rx_not_local":15000,"session_new":16000,"session_expired":17000,"tx_rewrite":18000,"rx_restore":19000,"tx_feedback":20000,"rx_feedback":21000,"tx_heartbeat":22000,"rx_heartbeat":23000,"path_up":24000,"path_down":25000,"tx_ip_change":26000,"rx_ip_change":27000,"drop_session":28000,"drop_noroute":29000,"tx_gso_kept":30000,"rx_gso_kept":31000,"reorder_held":32000,"reorder_in_order":33000,"reorder_timeout":34000,"reorder_overflow":35000,"tx_bare":36000,"reorder_lost":37000,"tx_steered":38000,"rx_reassembled":39000,"tx_policy_kept":40000,"rx_icmp_pmtu":41000,"rx_spoofed":42000,"rx_auth_fail":43000,"rx_replay":44000,"rx_v1":45000,"rr_verified":46000,"ctrl_limited":47000,"rr_held":48000,"rx_plain":49000,"rule_dropped":50000,"rx_dup":51000,"event_drop":52000,"backup_hold":53000,"rr_nat":54000,"path_learned":55000,"tx_encap":56000,"rx_encap":57000,"rx_encap_bad":58000,"tx_encap_frag":59000,"ftcp_ctrl":60000,"ftcp_open":61000,"rx_gro_unopened":62000,"table_evict":63000,"ctrl_budget":64000,"path_lossy":65000,"rx_encap_gro":66000,"rx_icmp_refused":67000,"session_unproven":68000,"session_resync":69000,"rx_pair_taken":70000,"tx_unknown":71000,"tx_encap_gso":72000,"tx_resend":73000,"tx_path_mtu":74000,"stat_200":1099511627776}'
 CONFIG_JSON='{"query_threshold":10,"peer_timeout_ms":20,"avail_timeout_ms":30,"node_timeout_ms":40,"session_timeout_ms":50,"weight_step":60,"weight_interval_ms":70,"heartbeat_ms":80,"path_timeout_ms":90,"delay_smooth_shift":100,"tx_gso":110,"reorder":120,"reorder_max_pkts":130,"reorder_max_hold_ms":140,"weight_trend_ms":150,"weight_boost":160,"bare_cm_ms":170,"queue_steer":180,"rule_event_pkts":190,"nat_mode":200,"ctrl_pps":210,"loss_pct":220,"weight_tie_us":230}'
 LINKS_JSON='[{"dev":"eth0","ifindex":2,"advertise":true,"backup":false,"tier":0,"metered":false,"nat":"default"},{"dev":"wlp0s20f3","ifindex":2147483647,"advertise":false,"backup":false,"tier":0,"metered":false,"nat":"none"},{"dev":"wwan0","ifindex":4,"advertise":true,"backup":true,"tier":1,"metered":false,"nat":"udp"},{"dev":"wwan1","ifindex":5,"advertise":true,"backup":true,"tier":3,"metered":true,"nat":"faketcp"}]'
 LINKS_TEXT='DEV           IFINDEX  ADVERTISE  BACKUP  TIER  METERED  NAT
