@@ -856,7 +856,8 @@ unsigned int mpip_route_mtu(const struct dst_entry *dst)
 	    ip_mtu_locked(dst))
 		return 0;
 	mtu = dst_metric_raw(dst, RTAX_MTU) ?: READ_ONCE(dst->dev->mtu);
-	return min_t(unsigned int, mtu, IP_MAX_MTU);
+	mtu = min_t(unsigned int, mtu, IP_MAX_MTU);
+	return mtu - lwtunnel_headroom(dst->lwtstate, mtu);
 }
 
 /*
