@@ -94,7 +94,7 @@ type == "array" and length > 0 and all(.[];
 		"max_qdelay_us", "tx_pkts", "tx_bytes", "rx_pkts", "rx_bytes",
 		"feedback", "fb_age_ms", "verified", "nat", "seen", "encap",
 		"dport", "learned", "tier", "metered", "loss_pct", "lossy",
-		"cold", "rtt_us", "timeout_ms"] |
+		"cold", "rtt_us", "timeout_ms", "mtu"] |
 		sort)) and
 	(.node_id | type == "string" and test("^0x[0-9a-f]{8}$")) and
 	(.id | u and . >= 1 and . <= 16) and
@@ -119,7 +119,8 @@ type == "array" and length > 0 and all(.[];
 	(.cold | type == "boolean") and (.metered or (.cold | not)) and
 	(.rtt_us == null or (.rtt_us | u and . < 60000000)) and
 	(.rtt_us != null or (.have_delay | not)) and
-	(.timeout_ms | u and . >= 50))'
+	(.timeout_ms | u and . >= 50) and
+	(.mtu == null or (.mtu | u and . >= 68 and . <= 65535)))'
 
 SESSION_SCHEMA='
 def ip: type == "string" and test("^[0-9]{1,3}(\\.[0-9]{1,3}){3}$");
@@ -145,12 +146,14 @@ t_paths_json() {
 	done
 	# no NAT in this lab: every path that is up was verified, and the peer
 	# saw its probes come from its own address and the control port; no
-	# path was learned or goes inside UDP
+	# path was learned or goes inside UDP; and no link is smaller further
+	# on: no path has an MTU from an error
 	jq -e -s 'all(.[][]; (.nat | not) and (.state != "up" or
 		(.verified and .seen == "\(.saddr):19792")) and
-		.encap == "none" and .dport == 19792 and (.learned | not))' \
+		.encap == "none" and .dport == 19792 and (.learned | not) and
+		.mtu == null)' \
 		"$T/paths.$A" "$T/paths.$B" >/dev/null ||
-		fail "a path is taken for translated or learned, or up but not verified"
+		fail "a path is taken for translated or learned, up but not verified, or has an MTU"
 	# dev and ifindex agree with the interfaces of the namespace
 	ip -n "$A" -j link show >"$T/links"
 	jq -e --slurpfile l "$T/links" '
