@@ -366,9 +366,10 @@ BENCHES = {
         "what": "one iperf3 TCP connection from a, behind two strict NATs whose far "
                 "links have MTU 1400, to b",
         "cols": ["mpip", "mptcp"],
-        "notes": [BUSY_NOTE, "mpip: nat_mode auto; a full-size segment inside UDP "
-                  "does not fit the 1400 bytes with mpip's 52 and goes in two "
-                  "fragments (tx_encap_frag)."],
+        "notes": [BUSY_NOTE, "mpip: nat_mode auto.  The NATs' first errors give a "
+                  "path its MTU and the TCP flow that MTU less mpip's 52 bytes, so "
+                  "that its segments fit inside UDP whole (since 7b39be2; before, "
+                  "each full-size one went in two fragments, tx_encap_frag)."],
         "rows": nat_rows("natmtu", ["mpip"], split=False),
     },
     "udp": {
