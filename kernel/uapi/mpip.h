@@ -699,8 +699,9 @@ enum mpip_path_attr {
  * @MPIP_STAT_TX_POLICY_KEPT: data packets kept on their flow's own route
  *	because the host's routing rules or IPsec policies would not let the
  *	flow take the path the weights chose (see the design documentation)
- * @MPIP_STAT_RX_ICMP_PMTU: "fragmentation needed" errors about packets
- *	sent on a path, whose MTU was recorded on the path's route
+ * @MPIP_STAT_RX_ICMP_PMTU: "fragmentation needed" errors about a
+ *	session's packets sent on a path, whose MTU was recorded on the path
+ *	and its route
  * @MPIP_STAT_RX_SPOOFED: data packets of a session dropped because they
  *	came, under other addresses than the session's own, from an
  *	address none of whose paths answered from it
