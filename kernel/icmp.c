@@ -210,10 +210,22 @@ static u32 mpip_icmp_tcp_mtu(const struct mpip_net *mn,
 }
 
 /*
+ * Give the route of the packet quoted at @qoff in @skb, of protocol
+ * @proto, the MTU @mtu (@oif 0: any interface).  The route code reads
+ * the quoted header at skb->data, as for tunnels.
+ */
+static void mpip_icmp_route_mtu(struct mpip_net *mn, struct sk_buff *skb,
+				unsigned int qoff, u32 mtu, int oif, u8 proto)
+{
+	__skb_pull(skb, qoff);
+	ipv4_update_pmtu(skb, mn->net, mtu, oif, proto);
+	__skb_push(skb, qoff);
+}
+
+/*
  * Record the MTU of "fragmentation needed" @skb, which quotes at @qoff a
  * packet sent on path @p: on the path (mpip_path_set_mtu()), and on the
- * path's route.  The route code reads the quoted header at skb->data, as
- * for tunnels.
+ * path's route.
  */
 static void mpip_icmp_path_mtu(struct mpip_net *mn, struct sk_buff *skb,
 			       unsigned int qoff, struct mpip_path *p)
@@ -222,17 +234,15 @@ static void mpip_icmp_path_mtu(struct mpip_net *mn, struct sk_buff *skb,
 	u32 mtu = mpip_icmp_mtu(skb);
 
 	mpip_path_set_mtu(p, mn->net, mtu);
-	__skb_pull(skb, qoff);
-	ipv4_update_pmtu(skb, mn->net, mtu, p->ifindex, proto);
-	__skb_push(skb, qoff);
+	mpip_icmp_route_mtu(mn, skb, qoff, mtu, p->ifindex, proto);
 }
 
 /*
  * Give the route of session @s, a flow of protocol @proto, the MTU @mtu,
- * as an error about one of its own packets would: the route code reads
- * the quoted header at @qoff, given the session's addresses for the
- * call.  The flow's socket takes the MTU when it next sends (TCP by
- * tcp_current_mss(), UDP from its route).
+ * as an error about one of its own packets would: the quoted header at
+ * @qoff gets the session's addresses for the route code.  The flow's
+ * socket takes the MTU when it next sends (TCP by tcp_current_mss(), UDP
+ * from its route).
  */
 static void mpip_icmp_flow_mtu(struct mpip_net *mn, struct sk_buff *skb,
 			       unsigned int qoff, const struct mpip_session *s,
@@ -246,9 +256,7 @@ static void mpip_icmp_flow_mtu(struct mpip_net *mn, struct sk_buff *skb,
 	quoted = (struct iphdr *)(skb->data + qoff);
 	quoted->saddr = s->t.laddr;
 	quoted->daddr = s->t.raddr;
-	__skb_pull(skb, qoff);
-	ipv4_update_pmtu(skb, mn->net, mtu, 0, proto);
-	__skb_push(skb, qoff);
+	mpip_icmp_route_mtu(mn, skb, qoff, mtu, 0, proto);
 }
 
 /*

@@ -624,11 +624,12 @@ static void mpip_out_size(struct mpip_net *mn, struct sk_buff *skb,
 	const struct dst_entry *dst = skb_dst(skb);
 	struct iphdr *iph = ip_hdr(skb);
 
+	/* it fits its route, exception and all: whole, and unmarked */
+	if (skb->len <= dst_mtu(dst))
+		return;
 	if (mpip_out_whole(skb, p, dst)) {
-		if (skb->len > dst_mtu(dst)) {
-			IPCB(skb)->flags |= IPSKB_FORWARDED;
-			mpip_inc(mn, MPIP_STAT_TX_PATH_MTU);
-		}
+		IPCB(skb)->flags |= IPSKB_FORWARDED;
+		mpip_inc(mn, MPIP_STAT_TX_PATH_MTU);
 		return;
 	}
 	if (!encap || !(iph->frag_off & htons(IP_DF)))

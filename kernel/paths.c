@@ -844,20 +844,17 @@ struct dst_entry *mpip_path_dst(struct mpip_net *mn, struct mpip_path *p)
 
 /*
  * The MTU of route @dst without its PMTU exception (its mtu metric, else
- * its device's), by which IP output sizes a packet marked forwarded
- * (ip_skb_dst_mtu(), mpip_out_size()); 0 if it sizes such a packet by
- * the exception too (ip_forward_use_pmtu set, or the MTU locked).
+ * its device's), by which IP output sizes a packet marked forwarded: the
+ * kernel's own figure for it (ip_dst_mtu_maybe_forward(), which
+ * ip_skb_dst_mtu() takes; mpip_out_size()).  0 if that is the exception
+ * too (ip_forward_use_pmtu set, or the MTU locked).
  */
 unsigned int mpip_route_mtu(const struct dst_entry *dst)
 {
-	unsigned int mtu;
-
 	if (READ_ONCE(dev_net(dst->dev)->ipv4.sysctl_ip_fwd_use_pmtu) ||
 	    ip_mtu_locked(dst))
 		return 0;
-	mtu = dst_metric_raw(dst, RTAX_MTU) ?: READ_ONCE(dst->dev->mtu);
-	mtu = min_t(unsigned int, mtu, IP_MAX_MTU);
-	return mtu - lwtunnel_headroom(dst->lwtstate, mtu);
+	return ip_dst_mtu_maybe_forward(dst, true);
 }
 
 /*
