@@ -1017,6 +1017,8 @@ t_forged_pmtu() {
 		fail "B did not refuse every forged error"
 	(($(mpip_stat "$B" rx_icmp_pmtu) == p0)) || fail "B took a forged error"
 	! grep -q 'mtu 552' <<<"$routes" || fail "a forged error set a path's MTU"
+	mpip_paths "$B" | jq -e 'all(.[]; .mtu != 552)' >/dev/null ||
+		fail "a forged error gave a path of B the MTU 552"
 	both_links forgedmtu 5080
 }
 

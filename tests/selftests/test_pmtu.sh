@@ -120,6 +120,8 @@ PY
 		"rx_icmp_pmtu $pmtu0 -> $(mpip_stat "$A" rx_icmp_pmtu)"
 	(($(icmp_unreach_in) - icmp0 >= 60)) || fail "A did not receive the forged errors"
 	! grep -q ' mtu ' <<<"$out" || fail "a forged error set the path's MTU"
+	mpip_paths "$A" | jq -e 'all(.[]; .mtu == null)' >/dev/null ||
+		fail "a forged error gave a path of A an MTU of its own"
 	(($(mpip_stat "$A" rx_icmp_pmtu) == pmtu0)) || fail "a forged error was taken"
 }
 
@@ -132,6 +134,8 @@ t_route_mtu() {
 		ip -n "$A" route get 10.3.2.2 from 10.2.2.1 oif eth2)
 	echo "$out"
 	grep -Eq 'mtu 12[0-9][0-9]' <<<"$out" || fail "no MTU exception for a path to 10.3.2.2"
+	mpip_paths "$A" | jq -e 'any(.[]; .daddr == "10.3.2.2" and .mtu == 1280)' >/dev/null ||
+		fail "no path of A to 10.3.2.2 shows the MTU 1280 of its own"
 	mpip_paths_in "$A" up "${PATHS_A[@]}" || fail "not every path of A is up"
 }
 
