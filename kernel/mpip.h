@@ -879,7 +879,7 @@ unsigned int mpip_paths_low_tier(struct mpip_net *mn,
 bool mpip_path_cold(struct mpip_net *mn, struct mpip_path *p,
 		    unsigned int low);
 bool mpip_path_unreported(struct mpip_net *mn, struct mpip_path *p);
-struct mpip_path *mpip_path_fastest(struct mpip_net *mn, struct mpip_node *n,
+struct mpip_path *mpip_path_slowest(struct mpip_net *mn, struct mpip_node *n,
 				    const struct mpip_rule *rule);
 struct mpip_path *mpip_path_single(struct mpip_net *mn, struct mpip_node *n,
 				   const struct mpip_rule *rule,

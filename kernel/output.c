@@ -396,12 +396,13 @@ static bool mpip_out_starting(struct mpip_net *mn, const struct mpip_pkt *pk)
 /*
  * Is @pk a TCP segment of its session sent again, with data that lies
  * before the highest the session sent?  Notes what it sent otherwise.
- * TCP takes a segment for lost once segments sent after it are
- * acknowledged, so one sent again on a slower path than those sent next
- * is taken for lost again, and again, as long as the paths' delays
- * differ by more than TCP lets segments fall behind (RACK's reordering
- * window, a quarter of the lowest round trip at first).  On the path of
- * lowest delay, nothing sent after it arrives first.  One CPU at a time
+ * TCP takes a segment for lost once one sent after it is acknowledged
+ * and it is not, by more than its reordering window (RACK: none at all
+ * while it has seen no reordering, and mpip's reorder buffer hides it).
+ * A segment sent again on a fast path is acknowledged before the ones
+ * sent before it on slower paths, and TCP then takes all of those for
+ * lost at once; so it goes on the path of highest delay
+ * (Documentation/design.rst, "Segments sent again").  One CPU at a time
  * sends a socket's segments in order; a race of two only takes one
  * segment for new.
  */
@@ -423,7 +424,8 @@ static bool mpip_out_resend(const struct mpip_pkt *pk)
 
 /*
  * A path by weight among those up that @pk's rule allows, or the one of
- * lowest delay for a TCP segment sent again (@resend); NULL if none is up.
+ * highest delay for a TCP segment sent again (@resend); NULL if none is
+ * up.
  */
 static struct mpip_path *mpip_out_weighted(struct mpip_net *mn,
 					   const struct mpip_pkt *pk,
@@ -432,7 +434,7 @@ static struct mpip_path *mpip_out_weighted(struct mpip_net *mn,
 	struct mpip_path *p;
 
 	if (resend) {
-		p = mpip_path_fastest(mn, pk->node, pk->rule);
+		p = mpip_path_slowest(mn, pk->node, pk->rule);
 		if (p) {
 			mpip_inc(mn, MPIP_STAT_TX_RESEND);
 			return p;
@@ -445,8 +447,8 @@ static struct mpip_path *mpip_out_weighted(struct mpip_net *mn,
  * The path for a packet of a confirmed session, as its rule says: its own
  * (mode original), else among the paths up that the rule allows (its dev
  * or nodev list, nometered: mpip_rule_allows(); all of them without a
- * rule), the one of lowest delay (mode single, or a TCP segment sent
- * again: mpip_out_resend()) or one by weight.  When a
+ * rule), the one of lowest delay (mode single), of highest delay (a TCP
+ * segment sent again: mpip_out_resend()) or one by weight.  When a
  * rule that restricts the links allows none that is up, its fallback:
  * any path, its own, or ERR_PTR(-ENETUNREACH) to drop the packet
  * (counted here).  With no

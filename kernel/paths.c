@@ -727,21 +727,21 @@ static u32 mpip_paths_delays(struct mpip_path *const *cand, unsigned int k,
 
 /*
  * The path of a TCP segment sent again: of the paths up that @rule allows
- * (all if NULL), the one with the lowest one-way delay.  NULL if none of
- * them has a measured delay.  Caller holds RCU.
+ * (all if NULL), the one with the highest one-way delay (output.c:
+ * mpip_out_resend()).  NULL if none of them has a measured delay.  Caller
+ * holds RCU.
  */
-struct mpip_path *mpip_path_fastest(struct mpip_net *mn, struct mpip_node *n,
+struct mpip_path *mpip_path_slowest(struct mpip_net *mn, struct mpip_node *n,
 				    const struct mpip_rule *rule)
 {
 	struct mpip_path *cand[MPIP_MAX_PATHS];
 	u32 d[MPIP_MAX_PATHS], have;
-	unsigned int k;
+	unsigned int k, i;
 
 	k = mpip_paths_usable(mn, n, rule, cand);
 	have = mpip_paths_delays(cand, k, d);
-	if (!have)
-		return NULL;
-	return cand[mpip_single_index(d, have, k, MPIP_PATH_NONE, 0)];
+	i = mpip_max_delay_index(d, have, k);
+	return i == MPIP_PATH_NONE ? NULL : cand[i];
 }
 
 /*

@@ -158,6 +158,33 @@ unsigned int mpip_single_index(const u32 *d, u32 have, unsigned int n,
 	return cur;
 }
 
+/**
+ * mpip_max_delay_index() - the path of highest delay
+ * @d: smoothed one-way delays of @n paths between the same two nodes (one
+ *	clock offset, compared wrap-safe)
+ * @have: bit i set if @d[i] is a measured delay; others are not compared
+ * @n: number of paths, at most 32
+ *
+ * Ties go to the lowest index.
+ *
+ * Return: the index of the path; MPIP_PATH_NONE if none has a measured
+ * delay.
+ */
+unsigned int mpip_max_delay_index(const u32 *d, u32 have, unsigned int n)
+{
+	unsigned int i, best = MPIP_PATH_NONE;
+
+	if (n < 32)
+		have &= (1U << n) - 1;
+	for (i = 0; i < n; i++) {
+		if (!(have & (1U << i)))
+			continue;
+		if (best == MPIP_PATH_NONE || path_before(d[best], d[i]))
+			best = i;
+	}
+	return best;
+}
+
 /* Does path @i rank before path @j by delay (a measured one first)? */
 static bool pair_before(const u32 *d, u32 have, unsigned int i,
 			unsigned int j)

@@ -73,6 +73,7 @@ unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
 				  unsigned int n);
 unsigned int mpip_single_index(const u32 *d, u32 have, unsigned int n,
 			       unsigned int cur, u32 margin);
+unsigned int mpip_max_delay_index(const u32 *d, u32 have, unsigned int n);
 unsigned int mpip_copies_index(const u32 *d, u32 have, const u32 *link,
 			       const u32 *raddr, unsigned int n,
 			       unsigned int want, unsigned int *idx);

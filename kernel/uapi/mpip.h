@@ -791,7 +791,7 @@ enum mpip_path_attr {
  *	datagrams inside UDP, or fake TCP segments, that one TCP GSO packet
  *	was split into (tx_gso on)
  * @MPIP_STAT_TX_RESEND: TCP segments sent again (their sequence lies
- *	before the session's highest sent) that went on the path of lowest
+ *	before the session's highest sent) that went on the path of highest
  *	delay rather than one by weight
  * @MPIP_STAT_TX_PATH_MTU: packets sized for their path's MTU, bigger
  *	than their route's PMTU exception, which mpip lowered for their flow

@@ -338,10 +338,10 @@ tcp_retrans() {
 
 # Segments sent again are told from new ones: link 1 loses 2 % of A's
 # packets, A's TCP sends segments again, and tx_resend (segments sent
-# again that went on the path of lowest delay) grows by no more than the
+# again that went on the path of highest delay) grows by no more than the
 # segments TCP sent again (TcpRetransSegs, which counts each segment of
 # a GSO packet), so that no new segment was taken for one.  Which path
-# is the fastest at each moment follows the queues, so this does not
+# is the slowest at each moment follows the queues, so this does not
 # check where they went.
 t_resend_counted() {
 	local r0 r1 n0 n1

@@ -1974,6 +1974,33 @@ UNIT_TEST(steer_matches_model)
 
 /* ---- responsiveness first ---------------------------------------------- */
 
+/* a segment sent again: the highest measured delay, wrap-safe */
+UNIT_TEST(max_delay_index_measured_only)
+{
+	u32 d[4] = { 0 };
+	unsigned int o;
+
+	CHECK_EQ(mpip_max_delay_index(d, 0, 0), MPIP_PATH_NONE);
+	CHECK_EQ(mpip_max_delay_index(d, 0, 4), MPIP_PATH_NONE);
+	for (o = 0; o < ARRAY_LEN(offsets); o++) {
+		u32 off = offsets[o];
+
+		d[0] = off + 30000;
+		d[1] = off + 10000;
+		d[2] = off + 11500;
+		d[3] = off + 5000;
+		CHECK_EQ_MSG(mpip_max_delay_index(d, 0xf, 4), 0, "off 0x%x", off);
+		/* path 0 has no measured delay: not compared */
+		CHECK_EQ_MSG(mpip_max_delay_index(d, 0xe, 4), 2, "off 0x%x", off);
+		CHECK_EQ_MSG(mpip_max_delay_index(d, 0x8, 4), 3, "off 0x%x", off);
+		/* bits beyond @n count for nothing */
+		CHECK_EQ_MSG(mpip_max_delay_index(d, 0xe, 2), 1, "off 0x%x", off);
+		/* ties: the lowest index */
+		d[3] = d[2];
+		CHECK_EQ_MSG(mpip_max_delay_index(d, 0xc, 4), 2, "off 0x%x", off);
+	}
+}
+
 UNIT_TEST(single_index_hysteresis)
 {
 	u32 d[4] = { 0 };
