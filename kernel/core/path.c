@@ -113,6 +113,29 @@ unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
 	return best;
 }
 
+/*
+ * Of the first @n paths with a measured delay in @d (bit i of @have), the
+ * one of lowest delay, or of highest if @highest; ties go to the lowest
+ * index.  MPIP_PATH_NONE if none has a measured delay.
+ */
+static unsigned int delay_extreme(const u32 *d, u32 have, unsigned int n,
+				  bool highest)
+{
+	unsigned int i, best = MPIP_PATH_NONE;
+
+	if (n < 32)
+		have &= (1U << n) - 1;
+	for (i = 0; i < n; i++) {
+		if (!(have & (1U << i)))
+			continue;
+		if (best == MPIP_PATH_NONE ||
+		    (highest ? path_before(d[best], d[i]) :
+			       path_before(d[i], d[best])))
+			best = i;
+	}
+	return best;
+}
+
 /**
  * mpip_single_index() - the path of a flow in mode single, with hysteresis
  * @d: smoothed one-way delays D of @n paths between the same two nodes
@@ -134,18 +157,11 @@ unsigned int mpip_min_delay_index(const struct mpip_path_delay *pd,
 unsigned int mpip_single_index(const u32 *d, u32 have, unsigned int n,
 			       unsigned int cur, u32 margin)
 {
-	unsigned int i, best = MPIP_PATH_NONE;
+	unsigned int best;
 
 	if (!n)
 		return MPIP_PATH_NONE;
-	if (n < 32)
-		have &= (1U << n) - 1;
-	for (i = 0; i < n; i++) {
-		if (!(have & (1U << i)))
-			continue;
-		if (best == MPIP_PATH_NONE || path_before(d[i], d[best]))
-			best = i;
-	}
+	best = delay_extreme(d, have, n, false);
 	if (cur >= n)
 		return best == MPIP_PATH_NONE ? 0 : best;
 	if (best == MPIP_PATH_NONE)
@@ -172,17 +188,7 @@ unsigned int mpip_single_index(const u32 *d, u32 have, unsigned int n,
  */
 unsigned int mpip_max_delay_index(const u32 *d, u32 have, unsigned int n)
 {
-	unsigned int i, best = MPIP_PATH_NONE;
-
-	if (n < 32)
-		have &= (1U << n) - 1;
-	for (i = 0; i < n; i++) {
-		if (!(have & (1U << i)))
-			continue;
-		if (best == MPIP_PATH_NONE || path_before(d[best], d[i]))
-			best = i;
-	}
-	return best;
+	return delay_extreme(d, have, n, true);
 }
 
 /* Does path @i rank before path @j by delay (a measured one first)? */

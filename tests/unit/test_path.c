@@ -1974,6 +1974,15 @@ UNIT_TEST(steer_matches_model)
 
 /* ---- responsiveness first ---------------------------------------------- */
 
+/* Four paths' delays on a clock offset by @off: 30, 10, 11.5 and 5 ms. */
+static void four_delays(u32 *d, u32 off)
+{
+	d[0] = off + 30000;
+	d[1] = off + 10000;
+	d[2] = off + 11500;
+	d[3] = off + 5000;
+}
+
 /* a segment sent again: the highest measured delay, wrap-safe */
 UNIT_TEST(max_delay_index_measured_only)
 {
@@ -1985,10 +1994,7 @@ UNIT_TEST(max_delay_index_measured_only)
 	for (o = 0; o < ARRAY_LEN(offsets); o++) {
 		u32 off = offsets[o];
 
-		d[0] = off + 30000;
-		d[1] = off + 10000;
-		d[2] = off + 11500;
-		d[3] = off + 5000;
+		four_delays(d, off);
 		CHECK_EQ_MSG(mpip_max_delay_index(d, 0xf, 4), 0, "off 0x%x", off);
 		/* path 0 has no measured delay: not compared */
 		CHECK_EQ_MSG(mpip_max_delay_index(d, 0xe, 4), 2, "off 0x%x", off);
@@ -2010,10 +2016,7 @@ UNIT_TEST(single_index_hysteresis)
 	for (o = 0; o < ARRAY_LEN(offsets); o++) {
 		u32 off = offsets[o];
 
-		d[0] = off + 30000;
-		d[1] = off + 10000;
-		d[2] = off + 11500;
-		d[3] = off + 5000;
+		four_delays(d, off);
 		/* no measured delay: the flow keeps its path, else the first */
 		CHECK_EQ_MSG(mpip_single_index(d, 0, 4, 2, 2000), 2, "off 0x%x", off);
 		CHECK_EQ_MSG(mpip_single_index(d, 0, 4, MPIP_PATH_NONE, 2000), 0,
