@@ -397,11 +397,11 @@ static bool mpip_out_starting(struct mpip_net *mn, const struct mpip_pkt *pk)
  * Is @pk a TCP segment of its session sent again, with data that lies
  * before the highest the session sent?  Notes what it sent otherwise.
  * TCP takes a segment for lost once one sent after it is acknowledged
- * and it is not, by more than its reordering window (RACK: none at all
- * while it has seen no reordering, and mpip's reorder buffer hides it).
- * A segment sent again on a fast path is acknowledged before the ones
- * sent before it on slower paths, and TCP then takes all of those for
- * lost at once; so it goes on the path of highest delay
+ * and it is not, by more than its reordering window (RACK: none in loss
+ * recovery while it has seen no reordering, which mpip's reorder buffer
+ * hides).  A segment sent again on a fast path is acknowledged before
+ * the ones sent before it on slower paths, and TCP then takes all of
+ * those for lost at once; so it goes on the path of highest delay
  * (Documentation/design.rst, "Segments sent again").  One CPU at a time
  * sends a socket's segments in order; a race of two only takes one
  * segment for new.
