@@ -798,13 +798,17 @@ static unsigned int mpip_in_packet(struct mpip_net *mn, struct sk_buff *skb,
 				   const struct nf_hook_state *state);
 
 /*
- * A SYN or SYN-ACK to us while our paths may go inside fake TCP: its MSS
- * is lowered by what fake TCP adds beyond UDP.  A peer in nat_mode auto
- * or udp left room in it for UDP only (mpip_links_encap_room() on its
- * side, when it sent the SYN), and takes up our fake TCP connections
- * all the same: our segments to it would be too big for the path and go
- * fragmented (tx_encap_frag).  (A peer in faketcp left the room already:
- * then our segments are 12 bytes shorter than they could be.)
+ * A SYN or SYN-ACK to us while we open fake TCP connections of our own
+ * (mn->ftcp_opener: we are behind a NAT, in faketcp): its MSS is lowered
+ * by what fake TCP adds beyond UDP.  A peer in nat_mode auto or udp left
+ * room in it for UDP only (mpip_links_encap_room() on its side, when it
+ * sent the SYN), and takes up our fake TCP connections all the same:
+ * our segments to it would be too big for the path and go fragmented
+ * (tx_encap_frag).  A host that opens none sends inside fake TCP only in
+ * connections its peers opened, and a peer that opens one is in faketcp
+ * and left fake TCP's room already: lowering the MSS again would cost 12
+ * bytes of every segment.  (A peer in faketcp that we answer left the
+ * room too: then our segments are 12 bytes shorter than they could be.)
  */
 static void mpip_in_syn_room(struct mpip_net *mn, struct sk_buff *skb,
 			     struct net *net)
@@ -813,7 +817,8 @@ static void mpip_in_syn_room(struct mpip_net *mn, struct sk_buff *skb,
 	const struct tcphdr *th;
 	struct tcphdr _th;
 
-	if (mpip_links_encap_room(mn) != MPIP_FTCP_ENCAP_LEN)
+	if (!READ_ONCE(mn->ftcp_opener) ||
+	    mpip_links_encap_room(mn) != MPIP_FTCP_ENCAP_LEN)
 		return;
 	th = skb_header_pointer(skb, ihl, sizeof(_th), &_th);
 	if (!th || !th->syn || th->rst || th->doff * 4 <= sizeof(*th) ||

@@ -606,6 +606,12 @@ struct mpip_net {
 	unsigned int nftcp;
 	/* links with nat auto or udp; written under RTNL, READ_ONCE */
 	unsigned int nudp;
+	/*
+	 * A path of ours was found translated while its mode was faketcp:
+	 * this host opens fake TCP connections (rr.c).  Never cleared;
+	 * READ/WRITE_ONCE.
+	 */
+	bool ftcp_opener;
 	struct mpip_rule_table __rcu *rules;	/* NULL: none (rules.c) */
 	struct mutex rules_lock;	/* changes of @rules */
 };

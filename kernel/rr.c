@@ -261,8 +261,8 @@ static void mpip_rr_ask(struct mpip_net *mn, struct mpip_node *n,
  * path back to the NAT's end, learned from the probe (paths.c); the
  * answer that came back through the NAT verifies it.  With nat_mode none
  * (its interface's, or the namespace's) it stays unverified and is probed
- * no more.  Returns whether it stays
- * unverified.
+ * no more; with faketcp this host is one that opens fake TCP connections
+ * (mn->ftcp_opener, input.c).  Returns whether it stays unverified.
  */
 static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
 			 struct mpip_path *p, const u8 *seen)
@@ -270,11 +270,13 @@ static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
 	bool nat, first = false, off;
 	__be32 addr;
 	__be16 port;
+	u32 mode;
 
 	memcpy(&addr, seen, sizeof(addr));
 	memcpy(&port, seen + sizeof(addr), sizeof(port));
 	nat = addr != p->saddr || port != htons(MPIP_CTRL_PORT);
-	off = mpip_link_nat_mode(mn, p->ifindex) == MPIP_NAT_MODE_NONE;
+	mode = mpip_link_nat_mode(mn, p->ifindex);
+	off = mode == MPIP_NAT_MODE_NONE;
 
 	spin_lock_bh(&p->lock);
 	p->seen_addr = addr;
@@ -285,11 +287,12 @@ static bool mpip_rr_seen(struct mpip_net *mn, const struct mpip_node *n,
 		if (off)
 			WRITE_ONCE(p->rr_tries, MPIP_RR_TRIES);
 		else
-			WRITE_ONCE(p->encap, mpip_link_nat_mode(mn, p->ifindex) ==
-					       MPIP_NAT_MODE_FAKETCP ?
+			WRITE_ONCE(p->encap, mode == MPIP_NAT_MODE_FAKETCP ?
 					       MPIP_ENCAP_FTCP : MPIP_ENCAP_UDP);
 	}
 	spin_unlock_bh(&p->lock);
+	if (nat && mode == MPIP_NAT_MODE_FAKETCP && !p->learned)
+		WRITE_ONCE(mn->ftcp_opener, true);
 	if (first) {
 		mpip_inc(mn, MPIP_STAT_RR_NAT);
 		mpip_event_path_nat(mn, n, p, addr, port);

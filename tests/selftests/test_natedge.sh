@@ -44,7 +44,10 @@
 #   still intact inside fake TCP alone.  32 forged SYNs on each and
 #   copies of A's own SYNs get no SYN-ACK and cost nothing (a SYN is
 #   authenticated, and its counter taken once), and R's copies of the
-#   ACKs with which A opened B's ends open nothing again.  Then fake TCP
+#   ACKs with which A opened B's ends open nothing again.  B in faketcp
+#   too, but public (it opens no fake TCP connection): it keeps the MSS
+#   of A's SYNs, which left fake TCP's room, and its segments to A fill
+#   the path (1500 bytes) without fragments.  Then fake TCP
 #   set on A's eth1 alone (mpipctl link set dev eth1 nat faketcp,
 #   nat_mode auto): after a flush eth1's paths
 #   go inside fake TCP, eth2's inside UDP; TCP both ways over both links.
@@ -877,6 +880,34 @@ ftcp_eth1_only() {
 		all(.[]; (.dev == "eth1") == (.encap == "faketcp") and .encap != "none")' >/dev/null
 }
 
+# B in nat_mode faketcp too, but public: it opens no fake TCP connection
+# of its own, so a SYN from A, which left fake TCP's room in its MSS,
+# keeps that MSS at B.  B, with tx_gso 0, sends A a file: its segments
+# inside A's fake TCP connections fill the 1500-byte path (before:
+# B lowered the MSS by 12 more, and its largest packet was 1488 bytes),
+# none is fragmented, the data arrives intact.
+t_ftcp_syn_room() {
+	local fa full big min
+	command -v tcpdump >/dev/null || ktap_skip "missing tcpdump"
+	mpipctl_in "$B" set nat_mode faketcp
+	mpipctl_in "$B" set tx_gso 0
+	fa=$(mpip_stat "$B" tx_encap_frag)
+	capture_start "$R" b1 synroom 'src host 198.18.3.2 and tcp src port 19792'
+	tcp_fetch_file "$A" "$B" 198.18.3.2 5085 "$T/f" "$T/h.synroom"
+	capture_stop synroom
+	mpipctl_in "$B" set tx_gso 1
+	mpipctl_in "$B" set nat_mode auto
+	sha256_equal "$T/f" "$T/h.synroom" || fail "TCP data B -> A differs"
+	fa=$(($(mpip_stat "$B" tx_encap_frag) - fa))
+	full=$(capture_packets synroom 'ip[2:2] == 1500')
+	big=$(capture_packets synroom 'ip[2:2] > 1500')
+	echo "B's fake TCP segments at R's b1: $full of 1500 bytes, $big larger; $fa too big for the path"
+	((fa == 0 && big == 0)) || fail "B sent $fa packets too big for the path ($big over 1500 bytes)"
+	# a quarter of the file's segments (B's eth1 carries about two thirds)
+	min=$(($(stat -c %s "$T/f") / 1448 / 4))
+	((full > min)) || fail "B's segments did not fill the path: $full of 1500 bytes (want over $min)"
+}
+
 # fake TCP set on eth1 only (mpipctl link set ... nat faketcp), the
 # namespace back to auto, tables flushed: eth1's paths go inside fake TCP,
 # eth2's inside UDP, TCP both ways over both links
@@ -1025,7 +1056,7 @@ t_forged_pmtu() {
 t_dmesg() { check_dmesg_clean "$MARK"; }
 
 ktap_header
-ktap_plan 21
+ktap_plan 22
 ktap_run udp_blocked_lab_up t_blocked_setup
 ktap_run udp_blocked_tcp_both_ways_over_both_nats t_blocked
 ktap_run stolen_cms_from_third_host_make_no_usable_path t_stolen_cms
@@ -1038,6 +1069,7 @@ ktap_run forged_rsts_and_synacks_change_nothing t_ftcp_forged
 ktap_run forged_and_replayed_syns_change_nothing t_ftcp_forged_syns
 ktap_run replayed_acks_of_cookies_open_nothing t_ftcp_replayed_acks
 ktap_run faketcp_reopens_while_b_sends t_ftcp_reopen
+ktap_run faketcp_public_peer_keeps_syn_mss t_ftcp_syn_room
 ktap_run faketcp_on_one_link_only t_ftcp_link
 ktap_run delay_300ms_lab_up t_burst_setup
 ktap_run faketcp_opens_under_a_udp_flow t_burst
